@@ -1,0 +1,3 @@
+from freshline.interfaces.cli import main
+
+main()

@@ -1,0 +1,93 @@
+"""The backend interface, and the helpers the HTTP backends share: option resolution and the
+translation of SDK exceptions into freshline's one-line backend errors."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from types import ModuleType
+from urllib.parse import urlsplit
+
+from freshline.agent.errors import (
+    BackendAuthError,
+    BackendError,
+    BackendMalformed,
+    BackendRateLimited,
+    BackendUnreachable,
+)
+from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
+
+_LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_PLACEHOLDER_KEY = "freshline-local"  # local servers (Ollama, llama.cpp) ignore the key
+
+
+class Backend(ABC):
+    """A model: given the history and the tools, it answers once.
+
+    Subclasses override `complete`. Failures raise a `BackendError` subclass; a backend
+    never returns a partial reply.
+    """
+
+    name: str = "backend"
+
+    @abstractmethod
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        on_text: TextCallback | None = None,
+    ) -> AssistantReply:
+        """Answer the conversation so far; stream text chunks to `on_text` as they arrive."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
+        """Release connections; the default holds none."""
+
+
+def setting(explicit: str | None, env_var: str) -> str | None:
+    """An explicit value, else the environment variable, else None (empty counts as unset)."""
+    return explicit or os.environ.get(env_var) or None
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """Whether a base URL points at this machine (a local server that needs no key)."""
+    return bool(base_url) and urlsplit(base_url).hostname in _LOOPBACK_HOSTS
+
+
+def api_key_for(label: str, key: str | None, env_var: str, base_url: str | None) -> str:
+    """The key to send: the given one, a placeholder for a local server, or a clear error."""
+    if key:
+        return key
+    if is_loopback(base_url):
+        return _PLACEHOLDER_KEY
+    raise BackendAuthError(
+        f"{label}: no API key: set {env_var} (or point --base-url at a local server)"
+    )
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Collapse whitespace and cut a message to one short line."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def translate_sdk_error(exc: Exception, sdk: ModuleType, label: str, where: str) -> BackendError:
+    """Map an exception of the openai or anthropic SDK (same class names) to a BackendError."""
+    if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
+        status = exc.status_code
+        return BackendAuthError(f"{label}: authentication failed (HTTP {status}) at {where}")
+    if isinstance(exc, sdk.RateLimitError):
+        return BackendRateLimited(f"{label}: rate limited (HTTP 429) at {where}; try again later")
+    if isinstance(exc, sdk.APITimeoutError):
+        return BackendUnreachable(f"{label}: no answer from {where} before the timeout")
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = one_line(exc.__cause__ or exc.message, 120)
+        return BackendUnreachable(f"{label}: cannot reach {where}: {cause}")
+    if isinstance(exc, sdk.APIResponseValidationError):
+        return BackendMalformed(f"{label}: malformed answer from {where}: {one_line(exc.message)}")
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        return BackendError(f"{label}: request failed (HTTP {status}): {one_line(exc.message)}")
+    if isinstance(exc, ValueError):  # JSON and schema errors while parsing the answer
+        return BackendMalformed(f"{label}: malformed answer from {where}: {one_line(exc)}")
+    return BackendError(f"{label}: {one_line(exc)}")

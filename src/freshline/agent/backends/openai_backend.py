@@ -1,0 +1,162 @@
+"""The `openai:MODEL` backend: any OpenAI-compatible chat-completions server (OpenAI, Ollama,
+vLLM, llama.cpp) through the official SDK.
+
+Streams by default, assembling tool-call fragments by index. Retries are off so a failure
+surfaces at once as a BackendError; the caller decides whether to try again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import openai
+
+from freshline.agent.backends.base import (
+    Backend,
+    api_key_for,
+    setting,
+    translate_sdk_error,
+)
+from freshline.agent.errors import BackendMalformed
+from freshline.agent.messages import (
+    AssistantReply,
+    Message,
+    Role,
+    TextCallback,
+    ToolCall,
+    ToolSpec,
+)
+
+DEFAULT_TIMEOUT = 120.0
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """One message in the chat-completions shape."""
+    if message.role is Role.TOOL:
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    wire: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    if message.tool_calls:
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def wire_tool(spec: ToolSpec) -> dict[str, Any]:
+    """One tool as a function definition."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+def parse_arguments(raw: str | None, name: str) -> dict[str, Any]:
+    """A tool call's JSON arguments; an empty string means none."""
+    try:
+        value = json.loads(raw) if raw and raw.strip() else {}
+    except ValueError as exc:
+        raise BackendMalformed(f"openai: tool call {name!r} has invalid JSON arguments") from exc
+    if not isinstance(value, dict):
+        raise BackendMalformed(f"openai: tool call {name!r} arguments are not an object")
+    return value
+
+
+class OpenAIBackend(Backend):
+    """Chat completions with tools, streamed."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        stream: bool = True,
+    ) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        self.base_url = setting(base_url, "OPENAI_BASE_URL")
+        key = api_key_for("openai", setting(api_key, "OPENAI_API_KEY"), "OPENAI_API_KEY",
+                          self.base_url)
+        self.stream = stream
+        self.client = openai.OpenAI(
+            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
+        )
+        self.where = str(self.client.base_url).rstrip("/")
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        on_text: TextCallback | None = None,
+    ) -> AssistantReply:
+        """Send the history and tools; return the model's text and tool calls."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [wire_message(message) for message in messages],
+        }
+        if tools:
+            request["tools"] = [wire_tool(spec) for spec in tools]
+        try:
+            if not self.stream:
+                return self._reply(self.client.chat.completions.create(**request), on_text)
+            chunks = self.client.chat.completions.create(**request, stream=True)
+            with chunks:
+                return _assemble(chunks, on_text)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise translate_sdk_error(exc, openai, "openai", self.where) from exc
+
+    def _reply(self, completion: Any, on_text: TextCallback | None) -> AssistantReply:
+        if not getattr(completion, "choices", None):
+            raise BackendMalformed(f"openai: malformed answer from {self.where}: no choices")
+        message = completion.choices[0].message
+        text = message.content or ""
+        calls = tuple(
+            ToolCall(call.id, call.function.name,
+                     parse_arguments(call.function.arguments, call.function.name))
+            for call in message.tool_calls or ()
+        )
+        if on_text is not None and text:
+            on_text(text)
+        return AssistantReply(text, calls)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.client.close()
+
+
+def _assemble(chunks: Iterable[Any], on_text: TextCallback | None) -> AssistantReply:
+    """Join streamed deltas: text in order, tool calls by their index."""
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    for chunk in chunks:
+        for choice in chunk.choices or ():
+            delta = choice.delta
+            if delta.content:
+                text.append(delta.content)
+                if on_text is not None:
+                    on_text(delta.content)
+            for part in delta.tool_calls or ():
+                call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["name"] = call["name"] or part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+    tool_calls = tuple(
+        ToolCall(call["id"] or f"call_{index}", call["name"],
+                 parse_arguments(call["arguments"], call["name"]))
+        for index, call in sorted(calls.items())
+    )
+    return AssistantReply("".join(text), tool_calls)

@@ -1,0 +1,372 @@
+"""The tools a model may use, confined to one root: list, read, search, and in isolated mode
+write, edit and chmod.
+
+A tool never raises to the model's caller: refusals and failures become error results the
+model reads and can act on. Every output is capped, so a huge file or a broad search cannot
+flood the context.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from freshline.agent import tool_specs
+from freshline.agent.confine import Confined, Confinement, ToolError, is_internal
+from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
+
+DEFAULT_OUTPUT_CAP = 20_000
+LIST_LIMIT = 500  # entries shown by one list call
+MATCH_LIMIT = 200  # matching lines shown by one search call
+SEARCH_FILE_LIMIT = 5_000_000  # bytes; larger files are skipped by search
+LINE_PREVIEW = 200  # characters of a matching line shown by search
+_SNIFF = 8192  # bytes read to tell text from binary
+
+
+class ToolMode(StrEnum):
+    """Which tools a toolbox offers."""
+
+    LIVE = "live"  # read-only: the agent reads the live workspace
+    ISOLATED = "isolated"  # the agent works in its own worktree and may change files
+
+
+class DocumentStatus(StrEnum):
+    """How far a document's conversion to text has come (the materializer's probe)."""
+
+    READY = "ready"  # the snapshot matches the live file
+    STALE = "stale"  # an older snapshot; the file changed since
+    PENDING = "pending"  # not converted yet
+    FAILED = "failed"  # conversion failed for the live version
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """What the toolbox needs to know about a convertible document."""
+
+    status: DocumentStatus
+    snapshot: Path | None = None  # the snapshot file, when READY or STALE
+    detail: str = ""  # why a conversion failed
+
+
+DocumentLookup = Callable[[str], DocumentView | None]
+"""Given a root-relative path, its document view, or None for a plain file."""
+
+
+@dataclass
+class _Outcome:
+    text: str
+    is_error: bool = False
+    changed: tuple[str, ...] = ()
+    mode_changes: dict[str, str] = field(default_factory=dict)
+
+
+def _arg(args: dict[str, Any], name: str, kind: type, default: Any = ...) -> Any:
+    """One argument of a tool call, checked for type; integers may come as digit strings."""
+    value = args.get(name)
+    if value is None:
+        if default is ...:
+            raise ToolError(f"missing argument {name!r}")
+        return default
+    if kind is int and isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ToolError(f"argument {name!r} must be a {kind.__name__}")
+    return value
+
+
+def _is_binary(head: bytes) -> bool:
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 3  # a character cut at the sniff boundary is fine
+    return False
+
+
+def _sniff(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(_SNIFF)
+
+
+class Toolbox:
+    """The tools offered to a model, confined to `root`.
+
+    `in_scope` limits search to the project's files; `read_document` tells read and search
+    which paths are converted documents (read their snapshot instead).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        mode: ToolMode | str = ToolMode.LIVE,
+        in_scope: Callable[[str], bool] | None = None,
+        read_document: DocumentLookup | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        offer_chmod: bool = True,
+    ) -> None:
+        self.confinement = Confinement(root)
+        self.mode = ToolMode(mode)
+        self.in_scope = in_scope or (lambda rel: True)
+        self.read_document = read_document or (lambda rel: None)
+        self.output_cap = output_cap
+        handlers: dict[str, tuple[ToolSpec, Callable[[dict[str, Any]], _Outcome]]] = {
+            "list": (tool_specs.LIST, self._list),
+            "read": (tool_specs.READ, self._read),
+            "search": (tool_specs.SEARCH, self._search),
+        }
+        if self.mode is ToolMode.ISOLATED:
+            handlers["write"] = (tool_specs.WRITE, self._write)
+            handlers["edit"] = (tool_specs.EDIT, self._edit)
+            if offer_chmod:
+                handlers["chmod"] = (tool_specs.CHMOD, self._chmod)
+        self._handlers = handlers
+
+    @property
+    def root(self) -> Path:
+        """The directory every path is confined to."""
+        return self.confinement.root
+
+    def specs(self) -> list[ToolSpec]:
+        """The definitions of the tools this toolbox offers."""
+        return [spec for spec, _ in self._handlers.values()]
+
+    def run(self, call: ToolCall) -> ToolResult:
+        """Run one tool call; refusals and failures come back as error results."""
+        try:
+            outcome = self._dispatch(call)
+        except ToolError as exc:
+            outcome = _Outcome(f"{call.name}: {exc}", is_error=True)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            outcome = _Outcome(f"{call.name} failed: {reason}", is_error=True)
+        text = outcome.text
+        if len(text) > self.output_cap:
+            text = text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters]"
+        return ToolResult(call.id, call.name, text, outcome.is_error, outcome.changed,
+                          outcome.mode_changes)
+
+    def _dispatch(self, call: ToolCall) -> _Outcome:
+        entry = self._handlers.get(call.name)
+        if entry is not None:
+            return entry[1](call.arguments if isinstance(call.arguments, dict) else {})
+        if call.name in {"write", "edit", "chmod"}:
+            raise ToolError("not available in live mode: the workspace is read-only here")
+        raise ToolError(f"unknown tool; available: {', '.join(self._handlers)}")
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def _list(self, args: dict[str, Any]) -> _Outcome:
+        target = self.confinement.resolve(_arg(args, "path", str, "."))
+        if target.path.is_file():
+            raise ToolError(f"{target.shown}: a file; use read")
+        if not target.path.is_dir():
+            raise ToolError(f"{target.shown}: no such directory")
+        entries = sorted(
+            (e for e in os.scandir(target.path) if not is_internal(Path(e.name))),
+            key=lambda e: e.name,
+        )
+        lines = [f"{target.shown}/ ({len(entries)} entries)"]
+        lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
+        if len(entries) > LIST_LIMIT:
+            lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")
+        return _Outcome("\n".join(lines))
+
+    @staticmethod
+    def _describe(entry: os.DirEntry[str]) -> str:
+        if entry.is_symlink():
+            return f"{entry.name}@"
+        if entry.is_dir():
+            return f"{entry.name}/"
+        return f"{entry.name}  ({entry.stat().st_size} bytes)"
+
+    def _read(self, args: dict[str, Any]) -> _Outcome:
+        target = self.confinement.resolve(_arg(args, "path", str))
+        start, end = _arg(args, "start", int, None), _arg(args, "end", int, None)
+        if target.path.is_dir():
+            raise ToolError(f"{target.shown}: a directory; use list")
+        if not target.path.is_file():
+            raise ToolError(f"{target.shown}: no such file")
+        view = self.read_document(target.rel)
+        if view is None:
+            return _Outcome(self._text(target.path, target.shown, start, end))
+        return self._read_document(target, view, start, end)
+
+    def _read_document(
+        self, target: Confined, view: DocumentView, start: int | None, end: int | None
+    ) -> _Outcome:
+        if view.status is DocumentStatus.PENDING:
+            return _Outcome(f"{target.shown}: a document being converted to text; no snapshot "
+                            "yet. It will be readable on a later turn.")
+        if view.status is DocumentStatus.FAILED:
+            why = f" ({view.detail})" if view.detail else ""
+            return _Outcome(f"{target.shown}: converting this document to text failed{why}; "
+                            "its content cannot be read.", is_error=True)
+        if view.snapshot is None or not view.snapshot.is_file():
+            raise ToolError(f"{target.shown}: its snapshot is missing; try again on a later turn")
+        note = (" (an older snapshot: the document changed since; a new one is on its way)"
+                if view.status is DocumentStatus.STALE else "")
+        header = f"[text snapshot of {target.shown}{note}]\n"
+        return _Outcome(header + self._text(view.snapshot, target.shown, start, end))
+
+    def _text(self, path: Path, shown: str, start: int | None, end: int | None) -> str:
+        size = path.stat().st_size
+        if _is_binary(_sniff(path)):
+            raise ToolError(f"{shown}: binary file, {size} bytes")
+        if start is None and end is None:
+            return self._whole(path, shown, size)
+        return self._lines(path, shown, start or 1, end)
+
+    def _whole(self, path: Path, shown: str, size: int) -> str:
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            text = handle.read(self.output_cap + 1)
+        if not text:
+            return f"({shown} is empty)"
+        if len(text) <= self.output_cap:
+            return text
+        return (text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters; "
+                f"{shown} has {size} bytes: read a line range with start and end]")
+
+    def _lines(self, path: Path, shown: str, start: int, end: int | None) -> str:
+        if start < 1 or (end is not None and end < start):
+            raise ToolError("start must be at least 1 and end at least start")
+        taken: list[str] = []
+        used, last, capped = 0, start - 1, False
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            for number, line in enumerate(handle, 1):
+                if number < start:
+                    continue
+                if end is not None and number > end:
+                    break
+                capped = used + len(line) > self.output_cap
+                taken.append(line[: self.output_cap - used] if capped else line)
+                used, last = used + len(line), number
+                if capped:
+                    break
+        if last < start:
+            return f"[{shown} has fewer than {start} lines]"
+        tail = f"\n[output capped at {self.output_cap} characters]" if capped else ""
+        return f"[{shown} lines {start}-{last}]\n" + "".join(taken) + tail
+
+    # --- search ------------------------------------------------------------------------------
+
+    def _search(self, args: dict[str, Any]) -> _Outcome:
+        pattern = _arg(args, "pattern", str)
+        flags = re.IGNORECASE if _arg(args, "ignore_case", bool, False) else 0
+        try:
+            regex = re.compile(pattern, flags)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression: {exc}") from exc
+        base = self.confinement.resolve(_arg(args, "path", str, "."))
+        hits: list[str] = []
+        searched = used = 0
+        for source, label in self._searchable(base):
+            searched += 1
+            for number, line in self._matches(source, regex):
+                hit = f"{label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
+                hits.append(hit)
+                used += len(hit) + 1
+                if len(hits) >= MATCH_LIMIT or used > self.output_cap:
+                    hits.append(f"[stopped after {len(hits)} matches; narrow the pattern or path]")
+                    return _Outcome("\n".join(hits))
+        if not hits:
+            return _Outcome(f"no matches for /{pattern}/ in {searched} files")
+        return _Outcome("\n".join(hits))
+
+    def _searchable(self, base: Confined) -> Iterator[tuple[Path, str]]:
+        """Each in-scope text source under `base`: (file to read, label to show)."""
+        real_root = self.confinement.real_root
+        for path in self._walk(base.path):
+            rel = path.relative_to(real_root).as_posix()
+            if not self.in_scope(rel):
+                continue
+            shown = self.confinement.shown(Path(rel))
+            view = self.read_document(rel)
+            if view is None:
+                if path.stat().st_size <= SEARCH_FILE_LIMIT and not _is_binary(_sniff(path)):
+                    yield path, shown
+            elif view.snapshot is not None and view.snapshot.is_file():
+                yield view.snapshot, f"{shown} (snapshot)"
+
+    def _walk(self, base: Path) -> Iterator[Path]:
+        if base.is_file():
+            yield base
+            return
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if not is_internal(Path(d)))
+            for name in sorted(files):
+                path = Path(folder, name)
+                # symlinks are skipped: one could lead outside the root
+                if not path.is_symlink() and path.is_file():
+                    yield path
+
+    @staticmethod
+    def _matches(source: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+        with source.open(encoding="utf-8", errors="replace", newline="") as handle:
+            for number, line in enumerate(handle, 1):
+                if regex.search(line):
+                    yield number, line
+
+    # --- changing (isolated mode) ------------------------------------------------------------
+
+    def _writable(self, args: dict[str, Any]) -> Confined:
+        target = self.confinement.resolve(_arg(args, "path", str))
+        if target.path.is_dir():
+            raise ToolError(f"{target.shown}: a directory")
+        return target
+
+    @staticmethod
+    def _put(path: Path, text: str) -> None:
+        # writing in place (not replace-by-rename) keeps the file's inode and mode
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+
+    def _write(self, args: dict[str, Any]) -> _Outcome:
+        target = self._writable(args)
+        content = _arg(args, "content", str)
+        existed = target.path.exists()
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        self._put(target.path, content)
+        what = "replaced" if existed else "created"
+        return _Outcome(f"{what} {target.shown} ({len(content.encode())} bytes)",
+                        changed=(target.rel,))
+
+    def _edit(self, args: dict[str, Any]) -> _Outcome:
+        target = self._writable(args)
+        old, new = _arg(args, "old", str), _arg(args, "new", str)
+        if not target.path.is_file():
+            raise ToolError(f"{target.shown}: no such file; use write to create it")
+        if not old:
+            raise ToolError("old must not be empty")
+        if _is_binary(_sniff(target.path)):
+            raise ToolError(f"{target.shown}: binary file, {target.path.stat().st_size} bytes")
+        try:
+            text = target.path.read_text(encoding="utf-8", newline="")
+        except UnicodeDecodeError as exc:
+            raise ToolError(f"{target.shown}: not UTF-8 text; use write") from exc
+        count = text.count(old)
+        if count != 1:
+            where = "not found" if count == 0 else f"found {count} times"
+            raise ToolError(f"{target.shown}: old text {where}; it must match exactly once "
+                            "(include more surrounding text)")
+        self._put(target.path, text.replace(old, new, 1))
+        return _Outcome(f"edited {target.shown}", changed=(target.rel,))
+
+    def _chmod(self, args: dict[str, Any]) -> _Outcome:
+        target = self._writable(args)
+        executable = _arg(args, "executable", bool)
+        if not target.path.is_file():
+            raise ToolError(f"{target.shown}: no such file")
+        mode = stat.S_IMODE(target.path.stat().st_mode)
+        # execute bits follow the read bits, as git's 755/644 do
+        mode = mode | ((mode & 0o444) >> 2) if executable else mode & ~0o111
+        os.chmod(target.path, mode)
+        git_mode = "100755" if executable else "100644"
+        return _Outcome(f"{target.shown}: mode {mode:o}", changed=(target.rel,),
+                        mode_changes={target.rel: git_mode})

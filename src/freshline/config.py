@@ -1,0 +1,383 @@
+"""The workspace config `freshline.toml`: find, load and validate it, and edit it safely.
+
+Loading uses the standard library's `tomllib`; edits go through `tomlkit`, which keeps a
+user's comments and key order. An edit is validated as a whole before it is written, and
+written atomically (temp file + `os.replace`), so a failed edit leaves the file untouched.
+Every problem is a ConfigError of one line: `freshline.toml: <key>: <what is wrong>`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+import tomlkit.items
+
+from freshline import scope
+from freshline.errors import ConfigError, NotFoundError, WorkspaceError
+
+CONFIG_NAME = "freshline.toml"
+DATA_DIR = ".freshline"
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_TOP_KEYS = ("workspace", "projects")
+_PROJECT_KEYS = ("include", "exclude", "mode")
+
+_TEMPLATE = """\
+# freshline workspace. Projects are named scopes of this folder; add one with
+#   freshline project add NAME --include PATTERN [--exclude PATTERN] [--mode live|isolated]
+
+[workspace]
+# debounce_ms = 150            # watcher settle time, milliseconds
+# change_log_cap = 1000        # change-log rows kept per project
+# full_scan_interval = 300     # seconds between full rescans while watching
+# ignore = []                  # folders or globs that are never in any project
+# materialize_timeout_s = 60   # time limit for converting one document, seconds
+# materialize_memory_mb = 1024 # memory limit of a conversion worker
+# workers = 2                  # conversion worker processes
+"""
+
+
+class Mode(StrEnum):
+    """How a project's agent sees the workspace (DESIGN section 8)."""
+
+    LIVE = "live"  # reads the live workspace; each turn records what it saw
+    ISOLATED = "isolated"  # works in its own worktree; its edits become commits
+
+
+@dataclass(frozen=True)
+class WorkspaceSettings:
+    """The `[workspace]` table."""
+
+    debounce_ms: int = 150
+    change_log_cap: int = 1000
+    full_scan_interval: int = 300  # seconds
+    ignore: tuple[str, ...] = ()
+    materialize_timeout_s: int = 60
+    materialize_memory_mb: int = 1024
+    workers: int = 2
+
+
+# The smallest value each numeric setting accepts.
+_MINIMUMS = {
+    "debounce_ms": 0,
+    "change_log_cap": 1,
+    "full_scan_interval": 1,
+    "materialize_timeout_s": 1,
+    "materialize_memory_mb": 16,
+    "workers": 1,
+}
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """One `[projects.NAME]` table; `ignore` is the workspace's, so `scope` is complete."""
+
+    name: str
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    mode: Mode = Mode.LIVE
+    ignore: tuple[str, ...] = ()
+
+    @cached_property
+    def scope(self) -> scope.Scope:
+        """The project's parsed scope, ready for matching."""
+        return scope.Scope.from_strings(self.include, self.exclude, self.ignore)
+
+    @property
+    def signature(self) -> str:
+        """A stable hash of the normalized patterns and mode."""
+        return scope.signature(self.include, self.exclude, self.mode)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A loaded, validated workspace config."""
+
+    root: Path
+    workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+    projects: dict[str, ProjectConfig] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        """The config file."""
+        return self.root / CONFIG_NAME
+
+    @property
+    def data_dir(self) -> Path:
+        """freshline's private data dir."""
+        return self.root / DATA_DIR
+
+    def project(self, name: str) -> ProjectConfig:
+        """The named project; raises NotFoundError if there is none."""
+        try:
+            return self.projects[name]
+        except KeyError:
+            raise NotFoundError(f"unknown project '{name}'") from None
+
+
+# --- discovery and loading ------------------------------------------------------------------
+
+
+def find_workspace(start: Path, explicit: Path | None = None) -> Path:
+    """The workspace root: `explicit` if given (it must hold freshline.toml), else the
+    nearest of `start` and its parents that holds one. Raises WorkspaceError."""
+    if explicit is not None:
+        root = Path(explicit).resolve()
+        if not (root / CONFIG_NAME).is_file():
+            raise WorkspaceError(f"no {CONFIG_NAME} in {root}; run `freshline init {root}`")
+        return root
+    start = Path(start).resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return candidate
+    raise WorkspaceError(f"no {CONFIG_NAME} in {start} or any parent; run `freshline init`")
+
+
+def load_config(root: Path) -> Config:
+    """Read and validate `root/freshline.toml`; raises ConfigError or WorkspaceError."""
+    root = Path(root).resolve()
+    return _validate(root, _parse_toml(_read(root)))
+
+
+def _read(root: Path) -> str:
+    path = root / CONFIG_NAME
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise WorkspaceError(f"no {CONFIG_NAME} in {root}; run `freshline init`") from None
+    except OSError as exc:
+        raise ConfigError(f"{CONFIG_NAME}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{CONFIG_NAME}: invalid TOML: not UTF-8 text") from None
+
+
+def _parse_toml(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{CONFIG_NAME}: invalid TOML: {exc}") from None
+
+
+def _error(key: str, what: str) -> ConfigError:
+    return ConfigError(f"{CONFIG_NAME}: {key}: {what}")
+
+
+def _type_name(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    names.update({list: "an array", dict: "a table"})
+    return names.get(type(value), type(value).__name__)
+
+
+def _expect(key: str, value: Any, kind: type, noun: str) -> None:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _error(key, f"expected {noun}, got {_type_name(value)}")
+
+
+def _check_keys(prefix: str, table: dict[str, Any], allowed: Iterable[str]) -> None:
+    allowed = tuple(allowed)
+    for key in table:
+        if key not in allowed:
+            where = f"{prefix}.{key}" if prefix else key
+            raise _error(where, f"unknown key (expected one of: {', '.join(allowed)})")
+
+
+def _validate(root: Path, data: dict[str, Any]) -> Config:
+    _check_keys("", data, _TOP_KEYS)
+    raw_ws = data.get("workspace", {})
+    _expect("workspace", raw_ws, dict, "a table")
+    workspace = _workspace(raw_ws)
+    raw_projects = data.get("projects", {})
+    _expect("projects", raw_projects, dict, "a table")
+    projects = {
+        name: _project(name, table, workspace.ignore) for name, table in raw_projects.items()
+    }
+    return Config(root, workspace, projects)
+
+
+def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
+    _check_keys("workspace", table, (f.name for f in fields(WorkspaceSettings)))
+    values: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"workspace.{name}"
+        if name == "ignore":
+            values[name] = _patterns(key, value, _check_ignore)
+            continue
+        _expect(key, value, int, "an integer")
+        if value < _MINIMUMS[name]:
+            raise _error(key, f"must be at least {_MINIMUMS[name]}, got {value}")
+        values[name] = value
+    return WorkspaceSettings(**values)
+
+
+def _check_ignore(text: str) -> None:
+    # Ignore patterns are paths only: tags and properties are not known before a scan.
+    kind = scope.parse_pattern(text).kind
+    if kind not in (scope.PatternKind.FOLDER, scope.PatternKind.GLOB, scope.PatternKind.EXTENSION):
+        raise ValueError(f"ignore takes folders and globs, not a {kind.value} pattern")
+
+
+def _patterns(key: str, value: Any, check: Callable[[str], Any]) -> tuple[str, ...]:
+    _expect(key, value, list, "an array of patterns")
+    out = []
+    for i, item in enumerate(value):
+        _expect(f"{key}[{i}]", item, str, "a string")
+        try:
+            check(item)
+        except ValueError as exc:
+            shown = f" (pattern {item.strip()!r})" if item.strip() else ""
+            raise _error(f"{key}[{i}]", f"{exc}{shown}") from None
+        out.append(item.strip())
+    return tuple(out)
+
+
+def _project(name: str, table: Any, ignore: tuple[str, ...]) -> ProjectConfig:
+    key = f"projects.{name}"
+    check_project_name(name, key)
+    _expect(key, table, dict, "a table")
+    _check_keys(key, table, _PROJECT_KEYS)
+    include = _patterns(f"{key}.include", table.get("include", []), scope.parse_pattern)
+    exclude = _patterns(f"{key}.exclude", table.get("exclude", []), scope.parse_pattern)
+    return ProjectConfig(name, include, exclude, _mode(f"{key}.mode", table), ignore)
+
+
+def _mode(key: str, table: dict[str, Any]) -> Mode:
+    value = table.get("mode", Mode.LIVE.value)
+    _expect(key, value, str, "a string")
+    try:
+        return Mode(value)
+    except ValueError:
+        raise _error(key, f"unknown mode '{value}' (expected live or isolated)") from None
+
+
+def check_project_name(name: str, key: str | None = None) -> None:
+    """Raise ConfigError unless `name` is a simple identifier (`[A-Za-z_][A-Za-z0-9_-]*`)."""
+    if not _NAME.fullmatch(name):
+        raise _error(
+            key or f"projects.{name}",
+            f"invalid project name '{name}' (use letters, digits, '_' and '-', "
+            "starting with a letter or '_')",
+        )
+
+
+# --- creating and editing -------------------------------------------------------------------
+
+
+def init_workspace(directory: Path) -> list[str]:
+    """Create freshline.toml and .freshline/ in `directory` where missing.
+
+    Idempotent; returns what it did, e.g. ["created freshline.toml", "created .freshline/"].
+    """
+    directory = Path(directory)
+    done: list[str] = []
+    if not directory.is_dir():
+        if directory.exists():
+            raise WorkspaceError(f"{directory}: not a directory")
+        directory.mkdir(parents=True)
+        done.append(f"created {directory}/")
+    if not (directory / CONFIG_NAME).exists():
+        _write_atomic(directory / CONFIG_NAME, _TEMPLATE)
+        done.append(f"created {CONFIG_NAME}")
+    data_dir = directory / DATA_DIR
+    if not data_dir.is_dir():
+        if data_dir.exists():
+            raise WorkspaceError(f"{data_dir}: exists and is not a directory")
+        data_dir.mkdir()
+        # Keeps freshline's private data out of `git status` in a checkout.
+        (data_dir / ".gitignore").write_text("*\n", encoding="utf-8")
+        done.append(f"created {DATA_DIR}/")
+    return done
+
+
+def add_project(
+    root: Path,
+    name: str,
+    include: Iterable[str],
+    exclude: Iterable[str] = (),
+    mode: str | Mode = Mode.LIVE,
+) -> ProjectConfig:
+    """Add `[projects.NAME]` to the config, keeping comments and order; returns it.
+
+    Raises ConfigError (invalid name or pattern, unknown mode, existing project).
+    """
+    check_project_name(name)
+    include, exclude = list(include), list(exclude)
+    mode_value = mode.value if isinstance(mode, Mode) else mode
+
+    def edit(doc: tomlkit.TOMLDocument) -> None:
+        projects = doc.get("projects")
+        if projects is None:
+            projects = tomlkit.table(is_super_table=True)
+            doc.append("projects", projects)
+        if name in projects:
+            raise _error(f"projects.{name}", f"project '{name}' already exists")
+        table = tomlkit.table()
+        table.append("include", _array(include))
+        if exclude:
+            table.append("exclude", _array(exclude))
+        table.append("mode", mode_value)
+        projects.append(name, table)
+
+    return _edit(Path(root).resolve(), edit).project(name)
+
+
+def remove_project(root: Path, name: str) -> None:
+    """Remove `[projects.NAME]`; raises NotFoundError if there is no such project."""
+
+    def edit(doc: tomlkit.TOMLDocument) -> None:
+        projects = doc.get("projects")
+        if projects is None or name not in projects:
+            raise NotFoundError(f"unknown project '{name}'")
+        del projects[name]
+        if not projects:
+            del doc["projects"]
+
+    _edit(Path(root), edit)
+
+
+def _array(items: list[str]) -> tomlkit.items.Array:
+    array = tomlkit.array()
+    array.extend(items)
+    return array
+
+
+def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
+    """Apply `mutate` to the current file, validate the result, write it atomically."""
+    text = _read(root)
+    _validate(root, _parse_toml(text))  # refuse to edit a file that is already broken
+    doc = tomlkit.parse(text)
+    try:
+        mutate(doc)
+        new_text = tomlkit.dumps(doc)
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"{CONFIG_NAME}: cannot edit: {exc}") from None
+    config = _validate(root, _parse_toml(new_text))
+    _write_atomic(root / CONFIG_NAME, new_text)
+    return config
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        # mkstemp makes the file private; keep the old file's mode, or the usual 0644.
+        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,74 @@
+"""The sentences the model reads, in one place so the wording can be reviewed as a whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .model import DocState, DocumentInfo, Source, SourceKind
+from .wire import ARROW, absolute, show, show_path, show_text
+
+MANIFEST_INSTRUCTION = (
+    "Paths are absolute. Read files with your tools; for a converted document read its "
+    "snapshot, not the raw file. Later turns may begin with a <project_context_updates> "
+    "block naming what changed."
+)
+UPDATES_INSTRUCTION = (
+    "Changes to the project since your last turn: paths only, never contents. Re-read a "
+    "file before relying on what you read earlier."
+)
+RESUMED = (
+    "This conversation was closed for a while: the project may have changed in the meantime."
+)
+COMPACTED = (
+    "The change log was compacted, so the full list of changes is gone: re-enumerate the "
+    "project with your tools before relying on anything you read earlier."
+)
+IN_PROGRESS = "converting: read the raw file for now; the snapshot follows on a later turn"
+_KIND_ORDER = {kind: i for i, kind in enumerate(SourceKind)}
+
+
+def sorted_sources(sources: Iterable[Source]) -> list[Source]:
+    """Sources deduplicated, in kind order (as SourceKind lists them), then by pattern."""
+    return sorted(set(sources), key=lambda s: (_KIND_ORDER[s.kind], s.pattern))
+
+
+def source(root: str, src: Source) -> str:
+    """A pattern as a source line: folders and globs absolute, other kinds as written."""
+    if src.kind is SourceKind.FOLDER:
+        folder = absolute(root, src.pattern.rstrip("/") or ".")
+        return f"folder {show_path(folder.rstrip('/') + '/')}"
+    if src.kind is SourceKind.GLOB:
+        return f"glob {show(root, src.pattern)}"
+    return f"{src.kind.value} {show_text(src.pattern)}"
+
+
+def failure(doc: DocumentInfo) -> str:
+    """`conversion failed`, with the reason when there is one."""
+    return f"conversion failed: {show_text(doc.reason)}" if doc.reason else "conversion failed"
+
+
+def invalid(root: str, snapshot: str) -> str:
+    """The warning for a snapshot whose source is gone or moved."""
+    return f"the old snapshot {show(root, snapshot)} is invalid; do not cite it"
+
+
+def state_note(root: str, doc: DocumentInfo) -> str | None:
+    """What the model should do with a document that is (still) in the project."""
+    if doc.state is DocState.READY:
+        return f"converted: read the snapshot {show(root, doc.snapshot or '')}"
+    if doc.state in (DocState.PENDING, DocState.STALE):
+        return IN_PROGRESS
+    if doc.state is DocState.FAILED:
+        return failure(doc)
+    return invalid(root, doc.snapshot) if doc.snapshot else None
+
+
+def pointer(root: str, doc: DocumentInfo) -> str:
+    """`source → snapshot`, both absolute."""
+    return f"{show(root, doc.path)}{ARROW}{show(root, doc.snapshot or '')}"
+
+
+def annotated(path_text: str, notes: list[str | None]) -> str:
+    """An entry followed by its notes in parentheses, if it has any."""
+    kept = [note for note in notes if note]
+    return f"{path_text} ({'; '.join(kept)})" if kept else path_text

@@ -1,0 +1,25 @@
+"""Conversations in git: events as commits, per-turn trees, refresh, sync, publish.
+
+`Conversations(workspace_root)` is the entry point; see DESIGN.md section 8.
+"""
+
+from __future__ import annotations
+
+from freshline.conversation.conversations import Conversations
+from freshline.conversation.events import Author, Event, Mode, Refresh, Root
+from freshline.conversation.git import Git
+from freshline.conversation.repository import repository_for
+from freshline.conversation.turns import PendingTurn, commit_turn
+
+__all__ = [
+    "Author",
+    "Conversations",
+    "Event",
+    "Git",
+    "Mode",
+    "PendingTurn",
+    "Refresh",
+    "Root",
+    "commit_turn",
+    "repository_for",
+]

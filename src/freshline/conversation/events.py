@@ -1,0 +1,148 @@
+"""Conversation events and their canonical JSON form (the commit message of each event).
+
+A message is one JSON object with sorted keys and compact separators, so equal events
+always encode to equal bytes and a commit id is a hash of canonical content. Fields:
+`author`, `content`, and when present `refresh` / `sync` ({target, from, to, paths,
+normalized, conflicts}), `root` ({base, target, target_rev, mode, project}), and for tool
+events `tool`, `args`, `result`, `mode_changes`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Author(StrEnum):
+    """Who produced an event."""
+
+    USER = "user"  # the human's message (the turn's first commit, a merge when refreshed)
+    ASSISTANT = "assistant"  # the model's answer
+    TOOL = "tool"  # a tool call the model made and its result
+    SYSTEM = "system"  # freshline itself: the root event, a sync
+
+
+class Mode(StrEnum):
+    """How a conversation's agent sees the workspace."""
+
+    LIVE = "live"  # the agent reads the live workspace; trees are written from the index
+    ISOLATED = "isolated"  # the agent works in its own worktree; its edits become commits
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What a refresh or sync merged: the target moved from `from_rev` to `to`."""
+
+    target: str  # the target's name (a ref name, or a commit id for a fixed target)
+    from_rev: str | None  # the previous refresh parent (None when there was none)
+    to: str  # the commit merged in (the merge's second parent)
+    paths: tuple[str, ...] = ()  # what changed between from_rev and to, within the filter
+    normalized: tuple[str, ...] = ()  # paths whose executable bit was restored to the base
+    conflicts: tuple[str, ...] = ()  # paths recorded with conflict markers (sync only)
+
+
+@dataclass(frozen=True)
+class Root:
+    """Where a conversation started: the root event's details."""
+
+    base: str | None  # the commit the conversation branched from (its first parent)
+    target: str | None  # the checkout target's name (full ref name, or a commit id)
+    target_rev: str | None  # the commit the target named at open
+    mode: Mode
+    project: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One transcript entry. `tree` pins the workspace it saw; `commit` is set when read."""
+
+    author: Author
+    content: str
+    refresh: Refresh | None = None
+    sync: Refresh | None = None
+    root: Root | None = None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    result: str | None = None
+    mode_changes: tuple[str, ...] = ()  # paths whose mode a tool changed on purpose
+    tree: str | None = field(default=None, compare=False)
+    commit: str | None = field(default=None, compare=False)
+
+    @property
+    def merged(self) -> Refresh | None:
+        """The refresh or sync this event recorded, if any."""
+        return self.refresh or self.sync
+
+
+def _refresh_json(r: Refresh) -> dict[str, Any]:
+    data: dict[str, Any] = {"target": r.target, "from": r.from_rev, "to": r.to}
+    data.update(paths=list(r.paths), normalized=list(r.normalized))
+    if r.conflicts:
+        data["conflicts"] = list(r.conflicts)
+    return data
+
+
+def _refresh_from(data: dict[str, Any]) -> Refresh:
+    return Refresh(
+        target=data["target"],
+        from_rev=data.get("from"),
+        to=data["to"],
+        paths=tuple(data.get("paths", ())),
+        normalized=tuple(data.get("normalized", ())),
+        conflicts=tuple(data.get("conflicts", ())),
+    )
+
+
+def _root_json(r: Root) -> dict[str, Any]:
+    data = {"base": r.base, "target": r.target, "target_rev": r.target_rev, "mode": r.mode.value}
+    return data | ({"project": r.project} if r.project is not None else {})
+
+
+def _root_from(data: dict[str, Any]) -> Root:
+    return Root(
+        data.get("base"), data.get("target"), data.get("target_rev"), Mode(data["mode"]),
+        data.get("project"),
+    )
+
+
+def encode(event: Event) -> str:
+    """The canonical JSON message of an event (one line, sorted keys, compact)."""
+    data: dict[str, Any] = {"author": event.author.value, "content": event.content}
+    if event.refresh is not None:
+        data["refresh"] = _refresh_json(event.refresh)
+    if event.sync is not None:
+        data["sync"] = _refresh_json(event.sync)
+    if event.root is not None:
+        data["root"] = _root_json(event.root)
+    optional = {"tool": event.tool, "args": event.args, "result": event.result}
+    data.update({k: v for k, v in optional.items() if v is not None})
+    if event.mode_changes:
+        data["mode_changes"] = sorted(event.mode_changes)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode(message: str, commit: str | None = None, tree: str | None = None) -> Event | None:
+    """The event a commit message encodes, or None for a commit that is not an event."""
+    try:
+        data = json.loads(message)
+        author = Author(data["author"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("content"), str):
+        return None
+    return Event(
+        author=author,
+        content=data["content"],
+        refresh=_refresh_from(data["refresh"]) if "refresh" in data else None,
+        sync=_refresh_from(data["sync"]) if "sync" in data else None,
+        root=_root_from(data["root"]) if "root" in data else None,
+        tool=data.get("tool"),
+        args=data.get("args"),
+        result=data.get("result"),
+        mode_changes=tuple(data.get("mode_changes", ())),
+        tree=tree,
+        commit=commit,
+    )
+

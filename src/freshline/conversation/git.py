@@ -1,0 +1,296 @@
+"""A thin wrapper over git plumbing with a fixed environment.
+
+Every command runs with freshline's own identity, no system or user configuration, hooks
+disabled and the C locale, so what freshline records does not depend on who runs it. Every
+failure becomes a GitError naming the command and the first line git wrote to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from freshline.errors import GitError
+
+ZERO = "0" * 40  # the "old value" that makes update-ref create a ref only if it is absent
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+IDENTITY = {"name": "freshline", "email": "freshline@localhost"}
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of `ls-tree -r`: a file, a link or a submodule."""
+
+    mode: str
+    kind: str
+    oid: str
+    path: str
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One entry of `diff-tree -r --raw` between two trees."""
+
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
+    status: str
+    path: str
+
+
+def _environment(date: str | None) -> dict[str, str]:
+    # Inherited GIT_* variables (GIT_DIR, GIT_INDEX_FILE from a hook…) would redirect us.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME=IDENTITY["name"],
+        GIT_AUTHOR_EMAIL=IDENTITY["email"],
+        GIT_COMMITTER_NAME=IDENTITY["name"],
+        GIT_COMMITTER_EMAIL=IDENTITY["email"],
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        HOME=os.devnull,
+        XDG_CONFIG_HOME=os.devnull,
+        LC_ALL="C",
+    )
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    return env
+
+
+class Git:
+    """Runs git against one repository (`git_dir`) or inside one work tree (`cwd`)."""
+
+    def __init__(
+        self, git_dir: Path | None = None, cwd: Path | None = None, date: str | None = None
+    ) -> None:
+        self.git_dir = git_dir
+        self.cwd = cwd
+        self.env = _environment(date)
+
+    def with_index(self, index: Path) -> Git:
+        """The same repository with GIT_INDEX_FILE pointing at `index`."""
+        other = Git(self.git_dir, self.cwd)
+        other.env = {**self.env, "GIT_INDEX_FILE": str(index)}
+        return other
+
+    def at(self, cwd: Path) -> Git:
+        """The same settings, running inside `cwd` (a work tree) with git's own discovery."""
+        other = Git(None, cwd)
+        other.env = dict(self.env)
+        return other
+
+    def _argv(self, args: Sequence[str]) -> list[str]:
+        base = ["git", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"]
+        if self.git_dir is not None:
+            base.append(f"--git-dir={self.git_dir}")
+        return [*base, *args]
+
+    def run(self, *args: str, input: bytes | None = None, ok: Iterable[int] = (0,)) -> bytes:
+        """Run git; return stdout, or raise GitError unless the exit code is in `ok`."""
+        code, out, err = self.run_status(*args, input=input)
+        if code not in tuple(ok):
+            raise _error(args, err)
+        return out
+
+    def run_status(self, *args: str, input: bytes | None = None) -> tuple[int, bytes, bytes]:
+        """Run git and return (exit code, stdout, stderr) without judging the code."""
+        try:
+            proc = subprocess.run(
+                self._argv(args), input=input, capture_output=True, env=self.env, cwd=self.cwd
+            )
+        except OSError as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from exc
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def text(self, *args: str, input: bytes | None = None) -> str:
+        """Run git and return stdout decoded and stripped."""
+        return self.run(*args, input=input).decode("utf-8", "surrogateescape").strip()
+
+    def stream(self, *args: str) -> Iterator[bytes]:
+        """Yield stdout in chunks; stopping early ends the process."""
+        proc = subprocess.Popen(
+            self._argv(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env,
+            cwd=self.cwd,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        finished = False
+        try:
+            while chunk := proc.stdout.read(65536):
+                yield chunk
+            finished = True
+        finally:
+            if not finished:
+                proc.kill()
+            proc.stdout.close()
+            err = proc.stderr.read()
+            proc.stderr.close()
+            code = proc.wait()
+        if finished and code != 0:
+            raise _error(args, err)
+
+    # --- objects -------------------------------------------------------------------
+
+    def hash_object_write(self, data: bytes | None = None, path: Path | None = None) -> str:
+        """Write one blob from bytes or from a file (no filters) and return its id."""
+        if data is not None:
+            return self.text("hash-object", "-w", "--no-filters", "--stdin", input=data)
+        return self.text("hash-object", "-w", "--no-filters", "--", str(path))
+
+    def hash_paths_write(self, paths: Sequence[Path]) -> list[str]:
+        """Write the blobs of many files in one call; ids in the same order."""
+        if not paths:
+            return []
+        feed = "".join(f"{p}\n" for p in paths).encode("utf-8", "surrogateescape")
+        out = self.text("hash-object", "-w", "--no-filters", "--stdin-paths", input=feed)
+        return out.split("\n")
+
+    def missing_objects(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` that the repository does not hold (one cat-file call)."""
+        wanted = list(dict.fromkeys(oids))
+        if not wanted:
+            return set()
+        out = self.run("cat-file", "--batch-check", input="\n".join(wanted).encode() + b"\n")
+        return {
+            line.split(" ", 1)[0]
+            for line in out.decode().splitlines()
+            if line.endswith(" missing")
+        }
+
+    def blob(self, oid: str) -> bytes:
+        """The content of one blob."""
+        return self.run("cat-file", "blob", oid)
+
+    # --- refs and history ----------------------------------------------------------
+
+    def rev_parse(self, rev: str) -> str | None:
+        """The commit id `rev` names, or None when it names nothing."""
+        code, out, _ = self.run_status("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        return out.decode().strip() if code == 0 else None
+
+    def tree_of(self, commit: str) -> str:
+        """The tree id of a commit."""
+        return self.text("rev-parse", f"{commit}^{{tree}}")
+
+    def parents(self, commit: str) -> list[str]:
+        """The parent ids of a commit, first parent first."""
+        return self.text("rev-list", "--parents", "-n1", commit).split()[1:]
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is reachable from `descendant` (or equal to it)."""
+        code, _, err = self.run_status("merge-base", "--is-ancestor", ancestor, descendant)
+        if code > 1:
+            raise _error(("merge-base", "--is-ancestor"), err)
+        return code == 0
+
+    def related(self, a: str, b: str) -> bool:
+        """Whether two commits share any history."""
+        code, _, err = self.run_status("merge-base", a, b)
+        if code > 1:
+            raise _error(("merge-base",), err)
+        return code == 0
+
+    def update_ref_cas(self, ref: str, new: str, old: str) -> bool:
+        """Move `ref` to `new` only if it is at `old` (ZERO: only if absent); False if not."""
+        code, _, err = self.run_status("update-ref", ref, new, old)
+        if code == 0:
+            return True
+        if b"but expected" in err or b"already exists" in err or b"cannot lock" in err:
+            return False
+        raise _error(("update-ref", ref), err)
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """The refs under `prefix`, name → commit id."""
+        out = self.text("for-each-ref", "--format=%(refname) %(objectname)", prefix)
+        return dict(tuple(line.split(" ", 1)) for line in out.splitlines() if line)
+
+    # --- trees and commits ---------------------------------------------------------
+
+    def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str:
+        """Write a commit object (no ref moves) and return its id."""
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.text(*args, input=message.encode("utf-8"))
+
+    def write_tree(self) -> str:
+        """Write the current index as a tree."""
+        return self.text("write-tree")
+
+    def index_info(self, lines: Iterable[tuple[str, str, str]]) -> None:
+        """Feed (mode, oid, path) rows to `update-index --index-info`; mode "0" removes."""
+        feed = b"".join(
+            f"{mode} {oid}\t{path}".encode("utf-8", "surrogateescape") + b"\0"
+            for mode, oid, path in lines
+        )
+        if feed:
+            self.run("update-index", "-z", "--replace", "--index-info", input=feed)
+
+    def ls_tree(self, tree: str) -> list[TreeEntry]:
+        """Every non-tree entry of a tree, recursively."""
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", tree)
+        entries = []
+        for record in out.split(b"\0"):
+            if record:
+                meta, path = record.split(b"\t", 1)
+                mode, kind, oid = meta.decode().split()
+                entries.append(TreeEntry(mode, kind, oid, path.decode("utf-8", "surrogateescape")))
+        return entries
+
+    def diff_trees(self, old: str, new: str) -> list[TreeChange]:
+        """What differs between two trees, file by file (no rename detection)."""
+        out = self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
+        fields = out.split(b"\0")
+        changes = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            old_mode, new_mode, old_oid, new_oid, status = meta[1:].decode().split()
+            name = path.decode("utf-8", "surrogateescape")
+            changes.append(TreeChange(old_mode, new_mode, old_oid, new_oid, status, name))
+        return changes
+
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
+        """Three-way merge two commits in memory: (tree id, conflicted paths)."""
+        code, out, err = self.run_status(
+            "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs
+        )
+        if code not in (0, 1):
+            raise _error(("merge-tree", "--write-tree"), err)
+        tree, *paths = out.decode("utf-8", "surrogateescape").split("\0")
+        return tree, list(dict.fromkeys(p for p in paths if p))
+
+    @contextmanager
+    def temp_index(self, seed: Path | None = None) -> Iterator[Git]:
+        """A Git bound to a private index file (a copy of `seed` when given), removed after.
+
+        With a seed the file sits next to it, so it can replace the seed atomically.
+        """
+        where = seed.parent if seed is not None else None
+        with tempfile.TemporaryDirectory(prefix="freshline-index-", dir=where) as tmp:
+            index = Path(tmp) / "index"
+            if seed is not None and seed.exists():
+                shutil.copyfile(seed, index)
+            yield self.with_index(index)
+
+    # --- worktrees -----------------------------------------------------------------
+
+    def worktree_add(self, path: Path, commit: str) -> None:
+        """Check `commit` out, detached, in a new worktree at `path`."""
+        self.run("worktree", "add", "--detach", "--force", str(path), commit)
+
+    def worktree_remove(self, path: Path) -> None:
+        """Remove a worktree and its administrative files."""
+        self.run("worktree", "remove", "--force", str(path))
+
+
+def _error(args: Sequence[str], stderr: bytes) -> GitError:
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    first = lines[0] if lines else "failed without a message"
+    return GitError(f"git {' '.join(args[:2])}: {first}")

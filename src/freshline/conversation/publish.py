@@ -1,0 +1,104 @@
+"""The conversation's own work: diff against the latest refresh parent, and publishing.
+
+Both compare with the latest refresh parent, whose content the head already includes, so
+upstream changes never show up as the conversation's. A publication is a commit whose tree
+is the head's and whose parents are [previous publication, latest refresh parent]: later
+publications fast-forward, and its diff against the target is the conversation's work.
+"""
+
+from __future__ import annotations
+
+import re
+
+from freshline.conversation.git import ZERO
+from freshline.conversation.repository import Chain, Repo
+from freshline.errors import GitError, UsageError
+
+_MARKERS = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)
+TRAILER = "Freshline-Conversation"
+
+
+def own_base(chain: Chain) -> str:
+    """The latest refresh parent (the root for a conversation without a base)."""
+    base = chain.last_parent or chain.events[0].commit
+    assert base is not None
+    return base
+
+
+def diff(repo: Repo, conversation: str) -> str:
+    """The patch of the conversation's own work (latest refresh parent → head)."""
+    chain = repo.chain(conversation)
+    out = repo.git.run(
+        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary",
+        own_base(chain), chain.head,
+    )
+    return out.decode("utf-8", "surrogateescape")
+
+
+def unresolved_conflicts(repo: Repo, chain: Chain) -> list[str]:
+    """The paths a sync recorded with conflicts that still hold conflict markers at the head."""
+    remaining = []
+    for path in chain.recorded_conflicts:
+        code, out, _ = repo.git.run_status("cat-file", "blob", f"{chain.head}:{path}")
+        if code == 0 and _MARKERS.search(out):
+            remaining.append(path)
+    return remaining
+
+
+def publish(repo: Repo, conversation: str, branch: str) -> str:
+    """Point refs/heads/`branch` at a publication of the conversation; returns its commit.
+
+    Refuses (UsageError) while conflict markers remain, when the branch holds unrelated
+    work, or when it is checked out somewhere.
+    """
+    ref = _branch_ref(repo, branch)
+    chain = repo.chain(conversation)
+    if remaining := unresolved_conflicts(repo, chain):
+        raise UsageError(f"conflict markers remain in {', '.join(remaining)}: resolve them first")
+    if chain.last_parent is None:
+        raise UsageError(f"conversation {conversation} has no base commit to publish against")
+    previous = repo.git.rev_parse(ref)
+    parents = _publication_parents(repo, conversation, branch, previous, chain.last_parent)
+    head_tree = chain.events[-1].tree
+    if previous is not None and parents == [previous] and repo.git.tree_of(previous) == head_tree:
+        return previous  # already published as it stands
+    _refuse_checked_out(repo, ref)
+    message = (
+        f"freshline: publish conversation {conversation}\n\n"
+        f"{TRAILER}: {conversation}\nFreshline-Head: {chain.head}\n"
+    )
+    commit = repo.git.commit_tree(chain.events[-1].tree or "", parents, message)
+    if not repo.git.update_ref_cas(ref, commit, previous or ZERO):
+        raise GitError(f"branch {branch} moved while publishing; nothing was changed")
+    return commit
+
+
+def _publication_parents(
+    repo: Repo, conversation: str, branch: str, previous: str | None, base: str
+) -> list[str]:
+    git = repo.git
+    if previous is None or git.is_ancestor(previous, base):
+        return [base]
+    if not _is_publication(repo, previous, conversation):
+        raise UsageError(f"branch {branch} exists and is not a publication of {conversation}")
+    return [previous] if git.is_ancestor(base, previous) else [previous, base]
+
+
+def _is_publication(repo: Repo, commit: str, conversation: str) -> bool:
+    body = repo.git.text("cat-file", "commit", commit)
+    return f"\n{TRAILER}: {conversation}\n" in body + "\n"
+
+
+def _branch_ref(repo: Repo, branch: str) -> str:
+    ref = f"refs/heads/{branch}"
+    if repo.git.run_status("check-ref-format", ref)[0] != 0:
+        raise UsageError(f"invalid branch name {branch!r}")
+    return ref
+
+
+def _refuse_checked_out(repo: Repo, ref: str) -> None:
+    out = repo.git.text("worktree", "list", "--porcelain")
+    for block in out.split("\n\n"):
+        if f"branch {ref}" in block.splitlines():
+            where = block.splitlines()[0].removeprefix("worktree ")
+            raise UsageError(f"branch {ref.removeprefix('refs/heads/')} is checked out at {where}")

@@ -1,0 +1,156 @@
+"""Where conversations live, and what a conversation's first-parent chain says.
+
+A workspace that is a git checkout keeps its conversations in its own repository; any
+other folder gets a private bare repository at `.freshline/conversations.git`. Everything
+a conversation knows (root, refresh parents, deliberate mode changes, recorded conflicts)
+is read back from its commits: there is no other state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+from freshline.conversation.events import Event, Root, decode
+from freshline.conversation.git import Git
+from freshline.errors import GitError, NotFoundError, UsageError
+
+REF_PREFIX = "refs/freshline/conversations/"
+PRIVATE_REPO = Path(".freshline") / "conversations.git"
+WORKTREES = Path(".freshline") / "worktrees"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def is_checkout(workspace_root: Path) -> bool:
+    """Whether the workspace root is itself a git checkout."""
+    return (workspace_root / ".git").exists()
+
+
+def repository_for(workspace_root: Path) -> Path:
+    """The git directory that holds the workspace's conversations (created on first use)."""
+    root = workspace_root.resolve()
+    if is_checkout(root):
+        common = Git(cwd=root).text("rev-parse", "--path-format=absolute", "--git-common-dir")
+        return Path(common)
+    private = root / PRIVATE_REPO
+    if not (private / "HEAD").exists():
+        private.parent.mkdir(parents=True, exist_ok=True)
+        Git().run("init", "--quiet", "--bare", str(private))
+    return private
+
+
+def check_id(conversation: str) -> str:
+    """`conversation` if it is a usable ref component, else UsageError."""
+    if not _ID.fullmatch(conversation) or ".." in conversation or conversation.endswith(".lock"):
+        raise UsageError(f"invalid conversation id {conversation!r}: use letters, digits, . _ -")
+    return conversation
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A conversation as its first-parent chain describes it (events oldest first)."""
+
+    conversation: str
+    head: str
+    events: tuple[Event, ...]
+
+    @property
+    def root(self) -> Root:
+        """The root event's details."""
+        root = self.events[0].root
+        assert root is not None
+        return root
+
+    @property
+    def last_parent(self) -> str | None:
+        """The latest refresh parent: the last merged target, else the base."""
+        for event in reversed(self.events):
+            if event.merged is not None:
+                return event.merged.to
+        return self.root.base
+
+    @property
+    def deliberate_modes(self) -> frozenset[str]:
+        """Paths whose mode a tool changed on purpose."""
+        return frozenset(p for e in self.events for p in e.mode_changes)
+
+    @property
+    def recorded_conflicts(self) -> tuple[str, ...]:
+        """Paths any sync recorded with conflict markers."""
+        paths = (p for e in self.events if e.merged is not None for p in e.merged.conflicts)
+        return tuple(dict.fromkeys(paths))
+
+
+class Repo:
+    """One workspace's conversation repository."""
+
+    def __init__(self, workspace_root: Path, date: str | None = None) -> None:
+        self.workspace = workspace_root.resolve()
+        self.checkout = is_checkout(self.workspace)
+        self.git_dir = repository_for(self.workspace)
+        self.git = Git(self.git_dir, date=date)
+
+    @staticmethod
+    def ref(conversation: str) -> str:
+        """The ref of a conversation."""
+        return REF_PREFIX + check_id(conversation)
+
+    def worktree(self, conversation: str) -> Path:
+        """Where an isolated conversation's agent works."""
+        return self.workspace / WORKTREES / check_id(conversation)
+
+    def worktree_git(self, conversation: str) -> Git:
+        """A Git running inside the conversation's worktree."""
+        path = self.worktree(conversation)
+        if not (path / ".git").exists():
+            raise NotFoundError(f"conversation {conversation} has no worktree at {path}")
+        return self.git.at(path)
+
+    def head(self, conversation: str) -> str:
+        """The conversation's head commit, or NotFoundError."""
+        head = self.git.rev_parse(self.ref(conversation))
+        if head is None:
+            raise NotFoundError(f"no conversation {conversation!r}")
+        return head
+
+    def exists(self, conversation: str) -> bool:
+        """Whether the conversation's ref exists."""
+        return self.git.rev_parse(self.ref(conversation)) is not None
+
+    def conversations(self) -> list[str]:
+        """The ids of every conversation in the repository, sorted."""
+        return sorted(name.removeprefix(REF_PREFIX) for name in self.git.refs(REF_PREFIX))
+
+    def chain(self, conversation: str, head: str | None = None) -> Chain:
+        """Read the first-parent chain from `head` (default: the ref) back to the root."""
+        head = head or self.head(conversation)
+        newest_first: list[Event] = []
+        for event in self._walk(head):
+            newest_first.append(event)
+            if event.root is not None:
+                return Chain(conversation, head, tuple(reversed(newest_first)))
+        raise GitError(f"conversation {conversation} has no root event below {head[:12]}")
+
+    def _walk(self, head: str) -> Iterator[Event]:
+        # Stream the log and stop at the root: the base's own history can be very long.
+        log = self.git.stream("log", "--first-parent", "-z", "--format=%H %T%n%B", head)
+        pending = b""
+        with closing(log):
+            for chunk in log:
+                *records, pending = (pending + chunk).split(b"\0")
+                for record in records:
+                    yield self._event(record)
+        if pending.strip():
+            yield self._event(pending)
+
+    @staticmethod
+    def _event(record: bytes) -> Event:
+        ids, _, body = record.decode("utf-8", "surrogateescape").partition("\n")
+        commit, tree = ids.split()
+        event = decode(body.strip(), commit=commit, tree=tree)
+        if event is None:
+            raise GitError(f"commit {commit[:12]} in a conversation is not an event")
+        return event

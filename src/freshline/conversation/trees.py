@@ -1,0 +1,93 @@
+"""Writing the trees events point at: live trees from the index, worktree snapshots.
+
+A live tree starts from the previous turn's tree in a temporary index and changes only the
+entries that differ, writing blobs only when the repository lacks them, so the cost of a
+turn grows with what changed. A worktree snapshot is `git add -A` into a copy of the
+worktree's own index (its stat cache makes unchanged files free).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from freshline.conversation.git import ZERO, Git
+from freshline.store.records import FileKind, IndexEntry
+
+LINK_MODE = "120000"
+
+
+def live_tree(
+    git: Git, entries: Iterable[IndexEntry], root: Path, previous_tree: str | None
+) -> str:
+    """Write the tree of `entries` (paths relative to `root`) and return its id.
+
+    Starts from `previous_tree` when given, so only changed entries are touched.
+    """
+    wanted = {e.path: e for e in entries}
+    known = {t.path: (t.mode, t.oid) for t in git.ls_tree(previous_tree)} if previous_tree else {}
+    changed = [e for e in wanted.values() if known.get(e.path) != (_mode(e), e.blob)]
+    blobs = _ensure_blobs(git, changed, root)
+    rows = [("0", ZERO, path) for path in known if path not in wanted]
+    rows += [(_mode(e), blobs[e.path], e.path) for e in changed]
+    with git.temp_index() as index:
+        if previous_tree:
+            index.run("read-tree", previous_tree)
+        index.index_info(rows)
+        return index.write_tree()
+
+
+def _mode(entry: IndexEntry) -> str:
+    return LINK_MODE if entry.kind is FileKind.LINK else f"{entry.mode:o}"
+
+
+def _ensure_blobs(git: Git, entries: list[IndexEntry], root: Path) -> dict[str, str]:
+    """The blob id of each entry, writing from the file system the ones git lacks.
+
+    A file that changed since it was scanned gets the id of what was actually written.
+    """
+    blobs = {e.path: e.blob for e in entries}
+    missing = git.missing_objects(blobs.values())
+    absent = [e for e in entries if e.blob in missing]
+    files = [e for e in absent if e.kind is not FileKind.LINK]
+    for entry, oid in zip(files, git.hash_paths_write([root / e.path for e in files]), strict=True):
+        blobs[entry.path] = oid
+    for entry in absent:
+        if entry.kind is FileKind.LINK:
+            target = os.readlink(root / entry.path)
+            blobs[entry.path] = git.hash_object_write(data=os.fsencode(target))
+    return blobs
+
+
+def index_path(worktree: Git) -> Path:
+    """The worktree's own index file."""
+    assert worktree.cwd is not None
+    return worktree.cwd / worktree.text("rev-parse", "--git-path", "index")
+
+
+def snapshot_worktree(worktree: Git) -> str:
+    """The tree of everything in the worktree (`add -A`, modes kept); refreshes its index."""
+    real = index_path(worktree)
+    with worktree.temp_index(seed=real) as index:
+        index.run("add", "-A")
+        tree = index.write_tree()
+        # Write the refreshed stat cache back; a concurrent writer's index is as valid.
+        os.replace(index.env["GIT_INDEX_FILE"], real)
+    return tree
+
+
+def move_worktree(worktree: Git, from_tree: str, to_tree: str) -> None:
+    """Move the files from `from_tree` (what is on disk) to `to_tree`; fails on local edits."""
+    if from_tree != to_tree:
+        worktree.run("read-tree", "-m", "-u", from_tree, to_tree)
+
+
+def point_worktree(worktree: Git, commit: str) -> None:
+    """Detach the worktree's HEAD at `commit` without touching its files or index."""
+    worktree.run("update-ref", "--no-deref", "HEAD", commit)
+
+
+def changed_paths(git: Git, old_tree: str, new_tree: str) -> list[str]:
+    """The paths that differ between two trees (added, modified, deleted, mode), sorted."""
+    return sorted({change.path for change in git.diff_trees(old_tree, new_tree)})

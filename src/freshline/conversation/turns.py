@@ -1,0 +1,188 @@
+"""Opening conversations and recording turns in two steps around the model call.
+
+`prepare_turn` runs before the model is called: it computes the human commit's tree (and
+the refresh merge, in memory) and raises ConflictStop / SyncRequired with nothing moved.
+`commit_turn` runs after the model answered: it writes the human commit and the event
+commits, then moves the ref by compare-and-swap from the head `prepare_turn` saw, so of two
+concurrent sends one wins and the other leaves no trace but unreferenced objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from freshline.conversation.events import Author, Event, Mode, Refresh, Root, encode
+from freshline.conversation.git import EMPTY_TREE, ZERO, Git
+from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
+from freshline.conversation.repository import Repo
+from freshline.conversation.trees import (
+    live_tree,
+    move_worktree,
+    point_worktree,
+    snapshot_worktree,
+)
+from freshline.errors import NotFoundError, UsageError
+from freshline.store.records import IndexEntry
+
+
+@dataclass(frozen=True)
+class PendingTurn:
+    """A human turn computed but not recorded: what `commit_turn` will write."""
+
+    repo: Repo = field(repr=False, compare=False)
+    conversation: str
+    head: str  # the ref's value when prepared: the compare-and-swap's expected old value
+    message: str
+    tree: str  # the human commit's tree (the merge result when refreshed)
+    parents: tuple[str, ...]  # (head,) or (head, target) when refreshed
+    mode: Mode
+    refresh: Refresh | None = None  # what the refresh merged, for the updates block
+
+
+def open_conversation(
+    repo: Repo,
+    conversation: str,
+    mode: Mode,
+    target: str | None = None,
+    entries: Iterable[IndexEntry] | None = None,
+    project: str | None = None,
+) -> str:
+    """Write the root event and create the ref (and the worktree in isolated mode).
+
+    `target` (isolated): a rev to follow; default what the workspace has checked out now.
+    `entries` (live): the in-scope index, written as the root's tree.
+    """
+    ref = repo.ref(conversation)
+    if repo.exists(conversation):
+        raise UsageError(f"conversation {conversation} already exists")
+    name, base = _target(repo, target) if repo.checkout else (None, None)
+    if mode is Mode.ISOLATED and base is None:
+        raise UsageError("isolated mode needs a git checkout with at least one commit")
+    base_tree = repo.git.tree_of(base) if base else None
+    tree = base_tree or EMPTY_TREE
+    if mode is Mode.LIVE and entries is not None:
+        tree = live_tree(repo.git, entries, repo.workspace, base_tree)
+    root = Root(base, name, base, mode, project)
+    event = Event(Author.SYSTEM, "conversation opened", root=root)
+    commit = repo.git.commit_tree(tree, [base] if base else [], encode(event))
+    if not repo.git.update_ref_cas(ref, commit, ZERO):
+        raise UsageError(f"conversation {conversation} already exists")
+    if mode is Mode.ISOLATED:
+        _add_worktree(repo, conversation, commit)
+    return commit
+
+
+def prepare_turn(
+    repo: Repo,
+    conversation: str,
+    message: str,
+    entries: Iterable[IndexEntry] | None = None,
+    path_filter: PathFilter | None = None,
+    refresh: bool = True,
+) -> PendingTurn:
+    """Compute the human turn before the model is called; nothing is recorded yet.
+
+    Live: the tree is written from `entries` (the head's tree when None). Isolated: the
+    worktree is snapshotted and, when the target moved, merged in memory and the worktree
+    moved to the result. Raises ConflictStop or SyncRequired with the ref and worktree as
+    they were.
+    """
+    chain = repo.chain(conversation)
+    head_tree = chain.events[-1].tree
+    assert head_tree is not None
+    pending = {"repo": repo, "conversation": conversation, "head": chain.head,
+               "message": message, "mode": chain.root.mode}
+    if chain.root.mode is Mode.LIVE:
+        tree = head_tree
+        if entries is not None:
+            tree = live_tree(repo.git, entries, repo.workspace, head_tree)
+        return PendingTurn(tree=tree, parents=(chain.head,), **pending)
+    worktree = repo.worktree_git(conversation)
+    ours = snapshot_worktree(worktree)
+    target = refresh_target(repo, chain) if refresh else None
+    if target is None:
+        return PendingTurn(tree=ours, parents=(chain.head,), **pending)
+    assert chain.root.target is not None
+    merge = merge_target(repo, chain, ours, target, chain.root.target, path_filter=path_filter)
+    move_worktree(worktree, ours, merge.tree)
+    return PendingTurn(tree=merge.tree, parents=(chain.head, target), refresh=merge.record,
+                       **pending)
+
+
+def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
+    """Record the human commit and `events`, then move the ref by compare-and-swap.
+
+    An event's tree is its own `tree` when set, else the previous event's; in isolated mode
+    the last event without a tree gets a snapshot of the worktree (the agent's edits).
+    Returns the new head; raises GitError when another send moved the ref first.
+    """
+    repo = pending.repo
+    for event in events:
+        if event.root or event.refresh or event.sync:
+            raise UsageError("root, refresh and sync events are written by freshline itself")
+    human = Event(Author.USER, pending.message, refresh=pending.refresh)
+    commit = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
+    tree = pending.tree
+    worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
+    for i, event in enumerate(events):
+        if event.tree:
+            tree = event.tree
+        elif worktree is not None and i == len(events) - 1:
+            tree = snapshot_worktree(worktree)
+        commit = repo.git.commit_tree(tree, [commit], encode(event))
+    advance(repo, pending.conversation, commit, pending.head)
+    if worktree is not None:
+        point_worktree(worktree, commit)
+    return commit
+
+
+def close_worktree(repo: Repo, conversation: str) -> None:
+    """Remove an isolated conversation's worktree (its commits stay)."""
+    path = repo.worktree(conversation)
+    if path.exists():
+        repo.git.worktree_remove(path)
+
+
+def reset_worktree(repo: Repo, conversation: str) -> None:
+    """Put the worktree's files back to the conversation head (discarding unrecorded edits)."""
+    worktree = repo.worktree_git(conversation)
+    head = repo.head(conversation)
+    move_worktree(worktree, snapshot_worktree(worktree), repo.git.tree_of(head))
+    point_worktree(worktree, head)
+
+
+def _target(repo: Repo, target: str | None) -> tuple[str | None, str | None]:
+    """(name, commit) of the checkout target: a full ref name, or a commit id if fixed."""
+    here = Git(cwd=repo.workspace)
+    if target in (None, "HEAD"):
+        code, out, _ = here.run_status("symbolic-ref", "-q", "HEAD")
+        name = out.decode().strip() if code == 0 else None
+        commit = here.rev_parse("HEAD")
+        return (name or commit), commit
+    assert target is not None
+    commit = here.rev_parse(target)
+    if commit is None:
+        raise NotFoundError(f"unknown rev {target!r}")
+    code, out, _ = here.run_status("rev-parse", "--symbolic-full-name", target)
+    full = out.decode().strip() if code == 0 else ""
+    return (full if full.startswith("refs/") else commit), commit
+
+
+def _add_worktree(repo: Repo, conversation: str, commit: str) -> None:
+    path = repo.worktree(conversation)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _ignore_private_dir(repo.workspace)
+    try:
+        repo.git.worktree_add(path, commit)
+    except Exception:
+        repo.git.run_status("update-ref", "-d", repo.ref(conversation), commit)
+        raise
+
+
+def _ignore_private_dir(workspace: Path) -> None:
+    # Keeps `.freshline/` (worktrees included) out of the user's `git status`.
+    ignore = workspace / ".freshline" / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")

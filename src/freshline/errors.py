@@ -1,0 +1,65 @@
+"""freshline's exceptions: one base, a shallow tree, an exit code on each.
+
+    FreshlineError                 exit 1, an internal or environment failure
+    ├── UsageError                 exit 2, bad usage or input (names what is wrong)
+    │   ├── ConfigError            malformed or invalid freshline.toml
+    │   ├── WorkspaceError         no workspace found, or a path escaping it
+    │   └── NotFoundError          unknown project, session, ref or document
+    ├── StoreError                 the SQLite store failed (locked, corrupt)
+    ├── GitError                   a git command failed (names the command)
+    ├── ConflictStop               exit 3, a refresh or sync merge conflicts
+    └── SyncRequired               exit 4, the target no longer descends from the last refresh
+
+The library raises these; only the interfaces turn them into a one-line message and an
+exit code.
+"""
+
+from __future__ import annotations
+
+
+class FreshlineError(Exception):
+    """Base of every error freshline raises on purpose."""
+
+    exit_code = 1
+
+
+class UsageError(FreshlineError):
+    """Bad usage or input: the message says what is wrong."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """freshline.toml is malformed or invalid."""
+
+
+class WorkspaceError(UsageError):
+    """No workspace found, or a path that escapes it."""
+
+
+class NotFoundError(UsageError):
+    """An unknown project, session, ref or document."""
+
+
+class StoreError(FreshlineError):
+    """The store could not be read or written."""
+
+
+class GitError(FreshlineError):
+    """A git command failed."""
+
+
+class ConflictStop(FreshlineError):
+    """A refresh or sync merge conflicts; nothing was sent or moved."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, paths: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.paths = list(paths or [])
+
+
+class SyncRequired(FreshlineError):
+    """The checkout target no longer descends from the last refresh: `sync REV` decides."""
+
+    exit_code = 4

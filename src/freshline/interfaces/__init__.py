@@ -1,0 +1,1 @@
+"""freshline.interfaces."""

@@ -1,0 +1,41 @@
+"""The `freshline` command line: a thin layer over the library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from freshline.interfaces.cli import tracking, workspace
+from freshline.interfaces.cli.common import Group, state
+
+app = typer.Typer(
+    cls=Group,
+    no_args_is_help=True,
+    add_completion=False,
+    help="freshline keeps AI agent conversations fresh about the files they work on.",
+)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    workspace_dir: Path | None = typer.Option(
+        None, "--workspace", "-w", help="The workspace root (default: found from the cwd)."
+    ),
+) -> None:
+    """freshline keeps AI agent conversations fresh about the files they work on."""
+    state(ctx).workspace = workspace_dir
+
+
+app.command()(workspace.init)
+app.add_typer(workspace.project_app, name="project")
+app.command()(tracking.scan)
+app.command()(tracking.watch)
+app.command()(tracking.status)
+app.command()(tracking.changes)
+
+
+def main() -> None:
+    """The console script's entry point."""
+    app()

@@ -1,0 +1,154 @@
+"""`freshline scan`, `watch`, `status` and `changes`: the tracker from the command line."""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import asdict
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from freshline.interfaces.cli.common import JsonOption, config, console, emit
+from freshline.store.records import Change
+from freshline.tracker import FlushResult, Tracker
+from freshline.tracker.hints import watcher_alive
+from freshline.tracker.tracker import LAST_FULL_SCAN
+from freshline.tracker.watcher import Watcher
+
+
+def change_dict(c: Change) -> dict[str, Any]:
+    """A change as JSON-able data."""
+    d = asdict(c)
+    d["kind"] = c.kind.value
+    return d
+
+
+def change_line(c: Change) -> str:
+    """A change as one line for people."""
+    if c.old_path is not None:
+        return f"{c.kind.value:<9} {c.old_path} → {c.path}"
+    return f"{c.kind.value:<9} {c.path}"
+
+
+def flush_dict(result: FlushResult) -> dict[str, Any]:
+    """A flush's outcome as JSON-able data."""
+    return {
+        "full": result.full,
+        "scanned": result.scanned,
+        "warnings": result.warnings,
+        "projects": {
+            name: {"epoch": d.epoch, "changes": [change_dict(c) for c in d.changes]}
+            for name, d in result.projects.items()
+        },
+    }
+
+
+def scan(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Scan the whole workspace now and log what changed, per project.
+
+    Example: freshline scan --json
+    """
+    result = Tracker(config(ctx)).scan()
+
+    def human() -> None:
+        for name, delta in result.projects.items():
+            console.print(f"[bold]{name}[/bold] → epoch {delta.epoch}")
+            for c in delta.changes:
+                console.print("  " + change_line(c), markup=False)
+        for w in result.warnings:
+            console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[dim]{result.scanned} files scanned[/dim]")
+
+    emit(flush_dict(result), as_json, human)
+
+
+def watch(ctx: typer.Context) -> None:
+    """Watch the workspace and record hints until interrupted (Ctrl-C).
+
+    Example: freshline watch &
+    """
+    cfg = config(ctx)
+
+    def report(result: FlushResult) -> None:
+        for name, delta in result.projects.items():
+            console.print(f"{name} → epoch {delta.epoch} ({len(delta.changes)} changes)")
+
+    watcher = Watcher(cfg, on_flush=report)
+    signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    console.print(f"watching {cfg.root} (Ctrl-C to stop)")
+    try:
+        watcher.run()
+    except KeyboardInterrupt:
+        pass
+
+
+def status_data(tracker: Tracker) -> dict[str, Any]:
+    """Per-project epochs and sizes, the last full scan and whether a watcher is alive."""
+    store = tracker.store
+    states = store.project_states()
+    last = store.meta_get(LAST_FULL_SCAN)
+    projects = {}
+    for name in tracker.config.projects:
+        state = states.get(name)
+        projects[name] = {
+            "epoch": state.epoch if state else 0,
+            "compacted_through": state.compacted_through if state else 0,
+            "files": len(tracker.files_in_scope(name)),
+        }
+    return {
+        "workspace": str(tracker.root),
+        "watcher_alive": watcher_alive(store),
+        "last_full_scan": float(last) if last else None,
+        "projects": projects,
+    }
+
+
+def status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Show each project's epoch, compaction point and size, and the watcher's state.
+
+    Example: freshline status
+    """
+    data = status_data(Tracker(config(ctx)))
+
+    def human() -> None:
+        table = Table("project", "epoch", "compacted through", "files")
+        for name, p in data["projects"].items():
+            table.add_row(name, str(p["epoch"]), str(p["compacted_through"]), str(p["files"]))
+        console.print(table)
+        last = data["last_full_scan"]
+        ago = f"{time.time() - last:.0f} s ago" if last else "never"
+        alive = "alive" if data["watcher_alive"] else "not running"
+        console.print(f"last full scan: {ago}; watcher: {alive}")
+
+    emit(data, as_json, human)
+
+
+def changes(
+    ctx: typer.Context,
+    project: str,
+    since: int = typer.Option(0, "--since", help="Report changes after this epoch."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show what changed in PROJECT after epoch N (coalesced), or that the log was compacted.
+
+    Example: freshline changes research --since 3
+    """
+    answer = Tracker(config(ctx)).changes_since(project, since)
+    data = {
+        "project": project,
+        "since": since,
+        "epoch": answer.epoch,
+        "compacted": answer.compacted,
+        "changes": [change_dict(c) for c in answer.changes],
+    }
+
+    def human() -> None:
+        if answer.compacted:
+            console.print(f"the log no longer reaches epoch {since}: re-enumerate {project}")
+        for c in answer.changes:
+            console.print(change_line(c), markup=False)
+        console.print(f"[dim]{project}: epoch {since} → {answer.epoch}[/dim]")
+
+    emit(data, as_json, human)

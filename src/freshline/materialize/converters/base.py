@@ -1,0 +1,96 @@
+"""What every converter shares: the base class, the limits it honours, its failure type,
+and the small markdown helpers the office formats have in common."""
+
+from __future__ import annotations
+
+import zipfile
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from freshline.errors import FreshlineError
+
+MIB = 1024 * 1024
+
+
+class ConversionFailed(FreshlineError):
+    """A document could not be turned into text; the message is the failure reason."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds a converter checks itself (time and memory are enforced by the worker)."""
+
+    max_unpacked_bytes: int = 256 * MIB  # zip-based formats: declared uncompressed total
+    max_rows: int = 500  # spreadsheets: rows shown per sheet
+
+
+class Converter(ABC):
+    """Turns one document format into markdown text.
+
+    Subclasses set `name`, `version` and `extensions` (lower case, with the dot) and
+    override `convert`. Instances are pickled into worker processes, so a converter must
+    be a module-level class whose state is plain data.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    extensions: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def extract(self, path: Path, limits: Limits) -> str:
+        """Return the document's text as markdown; raise ConversionFailed with a reason."""
+
+    def convert(self, path: Path, limits: Limits) -> str:
+        """Extract the text and fail with "no extractable text" when there is none."""
+        text = self.extract(path, limits).strip()
+        if not _has_words(text):
+            raise ConversionFailed("no extractable text")
+        return text + "\n"
+
+
+def _has_words(text: str) -> bool:
+    # Headers we add ourselves ("## Page 3") are not text the document had.
+    lines = (line for line in text.splitlines() if not line.startswith("## "))
+    return any(ch.isalnum() for line in lines for ch in line)
+
+
+def check_unpacked_size(path: Path, limits: Limits) -> None:
+    """Refuse a zip whose entries declare more than the limit when unpacked (a zip bomb)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ConversionFailed(f"not a valid office file ({exc})") from exc
+    if total > limits.max_unpacked_bytes:
+        raise ConversionFailed(
+            f"unpacks to {total // MIB} MiB, over the {limits.max_unpacked_bytes // MIB} MiB"
+            " limit (zip bomb?)"
+        )
+
+
+def cell_text(value: object) -> str:
+    """One table cell as markdown: no line breaks, pipes escaped."""
+    text = "" if value is None else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown_table(rows: Sequence[Sequence[object]]) -> str:
+    """Render rows as a markdown table, the first row as the header."""
+    width = max((len(row) for row in rows), default=0)
+    if width == 0:
+        return ""
+    lines = [_table_line([*row, *[""] * (width - len(row))]) for row in rows]
+    lines.insert(1, "|" + " --- |" * width)
+    return "\n".join(lines)
+
+
+def _table_line(row: Iterable[object]) -> str:
+    return "| " + " | ".join(cell_text(cell) for cell in row) + " |"
+
+
+def join_blocks(blocks: Iterable[str]) -> str:
+    """Join non-empty markdown blocks with blank lines."""
+    return "\n\n".join(block for block in (b.strip() for b in blocks) if block)

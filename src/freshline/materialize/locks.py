@@ -1,0 +1,27 @@
+"""Per-source locks that hold across threads and processes: `flock` on a file under
+`<data_dir>/locks/`. A flock belongs to an open file description, so two opens in one
+process exclude each other as two processes do, and the kernel drops the lock when its
+holder dies."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from freshline.materialize.snapshots import snapshot_id
+
+
+@contextmanager
+def source_lock(data_dir: Path, source: str) -> Iterator[None]:
+    """Hold the exclusive lock of one source document, waiting for it if needed."""
+    directory = data_dir / "locks"
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / f"{snapshot_id(source)}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

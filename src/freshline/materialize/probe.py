@@ -1,0 +1,49 @@
+"""The state of one document's snapshot, found cheaply: an index entry, a stat of the
+source, a snapshot's first line and a marker file. No document is parsed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from freshline.materialize.snapshots import SnapshotStore
+from freshline.store.records import IndexEntry
+
+
+class DocStatus(str, Enum):
+    """Where a document's snapshot stands against the live file."""
+
+    READY = "ready"  # the snapshot was made from the live file's exact content
+    STALE = "stale"  # a snapshot of an older version exists: usable, but out of date
+    PENDING = "pending"  # no snapshot yet and no failure recorded for this version
+    FAILED = "failed"  # conversion failed for the live version (the marker matches)
+    DELETED = "deleted"  # the source no longer exists; any old snapshot is invalid
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A document's status, the snapshot a reader may use, and why it failed."""
+
+    path: str  # workspace-relative source path
+    status: DocStatus
+    snapshot: Path | None = None  # a usable snapshot (ready or stale), if any
+    reason: str | None = None  # the failure reason when status is FAILED
+
+
+def probe(store: SnapshotStore, root: Path, path: str, entry: IndexEntry | None) -> Probe:
+    """Compare the live fingerprint (from `entry`) with the snapshot's and the marker's.
+
+    `entry` is the document's index entry; None means the index does not have it (yet).
+    """
+    if not os.path.lexists(root / path):
+        return Probe(path, DocStatus.DELETED)
+    header = store.read_header(path)
+    snapshot = store.snapshot_path(path) if header is not None else None
+    if entry is not None and header is not None and header.fingerprint == entry.blob:
+        return Probe(path, DocStatus.READY, snapshot)
+    marker = store.read_marker(path)
+    if entry is not None and marker is not None and marker.fingerprint == entry.blob:
+        return Probe(path, DocStatus.FAILED, snapshot, marker.reason)
+    return Probe(path, DocStatus.STALE if snapshot else DocStatus.PENDING, snapshot)

@@ -1,0 +1,282 @@
+"""`Materializer.ensure`: bring every document of a project to a snapshot, single-flight.
+
+Within a process, runs are single-flight per project: a caller whose revision is covered
+by a run in flight joins it and gets the very same result object; a caller with a newer
+revision starts its own run alongside, so a document created after the older run began
+is not missed. Across runs, projects and processes, a per-source flock serialises the
+conversion of one file, and whoever takes it second re-probes and finds it done.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+from freshline.errors import WorkspaceError
+from freshline.materialize.converters import Converter, Limits, converter_for
+from freshline.materialize.locks import source_lock
+from freshline.materialize.probe import DocStatus, Probe, probe
+from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, SnapshotStore, utc_now
+from freshline.materialize.worker import MIB, VANISHED, Job, Outcome, WorkerPool
+from freshline.store.records import FileKind, IndexEntry
+
+SETTLED = frozenset({DocStatus.READY, DocStatus.FAILED, DocStatus.DELETED})
+
+
+@dataclass(frozen=True)
+class MaterializeSettings:
+    """Worker pool size and the limits every conversion runs under."""
+
+    workers: int = 2  # conversions in parallel
+    timeout_s: float = 60.0  # per document
+    memory_mb: int = 1024  # address space of a worker
+    max_unpacked_mb: int = 256  # zip-based formats: declared uncompressed total
+    max_rows: int = 500  # spreadsheets: rows shown per sheet
+    idle_s: float = 30.0  # a warm worker idle this long is stopped after a run
+
+    def limits(self) -> Limits:
+        """The limits converters check themselves."""
+        return Limits(max_unpacked_bytes=self.max_unpacked_mb * MIB, max_rows=self.max_rows)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a run: a conversion starting (finished=False) or ending."""
+
+    done: int  # conversions finished so far in this run
+    total: int  # conversions this run attempts
+    path: str
+    finished: bool
+    reason: str | None = None  # the failure reason, when a finished conversion failed
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class MaterializeResult:
+    """What a run established; every caller that joined it gets this same object."""
+
+    project: str
+    revision: int  # the revision whose sources this run covered
+    complete: bool  # every document is ready or failed for its live version
+    snapshots: dict[str, Path]  # usable snapshots (ready, or stale after a failed re-parse)
+    failures: dict[str, str]  # path -> reason, for the live version of the document
+    converted: list[str]  # documents this run sent to a worker (successes and failures)
+    statuses: dict[str, DocStatus] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run in flight, for status displays and tests."""
+
+    project: str
+    revision: int
+    callers: int  # the caller that started it plus those that joined
+
+
+@dataclass
+class _Run:
+    revision: int
+    retry_failed: bool
+    future: Future[MaterializeResult] = field(default_factory=Future)
+    callers: int = 1
+    listeners: list[ProgressFn] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    done: int = 0
+    total: int = 0
+
+    def covers(self, revision: int, retry_failed: bool) -> bool:
+        return self.revision >= revision and (self.retry_failed or not retry_failed)
+
+    def emit(self, path: str, finished: bool, reason: str | None = None) -> None:
+        with self.lock:
+            self.done += finished
+            event = Progress(self.done, self.total, path, finished, reason)
+            listeners = list(self.listeners)
+        for listener in listeners:
+            listener(event)
+
+
+class Materializer:
+    """Converts a workspace's documents into snapshots under `<data_dir>/snapshots/`."""
+
+    def __init__(
+        self, root: Path, data_dir: Path, settings: MaterializeSettings | None = None
+    ) -> None:
+        self.root = root
+        self.data_dir = data_dir
+        self.settings = settings or MaterializeSettings()
+        self.store = SnapshotStore(data_dir)
+        self.pool = WorkerPool(self.settings.workers, self.settings.timeout_s, self.settings.memory_mb)
+        self._runs: dict[str, list[_Run]] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Materializer:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker process."""
+        self.pool.close()
+
+    def probe(self, path: str, entry: IndexEntry | None) -> Probe:
+        """The status of one document against its index entry (cheap: no parsing)."""
+        return probe(self.store, self.root, path, entry)
+
+    def prune(self, keep: Sequence[str]) -> list[Path]:
+        """Remove snapshots and markers of documents not in `keep` (no longer in scope)."""
+        return self.store.prune(keep)
+
+    def in_flight(self, project: str) -> list[RunInfo]:
+        """The runs of a project in progress now."""
+        with self._lock:
+            runs = list(self._runs.get(project, []))
+        return [RunInfo(project, run.revision, run.callers) for run in runs]
+
+    def ensure(
+        self,
+        project: str,
+        revision: int,
+        sources: Sequence[IndexEntry],
+        retry_failed: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> MaterializeResult:
+        """Convert every document in `sources` whose snapshot is not ready for its live
+        version and which has not already failed for it (unless `retry_failed`).
+
+        `revision` is the project's epoch the sources were read at. Raises
+        WorkspaceError for a source path that is absolute or climbs out of the root.
+        """
+        run, owner = self._join_or_start(project, revision, retry_failed, progress)
+        if not owner:
+            return run.future.result()
+        try:
+            result = self._execute(project, sources, run)
+        except BaseException as exc:
+            run.future.set_exception(exc)
+            raise
+        else:
+            run.future.set_result(result)
+            return result
+        finally:
+            with self._lock:
+                self._runs[project].remove(run)
+                if not self._runs[project]:
+                    del self._runs[project]
+            self.pool.reap(self.settings.idle_s)
+
+    def _join_or_start(
+        self, project: str, revision: int, retry_failed: bool, progress: ProgressFn | None
+    ) -> tuple[_Run, bool]:
+        with self._lock:
+            runs = self._runs.setdefault(project, [])
+            joined = next((r for r in runs if r.covers(revision, retry_failed)), None)
+            run = joined or _Run(revision, retry_failed)
+            if joined:
+                joined.callers += 1
+            else:
+                runs.append(run)
+            if progress is not None:
+                run.listeners.append(progress)
+            return run, joined is None
+
+    def _execute(self, project: str, sources: Sequence[IndexEntry], run: _Run) -> MaterializeResult:
+        documents = [e for e in sources if e.kind is FileKind.FILE and converter_for(e.path)]
+        for entry in documents:
+            _check_relative(entry.path)
+        found = {entry.path: self.probe(entry.path, entry) for entry in documents}
+        todo = [e for e in documents if _wanted(found[e.path], run.retry_failed)]
+        run.total = len(todo)
+        converted: list[str] = []
+        if todo:
+            workers = min(self.settings.workers, len(todo))
+            with ThreadPoolExecutor(workers, thread_name_prefix="freshline-materialize") as pool:
+                tasks = [(e, pool.submit(self._one, e, found[e.path], run)) for e in todo]
+                for entry, task in tasks:
+                    found[entry.path], attempted = task.result()
+                    if attempted:
+                        converted.append(entry.path)
+        return _result(project, run.revision, found, converted)
+
+    def _one(self, entry: IndexEntry, before: Probe, run: _Run) -> tuple[Probe, bool]:
+        with source_lock(self.data_dir, entry.path):
+            now = self.probe(entry.path, entry)
+            # Someone else converted it (or failed to) while we waited for the lock.
+            if now.status is DocStatus.READY or (
+                now.status is DocStatus.FAILED and before.status is not DocStatus.FAILED
+            ):
+                return now, False
+            if now.status is DocStatus.DELETED:
+                return now, False
+            converter = converter_for(entry.path)
+            assert converter is not None  # only documents are scheduled
+            run.emit(entry.path, finished=False)
+            outcome = self.pool.run(Job(converter, self.root / entry.path, self.settings.limits()))
+            after = self._record(entry, converter, outcome, now)
+            run.emit(entry.path, finished=True, reason=after.reason)
+            return after, True
+
+    def _record(
+        self, entry: IndexEntry, converter: Converter, outcome: Outcome, before: Probe
+    ) -> Probe:
+        path = entry.path
+        if outcome.text is not None and outcome.fingerprint is not None:
+            header = SnapshotHeader(
+                path, outcome.fingerprint, converter.name, converter.version, utc_now()
+            )
+            try:
+                snapshot = self.store.write_snapshot(header, outcome.text)
+            except OSError as exc:
+                outcome = Outcome(fingerprint=outcome.fingerprint, reason=_unwritable(exc))
+            else:
+                self.store.clear_marker(path)
+                fresh = outcome.fingerprint == entry.blob
+                return Probe(path, DocStatus.READY if fresh else DocStatus.STALE, snapshot)
+        if outcome.reason == VANISHED:
+            return Probe(path, DocStatus.DELETED)
+        reason = outcome.reason or "conversion failed"
+        marker = FailureMarker(
+            path, outcome.fingerprint or entry.blob, reason, converter.name, converter.version,
+            utc_now(),
+        )
+        self.store.write_marker(marker)  # best effort: the stale snapshot stays usable
+        return Probe(path, DocStatus.FAILED, before.snapshot, reason)
+
+
+def _wanted(found: Probe, retry_failed: bool) -> bool:
+    if found.status is DocStatus.FAILED:
+        return retry_failed
+    return found.status in (DocStatus.PENDING, DocStatus.STALE)
+
+
+def _check_relative(path: str) -> None:
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise WorkspaceError(f"document path escapes the workspace: {path}")
+
+
+def _unwritable(exc: OSError) -> str:
+    return f"could not write the snapshot ({exc.strerror or exc})"
+
+
+def _result(
+    project: str, revision: int, found: dict[str, Probe], converted: list[str]
+) -> MaterializeResult:
+    return MaterializeResult(
+        project=project,
+        revision=revision,
+        complete=all(p.status in SETTLED for p in found.values()),
+        snapshots={path: p.snapshot for path, p in found.items() if p.snapshot is not None},
+        failures={path: p.reason or "failed" for path, p in found.items() if p.reason},
+        converted=converted,
+        statuses={path: p.status for path, p in found.items()},
+    )

@@ -1,0 +1,223 @@
+"""Conversions in worker processes, so a hostile or broken file can fail but never hang,
+crash or exhaust freshline itself.
+
+Workers are forked from a forkserver (cheap to start, no fork of a threaded parent) and
+kept warm between jobs. Each has an address-space limit (RLIMIT_AS) set when it starts;
+the parent enforces the time limit by killing a worker that overruns. A worker that
+timed out, crashed or ran out of memory is discarded and the next job gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import resource
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from freshline.materialize.converters import ConversionFailed, Converter, Limits
+
+MIB = 1024 * 1024
+# Imported once in the forkserver so every worker starts with them loaded.
+PRELOAD = ["freshline.materialize.worker", "pypdfium2"]
+VANISHED = "source file is gone"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One document to convert."""
+
+    converter: Converter
+    path: Path  # absolute
+    limits: Limits
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a conversion produced: text, or a failure reason."""
+
+    text: str | None = None
+    fingerprint: str | None = None  # git blob id of the bytes the worker converted
+    reason: str | None = None
+    fatal: bool = False  # the worker must not be reused (out of memory)
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+def blob_of(path: Path) -> str:
+    """The git blob id of a file's content, read in chunks."""
+    digest = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def convert_here(job: Job, memory_mb: int) -> Outcome:
+    """Run a job in this process and turn every failure into an Outcome."""
+    try:
+        fingerprint = blob_of(job.path)
+    except FileNotFoundError:
+        return Outcome(reason=VANISHED)
+    except OSError as exc:
+        return Outcome(reason=f"unreadable ({exc.strerror or exc})")
+    try:
+        return Outcome(text=job.converter.convert(job.path, job.limits), fingerprint=fingerprint)
+    except ConversionFailed as exc:
+        return Outcome(fingerprint=fingerprint, reason=str(exc))
+    except MemoryError:
+        return Outcome(fingerprint=fingerprint, reason=out_of_memory(memory_mb), fatal=True)
+    except Exception as exc:  # a converter bug or a library choking: report, never raise
+        return Outcome(fingerprint=fingerprint, reason=_describe(exc))
+
+
+def out_of_memory(memory_mb: int) -> str:
+    """The failure reason for a conversion that hit the memory limit."""
+    return f"out of memory (limit {memory_mb} MiB)"
+
+
+def _describe(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
+
+
+def _serve(conn: Connection, memory_mb: int) -> None:
+    # Ctrl-C reaches the whole process group; the parent decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if memory_mb:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = memory_mb * MIB if hard == resource.RLIM_INFINITY else min(hard, memory_mb * MIB)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        except MemoryError:
+            conn.send(Outcome(reason=out_of_memory(memory_mb), fatal=True))
+            return
+        conn.send(convert_here(job, memory_mb))
+
+
+class _Worker:
+    def __init__(self, context: Any, memory_mb: int) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(child, memory_mb), name="freshline-convert", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.idle_since = time.monotonic()
+
+    def run(self, job: Job, timeout_s: float) -> Outcome:
+        try:
+            self.conn.send(job)
+        except (BrokenPipeError, OSError):
+            return self._lost()
+        ready = wait([self.conn, self.process.sentinel], timeout_s)
+        if self.conn in ready:
+            try:
+                return self.conn.recv()
+            except (EOFError, OSError):
+                pass
+        if not ready:
+            self.stop()
+            return Outcome(reason=f"timed out after {timeout_s:g} s", fatal=True)
+        return self._lost()
+
+    def _lost(self) -> Outcome:
+        self.stop()
+        code = self.process.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return Outcome(reason=f"worker crashed ({how})", fatal=True)
+
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+class WorkerPool:
+    """Up to `size` worker processes converting in parallel, started on demand."""
+
+    def __init__(self, size: int = 2, timeout_s: float = 60.0, memory_mb: int = 1024) -> None:
+        self.size, self.timeout_s, self.memory_mb = max(1, size), timeout_s, memory_mb
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._busy: set[_Worker] = set()
+        self._context: Any = None
+
+    def run(self, job: Job) -> Outcome:
+        """Convert one document in a worker; blocks while all workers are busy."""
+        with self._slots:
+            worker = self._checkout()
+            try:
+                outcome = worker.run(job, self.timeout_s)
+            finally:
+                with self._lock:
+                    self._busy.discard(worker)
+            if outcome.fatal or not worker.alive():
+                worker.stop()
+            else:
+                self._checkin(worker)
+            return outcome
+
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (idle and busy)."""
+        with self._lock:
+            workers = [*self._idle, *self._busy]
+        return [w.process.pid for w in workers if w.alive() and w.process.pid is not None]
+
+    def reap(self, idle_s: float = 0.0) -> None:
+        """Stop workers idle for at least `idle_s` seconds."""
+        cutoff = time.monotonic() - idle_s
+        with self._lock:
+            old = [w for w in self._idle if w.idle_since <= cutoff]
+            self._idle = [w for w in self._idle if w.idle_since > cutoff]
+        for worker in old:
+            worker.stop()
+
+    def close(self) -> None:
+        """Stop every worker; a busy one is killed and its job fails as a crash."""
+        self.reap()
+        with self._lock:
+            busy = list(self._busy)
+        for worker in busy:
+            worker.process.kill()  # the thread running its job reaps it
+
+    def _checkout(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive():
+                    self._busy.add(worker)
+                    return worker
+                worker.stop()
+        worker = _Worker(self._start_context(), self.memory_mb)
+        with self._lock:
+            self._busy.add(worker)
+        return worker
+
+    def _checkin(self, worker: _Worker) -> None:
+        worker.idle_since = time.monotonic()
+        with self._lock:
+            self._idle.append(worker)
+
+    def _start_context(self) -> Any:
+        with self._lock:
+            if self._context is None:
+                self._context = multiprocessing.get_context("forkserver")
+                self._context.set_forkserver_preload(PRELOAD)
+            return self._context

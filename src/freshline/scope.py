@@ -1,0 +1,214 @@
+"""Project scope: parse include/exclude patterns and match a file's facts against them.
+
+Pure: no I/O. A file is in scope when it is not internal, some inclusion matches and no
+exclusion does. Pattern kinds and their canonical text:
+
+    folder     Research/Papers      the path equals it or lies below it
+    glob       notes/**/*.md        whole-path match from the root; `*` `?` `[..]` stay in
+                                    one level, `**` spans any number of levels
+    extension  *.pdf                file name ends with `.pdf`, any case, at any depth
+    tag        #paper               markdown tags contain `paper` or `paper/…`, any case
+    note       [[Reading List]]     markdown file named `Reading List.md` (any case; a title
+                                    with `/` is matched against the path without extension)
+    property   [status:active]      front matter `status` (key in any case) equals `active`
+                                    (value case-sensitive, compared as text) or, for a list,
+                                    contains it
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from freshline import paths
+from freshline.markdown import parse_tag
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class PatternKind(StrEnum):
+    """The kinds of scope pattern."""
+
+    FOLDER = "folder"  # a folder or file path: itself and everything below it
+    GLOB = "glob"  # a path glob with `*`, `?`, `[...]` and `**`
+    EXTENSION = "extension"  # `*.ext`: a case-insensitive file-name suffix
+    TAG = "tag"  # `#tag`: markdown notes carrying the tag or a nested one
+    NOTE = "note"  # `[[Title]]`: a markdown note by title
+    PROPERTY = "property"  # `[key:value]`: a markdown front-matter property
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One parsed pattern; `value` is normalized, `raw` is what the user wrote."""
+
+    kind: PatternKind
+    value: str
+    raw: str
+    key: str = ""  # the property key, for PROPERTY patterns only
+
+    @property
+    def text(self) -> str:
+        """The canonical text: equal patterns have equal text."""
+        if self.kind is PatternKind.EXTENSION:
+            return f"*.{self.value}"
+        if self.kind is PatternKind.TAG:
+            return f"#{self.value}"
+        if self.kind is PatternKind.NOTE:
+            return f"[[{self.value}]]"
+        if self.kind is PatternKind.PROPERTY:
+            return f"[{self.key}:{self.value}]"
+        return self.value
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What matching needs to know about one file."""
+
+    path: str  # workspace-relative POSIX path
+    tags: frozenset[str] = frozenset()  # lowercase, without '#'
+    properties: Mapping[str, Any] = field(default_factory=dict)
+
+
+def is_markdown(path: str) -> bool:
+    """Whether `path` names a markdown note (by extension, any case)."""
+    return path.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def parse_pattern(text: str) -> Pattern:
+    """Parse one include/exclude pattern; raises ValueError with a short reason."""
+    raw = text
+    text = text.strip()
+    if not text:
+        raise ValueError("empty pattern")
+    if text.startswith("[["):
+        return _parse_note(text, raw)
+    if text.startswith("#"):
+        return Pattern(PatternKind.TAG, parse_tag(text), raw)
+    if text.startswith("[") and text.endswith("]") and ":" in text:
+        return _parse_property(text, raw)
+    norm = paths.normalize_pattern_path(text)
+    kind = PatternKind(paths.path_kind(norm))
+    if kind is PatternKind.EXTENSION:
+        return Pattern(kind, norm[2:].lower(), raw)
+    if kind is PatternKind.GLOB:
+        paths.glob_regex(norm)  # raises on a malformed glob
+    return Pattern(kind, norm, raw)
+
+
+def _parse_note(text: str, raw: str) -> Pattern:
+    if not text.endswith("]]") or len(text) < 4:
+        raise ValueError("malformed note pattern (expected [[Title]])")
+    title = text[2:-2].strip()
+    if not title:
+        raise ValueError("empty note title")
+    if "[" in title or "]" in title:
+        raise ValueError("malformed note pattern (expected [[Title]])")
+    return Pattern(PatternKind.NOTE, title.replace("\\", "/").strip("/"), raw)
+
+
+def _parse_property(text: str, raw: str) -> Pattern:
+    key, _, value = text[1:-1].partition(":")
+    key, value = key.strip(), value.strip()
+    if not key:
+        raise ValueError("property pattern needs a key (expected [key:value])")
+    if not value:
+        raise ValueError("property pattern needs a value (expected [key:value])")
+    return Pattern(PatternKind.PROPERTY, value, raw, key=key)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _property_matches(pattern: Pattern, properties: Mapping[str, Any]) -> bool:
+    key = pattern.key.casefold()
+    for name, value in properties.items():
+        if name.casefold() != key or value is None:
+            continue
+        values = value if isinstance(value, list | tuple) else [value]
+        if any(v is not None and _as_text(v) == pattern.value for v in values):
+            return True
+    return False
+
+
+def _note_matches(title: str, path: str) -> bool:
+    stem = path.rpartition(".")[0] if "." in path.rpartition("/")[2] else path
+    if "/" not in title:
+        stem = stem.rpartition("/")[2]
+    return stem.casefold() == title.casefold()
+
+
+def pattern_matches(pattern: Pattern, facts: FileFacts) -> bool:
+    """Whether one pattern matches a file (internal paths are the caller's concern)."""
+    kind, path = pattern.kind, facts.path
+    if kind is PatternKind.FOLDER:
+        return paths.under(path, pattern.value)
+    if kind is PatternKind.GLOB:
+        return paths.glob_regex(pattern.value).match(path) is not None
+    if kind is PatternKind.EXTENSION:
+        return paths.has_extension(path, pattern.value)
+    if not is_markdown(path):
+        return False
+    if kind is PatternKind.TAG:
+        prefix = pattern.value + "/"
+        return any(t == pattern.value or t.startswith(prefix) for t in facts.tags)
+    if kind is PatternKind.NOTE:
+        return _note_matches(pattern.value, path)
+    return _property_matches(pattern, facts.properties)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A project's inclusions and exclusions plus the workspace's ignore patterns."""
+
+    include: tuple[Pattern, ...]
+    exclude: tuple[Pattern, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @classmethod
+    def from_strings(
+        cls, include: Iterable[str], exclude: Iterable[str] = (), ignore: Iterable[str] = ()
+    ) -> Scope:
+        """Build a scope from pattern texts; raises ValueError for a malformed pattern."""
+        return cls(
+            tuple(parse_pattern(p) for p in include),
+            tuple(parse_pattern(p) for p in exclude),
+            tuple(ignore),
+        )
+
+    def matches(self, facts: FileFacts) -> bool:
+        """Whether the file is in scope: not internal, included, and not excluded."""
+        if not self.include or paths.is_internal(facts.path, self.ignore):
+            return False
+        if any(pattern_matches(p, facts) for p in self.exclude):
+            return False
+        return any(pattern_matches(p, facts) for p in self.include)
+
+
+def _canonical(patterns: Iterable[str | Pattern]) -> list[str]:
+    parsed = (p if isinstance(p, Pattern) else parse_pattern(p) for p in patterns)
+    return sorted({f"{p.kind.value}:{p.text}" for p in parsed})
+
+
+def signature(include: Iterable[str | Pattern], exclude: Iterable[str | Pattern], mode: Any) -> str:
+    """A stable hash of the normalized patterns and mode (order and duplicates ignored)."""
+    payload = {
+        "include": _canonical(include),
+        "exclude": _canonical(exclude),
+        "mode": str(getattr(mode, "value", mode)),
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()[:16]
+
+
+def describe(pattern: Pattern) -> str:
+    """A short human description, e.g. `folder Research/Papers` or `tag #paper`."""
+    if pattern.kind is PatternKind.PROPERTY:
+        return f"property {pattern.key} = {pattern.value}"
+    return f"{pattern.kind.value} {pattern.text}"

@@ -1,0 +1,38 @@
+"""The store: the only module that speaks SQL (SQLite under `.freshline/`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from freshline.store.db import Database
+from freshline.store.files import IndexTable
+from freshline.store.log import LogTable, ProjectState
+from freshline.store.meta import MetaTable
+from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
+
+__all__ = [
+    "Change",
+    "ChangeKind",
+    "FileKind",
+    "IndexEntry",
+    "LoggedChange",
+    "ProjectState",
+    "Store",
+]
+
+
+class Store(IndexTable, LogTable, MetaTable):
+    """freshline's persistent state for one workspace."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.db = Database(data_dir)
+
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A write transaction: `with store.write(): ...`."""
+        return self.db.write()
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        self.db.close()

@@ -1,0 +1,107 @@
+"""The SQLite connection: WAL, a busy timeout, forward migrations, write transactions.
+
+One `Store` per workspace data dir. Each thread gets its own connection (sqlite3
+connections are not shared across threads). Writers run inside `write()`, which opens
+the transaction with `BEGIN IMMEDIATE` so that two processes never interleave a
+read-then-write: the second waits (up to the busy timeout) instead of failing later.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from freshline.errors import StoreError
+from freshline.store.schema import MIGRATIONS
+
+DB_NAME = "freshline.db"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def encode_path(path: str) -> bytes:
+    """A workspace path as stored: UTF-8, surrogate escapes kept as raw bytes."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def decode_path(raw: bytes) -> str:
+    """The inverse of `encode_path`."""
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+class Database:
+    """Per-thread SQLite connections to one database file, migrated on first open."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / DB_NAME
+        self._local = threading.local()
+        self._migrated = False
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            if not self._migrated:
+                self._migrate(conn)
+                self._migrated = True
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path}: schema version {version} is newer than this freshline knows "
+                f"({len(MIGRATIONS)}); upgrade freshline"
+            )
+        if version == len(MIGRATIONS):
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the lock.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for number, (_name, sql) in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error."""
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot start a write: {exc}") from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

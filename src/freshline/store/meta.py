@@ -1,0 +1,42 @@
+"""Watcher hints and small key/value facts (heartbeat, last full scan)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from freshline.store.db import Database, decode_path, encode_path
+
+
+class MetaTable:
+    """Reads and writes of the `hints` and `meta` tables."""
+
+    db: Database
+
+    def hints_add(self, paths: Iterable[str]) -> None:
+        """Record paths a watcher saw change (its own short transaction)."""
+        rows = [(encode_path(p),) for p in paths]
+        if rows:
+            with self.db.write() as conn:
+                conn.executemany("INSERT INTO hints (path) VALUES (?)", rows)
+
+    def hints_take(self) -> list[str]:
+        """Remove and return every pending hint (call inside `write()`)."""
+        conn = self.db.conn
+        paths = sorted({decode_path(r[0]) for r in conn.execute("SELECT path FROM hints")})
+        conn.execute("DELETE FROM hints")
+        return paths
+
+    def meta_get(self, key: str) -> str | None:
+        """A stored fact, if set."""
+        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def meta_set(self, key: str, value: str) -> None:
+        """Set a fact (joins the current transaction if there is one)."""
+        conn = self.db.conn
+        sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+        if conn.in_transaction:
+            conn.execute(sql, (key, value))
+        else:
+            with self.db.write() as tx:
+                tx.execute(sql, (key, value))

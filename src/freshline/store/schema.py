@@ -1,0 +1,48 @@
+"""The store's schema as an ordered list of migrations.
+
+Each migration runs once, in order, inside one transaction, and bumps
+`PRAGMA user_version`. Never edit a migration that has shipped; append a new one.
+Paths are stored as BLOBs (UTF-8 with surrogate escapes) so that file names that are
+not valid UTF-8 round-trip exactly.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "index, projects, change log, hints, meta",
+        """
+        CREATE TABLE files (
+            path BLOB PRIMARY KEY,
+            kind TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            dev INTEGER NOT NULL,
+            blob TEXT NOT NULL,
+            mode INTEGER NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            properties TEXT NOT NULL DEFAULT '{}'
+        ) WITHOUT ROWID;
+        CREATE TABLE projects (
+            name TEXT PRIMARY KEY,
+            epoch INTEGER NOT NULL DEFAULT 0,
+            compacted_through INTEGER NOT NULL DEFAULT 0,
+            signature TEXT NOT NULL,
+            patterns TEXT NOT NULL
+        );
+        CREATE TABLE changes (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            epoch INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            path BLOB NOT NULL,
+            old_path BLOB,
+            detail TEXT
+        );
+        CREATE INDEX changes_by_epoch ON changes (project, epoch);
+        CREATE TABLE hints (id INTEGER PRIMARY KEY, path BLOB NOT NULL);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    ),
+]

@@ -1,0 +1,51 @@
+"""Content identity: git blob ids, computed streaming so big files never sit in memory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+CHUNK = 1 << 20
+
+MODE_FILE = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+
+
+def blob_id_bytes(data: bytes) -> str:
+    """The git blob id of `data`: sha1 of `blob <len>\\0` + data."""
+    h = hashlib.sha1(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+def blob_id_file(path: str | bytes, size: int) -> tuple[str, bytes]:
+    """The git blob id of a file of the given size, and its first `CHUNK` bytes.
+
+    Raises OSError if the file cannot be read or changed size while being read.
+    """
+    h = hashlib.sha1(b"blob %d\0" % size)
+    head = b""
+    read = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            if not read:
+                head = chunk
+            read += len(chunk)
+            h.update(chunk)
+    if read != size:
+        raise OSError(f"file changed size while being read ({size} → {read} bytes)")
+    return h.hexdigest(), head
+
+
+def blob_id_link(path: str | bytes) -> str:
+    """The git blob id of a symbolic link: the id of its target string."""
+    return blob_id_bytes(os.fsencode(os.readlink(path)))
+
+
+def git_mode(st: os.stat_result) -> int:
+    """The mode git would record for this stat: link, executable or plain file."""
+    if stat.S_ISLNK(st.st_mode):
+        return MODE_LINK
+    return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE

@@ -1,0 +1,211 @@
+"""Scanning (I/O): walk the workspace, compare with the index like git does, observe.
+
+`lstat` every file; re-hash only when size, mtime_ns or inode differ from the index.
+Symbolic links are recorded as links (their target's blob id) and never followed.
+A file that cannot be read keeps its previous entry and yields a warning; a directory
+that cannot be listed keeps every entry below it.
+
+A file written twice within one timestamp tick can keep size and mtime ("racily clean",
+as git calls it). An entry whose mtime is that close to the scan is stored with
+mtime_ns = 0, so the next scan hashes it again instead of trusting its stat.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from freshline.markdown import parse_note
+from freshline.paths import is_internal
+from freshline.scope import is_markdown
+from freshline.store import Store
+from freshline.store.records import ChangeKind, FileKind, IndexEntry
+from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
+from freshline.tracker.observed import FolderRename, Observed
+from freshline.tracker.renames import folder_renames, pair_renames
+
+RACY_WINDOW_NS = 2_000_000_000
+
+
+@dataclass
+class ScanResult:
+    """What one scan found: observations for the log and index rows to write."""
+
+    observed: list[Observed] = field(default_factory=list)
+    folders: list[FolderRename] = field(default_factory=list)
+    put: list[IndexEntry] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    scanned: int = 0
+
+
+def _rel(root: str, path: str) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+class Scanner:
+    """One scan of one workspace against the index in `store`."""
+
+    def __init__(self, root: Path, store: Store, ignore: Iterable[str] = ()) -> None:
+        self.root = str(root)
+        self.store = store
+        self.ignore = tuple(ignore)
+        self.started_ns = time.time_ns()
+        self.warnings: list[str] = []
+        self.kept: list[str] = []  # unreadable directories: entries below them stay
+
+    def _skip(self, rel: str) -> bool:
+        return is_internal(rel, self.ignore)
+
+    def walk(self, top: str = "") -> Iterator[tuple[str, os.stat_result]]:
+        """Every file and link at or below `top`, with its lstat; directories pruned."""
+        stack = [os.path.join(self.root, top) if top else self.root]
+        while stack:
+            d = stack.pop()
+            try:
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                rel = _rel(self.root, d)
+                self.warnings.append(f"{rel}: cannot list directory ({exc.strerror})")
+                self.kept.append(rel)
+                continue
+            for e in entries:
+                rel = _rel(self.root, e.path)
+                if self._skip(rel):
+                    continue
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    elif e.is_file(follow_symlinks=False) or e.is_symlink():
+                        yield rel, e.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+
+    def stat_at(self, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+        """The file at `rel`, or everything below it if it is a directory."""
+        if self._skip(rel):
+            return
+        try:
+            st = os.lstat(os.path.join(self.root, rel))
+        except OSError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            yield from self.walk(rel)
+        elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+            yield rel, st
+
+    def entry(self, rel: str, st: os.stat_result) -> IndexEntry | None:
+        """A fresh index entry (hashing the file), or None with a warning if unreadable."""
+        full = os.path.join(self.root, rel)
+        tags: tuple[str, ...] = ()
+        props: dict[str, object] = {}
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                kind, blob = FileKind.LINK, blob_id_link(full)
+            else:
+                kind = FileKind.FILE
+                blob, head = blob_id_file(full, st.st_size)
+                if is_markdown(rel):
+                    note = parse_note(head)
+                    tags, props = tuple(sorted(note.tags)), dict(note.properties)
+        except FileNotFoundError:
+            self.warnings.append(f"{rel}: vanished while being scanned")
+            return None
+        except OSError as exc:
+            self.warnings.append(f"{rel}: cannot read ({exc.strerror or exc})")
+            return None
+        racy = st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS
+        return IndexEntry(
+            path=rel,
+            kind=kind,
+            size=st.st_size,
+            mtime_ns=0 if racy else st.st_mtime_ns,
+            inode=st.st_ino,
+            dev=st.st_dev,
+            blob=blob,
+            mode=git_mode(st),
+            tags=tags,
+            properties=props,
+        )
+
+    def _kept(self, rel: str) -> bool:
+        return any(rel == k or rel.startswith(k + "/") for k in self.kept)
+
+    def compare(
+        self,
+        disk: Iterable[tuple[str, os.stat_result]],
+        stats: dict[str, tuple[int, int, int]],
+        old_entry: Callable[[str], IndexEntry | None],
+    ) -> ScanResult:
+        """Compare what is on disk with the index's `stats` for the same region."""
+        result = ScanResult()
+        created: dict[str, IndexEntry] = {}
+        seen: set[str] = set()
+        for rel, st in disk:
+            result.scanned += 1
+            seen.add(rel)
+            known = stats.get(rel)
+            if known == (st.st_size, st.st_mtime_ns, st.st_ino):
+                continue
+            fresh = self.entry(rel, st)
+            if fresh is None:
+                continue
+            result.put.append(fresh)
+            if known is None:
+                created[rel] = fresh
+                continue
+            old = old_entry(rel)
+            if old is not None and _content(old) != _content(fresh):
+                result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
+        deleted = {}
+        for rel in stats.keys() - seen:
+            old = old_entry(rel)
+            if old is not None and not self._kept(rel):
+                deleted[rel] = old
+                result.remove.append(rel)
+        renames, rest = pair_renames(deleted, created)
+        result.observed += renames + rest
+        result.folders = [
+            f
+            for f in folder_renames(renames, self._count_under)
+            if not os.path.isdir(os.path.join(self.root, f.old))  # emptied, not moved
+        ]
+        result.warnings = self.warnings
+        return result
+
+    def _count_under(self, folder: str) -> int:
+        return len(self.store.index_under([folder])) if folder else self.store.index_count()
+
+
+def _content(e: IndexEntry) -> tuple[str, str, int]:
+    return e.blob, e.kind.value, e.mode
+
+
+def full_scan(scanner: Scanner) -> ScanResult:
+    """Compare the whole workspace with the whole index."""
+    return scanner.compare(scanner.walk(), scanner.store.index_stats(), scanner.store.index_get)
+
+
+def targeted_scan(scanner: Scanner, paths: Iterable[str]) -> ScanResult:
+    """Compare only the hinted paths (and, for directories, their subtrees)."""
+    roots = _outermost(p for p in paths if not scanner._skip(p))
+    region = scanner.store.index_under(roots)
+    stats = {p: (e.size, e.mtime_ns, e.inode) for p, e in region.items()}
+    disk = (item for rel in roots for item in scanner.stat_at(rel))
+    return scanner.compare(disk, stats, region.get)
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """The paths not below another one of them (so no subtree is walked twice)."""
+    out: list[str] = []
+    for p in sorted(set(paths)):
+        if not any(p == o or p.startswith(o + "/") for o in out):
+            out.append(p)
+    return out

@@ -1,0 +1,60 @@
+"""Scoping (pure): what one batch of observations means to one project.
+
+Each side is matched on its own: the old path with the facts the index had, the new path
+with its fresh facts. A rename out of scope is a deletion of the old path, a rename into
+scope is a creation of the new one; a note that gained a tag enters a tag project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from freshline.scope import FileFacts, Scope
+from freshline.store.records import Change, ChangeKind, IndexEntry
+from freshline.tracker.observed import FolderRename, Observed
+
+
+def facts(entry: IndexEntry) -> FileFacts:
+    """The facts scope matching needs, from an index entry."""
+    return FileFacts(entry.path, frozenset(entry.tags), entry.properties)
+
+
+def in_scope(scope: Scope, entry: IndexEntry | None) -> bool:
+    """Whether an entry (or nothing) is in a project's scope."""
+    return entry is not None and scope.matches(facts(entry))
+
+
+def scope_observed(o: Observed, scope: Scope) -> list[Change]:
+    """The project-level changes one observation makes."""
+    was, now = in_scope(scope, o.old), in_scope(scope, o.new)
+    if not was and not now:
+        return []
+    if was and not now:
+        assert o.old is not None
+        return [Change(ChangeKind.DELETED, o.old.path)]
+    assert o.new is not None
+    if now and not was:
+        return [Change(ChangeKind.CREATED, o.new.path)]
+    if o.kind is ChangeKind.RENAMED:
+        assert o.old is not None
+        out = [Change(ChangeKind.RENAMED, o.new.path, old_path=o.old.path)]
+        if o.content_changed:
+            out.append(Change(ChangeKind.MODIFIED, o.new.path))
+        return out
+    return [Change(o.kind, o.new.path)]
+
+
+def scope_batch(
+    observed: Iterable[Observed], folders: Iterable[FolderRename], scope: Scope
+) -> list[Change]:
+    """Every change a batch makes to a project, folder renames summarized once each.
+
+    Order matters to `coalesce`: a rename comes before the modification of its new path.
+    """
+    changes = [c for o in observed for c in scope_observed(o, scope)]
+    renamed = [c for c in changes if c.kind is ChangeKind.RENAMED]
+    for f in folders:
+        if any(c.old_path and c.old_path.startswith(f.old + "/") for c in renamed):
+            folder = Change(ChangeKind.RENAMED, f.new, old_path=f.old, detail={"folder": True})
+            changes.append(folder)
+    return changes

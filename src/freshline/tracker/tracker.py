@@ -1,0 +1,231 @@
+"""The tracker: flush the workspace into the index, and log what changed per project.
+
+The index in the store is the truth; watchers only hint which paths to look at. A flush
+takes the store's write lock first (`BEGIN IMMEDIATE`), then reads the index, scans and
+writes, so two processes flushing at once are serialized and each change is logged once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from freshline.config import DATA_DIR, Config, ProjectConfig
+from freshline.errors import NotFoundError
+from freshline.scope import Scope
+from freshline.store import ProjectState, Store
+from freshline.store.records import Change, ChangeKind, IndexEntry
+from freshline.tracker.coalesce import coalesce
+from freshline.tracker.hints import cookie_sync, watcher_alive
+from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
+from freshline.tracker.scoping import in_scope, scope_batch
+
+LAST_FULL_SCAN = "tracker.last_full_scan"
+
+
+@dataclass(frozen=True)
+class ProjectDelta:
+    """What one flush logged for one project."""
+
+    project: str
+    epoch: int
+    changes: list[Change]
+
+
+@dataclass
+class FlushResult:
+    """The outcome of one flush."""
+
+    full: bool
+    scanned: int
+    projects: dict[str, ProjectDelta] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ChangesSince:
+    """The answer to "what changed in this project since epoch N?"."""
+
+    project: str
+    since: int
+    epoch: int  # the project's epoch now: what a reader is caught up to after this
+    compacted: bool  # the log no longer reaches back to `since`: re-enumerate
+    changes: list[Change]  # coalesced; empty when compacted
+
+
+def patterns_of(project: ProjectConfig, ignore: Sequence[str]) -> dict[str, object]:
+    """The normalized patterns a project's log state remembers."""
+    return {
+        "include": sorted(p.strip() for p in project.include),
+        "exclude": sorted(p.strip() for p in project.exclude),
+        "mode": project.mode.value,
+        "ignore": sorted(ignore),
+    }
+
+
+def _scope_of(patterns: dict[str, object]) -> Scope:
+    include, exclude = patterns["include"], patterns["exclude"]
+    ignore = patterns.get("ignore", [])
+    assert isinstance(include, list) and isinstance(exclude, list) and isinstance(ignore, list)
+    return Scope.from_strings(include, exclude, ignore)
+
+
+class Tracker:
+    """Flushes one workspace into its store and answers change-log queries."""
+
+    def __init__(self, config: Config, store: Store | None = None) -> None:
+        self.config = config
+        self.root = Path(config.root)
+        self.store = store or Store(self.root / DATA_DIR)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def flush(self, full: bool = False) -> FlushResult:
+        """Bring the index up to date and log changes: hinted paths if a watcher is alive,
+        else (or with `full`) the whole workspace."""
+        live = not full and watcher_alive(self.store)
+        if live and not cookie_sync(self.root, self.store):
+            live = False  # the watcher did not answer in time: trust nothing
+        with self.store.write():
+            hints = self.store.hints_take()
+            return self._flush_locked(None if not live else hints)
+
+    def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
+        """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
+        with self.store.write():
+            return self._flush_locked(None if paths is None else list(paths))
+
+    def _flush_locked(self, paths: list[str] | None) -> FlushResult:
+        ignore = self.config.workspace.ignore
+        scanner = Scanner(self.root, self.store, ignore)
+        if paths is None or "" in paths:
+            result = full_scan(scanner)
+            self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
+        elif paths:
+            result = targeted_scan(scanner, paths)
+        else:
+            result = ScanResult()
+        config_changes, new = self._config_changes()
+        self.store.index_put(result.put)
+        self.store.index_delete(result.remove)
+        out = FlushResult(full=paths is None, scanned=result.scanned, warnings=result.warnings)
+        for name, project in self.config.projects.items():
+            if name in new:  # its starting point is the index after this flush: epoch 0
+                continue
+            batch = scope_batch(result.observed, result.folders, project.scope)
+            changes = coalesce(config_changes.get(name, []) + batch)
+            if changes:
+                out.projects[name] = self._log(name, changes)
+        return out
+
+    def _log(self, name: str, changes: list[Change]) -> ProjectDelta:
+        state = self.store.project_state(name)
+        assert state is not None
+        epoch = state.epoch + 1
+        self.store.log_append(name, epoch, changes)
+        through = self.store.log_compact(name, self.config.workspace.change_log_cap)
+        compacted = through if through is not None else state.compacted_through
+        self.store.project_put(
+            ProjectState(name, epoch, compacted, state.signature, state.patterns)
+        )
+        return ProjectDelta(name, epoch, changes)
+
+    def _config_changes(self) -> tuple[dict[str, list[Change]], set[str]]:
+        """Bring each project's remembered patterns up to date: the changes of those whose
+        patterns moved, and the names of projects seen for the first time.
+
+        Runs before the batch is applied, so old and new scopes are compared on the same
+        (pre-batch) facts; the batch's own changes follow and coalesce with these.
+        """
+        ignore = self.config.workspace.ignore
+        states = self.store.project_states()
+        for gone in states.keys() - self.config.projects.keys():
+            self.store.project_forget(gone)
+        out: dict[str, list[Change]] = {}
+        new: set[str] = set()
+        for name, project in self.config.projects.items():
+            patterns = patterns_of(project, ignore)
+            state = states.get(name)
+            if state is not None and state.patterns == patterns:
+                continue
+            fresh = ProjectState(
+                name,
+                state.epoch if state else 0,
+                state.compacted_through if state else 0,
+                project.signature,
+                patterns,
+            )
+            self.store.project_put(fresh)
+            if state is None:
+                new.add(name)
+            else:
+                out[name] = self._scope_shift(state.patterns, patterns)
+        return out, new
+
+    def _scope_shift(self, old: dict[str, object], new: dict[str, object]) -> list[Change]:
+        before, after = _scope_of(old), _scope_of(new)
+        entered: list[str] = []
+        left: list[str] = []
+        for entry in self.store.index_iter():
+            was, now = in_scope(before, entry), in_scope(after, entry)
+            if now and not was:
+                entered.append(entry.path)
+            elif was and not now:
+                left.append(entry.path)
+        detail = _pattern_diff(old, new)
+        detail["newly_included"] = entered
+        detail["no_longer_included"] = left
+        config = Change(ChangeKind.CONFIG, "", detail=detail)
+        return [
+            config,
+            *(Change(ChangeKind.CREATED, p) for p in entered),
+            *(Change(ChangeKind.DELETED, p) for p in left),
+        ]
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _state(self, project: str) -> ProjectState:
+        state = self.store.project_state(project)
+        if state is None:
+            if project not in self.config.projects:
+                raise NotFoundError(f"unknown project '{project}'")
+            return ProjectState(project, 0, 0, "", {})
+        return state
+
+    def epoch(self, project: str) -> int:
+        """The project's current epoch (0 before its first flush)."""
+        return self._state(project).epoch
+
+    def changes_since(self, project: str, since: int) -> ChangesSince:
+        """Coalesced changes after epoch `since`, or a compacted marker if the log was cut."""
+        state = self._state(project)
+        if since < state.compacted_through or since > state.epoch:
+            return ChangesSince(project, since, state.epoch, True, [])
+        entries = self.store.log_read(project, since)
+        return ChangesSince(
+            project, since, state.epoch, False, coalesce(e.change for e in entries)
+        )
+
+    def files_in_scope(self, project: str) -> list[IndexEntry]:
+        """The indexed files a project includes now, in path order."""
+        scope = self.config.project(project).scope
+        return [e for e in self.store.index_iter() if in_scope(scope, e)]
+
+
+def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
+    def as_set(d: dict[str, object], key: str) -> set[str]:
+        value = d.get(key, [])
+        return set(value) if isinstance(value, list) else set()
+
+    detail: dict[str, object] = {}
+    for key in ("include", "exclude", "ignore"):
+        added, removed = as_set(new, key) - as_set(old, key), as_set(old, key) - as_set(new, key)
+        if added:
+            detail[f"{key}_added"] = sorted(added)
+        if removed:
+            detail[f"{key}_removed"] = sorted(removed)
+    if old.get("mode") != new.get("mode"):
+        detail["mode"] = {"from": old.get("mode"), "to": new.get("mode")}
+    return detail

@@ -1,0 +1,99 @@
+"""The watcher: file events become hints in the store; full scans catch what events miss.
+
+inotify drops events on overflow and the Python watchers do not report it, so the
+watcher never decides anything itself: it writes hints and a heartbeat, runs a full
+scan at start (changes made while nothing ran) and every `full_scan_interval` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import watchfiles
+
+from freshline.config import Config
+from freshline.paths import is_internal
+from freshline.tracker.hints import HEARTBEAT_EVERY_S, beat, is_cookie, stop_beating
+from freshline.tracker.tracker import FlushResult, Tracker
+
+
+class Watcher:
+    """Watches one workspace until `stop()`; usable in-process or as `freshline watch`."""
+
+    def __init__(
+        self,
+        config: Config,
+        on_flush: Callable[[FlushResult], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.root = Path(config.root).resolve()
+        self.tracker = Tracker(config)
+        self.on_flush = on_flush
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """Ask the watcher to stop; `run()` returns shortly after."""
+        self._stop.set()
+
+    def _relevant(self, path: str) -> str | None:
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if rel.startswith("../") or is_internal(rel, self.config.workspace.ignore):
+            return None
+        return "" if rel == "." else rel
+
+    def _wanted(self, _change: watchfiles.Change, path: str) -> bool:
+        # The store's own writes (heartbeats) must not wake the watcher up.
+        return is_cookie(self.root, path) or self._relevant(path) is not None
+
+    def _full_scan(self) -> None:
+        result = self.tracker.scan()
+        if self.on_flush is not None:
+            self.on_flush(result)
+
+    def run(self) -> None:
+        """Watch until stopped: heartbeat, hints, cookies, periodic full scans."""
+        store = self.tracker.store
+        beat(store)
+        self._full_scan()
+        interval = self.config.workspace.full_scan_interval
+        last_full = time.monotonic()
+        try:
+            for batch in watchfiles.watch(
+                self.root,
+                watch_filter=self._wanted,
+                debounce=self.config.workspace.debounce_ms,
+                step=10,
+                stop_event=self._stop,
+                rust_timeout=int(HEARTBEAT_EVERY_S * 1000),
+                yield_on_timeout=True,
+                recursive=True,
+                ignore_permission_denied=True,
+            ):
+                self._handle(batch)
+                beat(store)
+                if time.monotonic() - last_full > interval:
+                    self._full_scan()
+                    last_full = time.monotonic()
+        finally:
+            stop_beating(store)
+
+    def _handle(self, batch: set[tuple[watchfiles.Change, str]]) -> None:
+        hints: list[str] = []
+        cookies: list[str] = []
+        for _change, path in batch:
+            if is_cookie(self.root, path):
+                cookies.append(path)
+                continue
+            rel = self._relevant(path)
+            if rel is not None:
+                hints.append(rel)
+        self.tracker.store.hints_add(hints)
+        for cookie in cookies:  # only after the hints before it are in the store
+            try:
+                os.unlink(cookie)
+            except FileNotFoundError:
+                pass

@@ -1,0 +1,75 @@
+"""Shared fixtures: real workspaces in temp dirs, isolated from the user's environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from freshline.config import Config, load_config
+from freshline.tracker import Tracker
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+
+
+class Workspace:
+    """A real workspace on disk, with helpers to edit files and config."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, rel: str, text: str | bytes = "") -> Path:
+        """Create or overwrite a file, making parent folders."""
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    def configure(self, projects: dict[str, dict[str, object]], **workspace: object) -> Config:
+        """Write freshline.toml with these projects and workspace settings."""
+        lines = ["[workspace]"]
+        lines += [f"{k} = {_toml(v)}" for k, v in workspace.items()]
+        for name, table in projects.items():
+            lines.append(f"[projects.{name}]")
+            lines += [f"{k} = {_toml(v)}" for k, v in table.items()]
+        (self.root / "freshline.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (self.root / ".freshline").mkdir(exist_ok=True)
+        return self.config()
+
+    def config(self) -> Config:
+        """The workspace's config as loaded now."""
+        return load_config(self.root)
+
+    def tracker(self) -> Tracker:
+        """A tracker over the current config."""
+        return Tracker(self.config())
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    """An empty workspace root (configure it with `ws.configure`)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    cwd = os.getcwd()
+    yield Workspace(root)
+    os.chdir(cwd)

@@ -1,0 +1,194 @@
+"""Generators of real test documents: PDFs written by hand, office files through their
+libraries, an encrypted PDF, a zip-bomb DOCX, and the git blob id of a file."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from freshline.store.records import FileKind, IndexEntry
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id of some content."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def entry(root: Path, path: str) -> IndexEntry:
+    """An index entry for a file under root, as the tracker would record it."""
+    st = (root / path).stat()
+    data = (root / path).read_bytes()
+    return IndexEntry(
+        path=path,
+        kind=FileKind.FILE,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        inode=st.st_ino,
+        dev=st.st_dev,
+        blob=blob_id(data),
+    )
+
+
+def _pdf_string(text: str) -> str:
+    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
+
+
+def _text_stream(lines: Sequence[str]) -> bytes:
+    body = ["BT", "/F1 11 Tf", "14 TL", "72 740 Td"]
+    for line in lines:
+        body.append(f"{_pdf_string(line)} Tj T*")
+    body.append("ET")
+    return "\n".join(body).encode("latin-1")
+
+
+def pdf_bytes(pages: Sequence[Sequence[str]], *, text: bool = True) -> bytes:
+    """A valid PDF with one page per entry, each line written in Helvetica.
+
+    With text=False the pages carry only drawn lines (what a scan looks like to a parser).
+    """
+    objects: list[bytes] = []
+    n = len(pages)
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(n))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    for i, lines in enumerate(pages):
+        content = _text_stream(lines) if text else b"72 72 m 500 700 l S"
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>".encode()
+        )
+        objects.append(
+            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+        )
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def write_pdf(path: Path, pages: Sequence[Sequence[str]], *, text: bool = True) -> Path:
+    """Write a PDF (see pdf_bytes) and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pdf_bytes(pages, text=text))
+    return path
+
+
+def write_encrypted_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
+    """A PDF that needs the user password "secret" to open."""
+    from pypdf import PdfReader, PdfWriter
+
+    source = path.with_suffix(".plain.tmp")
+    write_pdf(source, pages)
+    writer = PdfWriter(clone_from=PdfReader(source))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="AES-128")
+    with path.open("wb") as handle:
+        writer.write(handle)
+    source.unlink()
+    return path
+
+
+def write_docx(path: Path, heading: str, items: Sequence[str], table: Sequence[Sequence[str]]):
+    """A DOCX with a heading, a paragraph, a bulleted list and a table."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading(heading, level=1)
+    document.add_paragraph("An opening paragraph.")
+    for item in items:
+        document.add_paragraph(item, style="List Bullet")
+    grid = document.add_table(rows=len(table), cols=len(table[0]))
+    for row, values in zip(grid.rows, table, strict=True):
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+    document.save(str(path))
+    return path
+
+
+def write_pptx(path: Path, slides: Sequence[tuple[str, str, str]]) -> Path:
+    """A PPTX with one (title, body, notes) slide each."""
+    import pptx
+
+    deck = pptx.Presentation()
+    layout = deck.slide_layouts[1]  # title and content
+    for title, body, notes in slides:
+        slide = deck.slides.add_slide(layout)
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+        slide.notes_slide.notes_text_frame.text = notes
+    deck.save(str(path))
+    return path
+
+
+def write_xlsx(path: Path, sheets: dict[str, Sequence[Sequence[object]]]) -> Path:
+    """An XLSX with one sheet per entry, rows as given."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(name)
+        for row in rows:
+            sheet.append(list(row))
+    workbook.save(str(path))
+    return path
+
+
+def write_zip_bomb_docx(path: Path, unpacked_mib: int = 1024) -> Path:
+    """A DOCX whose document.xml truly inflates to `unpacked_mib` MiB of zeros.
+
+    The deflate stream is one compressed MiB repeated (full flushes make each piece
+    independent), so writing it takes milliseconds.
+    """
+    chunk = b"\0" * (1 << 20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    piece = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    stream = piece * unpacked_mib + zlib.compressobj(9, zlib.DEFLATED, -15).flush()
+    crc = 0
+    for _ in range(unpacked_mib):
+        crc = zlib.crc32(chunk, crc)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        info = zipfile.ZipInfo("word/document.xml", date_time=(2024, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        _write_raw(archive, info, stream, crc, unpacked_mib << 20)
+    return path
+
+
+def _write_raw(archive: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes, crc: int, size: int):
+    # zipfile has no API for pre-compressed data: write the header and bytes ourselves.
+    info.CRC, info.compress_size, info.file_size = crc, len(raw), size
+    info.header_offset = archive.fp.tell()
+    archive.fp.write(info.FileHeader(zip64=False))
+    archive.fp.write(raw)
+    archive.start_dir = archive.fp.tell()
+    archive.filelist.append(info)
+    archive.NameToInfo[info.filename] = info
+    archive._didModify = True
+
+
+_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8"?>'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Override PartName="/word/document.xml" ContentType="application/'
+    'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+)
+_RELS = (
+    '<?xml version="1.0" encoding="UTF-8"?>'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+)

@@ -1,0 +1,426 @@
+"""The context blocks: golden files per scenario, table tests of the edges, properties.
+
+Regenerate the golden files with `FRESHLINE_UPDATE_GOLDEN=1 pytest tests/test_context_blocks.py`
+and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import random
+import re
+from collections import defaultdict
+from enum import Enum
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from freshline.context import (
+    ConfigChange,
+    DocState,
+    DocumentInfo,
+    ManifestInput,
+    Refresh,
+    Source,
+    SourceKind,
+    UpdatesInput,
+    render_manifest,
+    render_updates,
+)
+from freshline.context.wire import absolute, short_commit, show_path, show_text
+from freshline.errors import FreshlineError, WorkspaceError
+from freshline.store.records import Change, ChangeKind
+
+GOLDEN = Path(__file__).parent / "golden"
+ROOT = "/home/u/vault"
+SNAP = ".freshline/snapshots"
+K = ChangeKind
+
+
+def doc(path: str, state: str, reason: str | None = None) -> DocumentInfo:
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    snapshot = f"{SNAP}/{stem}.md" if state in ("ready", "stale", "deleted") else None
+    return DocumentInfo(path, DocState(state), snapshot, reason)
+
+
+# ---------------------------------------------------------------- golden scenarios
+
+def manifest_scenarios() -> dict[str, ManifestInput]:
+    include = ["Research/Papers", "notes/**/*.md", "*.pdf", "#paper", "[[Reading List]]",
+               "[status:active]"]
+    docs = [doc("Research/Papers/attention.pdf", "ready"), doc("inbox/scan.pdf", "pending"),
+            doc("Research/Papers/old draft.pdf", "stale"),
+            doc("Research/Papers/locked.pdf", "failed", "encrypted PDF: a password is needed"),
+            doc("gone.pdf", "deleted")]
+    base = dict(project="research", root=ROOT, epoch=12, include=include,
+                exclude=["Research/Papers/old", "#draft"], documents=docs)
+    many = [f"notes/n{i:03}.md" for i in range(120)]
+    return {
+        "manifest_small": ManifestInput(**base, files=[
+            "Research/Papers/attention.pdf", "notes/idea.md", "Reading List.md"]),
+        "manifest_large": ManifestInput(**base, files=many),
+        "manifest_resumed": ManifestInput(**base, resumed=True, mode="isolated"),
+        "manifest_empty": ManifestInput(project="empty", root=ROOT, epoch=0, files=[]),
+        "manifest_capped": ManifestInput(
+            project="big", root=ROOT, epoch=7, include=["notes"], list_files_max=500,
+            files=many, cap=10, documents=[doc(f"d{i}.pdf", "ready") for i in range(12)]),
+        "manifest_unicode": ManifestInput(
+            project='Ré "search" <1>', root="/", epoch=3, include=["Été 2024/Notes", "#café"],
+            files=["Été 2024/Notes/naïve idea.md", "Été 2024/Notes/日本語 メモ.md",
+                   "Été 2024/Notes/line\nbreak.md", "Été 2024/Notes/trailing .md "]),
+    }
+
+
+def updates_scenarios() -> dict[str, UpdatesInput]:
+    def u(**kw: object) -> UpdatesInput:
+        kw.setdefault("changes", ())
+        return UpdatesInput.from_changes("research", ROOT, 3, 5, **kw)
+
+    many = [Change(K.CREATED, f"notes/n{i:03}.md") for i in range(8)]
+    return {
+        "updates_paths": u(changes=[
+            Change(K.CREATED, "notes/new.md"), Change(K.MODIFIED, "notes/todo.md"),
+            Change(K.DELETED, "notes/old.md"), Change(K.RENAMED, "notes/b.md", "notes/a.md")]),
+        # the tracker logs a rename out as deleted old, a rename in as created new
+        "updates_rename_scope": u(changes=[
+            Change(K.DELETED, "Research/moved-out.md"), Change(K.CREATED, "Research/moved-in.md"),
+            Change(K.RENAMED, "Research/Papers/new name.md", "Research/Papers/old name.md")]),
+        "updates_documents": u(
+            changes=[Change(K.CREATED, "in/new.pdf"), Change(K.MODIFIED, "in/ready.pdf"),
+                     Change(K.MODIFIED, "in/stale.pdf"), Change(K.CREATED, "in/bad.pdf"),
+                     Change(K.DELETED, "in/gone.pdf"),
+                     Change(K.RENAMED, "out/moved.pdf", "in/moved.pdf")],
+            documents=[doc("in/new.pdf", "pending"), doc("in/ready.pdf", "ready"),
+                       doc("in/stale.pdf", "stale"), doc("in/bad.pdf", "failed", "corrupt"),
+                       doc("in/gone.pdf", "deleted"), doc("in/moved.pdf", "deleted"),
+                       doc("out/moved.pdf", "pending")]),
+        "updates_document_sets": u(
+            ready_documents=[doc("in/new.pdf", "ready")],
+            failed_documents=[doc("in/bad.pdf", "failed", "timed out after 60 s"),
+                              doc("in/huge.xlsx", "failed")],
+            invalid_snapshots=[("in/left-scope.pdf", f"{SNAP}/left-scope.md")]),
+        "updates_config": u(changes=[
+            Change(K.CONFIG, "", detail={
+                "added": ["#paper", "Drafts"], "removed": ["*.txt"],
+                "exclude_added": ["Drafts/private"], "exclude_removed": ["#draft"],
+                "mode_from": "live", "mode_to": "isolated",
+                "newly_included": ["Drafts/idea.md", "Research/p.md"]}),
+            Change(K.CONFIG, "", detail={}), Change(K.CREATED, "Drafts/idea.md")],
+            documents=[doc("Research/p.md", "ready")]),
+        "updates_compacted": u(
+            changes=[Change(K.COMPACTED, ""), Change(K.CREATED, "notes/dropped.md"),
+                     Change(K.CONFIG, "", detail={"added": ["x"]})],
+            ready_documents=[doc("in/new.pdf", "ready")]),
+        "updates_refreshed": u(changes=[
+            Change(K.REFRESHED, "", detail={
+                "target": "main", "from": "0123456789abcdef" * 2 + "01234567",
+                "to": "fedcba9876543210" * 2 + "fedcba98",
+                "paths": ["src/app.py", "README.md"], "conflicts": ["src/db.py"]}),
+            Change(K.REFRESHED, "", detail={"target": "release/2.x", "from": "v1", "to": "v2"})]),
+        "updates_resumed": u(resumed=True),
+        "updates_capped": u(changes=[*many, Change(K.DELETED, "x.md")], cap=3),
+        "updates_unicode": UpdatesInput(
+            "Ré", "/", 0, 1, changes=[
+                Change(K.CREATED, "Été 2024/naïve idea.md"),
+                Change(K.RENAMED, "日本語/メモ 2.md", "日本語/メモ.md"),
+                Change(K.CREATED, "weird/a → b.md"), Change(K.CREATED, "weird/</x>.md")]),
+    }
+
+
+SCENARIOS = {
+    **{name: (render_manifest, m) for name, m in manifest_scenarios().items()},
+    **{name: (render_updates, x) for name, x in updates_scenarios().items()},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_golden(name: str) -> None:
+    render, data = SCENARIOS[name]
+    text = render(data)
+    assert text is not None
+    golden = GOLDEN / f"{name}.txt"
+    if os.environ.get("FRESHLINE_UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text + "\n", encoding="utf-8")
+    assert golden.exists(), f"missing {golden}; run with FRESHLINE_UPDATE_GOLDEN=1"
+    assert text + "\n" == golden.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- table tests of the edges
+
+@pytest.mark.parametrize(("pattern", "kind"), [
+    ("Research/Papers", SourceKind.FOLDER), ("notes/", SourceKind.FOLDER),
+    ("notes/**/*.md", SourceKind.GLOB), ("a?c", SourceKind.GLOB), ("[abc].md", SourceKind.GLOB),
+    ("*.pdf", SourceKind.EXTENSION), ("*.tar.gz", SourceKind.EXTENSION),
+    ("*.p*", SourceKind.GLOB), ("*/x.md", SourceKind.GLOB),
+    ("#paper", SourceKind.TAG), ("#a/b", SourceKind.TAG),
+    ("[[Reading List]]", SourceKind.NOTE), ("[status:active]", SourceKind.PROPERTY),
+])
+def test_source_parse(pattern: str, kind: SourceKind) -> None:
+    assert Source.parse(pattern) == Source(kind, pattern)
+
+
+@pytest.mark.parametrize(("root", "path", "expected"), [
+    ("/w", "a/b.md", "/w/a/b.md"), ("/", "a.md", "/a.md"), ("/w", ".", "/w"),
+    ("/w", "./a//b.md", "/w/a/b.md"), ("/w", "/w/.freshline/s.md", "/w/.freshline/s.md"),
+    ("/w", "/w", "/w"), ("/w", "a/../b.md", "/w/b.md"),
+])
+def test_absolute(root: str, path: str, expected: str) -> None:
+    assert absolute(root, path) == expected
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", "/elsewhere/x", "/wx/y"])
+def test_absolute_refuses_escapes(path: str) -> None:
+    with pytest.raises(WorkspaceError):
+        absolute("/w", path)
+
+
+def test_relative_root_is_refused() -> None:
+    with pytest.raises(WorkspaceError, match="absolute"):
+        ManifestInput("p", "home/u", 1)
+    with pytest.raises(WorkspaceError):
+        UpdatesInput("p", "", 1, 2)
+
+
+@pytest.mark.parametrize(("path", "shown"), [
+    ("/w/plain name ü.md", "/w/plain name ü.md"),
+    ("/w/a\nb", '"/w/a\\nb"'), ("/w/a\u2028b", '"/w/a\u2028b"'), ("/w/a ", '"/w/a "'),
+    ("/w/</tag>", '"/w/<\\/tag>"'), ("/w/a → b", '"/w/a → b"'), ("/w/a→b", "/w/a→b"),
+])
+def test_show_path(path: str, shown: str) -> None:
+    assert show_path(path) == shown
+
+
+def test_show_text_flattens_and_shortens() -> None:
+    assert show_text("a\n\tb  </c>") == "a b <\\/c>"
+    assert show_text("x" * 500, 10) == "x" * 9 + "…"
+
+
+def test_short_commit() -> None:
+    assert short_commit("a" * 40) == "aaaaaaa"
+    assert short_commit("b" * 64) == "bbbbbbb"
+    assert short_commit("v1.2") == "v1.2"
+
+
+def test_document_state_accepts_equal_enums_and_strings() -> None:
+    class Probe(Enum):
+        READY = "ready"
+
+    assert DocumentInfo("a.pdf", Probe.READY, "s.md").state is DocState.READY
+    assert DocumentInfo("a.pdf", "pending").state is DocState.PENDING
+    with pytest.raises(ValueError):
+        DocumentInfo("a.pdf", "unknown")
+
+
+def test_bad_records_are_refused() -> None:
+    with pytest.raises(FreshlineError, match="snapshot"):
+        DocumentInfo("a.pdf", DocState.READY)
+    with pytest.raises(FreshlineError, match="snapshot"):
+        UpdatesInput("p", ROOT, 1, 2, ready_documents=[doc("a.pdf", "pending")])
+    with pytest.raises(FreshlineError, match="from_changes"):
+        UpdatesInput("p", ROOT, 1, 2, changes=[Change(K.CONFIG, "")])
+    with pytest.raises(FreshlineError, match="old path"):
+        UpdatesInput("p", ROOT, 1, 2, changes=[Change(K.RENAMED, "b.md")])
+    with pytest.raises(WorkspaceError):
+        render_updates(UpdatesInput("p", ROOT, 1, 2, changes=[Change(K.CREATED, "../x")]))
+
+
+def test_from_changes_routes_project_entries() -> None:
+    u = UpdatesInput.from_changes("p", ROOT, 1, 4, [
+        Change(K.CONFIG, "", detail={"added": ["#x"], "unknown": 1}),
+        Change(K.CREATED, "a.md"),
+        Change(K.REFRESHED, "", detail={"target": "main", "from": "a", "to": "b", "paths": ["x"]}),
+        Change(K.COMPACTED, "")])
+    assert u.changes == (Change(K.CREATED, "a.md"),)
+    assert u.config == (ConfigChange(added=(Source(SourceKind.TAG, "#x"),)),)
+    assert u.refreshed == (Refresh("main", "a", "b", ("x",)),)
+    assert u.compacted
+
+
+def test_compacted_lists_nothing_else_from_the_log() -> None:
+    text = render_updates(updates_scenarios()["updates_compacted"])
+    assert text is not None and "re-enumerate" in text
+    assert "dropped.md" not in text and "Scope changed" not in text
+    assert "/home/u/vault/in/new.pdf" in text  # the session's own document sets stay
+
+
+def test_nothing_to_say_is_none() -> None:
+    assert render_updates(UpdatesInput("p", ROOT, 4, 4)) is None
+    assert render_updates(UpdatesInput("p", ROOT, 4, 5, documents=[doc("a.pdf", "ready")])) \
+        is None
+
+
+def test_blocks_are_wrapped_in_their_tags() -> None:
+    m = render_manifest(ManifestInput("p&q", ROOT, 9, include=["x"]))
+    assert m.startswith('<project_context project="p&amp;q" workspace="/home/u/vault" '
+                        'epoch="9" mode="live">\n')
+    assert m.endswith("\n</project_context>")
+    u = render_updates(UpdatesInput("p", ROOT, 2, 9, resumed=True))
+    assert u is not None
+    assert u.startswith('<project_context_updates project="p" from_epoch="2" to_epoch="9">\n')
+    assert u.endswith("\n</project_context_updates>")
+
+
+# ---------------------------------------------------------------- properties
+
+MORE_LINE = re.compile(r"… and (\d+) more")
+PATH_GROUPS = {K.CREATED: "Created:", K.MODIFIED: "Modified:", K.DELETED: "Deleted:",
+               K.RENAMED: "Renamed:"}
+
+segments = st.text("abXY09 -_.éü日本", min_size=1, max_size=5).filter(
+    lambda s: s not in (".", "..") and not s.endswith(" "))
+rel_paths = st.lists(segments, min_size=1, max_size=3).map("/".join)
+
+
+@st.composite
+def path_changes(draw: st.DrawFn) -> Change:
+    kind = draw(st.sampled_from(list(PATH_GROUPS)))
+    old = draw(rel_paths) if kind is K.RENAMED else None
+    return Change(kind, draw(rel_paths), old)
+
+
+def groups(text: str) -> dict[str, tuple[list[str], int]]:
+    """Each heading's entries and its `… and K more` count."""
+    found: dict[str, tuple[list[str], int]] = defaultdict(lambda: ([], 0))
+    heading = ""
+    for line in text.split("\n")[1:-1]:
+        entries, more = found[heading]
+        if line.startswith("- "):
+            entries.append(line[2:])
+        elif match := MORE_LINE.fullmatch(line):
+            found[heading] = (entries, int(match.group(1)))
+        else:
+            heading = line
+    return found
+
+
+def expected_entry(change: Change) -> str:
+    new = f"{ROOT}/{change.path}"
+    return f"{ROOT}/{change.old_path} → {new}" if change.old_path else new
+
+
+def assert_capped(shown: list[str], more: int, expected: set[str], cap: int) -> None:
+    assert set(shown) <= expected
+    assert len(shown) == min(cap, len(expected)) and len(shown) + more == len(expected)
+
+
+@given(st.lists(path_changes(), max_size=12), st.integers(0, 6))
+def test_updates_name_every_path_or_count_it(changes: list[Change], cap: int) -> None:
+    text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, cap=cap))
+    assert (text is None) == (not changes)
+    found = groups(text or "")
+    for kind, heading in PATH_GROUPS.items():
+        shown, more = found[heading]
+        assert_capped(shown, more, {expected_entry(c) for c in changes if c.kind is kind}, cap)
+        assert all(entry.startswith(ROOT + "/") for entry in shown)
+
+
+@st.composite
+def updates_inputs(draw: st.DrawFn) -> UpdatesInput:
+    paths = st.lists(rel_paths, max_size=3)
+    docs = [DocumentInfo(p, draw(st.sampled_from(list(DocState))), f"{SNAP}/{i}.md", "why")
+            for i, p in enumerate(draw(paths))]
+    config = [ConfigChange(added=draw(st.lists(rel_paths, max_size=2)),
+                           newly_included=draw(paths)) for _ in range(draw(st.integers(0, 2)))]
+    refreshed = [Refresh("main", "a" * 40, "b" * 40, draw(paths), draw(paths))
+                 for _ in range(draw(st.integers(0, 2)))]
+    return UpdatesInput(
+        "p", ROOT, 1, 2, changes=draw(st.lists(path_changes(), max_size=6)), documents=docs,
+        ready_documents=[d for d in docs if d.state is DocState.READY],
+        failed_documents=[doc(p, "failed", "x") for p in draw(paths)],
+        invalid_snapshots=[(p, f"{SNAP}/{p}.md") for p in draw(paths)],
+        compacted=draw(st.booleans()), config=config, refreshed=refreshed,
+        resumed=draw(st.booleans()), cap=draw(st.integers(0, 4)))
+
+
+def shuffled(u: UpdatesInput, rnd: random.Random) -> UpdatesInput:
+    def mix(items: tuple) -> list:
+        items = list(items)
+        rnd.shuffle(items)
+        return items
+
+    return UpdatesInput(
+        u.project, u.root, u.from_epoch, u.to_epoch, changes=mix(u.changes),
+        documents=mix(u.documents), ready_documents=mix(u.ready_documents),
+        failed_documents=mix(u.failed_documents), invalid_snapshots=mix(u.invalid_snapshots),
+        compacted=u.compacted, resumed=u.resumed, cap=u.cap, refreshed=u.refreshed,
+        config=[ConfigChange(mix(c.added), newly_included=mix(c.newly_included))
+                for c in u.config])
+
+
+@given(updates_inputs(), st.randoms(use_true_random=False))
+def test_updates_ignore_input_order(u: UpdatesInput, rnd: random.Random) -> None:
+    assert render_updates(shuffled(u, rnd)) == render_updates(u)
+
+
+@given(updates_inputs())
+def test_updates_none_iff_nothing_to_say(u: UpdatesInput) -> None:
+    log = (u.changes or u.config or u.refreshed) and not u.compacted
+    sets = u.ready_documents or u.failed_documents or u.invalid_snapshots
+    something = bool(log or sets or u.compacted or u.resumed)
+    assert (render_updates(u) is not None) == something
+
+
+@given(updates_inputs())
+def test_updates_show_only_absolute_paths(u: UpdatesInput) -> None:
+    text = render_updates(u) or ""
+    for heading, (entries, _) in groups(text).items():
+        if heading != "Scope changed:":  # entries there start with what changed
+            assert all(e.startswith(ROOT + "/") for e in entries), heading
+
+
+def manifest_entries(files: list[str], docs: list[tuple[str, DocState]], list_max: int,
+                     ) -> dict[str, set[str]]:
+    """What each manifest section must hold for `include=["notes"]`, before the cap."""
+    def entry(path: str, state: DocState) -> str:
+        snapshot = f"{ROOT}/{SNAP}/{path}.md"
+        return {DocState.READY: f"{ROOT}/{path} → {snapshot}",
+                DocState.PENDING: f"{ROOT}/{path}",
+                DocState.STALE: f"{ROOT}/{path} (older snapshot, may be out of date: {snapshot})",
+                DocState.FAILED: f"{ROOT}/{path} (conversion failed: why)"}[state]
+
+    def of(*states: DocState) -> set[str]:
+        return {entry(p, s) for p, s in docs if s in states}
+
+    wanted = {
+        "Sources:": {f"folder {ROOT}/notes/"},
+        "Converted documents (source → snapshot):": of(DocState.READY),
+        "Documents still converting (read the raw file for now; the snapshot follows on a "
+        "later turn):": of(DocState.PENDING, DocState.STALE),
+        "Failed documents:": of(DocState.FAILED),
+    }
+    if len(set(files)) <= list_max:
+        wanted[f"Files ({len(set(files))}):"] = {f"{ROOT}/{f}" for f in files}
+    return wanted
+
+
+@given(st.lists(rel_paths, max_size=15),
+       st.lists(st.tuples(rel_paths, st.sampled_from(list(DocState))), max_size=8),
+       st.integers(0, 12), st.integers(0, 10), st.randoms(use_true_random=False))
+@settings(max_examples=150)
+def test_manifest_names_every_path_or_counts_it(
+    files: list[str], docs: list[tuple[str, DocState]], cap: int, list_max: int,
+    rnd: random.Random,
+) -> None:
+    def manifest() -> str:
+        records = [DocumentInfo(p, s, f"{SNAP}/{p}.md", "why") for p, s in docs]
+        return render_manifest(ManifestInput("p", ROOT, 1, include=["notes"], files=files,
+                                             documents=records, cap=cap,
+                                             list_files_max=list_max))
+
+    text = manifest()
+    rnd.shuffle(files)
+    rnd.shuffle(docs)
+    assert manifest() == text
+    found = groups(text)
+    wanted = manifest_entries(files, docs, list_max)
+    for heading, entries in wanted.items():
+        assert_capped(*found[heading], entries, len(found[heading][0]))
+    shown = sum(len(found[heading][0]) for heading in wanted)
+    assert shown == min(cap, sum(map(len, wanted.values())))
+    assert {h for h, (entries, more) in found.items() if entries or more} <= set(wanted)
+    many = len(set(files)) > list_max
+    assert (f"Files: {len(set(files))} in scope, too many" in text) == many

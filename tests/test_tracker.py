@@ -1,0 +1,260 @@
+"""The tracker on real files: scans, renames, scoping per project, epochs, the capped log."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import pytest
+
+from freshline.store.records import Change, ChangeKind
+from freshline.tracker.scan import Scanner
+
+from .conftest import Workspace
+
+C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
+
+
+def logged(ws: Workspace, project: str = "p") -> list[Change]:
+    """Flush, then return what this flush logged for `project`."""
+    result = ws.tracker().scan()
+    delta = result.projects.get(project)
+    return delta.changes if delta else []
+
+
+@pytest.fixture
+def notes(ws: Workspace) -> Workspace:
+    ws.write("notes/a.md", "# A\n")
+    ws.write("notes/b.md", "hello #paper\n")
+    ws.write("other/c.md", "other\n")
+    ws.configure({"p": {"include": ["notes"]}})
+    ws.tracker().scan()
+    return ws
+
+
+def test_first_scan_sets_epoch_zero_then_changes_bump_once(notes: Workspace) -> None:
+    t = notes.tracker()
+    assert t.epoch("p") == 0
+    notes.write("notes/new.md", "x")
+    notes.write("notes/a.md", "# A changed\n")
+    (notes.root / "notes/b.md").unlink()
+    assert logged(notes) == [Change(M, "notes/a.md"), Change(D, "notes/b.md"), Change(C, "notes/new.md")]
+    assert t.epoch("p") == 1
+    assert logged(notes) == []
+    assert t.epoch("p") == 1
+
+
+def test_rename_within_out_of_and_into_scope(notes: Workspace) -> None:
+    root = notes.root
+    os.rename(root / "notes/a.md", root / "notes/a2.md")
+    assert logged(notes) == [Change(R, "notes/a2.md", "notes/a.md")]
+    os.rename(root / "notes/a2.md", root / "other/a2.md")
+    assert logged(notes) == [Change(D, "notes/a2.md")]
+    os.rename(root / "other/c.md", root / "notes/c.md")
+    assert logged(notes) == [Change(C, "notes/c.md")]
+
+
+def test_rename_with_edit_is_rename_plus_modified(notes: Workspace) -> None:
+    os.rename(notes.root / "notes/a.md", notes.root / "notes/z.md")
+    notes.write("notes/z.md", "# A but different\n")
+    assert logged(notes) == [Change(M, "notes/z.md"), Change(R, "notes/z.md", "notes/a.md")]
+
+
+def test_case_only_rename(notes: Workspace) -> None:
+    os.rename(notes.root / "notes/a.md", notes.root / "notes/A.md")
+    assert logged(notes) == [Change(R, "notes/A.md", "notes/a.md")]
+
+
+def test_folder_rename_of_a_thousand_files(ws: Workspace) -> None:
+    for i in range(1000):
+        ws.write(f"big/sub{i % 10}/f{i}.txt", f"file {i}")
+    ws.configure({"p": {"include": ["big", "moved"]}})
+    ws.tracker().scan()
+    os.rename(ws.root / "big", ws.root / "moved")
+    changes = logged(ws)
+    folders = [c for c in changes if c.detail and c.detail.get("folder")]
+    assert folders == [Change(R, "moved", "big", {"folder": True})]
+    renamed = [c for c in changes if c.kind is R and not c.detail]
+    assert len(renamed) == 1000 and len(changes) == 1001
+    assert all(c.path == "moved" + c.old_path[3:] for c in renamed if c.old_path)
+
+
+def test_tag_gained_and_lost_and_md_to_txt(ws: Workspace) -> None:
+    ws.write("n/a.md", "plain\n")
+    ws.configure({"p": {"include": ["#paper"]}})
+    ws.tracker().scan()
+    ws.write("n/a.md", "now a #paper\n")
+    assert logged(ws) == [Change(C, "n/a.md")]
+    ws.write("n/a.md", "---\ntags: [paper, x]\n---\nfront matter tag\n")
+    assert logged(ws) == [Change(M, "n/a.md")]
+    os.rename(ws.root / "n/a.md", ws.root / "n/a.txt")
+    assert logged(ws) == [Change(D, "n/a.md")]
+    os.rename(ws.root / "n/a.txt", ws.root / "n/a.md")
+    assert logged(ws) == [Change(C, "n/a.md")]
+    ws.write("n/a.md", "---\ntags: [x]\n---\nno longer\n")
+    assert logged(ws) == [Change(D, "n/a.md")]
+
+
+def test_note_title_pattern_across_a_rename(ws: Workspace) -> None:
+    ws.write("n/Reading List.md", "list\n")
+    ws.configure({"p": {"include": ["[[Reading List]]"]}})
+    ws.tracker().scan()
+    os.rename(ws.root / "n/Reading List.md", ws.root / "archive/Reading List.md") if (
+        ws.root / "archive"
+    ).mkdir() is None else None
+    assert logged(ws) == [Change(R, "archive/Reading List.md", "n/Reading List.md")]
+    os.rename(ws.root / "archive/Reading List.md", ws.root / "archive/Old List.md")
+    assert logged(ws) == [Change(D, "archive/Reading List.md")]
+
+
+def test_excluded_subfolder_and_internal_paths(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["**"], "exclude": ["docs/old"]}})
+    ws.tracker().scan()
+    ws.write("docs/old/x.md", "x")
+    ws.write("docs/new/y.md", "y")
+    ws.write(".freshline/junk", "internal")
+    ws.write(".git/HEAD", "ref: refs/heads/main\n")
+    (ws.root / "freshline.toml").write_text(
+        (ws.root / "freshline.toml").read_text() + "# a comment\n"
+    )
+    assert logged(ws) == [Change(C, "docs/new/y.md")]
+
+
+def test_symlinks_recorded_never_followed(ws: Workspace) -> None:
+    ws.write("d/file.md", "x")
+    os.symlink("..", ws.root / "d/loop")
+    os.symlink("/etc", ws.root / "d/outside")
+    ws.configure({"p": {"include": ["d"]}})
+    t = ws.tracker()
+    t.scan()
+    entries = {e.path: e for e in t.files_in_scope("p")}
+    assert set(entries) == {"d/file.md", "d/loop", "d/outside"}
+    assert entries["d/loop"].kind.value == "link" and entries["d/loop"].mode == 0o120000
+
+
+def test_non_utf8_name_round_trips(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["d"]}})
+    ws.tracker().scan()
+    (ws.root / "d").mkdir()
+    name = os.fsencode(str(ws.root / "d")) + b"/caf\xe9.md"
+    with open(name, "wb") as f:
+        f.write(b"bytes")
+    changes = logged(ws)
+    assert changes == [Change(C, "d/caf\udce9.md")]
+    os.unlink(name)
+    assert logged(ws) == [Change(D, "d/caf\udce9.md")]
+
+
+def test_hard_links_and_empty_directories(notes: Workspace) -> None:
+    os.link(notes.root / "notes/a.md", notes.root / "notes/a-link.md")
+    (notes.root / "notes/empty/deeper").mkdir(parents=True)
+    assert logged(notes) == [Change(C, "notes/a-link.md")]
+    (notes.root / "notes/a.md").unlink()
+    assert logged(notes) == [Change(D, "notes/a.md")]
+
+
+def test_vanished_file_is_a_warning_not_a_crash(notes: Workspace) -> None:
+    t = notes.tracker()
+    scanner = Scanner(notes.root, t.store)
+    st = os.lstat(notes.root / "notes/a.md")
+    (notes.root / "notes/a.md").unlink()
+    assert scanner.entry("notes/a.md", st) is None
+    assert scanner.warnings == ["notes/a.md: vanished while being scanned"]
+
+
+SCAN_UNPRIVILEGED = """
+import json, sys
+from freshline.config import load_config
+from freshline.tracker import Tracker
+r = Tracker(load_config(sys.argv[1])).scan()
+print(json.dumps({"warnings": r.warnings,
+                  "changes": {k: [c.path for c in v.changes] for k, v in r.projects.items()}}))
+"""
+
+
+def _drop_file_read_override() -> None:
+    # Root reads any file; without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH it cannot.
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP, effective from the next exec
+
+
+def test_permission_denied_keeps_the_previous_entry(ws: Workspace) -> None:
+    ws.write("d/ok.md", "fine")
+    secret = ws.write("d/secret.md", "v1")
+    ws.configure({"p": {"include": ["d"]}})
+    ws.tracker().scan()
+    secret.write_text("v2 longer")
+    os.chmod(secret, 0o000)
+    out = subprocess.run(
+        [sys.executable, "-c", SCAN_UNPRIVILEGED, str(ws.root)],
+        preexec_fn=_drop_file_read_override, capture_output=True, text=True, check=True,
+    )
+    result = json.loads(out.stdout)
+    assert result["warnings"] == ["d/secret.md: cannot read (Permission denied)"]
+    assert result["changes"] == {}
+    entry = ws.tracker().store.index_get("d/secret.md")
+    assert entry is not None and entry.size == 2
+
+
+def test_restart_finds_changes_made_while_nothing_ran(notes: Workspace) -> None:
+    notes.write("notes/offline.md", "made while freshline was not running")
+    fresh_process_view = notes.tracker()
+    assert [c.path for c in fresh_process_view.scan().projects["p"].changes] == [
+        "notes/offline.md"
+    ]
+
+
+def test_targeted_scan_sees_only_hinted_subtrees(notes: Workspace) -> None:
+    notes.write("notes/sub/x.md", "x")
+    notes.write("other/y.md", "y")
+    t = notes.tracker()
+    result = t.scan(["notes/sub"])
+    assert [c.path for c in result.projects["p"].changes] == ["notes/sub/x.md"]
+    assert t.store.index_get("other/y.md") is None
+
+
+def test_compaction_gives_a_marker_not_a_partial_list(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["n"]}}, change_log_cap=5)
+    t = ws.tracker()
+    t.scan()
+    for i in range(4):
+        ws.write(f"n/{i}a.md", "a")
+        ws.write(f"n/{i}b.md", "b")
+        t.scan()
+    assert t.epoch("p") == 4
+    state = t.store.project_state("p")
+    assert state is not None and state.compacted_through == 2
+    assert t.changes_since("p", 1).compacted
+    assert t.changes_since("p", 1).changes == []
+    recent = t.changes_since("p", 2)
+    assert not recent.compacted and len(recent.changes) == 4
+
+
+def test_changes_since_coalesces_across_epochs(notes: Workspace) -> None:
+    t = notes.tracker()
+    notes.write("notes/n.md", "1")
+    t.scan()
+    notes.write("notes/n.md", "22")
+    t.scan()
+    os.rename(notes.root / "notes/n.md", notes.root / "notes/m.md")
+    t.scan()
+    assert t.changes_since("p", 0).changes == [Change(C, "notes/m.md")]
+    assert t.changes_since("p", 1).changes == [
+        Change(M, "notes/m.md"),
+        Change(R, "notes/m.md", "notes/n.md"),
+    ]
+
+
+def test_config_change_logs_what_entered_and_left(notes: Workspace) -> None:
+    notes.configure({"p": {"include": ["other"]}})
+    changes = logged(notes)
+    config = [c for c in changes if c.kind is ChangeKind.CONFIG]
+    assert len(config) == 1 and config[0].detail is not None
+    assert config[0].detail["include_added"] == ["other"]
+    assert config[0].detail["include_removed"] == ["notes"]
+    assert config[0].detail["newly_included"] == ["other/c.md"]
+    paths = [(c.kind, c.path) for c in changes if c.kind is not ChangeKind.CONFIG]
+    assert paths == [(D, "notes/a.md"), (D, "notes/b.md"), (C, "other/c.md")]
