@@ -1,14 +1,19 @@
-"""Generators of real test documents: PDFs written by hand, office files through their
-libraries, an encrypted PDF, a zip-bomb DOCX, and the git blob id of a file."""
+"""Generators of real test documents (PDFs written by hand, office files through their
+libraries, an encrypted PDF, a zip-bomb DOCX), index entries for them, and converters
+that hang, crash or exhaust memory on purpose."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import time
 import zipfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from freshline.materialize.converters import ConversionFailed, Converter, Limits
 from freshline.store.records import FileKind, IndexEntry
 
 
@@ -192,3 +197,81 @@ _RELS = (
     '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
     'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
 )
+
+
+# Converters that misbehave on purpose. They live here, not in a test module, because
+# workers unpickle them by module name and this module is cheap to import.
+
+
+class FakeConverter(Converter):
+    """`.fake` files: text as is; a first line WAIT waits for `gate` to exist, FAIL fails.
+
+    Every conversion appends the file name to `log`, so tests can count them.
+    """
+
+    name = "fake"
+    version = "1"
+    extensions = (".fake",)
+
+    def __init__(self, log: Path, gate: Path) -> None:
+        self.log, self.gate = log, gate
+
+    def extract(self, path: Path, limits: Limits) -> str:
+        with self.log.open("a") as handle:
+            handle.write(path.name + "\n")
+        text = path.read_text()
+        if text.startswith("WAIT"):
+            deadline = time.monotonic() + 60
+            while not self.gate.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            text = text.removeprefix("WAIT").lstrip()
+        if text.startswith("FAIL"):
+            raise ConversionFailed("told to fail")
+        return text
+
+
+class HangConverter(Converter):
+    """`.hang` files: record the worker's pid, then never finish."""
+
+    name = "hang"
+    version = "1"
+    extensions = (".hang",)
+
+    def extract(self, path: Path, limits: Limits) -> str:
+        path.with_suffix(".pid").write_text(str(os.getpid()))
+        time.sleep(3600)
+        return ""
+
+
+class CrashConverter(Converter):
+    """`.crash` files: the worker dies of SIGKILL mid-conversion."""
+
+    name = "crash"
+    version = "1"
+    extensions = (".crash",)
+
+    def extract(self, path: Path, limits: Limits) -> str:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return ""
+
+
+class ExitConverter(Converter):
+    """`.exit` files: the worker exits with status 3 mid-conversion."""
+
+    name = "exit"
+    version = "1"
+    extensions = (".exit",)
+
+    def extract(self, path: Path, limits: Limits) -> str:
+        os._exit(3)
+
+
+class HogConverter(Converter):
+    """`.hog` files: allocate 2 GiB."""
+
+    name = "hog"
+    version = "1"
+    extensions = (".hog",)
+
+    def extract(self, path: Path, limits: Limits) -> str:
+        return str(len(bytearray(2 << 30)))

@@ -31,6 +31,7 @@ class FakeReply:
     status: int = 200  # anything but 200 answers an API-shaped error
     raw: str | None = None  # sent as the body verbatim (for malformed answers)
     chunk: int = 3  # characters per streamed text delta
+    drop_last: int = 0  # streamed events cut from the end (a stream that breaks off)
 
 
 @dataclass
@@ -38,7 +39,7 @@ class Recorded:
     """One request the server received."""
 
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     body: dict[str, Any]
 
 
@@ -181,7 +182,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        self.server.fake.requests.append(Recorded(self.path, dict(self.headers), body))
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.server.fake.requests.append(Recorded(self.path, headers, body))
         api = _APIS.get(self.path)
         if api is None:
             return self._send(404, "application/json", b'{"error": "unknown path"}')
@@ -195,7 +197,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, kind, reply.raw)
         model = body.get("model", "fake")
         if streaming:
-            return self._send(200, kind, b"".join(stream(reply, model)))
+            events = stream(reply, model)
+            return self._send(200, kind, b"".join(events[: len(events) - reply.drop_last]))
         return self._send(200, kind, json.dumps(render(reply, model)))
 
     def _send(self, status: int, kind: str, payload: str | bytes) -> None:
@@ -224,7 +227,9 @@ class FakeModelServer:
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -49,19 +49,7 @@ def test_project_entries_pass_through_after_paths() -> None:
 PATHS = ["a", "b", "c"]
 
 
-def replay_in_order(state: dict[str, int], changes: list[Change], tick: list[int]) -> None:
-    for c in changes:
-        tick[0] += 1
-        if c.kind in (C, M):
-            state[c.path] = tick[0]
-        elif c.kind is D:
-            state.pop(c.path, None)
-        else:
-            assert c.old_path is not None
-            state[c.path] = state.pop(c.old_path)
-
-
-def apply_at_once(before: dict[str, int], after: dict[str, int], net: list[Change]) -> dict[str, set]:
+def apply_at_once(before: dict[str, int], net: list[Change]) -> dict[str, set[str]]:
     """What a reader knows after applying `net`: which paths exist and which it must re-read."""
     state = {p: {"orig", p} for p in before}
     for c in net:
@@ -93,16 +81,20 @@ def valid_sequences(draw: st.DrawFn) -> tuple[dict[str, int], list[Change]]:
             options += [("modify", draw(st.sampled_from(present))),
                         ("delete", draw(st.sampled_from(present)))]
         if present and absent:
-            options.append(("rename", (draw(st.sampled_from(present)), draw(st.sampled_from(absent)))))
+            pair = (draw(st.sampled_from(present)), draw(st.sampled_from(absent)))
+            options.append(("rename", pair))
         op, arg = draw(st.sampled_from(options))
         if op == "create":
-            seq.append(ch(C, arg)); state[arg] = 1
+            seq.append(ch(C, arg))
+            state[arg] = 1
         elif op == "modify":
             seq.append(ch(M, arg))
         elif op == "delete":
-            seq.append(ch(D, arg)); del state[arg]
+            seq.append(ch(D, arg))
+            del state[arg]
         else:
-            seq.append(ch(R, arg[1], arg[0])); state[arg[1]] = state.pop(arg[0])
+            seq.append(ch(R, arg[1], arg[0]))
+            state[arg[1]] = state.pop(arg[0])
     return {p: 0 for p in initial}, seq
 
 
@@ -122,7 +114,7 @@ def test_coalesced_set_matches_ordered_replay(case: tuple[dict[str, int], list[C
             assert c.old_path is not None
             origin, t = truth.pop(c.old_path)
             truth[c.path] = (origin, t)
-    known = apply_at_once(initial, {}, coalesce(seq))
+    known = apply_at_once(initial, coalesce(seq))
     assert set(known) == set(truth)
     for path, (origin, t) in truth.items():
         if t == 0:  # untouched content: the reader must know where it came from

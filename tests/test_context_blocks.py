@@ -20,18 +20,16 @@ from hypothesis import strategies as st
 
 from freshline.context import (
     ConfigChange,
-    DocState,
     DocumentInfo,
     ManifestInput,
     Refresh,
-    Source,
-    SourceKind,
     UpdatesInput,
     render_manifest,
     render_updates,
 )
 from freshline.context.wire import absolute, short_commit, show_path, show_text
-from freshline.errors import FreshlineError, WorkspaceError
+from freshline.errors import ConfigError, FreshlineError, WorkspaceError
+from freshline.materialize.probe import DocStatus
 from freshline.store.records import Change, ChangeKind
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -43,7 +41,7 @@ K = ChangeKind
 def doc(path: str, state: str, reason: str | None = None) -> DocumentInfo:
     stem = posixpath.splitext(posixpath.basename(path))[0]
     snapshot = f"{SNAP}/{stem}.md" if state in ("ready", "stale", "deleted") else None
-    return DocumentInfo(path, DocState(state), snapshot, reason)
+    return DocumentInfo(path, DocStatus(state), snapshot, reason)
 
 
 # ---------------------------------------------------------------- golden scenarios
@@ -87,7 +85,9 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
         # the tracker logs a rename out as deleted old, a rename in as created new
         "updates_rename_scope": u(changes=[
             Change(K.DELETED, "Research/moved-out.md"), Change(K.CREATED, "Research/moved-in.md"),
-            Change(K.RENAMED, "Research/Papers/new name.md", "Research/Papers/old name.md")]),
+            Change(K.RENAMED, "Research/Papers/new name.md", "Research/Papers/old name.md"),
+            Change(K.RENAMED, "Research/Ideas", "Research/Drafts", {"folder": True}),
+            Change(K.RENAMED, "Research/Ideas/a.md", "Research/Drafts/a.md")]),
         "updates_documents": u(
             changes=[Change(K.CREATED, "in/new.pdf"), Change(K.MODIFIED, "in/ready.pdf"),
                      Change(K.MODIFIED, "in/stale.pdf"), Change(K.CREATED, "in/bad.pdf"),
@@ -102,17 +102,21 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
             failed_documents=[doc("in/bad.pdf", "failed", "timed out after 60 s"),
                               doc("in/huge.xlsx", "failed")],
             invalid_snapshots=[("in/left-scope.pdf", f"{SNAP}/left-scope.md")]),
+        # the tracker's detail shape; newly included paths are also logged as created
         "updates_config": u(changes=[
             Change(K.CONFIG, "", detail={
-                "added": ["#paper", "Drafts"], "removed": ["*.txt"],
+                "include_added": ["#paper", "Drafts"], "include_removed": ["*.txt"],
                 "exclude_added": ["Drafts/private"], "exclude_removed": ["#draft"],
-                "mode_from": "live", "mode_to": "isolated",
-                "newly_included": ["Drafts/idea.md", "Research/p.md"]}),
-            Change(K.CONFIG, "", detail={}), Change(K.CREATED, "Drafts/idea.md")],
+                "ignore_added": ["*.tmp"], "mode": {"from": "live", "to": "isolated"},
+                "newly_included": ["Drafts/idea.md", "Drafts/gone-again.md", "Research/p.md"],
+                "no_longer_included": ["old/x.md"]}),
+            Change(K.CONFIG, "", detail={"newly_included": ["Drafts/idea.md"]}),
+            Change(K.CREATED, "Drafts/idea.md"), Change(K.CREATED, "Research/p.md"),
+            Change(K.CREATED, "notes/plain-new.md"), Change(K.DELETED, "old/x.md")],
             documents=[doc("Research/p.md", "ready")]),
         "updates_compacted": u(
             changes=[Change(K.COMPACTED, ""), Change(K.CREATED, "notes/dropped.md"),
-                     Change(K.CONFIG, "", detail={"added": ["x"]})],
+                     Change(K.CONFIG, "", detail={"include_added": ["x"]})],
             ready_documents=[doc("in/new.pdf", "ready")]),
         "updates_refreshed": u(changes=[
             Change(K.REFRESHED, "", detail={
@@ -151,16 +155,21 @@ def test_golden(name: str) -> None:
 
 # ---------------------------------------------------------------- table tests of the edges
 
-@pytest.mark.parametrize(("pattern", "kind"), [
-    ("Research/Papers", SourceKind.FOLDER), ("notes/", SourceKind.FOLDER),
-    ("notes/**/*.md", SourceKind.GLOB), ("a?c", SourceKind.GLOB), ("[abc].md", SourceKind.GLOB),
-    ("*.pdf", SourceKind.EXTENSION), ("*.tar.gz", SourceKind.EXTENSION),
-    ("*.p*", SourceKind.GLOB), ("*/x.md", SourceKind.GLOB),
-    ("#paper", SourceKind.TAG), ("#a/b", SourceKind.TAG),
-    ("[[Reading List]]", SourceKind.NOTE), ("[status:active]", SourceKind.PROPERTY),
+@pytest.mark.parametrize(("root", "pattern", "line"), [
+    ("/w", "notes", "folder /w/notes/"), ("/w", "./notes/", "folder /w/notes/"),
+    ("/", "a b", "folder /a b/"), ("/w", "**", "glob /w/**"),
+    ("/w", "**/*.md", "glob /w/**/*.md"), ("/w", "*.PDF", "file type *.pdf"),
+    ("/w", "#a/b", "tag #a/b"), ("/w", "[[T]]", "note [[T]]"), ("/w", "[k:v]", "property [k:v]"),
 ])
-def test_source_parse(pattern: str, kind: SourceKind) -> None:
-    assert Source.parse(pattern) == Source(kind, pattern)
+def test_source_lines(root: str, pattern: str, line: str) -> None:
+    text = render_manifest(ManifestInput("p", root, 1, include=[pattern]))
+    assert groups(text)["Sources:"] == ([line], 0)
+
+
+@pytest.mark.parametrize("pattern", ["", "../x", "[[]]", "#", "a/[b"])
+def test_bad_patterns_are_refused(pattern: str) -> None:
+    with pytest.raises(ConfigError, match="bad pattern"):
+        ManifestInput("p", ROOT, 1, include=[pattern])
 
 
 @pytest.mark.parametrize(("root", "path", "expected"), [
@@ -205,19 +214,19 @@ def test_short_commit() -> None:
     assert short_commit("v1.2") == "v1.2"
 
 
-def test_document_state_accepts_equal_enums_and_strings() -> None:
+def test_document_status_accepts_equal_enums_and_strings() -> None:
     class Probe(Enum):
         READY = "ready"
 
-    assert DocumentInfo("a.pdf", Probe.READY, "s.md").state is DocState.READY
-    assert DocumentInfo("a.pdf", "pending").state is DocState.PENDING
+    assert DocumentInfo("a.pdf", Probe.READY, "s.md").state is DocStatus.READY
+    assert DocumentInfo("a.pdf", "pending").state is DocStatus.PENDING
     with pytest.raises(ValueError):
         DocumentInfo("a.pdf", "unknown")
 
 
 def test_bad_records_are_refused() -> None:
     with pytest.raises(FreshlineError, match="snapshot"):
-        DocumentInfo("a.pdf", DocState.READY)
+        DocumentInfo("a.pdf", DocStatus.READY)
     with pytest.raises(FreshlineError, match="snapshot"):
         UpdatesInput("p", ROOT, 1, 2, ready_documents=[doc("a.pdf", "pending")])
     with pytest.raises(FreshlineError, match="from_changes"):
@@ -230,12 +239,14 @@ def test_bad_records_are_refused() -> None:
 
 def test_from_changes_routes_project_entries() -> None:
     u = UpdatesInput.from_changes("p", ROOT, 1, 4, [
-        Change(K.CONFIG, "", detail={"added": ["#x"], "unknown": 1}),
+        Change(K.CONFIG, "", detail={"include_added": ["#x"], "unknown": 1,
+                                     "mode": {"from": "live", "to": "isolated"}}),
         Change(K.CREATED, "a.md"),
         Change(K.REFRESHED, "", detail={"target": "main", "from": "a", "to": "b", "paths": ["x"]}),
         Change(K.COMPACTED, "")])
     assert u.changes == (Change(K.CREATED, "a.md"),)
-    assert u.config == (ConfigChange(added=(Source(SourceKind.TAG, "#x"),)),)
+    assert u.config == (ConfigChange(include_added=["#x"], mode_from="live",
+                                     mode_to="isolated"),)
     assert u.refreshed == (Refresh("main", "a", "b", ("x",)),)
     assert u.compacted
 
@@ -251,6 +262,20 @@ def test_nothing_to_say_is_none() -> None:
     assert render_updates(UpdatesInput("p", ROOT, 4, 4)) is None
     assert render_updates(UpdatesInput("p", ROOT, 4, 5, documents=[doc("a.pdf", "ready")])) \
         is None
+
+
+def test_manifest_leaves_out_deleted_documents_and_unknown_files() -> None:
+    text = render_manifest(ManifestInput("p", ROOT, 1, include=["x"],
+                                         documents=[doc("x/gone.pdf", "deleted")]))
+    assert "gone" not in text and "Files" not in text
+
+
+def test_manifest_with_exactly_the_small_limit_lists_files() -> None:
+    files = [f"n{i}.md" for i in range(3)]
+    listed = render_manifest(ManifestInput("p", ROOT, 1, files=files, list_files_max=3))
+    counted = render_manifest(ManifestInput("p", ROOT, 1, files=files, list_files_max=2))
+    assert "Files (3):" in listed and f"- {ROOT}/n2.md" in listed
+    assert "Files: 3 in scope" in counted and "n2.md" not in counted
 
 
 def test_blocks_are_wrapped_in_their_tags() -> None:
@@ -273,6 +298,7 @@ PATH_GROUPS = {K.CREATED: "Created:", K.MODIFIED: "Modified:", K.DELETED: "Delet
 segments = st.text("abXY09 -_.éü日本", min_size=1, max_size=5).filter(
     lambda s: s not in (".", "..") and not s.endswith(" "))
 rel_paths = st.lists(segments, min_size=1, max_size=3).map("/".join)
+patterns = st.sampled_from(["notes", "a b/c", "#paper", "*.pdf", "n/**/*.md", "[[T]]", "[k:v]"])
 
 
 @st.composite
@@ -307,29 +333,37 @@ def assert_capped(shown: list[str], more: int, expected: set[str], cap: int) -> 
     assert len(shown) == min(cap, len(expected)) and len(shown) + more == len(expected)
 
 
-@given(st.lists(path_changes(), max_size=12), st.integers(0, 6))
-def test_updates_name_every_path_or_count_it(changes: list[Change], cap: int) -> None:
-    text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, cap=cap))
+@given(st.lists(path_changes(), max_size=12), st.integers(0, 6), st.data())
+def test_updates_name_every_path_or_count_it(
+    changes: list[Change], cap: int, data: st.DataObject,
+) -> None:
+    paths = sorted({p for c in changes for p in (c.path, c.old_path) if p})
+    states = data.draw(st.lists(st.sampled_from(list(DocStatus)), max_size=len(paths)))
+    docs = [DocumentInfo(p, s, f"{SNAP}/{i}.md", "why") for i, (p, s) in
+            enumerate(zip(paths, states, strict=False))]
+    text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, documents=docs, cap=cap))
     assert (text is None) == (not changes)
     found = groups(text or "")
     for kind, heading in PATH_GROUPS.items():
         shown, more = found[heading]
-        assert_capped(shown, more, {expected_entry(c) for c in changes if c.kind is kind}, cap)
-        assert all(entry.startswith(ROOT + "/") for entry in shown)
+        without_notes = [entry.split(" (")[0] for entry in shown]  # no "(" in these paths
+        assert len(set(without_notes)) == len(shown)
+        assert_capped(without_notes, more,
+                      {expected_entry(c) for c in changes if c.kind is kind}, cap)
 
 
 @st.composite
 def updates_inputs(draw: st.DrawFn) -> UpdatesInput:
     paths = st.lists(rel_paths, max_size=3)
-    docs = [DocumentInfo(p, draw(st.sampled_from(list(DocState))), f"{SNAP}/{i}.md", "why")
+    docs = [DocumentInfo(p, draw(st.sampled_from(list(DocStatus))), f"{SNAP}/{i}.md", "why")
             for i, p in enumerate(draw(paths))]
-    config = [ConfigChange(added=draw(st.lists(rel_paths, max_size=2)),
+    config = [ConfigChange(include_added=draw(st.lists(patterns, max_size=2)),
                            newly_included=draw(paths)) for _ in range(draw(st.integers(0, 2)))]
     refreshed = [Refresh("main", "a" * 40, "b" * 40, draw(paths), draw(paths))
                  for _ in range(draw(st.integers(0, 2)))]
     return UpdatesInput(
         "p", ROOT, 1, 2, changes=draw(st.lists(path_changes(), max_size=6)), documents=docs,
-        ready_documents=[d for d in docs if d.state is DocState.READY],
+        ready_documents=[d for d in docs if d.state is DocStatus.READY],
         failed_documents=[doc(p, "failed", "x") for p in draw(paths)],
         invalid_snapshots=[(p, f"{SNAP}/{p}.md") for p in draw(paths)],
         compacted=draw(st.booleans()), config=config, refreshed=refreshed,
@@ -347,7 +381,7 @@ def shuffled(u: UpdatesInput, rnd: random.Random) -> UpdatesInput:
         documents=mix(u.documents), ready_documents=mix(u.ready_documents),
         failed_documents=mix(u.failed_documents), invalid_snapshots=mix(u.invalid_snapshots),
         compacted=u.compacted, resumed=u.resumed, cap=u.cap, refreshed=u.refreshed,
-        config=[ConfigChange(mix(c.added), newly_included=mix(c.newly_included))
+        config=[ConfigChange(mix(c.include_added), newly_included=mix(c.newly_included))
                 for c in u.config])
 
 
@@ -372,25 +406,25 @@ def test_updates_show_only_absolute_paths(u: UpdatesInput) -> None:
             assert all(e.startswith(ROOT + "/") for e in entries), heading
 
 
-def manifest_entries(files: list[str], docs: list[tuple[str, DocState]], list_max: int,
+def manifest_entries(files: list[str], docs: list[tuple[str, DocStatus]], list_max: int,
                      ) -> dict[str, set[str]]:
     """What each manifest section must hold for `include=["notes"]`, before the cap."""
-    def entry(path: str, state: DocState) -> str:
+    def entry(path: str, state: DocStatus) -> str:
         snapshot = f"{ROOT}/{SNAP}/{path}.md"
-        return {DocState.READY: f"{ROOT}/{path} → {snapshot}",
-                DocState.PENDING: f"{ROOT}/{path}",
-                DocState.STALE: f"{ROOT}/{path} (older snapshot, may be out of date: {snapshot})",
-                DocState.FAILED: f"{ROOT}/{path} (conversion failed: why)"}[state]
+        return {DocStatus.READY: f"{ROOT}/{path} → {snapshot}",
+                DocStatus.PENDING: f"{ROOT}/{path}",
+                DocStatus.STALE: f"{ROOT}/{path} (older snapshot, may be out of date: {snapshot})",
+                DocStatus.FAILED: f"{ROOT}/{path} (conversion failed: why)"}[state]
 
-    def of(*states: DocState) -> set[str]:
+    def of(*states: DocStatus) -> set[str]:
         return {entry(p, s) for p, s in docs if s in states}
 
     wanted = {
         "Sources:": {f"folder {ROOT}/notes/"},
-        "Converted documents (source → snapshot):": of(DocState.READY),
+        "Converted documents (source → snapshot):": of(DocStatus.READY),
         "Documents still converting (read the raw file for now; the snapshot follows on a "
-        "later turn):": of(DocState.PENDING, DocState.STALE),
-        "Failed documents:": of(DocState.FAILED),
+        "later turn):": of(DocStatus.PENDING, DocStatus.STALE),
+        "Failed documents:": of(DocStatus.FAILED),
     }
     if len(set(files)) <= list_max:
         wanted[f"Files ({len(set(files))}):"] = {f"{ROOT}/{f}" for f in files}
@@ -398,11 +432,11 @@ def manifest_entries(files: list[str], docs: list[tuple[str, DocState]], list_ma
 
 
 @given(st.lists(rel_paths, max_size=15),
-       st.lists(st.tuples(rel_paths, st.sampled_from(list(DocState))), max_size=8),
+       st.lists(st.tuples(rel_paths, st.sampled_from(list(DocStatus))), max_size=8),
        st.integers(0, 12), st.integers(0, 10), st.randoms(use_true_random=False))
 @settings(max_examples=150)
 def test_manifest_names_every_path_or_counts_it(
-    files: list[str], docs: list[tuple[str, DocState]], cap: int, list_max: int,
+    files: list[str], docs: list[tuple[str, DocStatus]], cap: int, list_max: int,
     rnd: random.Random,
 ) -> None:
     def manifest() -> str:
@@ -424,3 +458,23 @@ def test_manifest_names_every_path_or_counts_it(
     assert {h for h, (entries, more) in found.items() if entries or more} <= set(wanted)
     many = len(set(files)) > list_max
     assert (f"Files: {len(set(files))} in scope, too many" in text) == many
+
+
+def test_modes_may_be_the_config_enum() -> None:
+    from freshline.config import Mode
+
+    m = render_manifest(ManifestInput("p", ROOT, 1, mode=Mode.ISOLATED))
+    assert 'mode="isolated"' in m
+    change = ConfigChange(mode_from=Mode.LIVE, mode_to=Mode.ISOLATED)
+    u = render_updates(UpdatesInput("p", ROOT, 1, 2, config=[change]))
+    assert u is not None and "- mode: live → isolated" in u
+
+
+def test_newly_included_paths_are_named_once_and_only_while_created() -> None:
+    config = ConfigChange(include_added=["Drafts"], newly_included=["Drafts/a.md", "Drafts/b.md"])
+    u = UpdatesInput("p", ROOT, 1, 2, config=[config, config],
+                     changes=[Change(K.CREATED, "Drafts/a.md"), Change(K.CREATED, "c.md")])
+    found = groups(render_updates(u) or "")
+    assert found["Newly in scope:"] == ([f"{ROOT}/Drafts/a.md"], 0)
+    assert found["Created:"] == ([f"{ROOT}/c.md"], 0)
+    assert "Drafts/b.md" not in (render_updates(u) or "")

@@ -235,10 +235,14 @@ def test_no_inclusions_means_nothing() -> None:
         "build/out.pdf",
         "x/node_modules/y/z.md",
         "notes/a.tmp",
+        "notes/A.TMP",
+        "cache.tmp/inner.md",
+        "out-build/x/y.md",
+        "deep/out-old/z.md",
     ],
 )
 def test_internal_paths_are_never_in_scope(path: str) -> None:
-    ignore = ("build", "**/node_modules", "*.tmp")
+    ignore = ("build", "**/node_modules", "*.tmp", "**/out-*")
     scope = Scope.from_strings(["**", "*.md", "*.pdf", "*.tmp", "build", ".git"], [], ignore)
     assert is_internal(path, ignore)
     assert not scope.matches(facts(path))
@@ -253,11 +257,17 @@ def test_internal_paths_are_never_in_scope(path: str) -> None:
         "freshline.toml.bak",
         "sub/freshline.toml",
         "x.git/a",
+        "a/.github/x.yml",
         "built/x",
+        "a/build/x",
+        "node_modules_x/y",
+        ".tmp",
+        "tmp/x.tmpl",
+        "outbuild/x",
     ],
 )
 def test_not_internal(path: str) -> None:
-    assert not is_internal(path, ("build", "**/node_modules", "*.tmp"))
+    assert not is_internal(path, ("build", "**/node_modules", "*.tmp", "**/out-*"))
 
 
 # --- properties (hypothesis) --------------------------------------------------------------
@@ -417,3 +427,18 @@ def test_surrogate_names_pass_through(workspace: Path) -> None:
     scope = Scope.from_strings(["*.md"])
     assert scope.matches(FileFacts(name))
     assert signature([name], [], "live") == signature([f" {name} "], [], "live")
+
+
+def test_confine_refuses_loops_and_nul(workspace: Path) -> None:
+    os.symlink("loop_b", workspace / "loop_a")
+    os.symlink("loop_a", workspace / "loop_b")
+    with pytest.raises(WorkspaceError, match="cannot resolve"):
+        confine(workspace, "loop_a/x.md")
+    with pytest.raises(WorkspaceError, match="NUL byte"):
+        confine(workspace, "a\0b")
+
+
+def test_error_messages_are_printable() -> None:
+    with pytest.raises(WorkspaceError) as info:
+        normalize_rel(os.fsdecode(b"../caf\xe9\n"))
+    assert str(info.value) == "../caf\\udce9\\n: '..' escapes the workspace"

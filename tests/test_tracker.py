@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+
 import pytest
 
 from freshline.store.records import Change, ChangeKind
@@ -40,7 +41,11 @@ def test_first_scan_sets_epoch_zero_then_changes_bump_once(notes: Workspace) -> 
     notes.write("notes/new.md", "x")
     notes.write("notes/a.md", "# A changed\n")
     (notes.root / "notes/b.md").unlink()
-    assert logged(notes) == [Change(M, "notes/a.md"), Change(D, "notes/b.md"), Change(C, "notes/new.md")]
+    assert logged(notes) == [
+        Change(M, "notes/a.md"),
+        Change(D, "notes/b.md"),
+        Change(C, "notes/new.md"),
+    ]
     assert t.epoch("p") == 1
     assert logged(notes) == []
     assert t.epoch("p") == 1
@@ -101,9 +106,8 @@ def test_note_title_pattern_across_a_rename(ws: Workspace) -> None:
     ws.write("n/Reading List.md", "list\n")
     ws.configure({"p": {"include": ["[[Reading List]]"]}})
     ws.tracker().scan()
-    os.rename(ws.root / "n/Reading List.md", ws.root / "archive/Reading List.md") if (
-        ws.root / "archive"
-    ).mkdir() is None else None
+    (ws.root / "archive").mkdir()
+    os.rename(ws.root / "n/Reading List.md", ws.root / "archive/Reading List.md")
     assert logged(ws) == [Change(R, "archive/Reading List.md", "n/Reading List.md")]
     os.rename(ws.root / "archive/Reading List.md", ws.root / "archive/Old List.md")
     assert logged(ws) == [Change(D, "archive/Reading List.md")]
@@ -253,8 +257,8 @@ def test_config_change_logs_what_entered_and_left(notes: Workspace) -> None:
     changes = logged(notes)
     config = [c for c in changes if c.kind is ChangeKind.CONFIG]
     assert len(config) == 1 and config[0].detail is not None
-    assert config[0].detail["include_added"] == ["other"]
-    assert config[0].detail["include_removed"] == ["notes"]
+    assert config[0].detail["added"] == ["other"]
+    assert config[0].detail["removed"] == ["notes"]
     assert config[0].detail["newly_included"] == ["other/c.md"]
     paths = [(c.kind, c.path) for c in changes if c.kind is not ChangeKind.CONFIG]
     assert paths == [(D, "notes/a.md"), (D, "notes/b.md"), (C, "other/c.md")]

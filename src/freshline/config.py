@@ -25,6 +25,7 @@ import tomlkit.items
 
 from freshline import scope
 from freshline.errors import ConfigError, NotFoundError, WorkspaceError
+from freshline.paths import shown
 
 CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
@@ -123,7 +124,7 @@ class Config:
         try:
             return self.projects[name]
         except KeyError:
-            raise NotFoundError(f"unknown project '{name}'") from None
+            raise NotFoundError(shown(f"unknown project '{name}'")) from None
 
 
 # --- discovery and loading ------------------------------------------------------------------
@@ -135,13 +136,13 @@ def find_workspace(start: Path, explicit: Path | None = None) -> Path:
     if explicit is not None:
         root = Path(explicit).resolve()
         if not (root / CONFIG_NAME).is_file():
-            raise WorkspaceError(f"no {CONFIG_NAME} in {root}; run `freshline init {root}`")
+            raise WorkspaceError(shown(f"no {CONFIG_NAME} in {root}; run `freshline init {root}`"))
         return root
     start = Path(start).resolve()
     for candidate in (start, *start.parents):
         if (candidate / CONFIG_NAME).is_file():
             return candidate
-    raise WorkspaceError(f"no {CONFIG_NAME} in {start} or any parent; run `freshline init`")
+    raise WorkspaceError(shown(f"no {CONFIG_NAME} in {start} or any parent; run `freshline init`"))
 
 
 def load_config(root: Path) -> Config:
@@ -155,7 +156,7 @@ def _read(root: Path) -> str:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise WorkspaceError(f"no {CONFIG_NAME} in {root}; run `freshline init`") from None
+        raise WorkspaceError(shown(f"no {CONFIG_NAME} in {root}; run `freshline init`")) from None
     except OSError as exc:
         raise ConfigError(f"{CONFIG_NAME}: cannot read ({exc.strerror or exc})") from None
     try:
@@ -172,7 +173,7 @@ def _parse_toml(text: str) -> dict[str, Any]:
 
 
 def _error(key: str, what: str) -> ConfigError:
-    return ConfigError(f"{CONFIG_NAME}: {key}: {what}")
+    return ConfigError(shown(f"{CONFIG_NAME}: {key}: {what}"))
 
 
 def _type_name(value: Any) -> str:
@@ -237,8 +238,8 @@ def _patterns(key: str, value: Any, check: Callable[[str], Any]) -> tuple[str, .
         try:
             check(item)
         except ValueError as exc:
-            shown = f" (pattern {item.strip()!r})" if item.strip() else ""
-            raise _error(f"{key}[{i}]", f"{exc}{shown}") from None
+            quoted = f" (pattern {item.strip()!r})" if item.strip() else ""
+            raise _error(f"{key}[{i}]", f"{exc}{quoted}") from None
         out.append(item.strip())
     return tuple(out)
 
@@ -284,7 +285,7 @@ def init_workspace(directory: Path) -> list[str]:
     done: list[str] = []
     if not directory.is_dir():
         if directory.exists():
-            raise WorkspaceError(f"{directory}: not a directory")
+            raise WorkspaceError(shown(f"{directory}: not a directory"))
         directory.mkdir(parents=True)
         done.append(f"created {directory}/")
     if not (directory / CONFIG_NAME).exists():
@@ -293,7 +294,7 @@ def init_workspace(directory: Path) -> list[str]:
     data_dir = directory / DATA_DIR
     if not data_dir.is_dir():
         if data_dir.exists():
-            raise WorkspaceError(f"{data_dir}: exists and is not a directory")
+            raise WorkspaceError(shown(f"{data_dir}: exists and is not a directory"))
         data_dir.mkdir()
         # Keeps freshline's private data out of `git status` in a checkout.
         (data_dir / ".gitignore").write_text("*\n", encoding="utf-8")
@@ -328,6 +329,8 @@ def add_project(
         if exclude:
             table.append("exclude", _array(exclude))
         table.append("mode", mode_value)
+        if list(doc)[-1] != "projects":
+            table.add(tomlkit.nl())  # keep a blank line before the table that follows
         projects.append(name, table)
 
     return _edit(Path(root).resolve(), edit).project(name)
@@ -339,7 +342,7 @@ def remove_project(root: Path, name: str) -> None:
     def edit(doc: tomlkit.TOMLDocument) -> None:
         projects = doc.get("projects")
         if projects is None or name not in projects:
-            raise NotFoundError(f"unknown project '{name}'")
+            raise NotFoundError(shown(f"unknown project '{name}'"))
         del projects[name]
         if not projects:
             del doc["projects"]
@@ -357,7 +360,7 @@ def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
     """Apply `mutate` to the current file, validate the result, write it atomically."""
     text = _read(root)
     _validate(root, _parse_toml(text))  # refuse to edit a file that is already broken
-    doc = tomlkit.parse(text)
+    doc = tomlkit.parse(text if text.endswith("\n") or not text else text + "\n")
     try:
         mutate(doc)
         new_text = tomlkit.dumps(doc)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from freshline.errors import WorkspaceError
@@ -25,6 +25,14 @@ GLOB_CHARS = frozenset("*?[")
 
 _DRIVE = re.compile(r"^[A-Za-z]:(/|$)")
 _EXTENSION = re.compile(r"^\*\.([^/*?\[\]]+)$")
+
+
+def shown(text: str) -> str:
+    """`text` made safe for a one-line message: control characters and undecodable bytes
+    (surrogate escapes) are written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _normalize(path: str) -> str:
@@ -54,7 +62,7 @@ def normalize_rel(path: str) -> str:
     try:
         return _normalize(path)
     except ValueError as exc:
-        raise WorkspaceError(f"{path}: {exc}") from None
+        raise WorkspaceError(f"{shown(path)}: {exc}") from None
 
 
 def normalize_pattern_path(text: str) -> str:
@@ -97,6 +105,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
     Raises ValueError for an unclosed `[`.
     """
+    return re.compile(_glob_source(pattern) + r"\Z", re.DOTALL)
+
+
+def _glob_source(pattern: str) -> str:
     segments = pattern.split("/")
     out: list[str] = []
     for i, seg in enumerate(segments):
@@ -105,7 +117,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(".*" if last else "(?:[^/]+/)*")
         else:
             out.append(_segment_regex(seg) + ("" if last else "/"))
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    return "".join(out)
 
 
 def _segment_regex(seg: str) -> str:
@@ -134,23 +146,23 @@ def _segment_regex(seg: str) -> str:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=256)
-def path_matcher(pattern: str) -> Callable[[str], bool]:
-    """A predicate for a folder, glob or extension pattern (raises ValueError if malformed)."""
+def _ignore_source(pattern: str) -> str:
     norm = normalize_pattern_path(pattern)
     kind = path_kind(norm)
     if kind == "extension":
-        ext = norm[2:].lower()
-        return lambda path: has_extension(path, ext)
-    if kind == "glob":
-        regex = glob_regex(norm)
-        return lambda path: regex.match(path) is not None
-    return lambda path: under(path, norm)
+        body = rf"(?:.*/)?[^/]+\.(?i:{re.escape(norm[2:])})"
+    elif kind == "glob":
+        body = _glob_source(norm)
+    else:
+        body = re.escape(norm)
+    return body + "(?:/.*)?"  # a matched folder covers everything inside it
 
 
-def _ancestors_and_self(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+@functools.lru_cache(maxsize=64)
+def ignore_regex(ignore: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a set of ignore patterns (folder, glob or extension), matching a path
+    when the path itself or any folder above it matches; raises ValueError if malformed."""
+    return re.compile("(?:" + "|".join(_ignore_source(p) for p in ignore) + r")\Z", re.DOTALL)
 
 
 def is_internal(rel_path: str, ignore: Sequence[str] = ()) -> bool:
@@ -162,13 +174,13 @@ def is_internal(rel_path: str, ignore: Sequence[str] = ()) -> bool:
     """
     if not rel_path:
         return False
-    first = rel_path.partition("/")[0]
-    if first in INTERNAL_NAMES or ".git" in rel_path.split("/"):
+    if rel_path.partition("/")[0] in INTERNAL_NAMES:
+        return True
+    if "/.git" in rel_path and ".git" in rel_path.split("/"):
         return True
     if not ignore:
         return False
-    prefixes = _ancestors_and_self(rel_path)
-    return any(path_matcher(p)(prefix) for p in ignore for prefix in prefixes)
+    return ignore_regex(tuple(ignore)).match(rel_path) is not None
 
 
 def to_abs(root: Path, rel: str) -> Path:
@@ -183,20 +195,27 @@ def confine(root: Path, user_path: str) -> str:
     WorkspaceError for `..` escapes, absolute paths outside `root`, and symlinks that
     resolve outside `root`.
     """
+    if "\0" in user_path:
+        raise WorkspaceError(f"{shown(user_path)}: contains a NUL byte")
     root = Path(os.path.abspath(root))
-    candidate = Path(user_path)
-    if candidate.is_absolute():
-        rel = _relative_to_root(root, Path(os.path.normpath(candidate)), user_path)
-    else:
-        rel = normalize_rel(user_path)
-    real_root = root.resolve()
-    real = to_abs(root, rel).resolve()
+    try:
+        rel = _lexical_rel(root, user_path)
+        real_root, real = root.resolve(), to_abs(root, rel).resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop, an unreadable directory
+        raise WorkspaceError(shown(f"{user_path}: cannot resolve ({exc})")) from None
     if real != real_root and real_root not in real.parents:
-        raise WorkspaceError(f"{user_path}: resolves outside the workspace")
+        raise WorkspaceError(f"{shown(user_path)}: resolves outside the workspace")
     return rel
 
 
-def _relative_to_root(root: Path, path: Path, shown: str) -> str:
+def _lexical_rel(root: Path, user_path: str) -> str:
+    candidate = Path(user_path)
+    if not candidate.is_absolute():
+        return normalize_rel(user_path)
+    return _relative_to_root(root, Path(os.path.normpath(candidate)), user_path)
+
+
+def _relative_to_root(root: Path, path: Path, user_path: str) -> str:
     # Lexically under the root as given or as resolved; failing that, resolved under the
     # resolved root (the path reaches the workspace through a symlinked alias).
     for base, candidate in ((root, path), (root.resolve(), path), (root.resolve(), None)):
@@ -205,4 +224,4 @@ def _relative_to_root(root: Path, path: Path, shown: str) -> str:
         except ValueError:
             continue
         return normalize_rel(inside.as_posix())
-    raise WorkspaceError(f"{shown}: outside the workspace {root}")
+    raise WorkspaceError(f"{shown(user_path)}: outside the workspace {shown(str(root))}")

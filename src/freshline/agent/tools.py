@@ -27,6 +27,7 @@ MATCH_LIMIT = 200  # matching lines shown by one search call
 SEARCH_FILE_LIMIT = 5_000_000  # bytes; larger files are skipped by search
 LINE_PREVIEW = 200  # characters of a matching line shown by search
 _SNIFF = 8192  # bytes read to tell text from binary
+_NOTE_ROOM = 300  # a tool may exceed the cap by its own note on how it was capped
 
 
 class ToolMode(StrEnum):
@@ -147,7 +148,7 @@ class Toolbox:
             reason = exc.strerror or str(exc)
             outcome = _Outcome(f"{call.name} failed: {reason}", is_error=True)
         text = outcome.text
-        if len(text) > self.output_cap:
+        if len(text) > self.output_cap + _NOTE_ROOM:
             text = text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters]"
         return ToolResult(call.id, call.name, text, outcome.is_error, outcome.changed,
                           outcome.mode_changes)
@@ -221,7 +222,7 @@ class Toolbox:
             raise ToolError(f"{shown}: binary file, {size} bytes")
         if start is None and end is None:
             return self._whole(path, shown, size)
-        return self._lines(path, shown, start or 1, end)
+        return self._lines(path, shown, 1 if start is None else start, end)
 
     def _whole(self, path: Path, shown: str, size: int) -> str:
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
@@ -231,7 +232,7 @@ class Toolbox:
         if len(text) <= self.output_cap:
             return text
         return (text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters; "
-                f"{shown} has {size} bytes: read a line range with start and end]")
+                f"the file has {size} bytes: read a line range with start and end]")
 
     def _lines(self, path: Path, shown: str, start: int, end: int | None) -> str:
         if start < 1 or (end is not None and end < start):
@@ -347,7 +348,8 @@ class Toolbox:
         if _is_binary(_sniff(target.path)):
             raise ToolError(f"{target.shown}: binary file, {target.path.stat().st_size} bytes")
         try:
-            text = target.path.read_text(encoding="utf-8", newline="")
+            with target.path.open(encoding="utf-8", newline="") as handle:
+                text = handle.read()
         except UnicodeDecodeError as exc:
             raise ToolError(f"{target.shown}: not UTF-8 text; use write") from exc
         count = text.count(old)

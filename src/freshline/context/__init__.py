@@ -2,7 +2,8 @@
 
 Pure functions of plain records (no I/O): `render_manifest` builds `<project_context>`,
 `render_updates` builds `<project_context_updates>`. The wire formats are documented in
-`manifest.py` and `updates.py`.
+`manifest.py` and `updates.py`. Document states are `freshline.materialize.DocStatus`;
+patterns are `freshline.scope.Pattern` (or raw strings).
 """
 
 from __future__ import annotations
@@ -10,24 +11,18 @@ from __future__ import annotations
 from .manifest import render_manifest
 from .model import (
     ConfigChange,
-    DocState,
     DocumentInfo,
     ManifestInput,
     Refresh,
-    Source,
-    SourceKind,
     UpdatesInput,
 )
 from .updates import render_updates
 
 __all__ = [
     "ConfigChange",
-    "DocState",
     "DocumentInfo",
     "ManifestInput",
     "Refresh",
-    "Source",
-    "SourceKind",
     "UpdatesInput",
     "render_manifest",
     "render_updates",

@@ -38,11 +38,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from freshline.materialize.probe import DocStatus
+from freshline.scope import Pattern
+
 from . import phrases
-from .model import DocState, DocumentInfo, ManifestInput, Source
+from .model import DocumentInfo, ManifestInput
 from .wire import section, show, tag
 
-_CONVERTING = (DocState.PENDING, DocState.STALE)
+_CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
 
 
 def render_manifest(m: ManifestInput) -> str:
@@ -54,9 +57,8 @@ def render_manifest(m: ManifestInput) -> str:
         body.append("Sources: none (this project includes nothing yet).")
     budget = m.cap
     for heading, entries in _sections(m):
-        lines = section(heading, entries, budget)
-        budget -= min(len(entries), max(budget, 0))
-        body.extend(lines)
+        body.extend(section(heading, entries, budget))
+        budget = max(budget - len(entries), 0)
     body.extend(_files_count_line(m))
     attributes = [("project", m.project), ("workspace", m.root), ("epoch", m.epoch),
                   ("mode", m.mode)]
@@ -65,19 +67,19 @@ def render_manifest(m: ManifestInput) -> str:
 
 def _sections(m: ManifestInput) -> list[tuple[str, list[str]]]:
     docs = _unique_docs(m.documents)
-    by_state = {state: [d for d in docs if d.state is state] for state in DocState}
+    by_state = {state: [d for d in docs if d.state is state] for state in DocStatus}
     converting = [d for d in docs if d.state in _CONVERTING]
     sections = [
         ("Sources:", _sources(m.root, m.include)),
         ("Excluded:", _sources(m.root, m.exclude)),
         ("Converted documents (source → snapshot):",
-         [phrases.pointer(m.root, d) for d in by_state[DocState.READY]]),
+         [phrases.pointer(m.root, d) for d in by_state[DocStatus.READY]]),
         ("Documents still converting (read the raw file for now; "
          "the snapshot follows on a later turn):",
          [_converting(m.root, d) for d in converting]),
         ("Failed documents:",
          [phrases.annotated(show(m.root, d.path), [phrases.failure(d)])
-          for d in by_state[DocState.FAILED]]),
+          for d in by_state[DocStatus.FAILED]]),
     ]
     if _lists_files(m):
         files = sorted(set(m.files or ()))
@@ -85,7 +87,7 @@ def _sections(m: ManifestInput) -> list[tuple[str, list[str]]]:
     return sections
 
 
-def _sources(root: str, sources: Iterable[Source]) -> list[str]:
+def _sources(root: str, sources: Iterable[Pattern]) -> list[str]:
     return [phrases.source(root, s) for s in phrases.sorted_sources(sources)]
 
 
@@ -98,7 +100,7 @@ def _doc_key(doc: DocumentInfo) -> tuple[str, str, str, str]:
 
 
 def _converting(root: str, doc: DocumentInfo) -> str:
-    older = doc.snapshot if doc.state is DocState.STALE else None
+    older = doc.snapshot if doc.state is DocStatus.STALE else None
     note = f"older snapshot, may be out of date: {show(root, older)}" if older else None
     return phrases.annotated(show(root, doc.path), [note])
 

@@ -3,18 +3,18 @@
 Paths in these records are workspace-relative POSIX strings (snapshots may also be given
 absolute, inside the workspace); the renderers make them absolute. Sequences may be passed
 as any iterable and are stored as tuples; patterns may be passed as raw strings and are
-classified with `Source.parse`.
+parsed with `freshline.scope.parse_pattern`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
-from enum import StrEnum
 from typing import Any, TypeVar
 
-from freshline.errors import FreshlineError
+from freshline.errors import ConfigError, FreshlineError
+from freshline.materialize.probe import DocStatus
+from freshline.scope import Pattern, parse_pattern
 from freshline.store.records import Change, ChangeKind
 
 from .wire import normalize_root
@@ -26,70 +26,19 @@ PATH_KINDS = frozenset(
 )
 
 
-class DocState(StrEnum):
-    """What a document's snapshot is worth right now (the materializer's probe result)."""
-
-    READY = "ready"  # the snapshot matches the live file: read the snapshot
-    STALE = "stale"  # an older snapshot exists; a newer conversion is due
-    PENDING = "pending"  # not converted yet
-    FAILED = "failed"  # conversion failed for the live content; reason says why
-    DELETED = "deleted"  # the source is gone: any snapshot of it is invalid
-
-
-class SourceKind(StrEnum):
-    """The kinds of include or exclude pattern (DESIGN section 3)."""
-
-    FOLDER = "folder"  # `A/B`: the folder and everything below it
-    GLOB = "glob"  # `notes/**/*.md`
-    EXTENSION = "file type"  # `*.pdf`, anywhere in the workspace
-    TAG = "tag"  # `#paper`
-    NOTE = "note"  # `[[Title]]`
-    PROPERTY = "property"  # `[status:active]`
-
-
-_NOTE = re.compile(r"\[\[.+\]\]")
-_PROPERTY = re.compile(r"\[[^\[\]:]+:[^\[\]]*\]")
-_EXTENSION = re.compile(r"\*\.[^/*?\[]+")
-
-
-@dataclass(frozen=True)
-class Source:
-    """One include or exclude pattern with its kind."""
-
-    kind: SourceKind
-    pattern: str
-
-    @classmethod
-    def parse(cls, pattern: str) -> Source:
-        """Classify a raw pattern the way DESIGN section 3 does."""
-        if pattern.startswith("#"):
-            kind = SourceKind.TAG
-        elif _NOTE.fullmatch(pattern):
-            kind = SourceKind.NOTE
-        elif _PROPERTY.fullmatch(pattern):
-            kind = SourceKind.PROPERTY
-        elif _EXTENSION.fullmatch(pattern):
-            kind = SourceKind.EXTENSION
-        elif any(ch in pattern for ch in "*?["):
-            kind = SourceKind.GLOB
-        else:
-            kind = SourceKind.FOLDER
-        return cls(kind, pattern)
-
-
 @dataclass(frozen=True)
 class DocumentInfo:
     """A convertible document: its state and, when it has one, its snapshot or failure."""
 
     path: str
-    state: DocState
+    state: DocStatus
     snapshot: str | None = None
     reason: str | None = None
 
     def __post_init__(self) -> None:
-        # accept any enum (e.g. the materializer's) or string with the same values
-        _set(self, "state", DocState(getattr(self.state, "value", self.state)))
-        if self.state is DocState.READY and not self.snapshot:
+        # accept the status's string value too (as stored or sent as JSON)
+        _set(self, "state", DocStatus(getattr(self.state, "value", self.state)))
+        if self.state is DocStatus.READY and not self.snapshot:
             raise FreshlineError(f"a ready document needs a snapshot: {self.path}")
 
 
@@ -97,23 +46,38 @@ class DocumentInfo:
 class ConfigChange:
     """A change of a project's scope: patterns in and out, mode, and the files it brought in."""
 
-    added: tuple[Source, ...] = ()  # include patterns added
-    removed: tuple[Source, ...] = ()  # include patterns removed
-    exclude_added: tuple[Source, ...] = ()
-    exclude_removed: tuple[Source, ...] = ()
+    include_added: tuple[Pattern, ...] = ()
+    include_removed: tuple[Pattern, ...] = ()
+    exclude_added: tuple[Pattern, ...] = ()
+    exclude_removed: tuple[Pattern, ...] = ()
+    ignore_added: tuple[Pattern, ...] = ()  # `[workspace] ignore` applies to every project
+    ignore_removed: tuple[Pattern, ...] = ()
     mode_from: str | None = None
     mode_to: str | None = None
-    newly_included: tuple[str, ...] = ()  # paths now in scope because of this change
+    newly_included: tuple[str, ...] = ()  # paths it brought in (also `created` changes)
 
     def __post_init__(self) -> None:
-        for name in ("added", "removed", "exclude_added", "exclude_removed"):
-            _set(self, name, _tuple(getattr(self, name), _source))
+        for name in PATTERN_FIELDS:
+            _set(self, name, _tuple(getattr(self, name), _pattern))
         _set(self, "newly_included", _tuple(self.newly_included, str))
+        _set(self, "mode_from", _mode(self.mode_from))
+        _set(self, "mode_to", _mode(self.mode_to))
 
     @classmethod
     def from_detail(cls, detail: Mapping[str, Any] | None) -> ConfigChange:
-        """Read a `config` change's detail: keys named like the fields, all optional."""
-        return cls(**_known(cls, detail))
+        """Read the tracker's `config` detail: keys named like the fields, all optional,
+        the mode as `{"mode": {"from": ..., "to": ...}}` (other keys are ignored)."""
+        data = _known(cls, detail)
+        mode = (detail or {}).get("mode")
+        if isinstance(mode, Mapping):
+            data.update(mode_from=mode.get("from"), mode_to=mode.get("to"))
+        return cls(**data)
+
+
+PATTERN_FIELDS = (
+    "include_added", "include_removed", "exclude_added", "exclude_removed",
+    "ignore_added", "ignore_removed",
+)
 
 
 @dataclass(frozen=True)
@@ -150,9 +114,9 @@ class ManifestInput:
     project: str
     root: str  # the workspace root, an absolute POSIX path
     epoch: int
-    mode: str = "live"
-    include: tuple[Source, ...] = ()
-    exclude: tuple[Source, ...] = ()
+    mode: str = "live"  # or the config's mode enum
+    include: tuple[Pattern, ...] = ()
+    exclude: tuple[Pattern, ...] = ()
     files: tuple[str, ...] | None = None  # the project's files, when the caller has them
     documents: tuple[DocumentInfo, ...] = ()
     resumed: bool = False
@@ -161,8 +125,9 @@ class ManifestInput:
 
     def __post_init__(self) -> None:
         _set(self, "root", normalize_root(self.root))
-        _set(self, "include", _tuple(self.include, _source))
-        _set(self, "exclude", _tuple(self.exclude, _source))
+        _set(self, "mode", _mode(self.mode))
+        _set(self, "include", _tuple(self.include, _pattern))
+        _set(self, "exclude", _tuple(self.exclude, _pattern))
         if self.files is not None:
             _set(self, "files", _tuple(self.files, str))
         _set(self, "documents", _tuple(self.documents, _document))
@@ -204,7 +169,10 @@ class UpdatesInput:
     ) -> UpdatesInput:
         """Build from a change-log slice: `config`, `refreshed` and `compacted` rows are
         read into their own fields, the path changes kept as they are."""
-        kept, config, refreshed, compacted = [], [], [], False
+        kept: list[Change] = []
+        config: list[ConfigChange] = []
+        refreshed: list[Refresh] = []
+        compacted = False
         for change in changes:
             if change.kind is ChangeKind.CONFIG:
                 config.append(ConfigChange.from_detail(change.detail))
@@ -228,8 +196,18 @@ def _tuple(items: Iterable[Any], convert: Callable[[Any], T]) -> tuple[T, ...]:
     return tuple(convert(item) for item in items)
 
 
-def _source(item: Source | str) -> Source:
-    return item if isinstance(item, Source) else Source.parse(item)
+def _mode(mode: object) -> str | None:
+    # a mode may come as the config's enum; the wire wants its value
+    return None if mode is None else str(getattr(mode, "value", mode))
+
+
+def _pattern(item: Pattern | str) -> Pattern:
+    if isinstance(item, Pattern):
+        return item
+    try:
+        return parse_pattern(item)
+    except ValueError as exc:
+        raise ConfigError(f"bad pattern {item!r}: {exc}") from None
 
 
 def _document(item: DocumentInfo) -> DocumentInfo:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .model import DocState, DocumentInfo, Source, SourceKind
+from freshline.materialize.probe import DocStatus
+from freshline.scope import Pattern, PatternKind
+
+from .model import DocumentInfo
 from .wire import ARROW, absolute, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
@@ -24,22 +27,29 @@ COMPACTED = (
     "project with your tools before relying on anything you read earlier."
 )
 IN_PROGRESS = "converting: read the raw file for now; the snapshot follows on a later turn"
-_KIND_ORDER = {kind: i for i, kind in enumerate(SourceKind)}
+_KIND_ORDER = {kind: i for i, kind in enumerate(PatternKind)}
+_LABELS = {PatternKind.EXTENSION: "file type"}
 
 
-def sorted_sources(sources: Iterable[Source]) -> list[Source]:
-    """Sources deduplicated, in kind order (as SourceKind lists them), then by pattern."""
-    return sorted(set(sources), key=lambda s: (_KIND_ORDER[s.kind], s.pattern))
+def sorted_sources(sources: Iterable[Pattern]) -> list[Pattern]:
+    """Patterns without duplicates, in kind order (as PatternKind lists them), then by text."""
+    unique = {(p.kind, p.text): p for p in sources}
+    return [unique[key] for key in sorted(unique, key=lambda k: (_KIND_ORDER[k[0]], k[1]))]
 
 
-def source(root: str, src: Source) -> str:
+def source(root: str, pattern: Pattern) -> str:
     """A pattern as a source line: folders and globs absolute, other kinds as written."""
-    if src.kind is SourceKind.FOLDER:
-        folder = absolute(root, src.pattern.rstrip("/") or ".")
-        return f"folder {show_path(folder.rstrip('/') + '/')}"
-    if src.kind is SourceKind.GLOB:
-        return f"glob {show(root, src.pattern)}"
-    return f"{src.kind.value} {show_text(src.pattern)}"
+    if pattern.kind is PatternKind.FOLDER:
+        return f"folder {folder(root, pattern.value)}"
+    if pattern.kind is PatternKind.GLOB:
+        return f"glob {show(root, pattern.value)}"
+    label = _LABELS.get(pattern.kind, pattern.kind.value)
+    return f"{label} {show_text(pattern.text)}"
+
+
+def folder(root: str, path: str) -> str:
+    """A folder as shown: absolute, with a trailing slash."""
+    return show_path(absolute(root, path).rstrip("/") + "/")
 
 
 def failure(doc: DocumentInfo) -> str:
@@ -54,11 +64,11 @@ def invalid(root: str, snapshot: str) -> str:
 
 def state_note(root: str, doc: DocumentInfo) -> str | None:
     """What the model should do with a document that is (still) in the project."""
-    if doc.state is DocState.READY:
+    if doc.state is DocStatus.READY:
         return f"converted: read the snapshot {show(root, doc.snapshot or '')}"
-    if doc.state in (DocState.PENDING, DocState.STALE):
+    if doc.state in (DocStatus.PENDING, DocStatus.STALE):
         return IN_PROGRESS
-    if doc.state is DocState.FAILED:
+    if doc.state is DocStatus.FAILED:
         return failure(doc)
     return invalid(root, doc.snapshot) if doc.snapshot else None
 

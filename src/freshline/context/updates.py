@@ -8,13 +8,14 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     The change log was compacted, ... re-enumerate the project ...              (compacted)
     Scope changed:
     - now included: tag #paper
+    - no longer included: file type *.txt
     - no longer excluded: folder /home/u/vault/Drafts/
     - mode: live → isolated
     Newly in scope:
     - /home/u/vault/Drafts/idea.md
     Refreshed from main (1a2b3c4 → 5d6e7f8); paths it changed:
     - /home/u/vault/src/app.py
-    Conflicts left with markers by the refresh from main (resolve them first):
+    Conflicts left with markers by the refresh from main (resolve them before ...):
     - /home/u/vault/src/db.py
     Created:
     - /home/u/vault/new.md
@@ -24,6 +25,8 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     Deleted:
     - /home/u/vault/c.pdf (the old snapshot /home/u/... is invalid; do not cite it)
     Renamed:
+    - /home/u/vault/Drafts/ → /home/u/vault/Ideas/
+    - /home/u/vault/Drafts/a.md → /home/u/vault/Ideas/a.md
     - /home/u/vault/old.md → /home/u/vault/new name.md
     Snapshots ready since an earlier turn (read these instead of the raw files):
     - /home/u/vault/b.pdf → /home/u/vault/.freshline/snapshots/b.md
@@ -33,8 +36,11 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/.freshline/snapshots/e.md (was the snapshot of /home/u/vault/e.pdf)
     </project_context_updates>
 
-A document among the changes carries its state in parentheses (`UpdatesInput.documents`,
-looked up by path; a rename also looks up its old path, whose snapshot is then invalid).
+A path a scope change brought in is logged as `created` too; it is named once, under
+"Newly in scope", and only while the changes still hold it as created (a path that came in
+and then went is not named). A document among the changes carries its state in parentheses
+(`UpdatesInput.documents`, looked up by path; a rename also looks up its old path, whose
+snapshot is then invalid).
 A compacted log replaces every log-derived section (scope, refresh, path changes) with one
 line; the document sections, which come from the session's own sets, stay. Entries are
 sorted and deduplicated; scope changes and refreshes keep their order. Each group shows at
@@ -58,12 +64,14 @@ _GROUPS = (
     (ChangeKind.DELETED, "Deleted:"),
     (ChangeKind.RENAMED, "Renamed:"),
 )
-_PATTERN_CHANGES = (
-    ("added", "now included"),
-    ("removed", "no longer included"),
-    ("exclude_added", "now excluded"),
-    ("exclude_removed", "no longer excluded"),
-)
+_PATTERN_LABELS = {
+    "include_added": "now included",
+    "include_removed": "no longer included",
+    "exclude_added": "now excluded",
+    "exclude_removed": "no longer excluded",
+    "ignore_added": "now ignored in the whole workspace",
+    "ignore_removed": "no longer ignored in the whole workspace",
+}
 
 
 class _View:
@@ -99,11 +107,13 @@ def render_updates(u: UpdatesInput) -> str | None:
     if u.compacted:
         body.append(phrases.COMPACTED)
     else:
-        for config in u.config:
-            body.extend(_config(view, config))
+        scope_lines, claimed = _scope_changes(view)
+        body.extend(scope_lines)
         for refresh in u.refreshed:
             body.extend(_refresh(view, refresh))
-        body.extend(_changes(view, u.changes))
+        unclaimed = [c for c in u.changes
+                     if not (c.kind is ChangeKind.CREATED and c.path in claimed)]
+        body.extend(_changes(view, unclaimed))
     body.extend(_documents(view))
     if not body:
         return None
@@ -131,23 +141,37 @@ def _deleted(view: _View, change: Change) -> tuple[str, str]:
 
 def _renamed(view: _View, change: Change) -> tuple[str, str]:
     old = change.old_path or ""
-    moved = f"{show(view.u.root, old)}{ARROW}{show(view.u.root, change.path)}"
+    # the tracker marks a folder moved as a whole once, beside an entry per file in it
+    shown = phrases.folder if (change.detail or {}).get("folder") else show
+    moved = f"{shown(view.u.root, old)}{ARROW}{shown(view.u.root, change.path)}"
     doc = view.docs.get(change.path)
     now = phrases.state_note(view.u.root, doc) if doc else None
     return old, phrases.annotated(moved, [view.gone(old), now])
 
 
-def _config(view: _View, config: ConfigChange) -> list[str]:
+def _scope_changes(view: _View) -> tuple[list[str], set[str]]:
+    """Each scope change with the paths it brought in, and those paths (claimed once)."""
+    created = {c.path for c in view.u.changes if c.kind is ChangeKind.CREATED}
+    lines: list[str] = []
+    claimed: set[str] = set()
+    for config in view.u.config:
+        brought = [p for p in config.newly_included if p in created and p not in claimed]
+        claimed.update(brought)
+        lines.extend(_config(view, config, brought))
+    return lines, claimed
+
+
+def _config(view: _View, config: ConfigChange, brought: list[str]) -> list[str]:
     entries = [
         f"{label}: {phrases.source(view.u.root, src)}"
-        for name, label in _PATTERN_CHANGES
+        for name, label in _PATTERN_LABELS.items()
         for src in phrases.sorted_sources(getattr(config, name))
     ]
     if config.mode_from != config.mode_to:
         entries.append(f"mode: {_mode(config.mode_from)}{ARROW}{_mode(config.mode_to)}")
     # not view.section: the order above (include before exclude) reads better than sorted
     changed = section("Scope changed:", entries, view.u.cap) or ["Scope changed."]
-    return changed + view.section("Newly in scope:", map(view.entry, config.newly_included))
+    return changed + view.section("Newly in scope:", map(view.entry, brought))
 
 
 def _mode(mode: str | None) -> str:

@@ -244,7 +244,7 @@ class Git:
         return entries
 
     def diff_trees(self, old: str, new: str) -> list[TreeChange]:
-        """What differs between two trees, file by file (no rename detection)."""
+        """What differs between two tree-ishes, file by file (no rename detection)."""
         out = self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
         fields = out.split(b"\0")
         changes = []

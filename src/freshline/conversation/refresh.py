@@ -66,16 +66,17 @@ def merge_target(
     name: str,
     with_conflicts: bool = False,
     path_filter: PathFilter | None = None,
+    base: str | None = None,
 ) -> Merge:
     """Merge `target` into the conversation whose working tree is `ours_tree`.
 
-    Writes objects only. Raises ConflictStop on conflicts unless `with_conflicts`, in which
-    case the tree holds the conflict-marked files and the record lists them.
+    `base`: the merge base when already known (a refresh: the last refresh parent). Writes
+    objects only. Raises ConflictStop on conflicts unless `with_conflicts`, in which case
+    the tree holds the conflict-marked files and the record lists them.
     """
     git = repo.git
-    base = _merge_base(repo, chain.head, target)
-    restores = exec_bit_restores(_mode_diffs(repo, git.tree_of(base), ours_tree),
-                                 chain.deliberate_modes)
+    base = base or _merge_base(repo, chain.head, target)
+    restores = exec_bit_restores(_mode_diffs(repo, base, ours_tree), chain.deliberate_modes)
     ours_tree = _with_modes(repo, ours_tree, restores)
     ours = chain.head
     if ours_tree != chain.events[-1].tree:
@@ -85,7 +86,7 @@ def merge_target(
         raise ConflictStop(f"merging {_short(name)} conflicts in {len(conflicts)} path(s)",
                            conflicts)
     previous = chain.last_parent
-    paths = changed_paths(git, git.tree_of(previous or base), git.tree_of(target))
+    paths = changed_paths(git, previous or base, target)
     if path_filter is not None:
         paths = [p for p in paths if path_filter(p)]
     record = Refresh(name, previous, target, tuple(paths), tuple(sorted(restores)),
@@ -139,10 +140,10 @@ def _merge_base(repo: Repo, head: str, target: str) -> str:
     return out.decode().strip()
 
 
-def _mode_diffs(repo: Repo, base_tree: str, ours_tree: str) -> list[ModeDiff]:
+def _mode_diffs(repo: Repo, base: str, ours_tree: str) -> list[ModeDiff]:
     return [
         ModeDiff(c.path, c.old_mode, c.old_oid, c.new_mode, c.new_oid)
-        for c in repo.git.diff_trees(base_tree, ours_tree)
+        for c in repo.git.diff_trees(base, ours_tree)
         if c.status == "M" and c.old_oid == c.new_oid
     ]
 

@@ -126,13 +126,20 @@ class Repo:
 
     def chain(self, conversation: str, head: str | None = None) -> Chain:
         """Read the first-parent chain from `head` (default: the ref) back to the root."""
-        head = head or self.head(conversation)
+        start = head or self.ref(conversation)
         newest_first: list[Event] = []
-        for event in self._walk(head):
-            newest_first.append(event)
-            if event.root is not None:
-                return Chain(conversation, head, tuple(reversed(newest_first)))
-        raise GitError(f"conversation {conversation} has no root event below {head[:12]}")
+        try:
+            for event in self._walk(start):
+                newest_first.append(event)
+                if event.root is not None:
+                    assert newest_first[0].commit is not None
+                    events = tuple(reversed(newest_first))
+                    return Chain(conversation, newest_first[0].commit, events)
+        except GitError:
+            if not self.exists(conversation):
+                raise NotFoundError(f"no conversation {conversation!r}") from None
+            raise
+        raise GitError(f"conversation {conversation} has no root event below {start}")
 
     def _walk(self, head: str) -> Iterator[Event]:
         # Stream the log and stop at the root: the base's own history can be very long.

@@ -61,8 +61,13 @@ def _ensure_blobs(git: Git, entries: list[IndexEntry], root: Path) -> dict[str, 
 
 
 def index_path(worktree: Git) -> Path:
-    """The worktree's own index file."""
+    """The worktree's own index file (read from its `.git` file, without running git)."""
     assert worktree.cwd is not None
+    dot_git = worktree.cwd / ".git"
+    if dot_git.is_file():
+        pointer = dot_git.read_text(encoding="utf-8").strip()
+        if pointer.startswith("gitdir: "):
+            return worktree.cwd / pointer.removeprefix("gitdir: ") / "index"
     return worktree.cwd / worktree.text("rev-parse", "--git-path", "index")
 
 
@@ -70,7 +75,7 @@ def snapshot_worktree(worktree: Git) -> str:
     """The tree of everything in the worktree (`add -A`, modes kept); refreshes its index."""
     real = index_path(worktree)
     with worktree.temp_index(seed=real) as index:
-        index.run("add", "-A")
+        index.run("-c", "core.untrackedCache=true", "add", "-A")
         tree = index.write_tree()
         # Write the refreshed stat cache back; a concurrent writer's index is as valid.
         os.replace(index.env["GIT_INDEX_FILE"], real)

@@ -105,7 +105,8 @@ def prepare_turn(
     if target is None:
         return PendingTurn(tree=ours, parents=(chain.head,), **pending)
     assert chain.root.target is not None
-    merge = merge_target(repo, chain, ours, target, chain.root.target, path_filter=path_filter)
+    merge = merge_target(repo, chain, ours, target, chain.root.target, path_filter=path_filter,
+                         base=chain.last_parent)
     move_worktree(worktree, ours, merge.tree)
     return PendingTurn(tree=merge.tree, parents=(chain.head, target), refresh=merge.record,
                        **pending)

@@ -15,9 +15,9 @@ from freshline.materialize.converters import (
 )
 from freshline.materialize.probe import DocStatus, Probe, probe
 from freshline.materialize.runner import (
+    Materializer,
     MaterializeResult,
     MaterializeSettings,
-    Materializer,
     Progress,
     RunInfo,
 )

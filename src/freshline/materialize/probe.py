@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from freshline.materialize.snapshots import SnapshotStore
 from freshline.store.records import IndexEntry
 
 
-class DocStatus(str, Enum):
+class DocStatus(StrEnum):
     """Where a document's snapshot stands against the live file."""
 
     READY = "ready"  # the snapshot was made from the live file's exact content

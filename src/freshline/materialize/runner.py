@@ -112,7 +112,9 @@ class Materializer:
         self.data_dir = data_dir
         self.settings = settings or MaterializeSettings()
         self.store = SnapshotStore(data_dir)
-        self.pool = WorkerPool(self.settings.workers, self.settings.timeout_s, self.settings.memory_mb)
+        self.pool = WorkerPool(
+            self.settings.workers, self.settings.timeout_s, self.settings.memory_mb
+        )
         self._runs: dict[str, list[_Run]] = {}
         self._lock = threading.Lock()
 

@@ -56,7 +56,8 @@ class FailureMarker:
 def snapshot_id(path: str) -> str:
     """The stable file stem for a source path: a readable slug and a hash of the path."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", path).strip("-.")[:80] or "document"
-    return f"{slug}-{hashlib.sha1(path.encode('utf-8')).hexdigest()[:10]}"
+    digest = hashlib.sha1(path.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{slug}-{digest[:10]}"
 
 
 def utc_now() -> str:
@@ -138,7 +139,7 @@ class SnapshotStore:
         target.parent.mkdir(parents=True, exist_ok=True)
         temp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            temp.write_text(text, encoding="utf-8")
+            temp.write_text(text, encoding="utf-8", errors="replace")
             os.replace(temp, target)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -162,8 +163,9 @@ def _obsolete(entry: Path, wanted: set[str]) -> bool:
 
 
 def _dump(record: SnapshotHeader | FailureMarker) -> str:
-    # ">" is escaped so no value can close the HTML comment the header lives in.
-    return json.dumps(asdict(record), ensure_ascii=False).replace(">", "\\u003e")
+    # ASCII only, so undecodable path bytes survive; ">" escaped so no value can close
+    # the HTML comment the header lives in.
+    return json.dumps(asdict(record)).replace(">", "\\u003e")
 
 
 def _load(kind: type[_Record], body: str) -> _Record | None:

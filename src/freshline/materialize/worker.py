@@ -1,31 +1,39 @@
 """Conversions in worker processes, so a hostile or broken file can fail but never hang,
 crash or exhaust freshline itself.
 
-Workers are forked from a forkserver (cheap to start, no fork of a threaded parent) and
-kept warm between jobs. Each has an address-space limit (RLIMIT_AS) set when it starts;
-the parent enforces the time limit by killing a worker that overruns. A worker that
-timed out, crashed or ran out of memory is discarded and the next job gets a fresh one.
+A worker is a plain `python -c` subprocess (no re-import of the caller's `__main__`, no
+fork of a threaded parent) that talks pickles over a socket pair and stays warm between
+jobs. It limits its own address space (RLIMIT_AS) when it starts; the parent enforces
+the time limit by killing a worker that overruns, and each job also arms an alarm in the
+worker so an orphaned one cannot outlive its job by much. A worker that timed out,
+crashed or ran out of memory is discarded and the next job gets a fresh one.
 """
 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import resource
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
 
-from freshline.materialize.converters import ConversionFailed, Converter, Limits
+from freshline.materialize.converters.base import (
+    ConversionFailed,
+    Converter,
+    Limits,
+    allocation_failed,
+    first_line,
+)
 
 MIB = 1024 * 1024
-# Imported once in the forkserver so every worker starts with them loaded.
-PRELOAD = ["freshline.materialize.worker", "pypdfium2"]
 VANISHED = "source file is gone"
+_CHILD = "from freshline.materialize.worker import serve; serve()"
 
 
 @dataclass(frozen=True)
@@ -72,10 +80,10 @@ def convert_here(job: Job, memory_mb: int) -> Outcome:
         return Outcome(text=job.converter.convert(job.path, job.limits), fingerprint=fingerprint)
     except ConversionFailed as exc:
         return Outcome(fingerprint=fingerprint, reason=str(exc))
-    except MemoryError:
-        return Outcome(fingerprint=fingerprint, reason=out_of_memory(memory_mb), fatal=True)
     except Exception as exc:  # a converter bug or a library choking: report, never raise
-        return Outcome(fingerprint=fingerprint, reason=_describe(exc))
+        if allocation_failed(exc):
+            return Outcome(fingerprint=fingerprint, reason=out_of_memory(memory_mb), fatal=True)
+        return Outcome(fingerprint=fingerprint, reason=f"{type(exc).__name__}: {first_line(exc)}")
 
 
 def out_of_memory(memory_mb: int) -> str:
@@ -83,14 +91,13 @@ def out_of_memory(memory_mb: int) -> str:
     return f"out of memory (limit {memory_mb} MiB)"
 
 
-def _describe(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
-
-
-def _serve(conn: Connection, memory_mb: int) -> None:
+def serve() -> None:
+    """The worker's main loop: `python -c ... FD MEMORY_MB TIMEOUT_S` (see _Worker)."""
+    fd, memory_mb, timeout_s = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
     # Ctrl-C reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn = Connection(fd)
+    sys.path[:] = conn.recv()  # the parent's, so converters it registered unpickle here
     if memory_mb:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = memory_mb * MIB if hard == resource.RLIM_INFINITY else min(hard, memory_mb * MIB)
@@ -99,52 +106,66 @@ def _serve(conn: Connection, memory_mb: int) -> None:
         try:
             job = conn.recv()
         except (EOFError, OSError):
-            return
+            return  # the parent is gone
         except MemoryError:
             conn.send(Outcome(reason=out_of_memory(memory_mb), fatal=True))
             return
-        conn.send(convert_here(job, memory_mb))
+        signal.alarm(int(timeout_s) + 5)  # outlive a dead parent's time limit by little
+        outcome = convert_here(job, memory_mb)
+        signal.alarm(0)
+        conn.send(outcome)
 
 
 class _Worker:
-    def __init__(self, context: Any, memory_mb: int) -> None:
-        self.conn, child = context.Pipe()
-        self.process = context.Process(
-            target=_serve, args=(child, memory_mb), name="freshline-convert", daemon=True
+    def __init__(self, memory_mb: int, timeout_s: float) -> None:
+        mine, theirs = socket.socketpair()
+        args = [str(theirs.fileno()), str(memory_mb), str(timeout_s)]
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, *args],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
-        self.process.start()
-        child.close()
+        theirs.close()
+        self.conn = Connection(mine.detach())
+        self.conn.send(list(sys.path))
         self.idle_since = time.monotonic()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def run(self, job: Job, timeout_s: float) -> Outcome:
         try:
             self.conn.send(job)
-        except (BrokenPipeError, OSError):
+        except OSError:
             return self._lost()
-        ready = wait([self.conn, self.process.sentinel], timeout_s)
-        if self.conn in ready:
+        ready = wait([self.conn], timeout_s)
+        if ready:
             try:
                 return self.conn.recv()
             except (EOFError, OSError):
-                pass
-        if not ready:
-            self.stop()
-            return Outcome(reason=f"timed out after {timeout_s:g} s", fatal=True)
-        return self._lost()
+                return self._lost()
+        self.stop()
+        return Outcome(reason=f"timed out after {timeout_s:g} s", fatal=True)
 
     def _lost(self) -> Outcome:
         self.stop()
-        code = self.process.exitcode
+        code = self.process.returncode
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return Outcome(reason=f"worker crashed ({how})", fatal=True)
 
     def alive(self) -> bool:
-        return self.process.is_alive()
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
 
     def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
+        self.kill()
+        self.process.wait()
         self.conn.close()
 
 
@@ -157,7 +178,6 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
-        self._context: Any = None
 
     def run(self, job: Job) -> Outcome:
         """Convert one document in a worker; blocks while all workers are busy."""
@@ -178,7 +198,7 @@ class WorkerPool:
         """Process ids of the live workers (idle and busy)."""
         with self._lock:
             workers = [*self._idle, *self._busy]
-        return [w.process.pid for w in workers if w.alive() and w.process.pid is not None]
+        return [w.pid for w in workers if w.alive()]
 
     def reap(self, idle_s: float = 0.0) -> None:
         """Stop workers idle for at least `idle_s` seconds."""
@@ -195,7 +215,7 @@ class WorkerPool:
         with self._lock:
             busy = list(self._busy)
         for worker in busy:
-            worker.process.kill()  # the thread running its job reaps it
+            worker.kill()  # the thread running its job reaps it
 
     def _checkout(self) -> _Worker:
         with self._lock:
@@ -205,7 +225,7 @@ class WorkerPool:
                     self._busy.add(worker)
                     return worker
                 worker.stop()
-        worker = _Worker(self._start_context(), self.memory_mb)
+        worker = _Worker(self.memory_mb, self.timeout_s)
         with self._lock:
             self._busy.add(worker)
         return worker
@@ -214,10 +234,3 @@ class WorkerPool:
         worker.idle_since = time.monotonic()
         with self._lock:
             self._idle.append(worker)
-
-    def _start_context(self) -> Any:
-        with self._lock:
-            if self._context is None:
-                self._context = multiprocessing.get_context("forkserver")
-                self._context.set_forkserver_preload(PRELOAD)
-            return self._context

@@ -11,6 +11,7 @@ from freshline.store.files import IndexTable
 from freshline.store.log import LogTable, ProjectState
 from freshline.store.meta import MetaTable
 from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
+from freshline.store.sessions import SessionRecord, SessionState, SessionTable
 
 __all__ = [
     "Change",
@@ -19,11 +20,13 @@ __all__ = [
     "IndexEntry",
     "LoggedChange",
     "ProjectState",
+    "SessionRecord",
+    "SessionState",
     "Store",
 ]
 
 
-class Store(IndexTable, LogTable, MetaTable):
+class Store(IndexTable, LogTable, MetaTable, SessionTable):
     """freshline's persistent state for one workspace."""
 
     def __init__(self, data_dir: Path) -> None:

@@ -99,6 +99,15 @@ class Database:
             conn.execute("ROLLBACK")
             raise
 
+    def execute_write(self, sql: str, args: tuple[object, ...]) -> None:
+        """Run one write statement inside the current transaction, or in its own."""
+        conn = self.conn
+        if conn.in_transaction:
+            conn.execute(sql, args)
+        else:
+            with self.write() as tx:
+                tx.execute(sql, args)
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)

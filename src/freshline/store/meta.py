@@ -33,10 +33,5 @@ class MetaTable:
 
     def meta_set(self, key: str, value: str) -> None:
         """Set a fact (joins the current transaction if there is one)."""
-        conn = self.db.conn
         sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
-        if conn.in_transaction:
-            conn.execute(sql, (key, value))
-        else:
-            with self.db.write() as tx:
-                tx.execute(sql, (key, value))
+        self.db.execute_write(sql, (key, value))

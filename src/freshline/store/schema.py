@@ -46,3 +46,31 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
+
+MIGRATIONS.append(
+    (
+        "sessions",
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            state TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            resumed_at REAL,
+            cursor INTEGER,
+            manifest_epoch INTEGER NOT NULL,
+            dirty_key TEXT NOT NULL,
+            held_key TEXT,
+            manifest TEXT NOT NULL,
+            needs_manifest INTEGER NOT NULL,
+            resumed INTEGER NOT NULL,
+            pending_docs TEXT NOT NULL DEFAULT '[]',
+            announced_failures TEXT NOT NULL DEFAULT '{}',
+            external_id TEXT UNIQUE,
+            target TEXT
+        );
+        CREATE INDEX sessions_by_project ON sessions (project, state);
+        """,
+    )
+)

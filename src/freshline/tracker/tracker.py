@@ -215,17 +215,19 @@ class Tracker:
 
 
 def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
+    """What changed between two pattern sets, keyed as the updates block reads it."""
+
     def as_set(d: dict[str, object], key: str) -> set[str]:
         value = d.get(key, [])
         return set(value) if isinstance(value, list) else set()
 
     detail: dict[str, object] = {}
-    for key in ("include", "exclude", "ignore"):
+    for key, prefix in (("include", ""), ("exclude", "exclude_"), ("ignore", "ignore_")):
         added, removed = as_set(new, key) - as_set(old, key), as_set(old, key) - as_set(new, key)
         if added:
-            detail[f"{key}_added"] = sorted(added)
+            detail[f"{prefix}added"] = sorted(added)
         if removed:
-            detail[f"{key}_removed"] = sorted(removed)
+            detail[f"{prefix}removed"] = sorted(removed)
     if old.get("mode") != new.get("mode"):
-        detail["mode"] = {"from": old.get("mode"), "to": new.get("mode")}
+        detail["mode_from"], detail["mode_to"] = old.get("mode"), new.get("mode")
     return detail

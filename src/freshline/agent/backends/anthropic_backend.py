@@ -119,9 +119,14 @@ class AnthropicBackend(Backend):
                     on_text(reply.text)
                 return reply
             with self.client.messages.stream(**request) as events:
+                complete = False
                 for event in events:
                     if event.type == "text" and on_text is not None:
                         on_text(event.text)
+                    complete = complete or event.type == "message_stop"
+                if not complete:
+                    raise BackendMalformed(f"anthropic: malformed answer from {self.where}: "
+                                           "the stream ended before the message was complete")
                 return self._reply(events.get_final_message())
         except (anthropic.AnthropicError, ValueError) as exc:
             raise translate_sdk_error(exc, anthropic, "anthropic", self.where) from exc

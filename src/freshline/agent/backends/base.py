@@ -7,6 +7,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 from urllib.parse import urlsplit
 
 from freshline.agent.errors import (
@@ -71,6 +72,14 @@ def one_line(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _detail(exc: Any) -> str:
+    """The server's own error message (both APIs nest it as error.message), else the SDK's."""
+    body = exc.body
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return one_line(message or exc.message)
+
+
 def translate_sdk_error(exc: Exception, sdk: ModuleType, label: str, where: str) -> BackendError:
     """Map an exception of the openai or anthropic SDK (same class names) to a BackendError."""
     if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
@@ -87,7 +96,7 @@ def translate_sdk_error(exc: Exception, sdk: ModuleType, label: str, where: str)
         return BackendMalformed(f"{label}: malformed answer from {where}: {one_line(exc.message)}")
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
-        return BackendError(f"{label}: request failed (HTTP {status}): {one_line(exc.message)}")
+        return BackendError(f"{label}: request failed (HTTP {status}): {_detail(exc)}")
     if isinstance(exc, ValueError):  # JSON and schema errors while parsing the answer
         return BackendMalformed(f"{label}: malformed answer from {where}: {one_line(exc)}")
     return BackendError(f"{label}: {one_line(exc)}")

@@ -114,7 +114,7 @@ class OpenAIBackend(Backend):
                 return self._reply(self.client.chat.completions.create(**request), on_text)
             chunks = self.client.chat.completions.create(**request, stream=True)
             with chunks:
-                return _assemble(chunks, on_text)
+                return _assemble(chunks, on_text, self.where)
         except (openai.OpenAIError, ValueError) as exc:
             raise translate_sdk_error(exc, openai, "openai", self.where) from exc
 
@@ -137,12 +137,14 @@ class OpenAIBackend(Backend):
         self.client.close()
 
 
-def _assemble(chunks: Iterable[Any], on_text: TextCallback | None) -> AssistantReply:
+def _assemble(chunks: Iterable[Any], on_text: TextCallback | None, where: str) -> AssistantReply:
     """Join streamed deltas: text in order, tool calls by their index."""
     text: list[str] = []
     calls: dict[int, dict[str, str]] = {}
+    finished = False
     for chunk in chunks:
         for choice in chunk.choices or ():
+            finished = finished or choice.finish_reason is not None
             delta = choice.delta
             if delta.content:
                 text.append(delta.content)
@@ -154,6 +156,9 @@ def _assemble(chunks: Iterable[Any], on_text: TextCallback | None) -> AssistantR
                 if part.function is not None:
                     call["name"] = call["name"] or part.function.name or ""
                     call["arguments"] += part.function.arguments or ""
+    if not finished:
+        raise BackendMalformed(f"openai: malformed answer from {where}: "
+                               "the stream ended before the answer was complete")
     tool_calls = tuple(
         ToolCall(call["id"] or f"call_{index}", call["name"],
                  parse_arguments(call["arguments"], call["name"]))

@@ -17,7 +17,9 @@ Each human message plays the next turn. A turn is a list of steps, each an objec
 key: `say` (text), `tool` (a tool name, with optional `args`), or `fail` (raise the backend
 error of that kind: auth, rate_limit, network, malformed). Steps group into model replies:
 the text said before a run of tool calls goes out with those calls; their results come back;
-the next reply starts after them. When the turns run out, the backend says so.
+the next reply starts after them (so a `fail` after a tool call fails the next model call).
+When the turns run out, the backend says so. The position in the script lives in the backend
+object: a new backend starts from the first turn.
 """
 
 from __future__ import annotations
@@ -133,8 +135,8 @@ class ScriptedBackend(Backend):
         calls: list[ToolCall] = []
         while self._pos < len(steps):
             step = steps[self._pos]
-            if step.say is not None and calls:
-                break  # this text belongs to the reply after the tool results
+            if step.tool is None and calls:
+                break  # this step belongs to the reply after the tool results
             self._pos += 1
             if step.fail is not None:
                 raise FAILURES[step.fail](f"scripted: step fails on purpose ({step.fail})")

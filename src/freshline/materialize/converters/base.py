@@ -4,8 +4,10 @@ and the small markdown helpers the office formats have in common."""
 from __future__ import annotations
 
 import zipfile
+import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -55,6 +57,36 @@ def _has_words(text: str) -> bool:
     # Headers we add ourselves ("## Page 3") are not text the document had.
     lines = (line for line in text.splitlines() if not line.startswith("## "))
     return any(ch.isalnum() for line in lines for ch in line)
+
+
+def allocation_failed(exc: BaseException) -> bool:
+    """True for errors that mean memory ran out (MemoryError, zlib's Z_MEM_ERROR)."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, zlib.error) and ("allocate" in text or "memory" in text)
+
+
+@contextmanager
+def reading(kind: str) -> Iterator[None]:
+    """Turn a library's error while opening a file into a reason naming the format.
+
+    Running out of memory is re-raised as MemoryError, so it is reported as such.
+    """
+    try:
+        yield
+    except ConversionFailed:
+        raise
+    except Exception as exc:
+        if allocation_failed(exc):
+            raise MemoryError(str(exc)) from exc
+        raise ConversionFailed(f"not a readable {kind} ({first_line(exc)})") from exc
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message, or its type when it has none."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].rstrip(".")[:300] if lines else type(exc).__name__
 
 
 def check_unpacked_size(path: Path, limits: Limits) -> None:

@@ -6,7 +6,13 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from freshline.materialize.converters.base import ConversionFailed, Converter, Limits
+from freshline.materialize.converters.base import (
+    ConversionFailed,
+    Converter,
+    Limits,
+    allocation_failed,
+    first_line,
+)
 
 ENCRYPTED = "encrypted PDF (password required)"
 
@@ -21,6 +27,8 @@ class PdfConverter(Converter):
     def extract(self, path: Path, limits: Limits) -> str:
         try:
             pages = list(_pdfium_pages(path))
+        except MemoryError:
+            raise
         except Exception as first:  # pdfium raises its own error type for any bad input
             pages = list(_pypdf_pages(path, first))
         return "\n\n".join(f"## Page {n}\n\n{text}".rstrip() for n, text in enumerate(pages, 1))
@@ -51,9 +59,11 @@ def _pypdf_pages(path: Path, pdfium_error: Exception) -> Iterator[str]:
         if reader.is_encrypted and not reader.decrypt(""):
             raise ConversionFailed(ENCRYPTED)
         texts = [_clean(page.extract_text() or "") for page in reader.pages]
-    except ConversionFailed:
+    except (ConversionFailed, MemoryError):
         raise
     except Exception as exc:
+        if allocation_failed(exc):
+            raise MemoryError(str(exc)) from exc
         raise ConversionFailed(_reason(pdfium_error, exc)) from exc
     yield from texts
 
@@ -61,12 +71,8 @@ def _pypdf_pages(path: Path, pdfium_error: Exception) -> Iterator[str]:
 def _reason(pdfium_error: Exception, pypdf_error: Exception) -> str:
     if "password" in str(pdfium_error).lower():
         return ENCRYPTED
-    return f"unreadable PDF (pdfium: {_first_line(pdfium_error)}; pypdf: {_first_line(pypdf_error)})"
-
-
-def _first_line(exc: Exception) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+    both = f"pdfium: {first_line(pdfium_error)}; pypdf: {first_line(pypdf_error)}"
+    return f"unreadable PDF ({both})"
 
 
 def _clean(text: str) -> str:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from freshline.materialize.converters.base import (
-    ConversionFailed,
     Converter,
     Limits,
     check_unpacked_size,
     join_blocks,
     markdown_table,
+    reading,
 )
 
 
@@ -29,10 +29,8 @@ class XlsxConverter(Converter):
         check_unpacked_size(path, limits)
         import openpyxl
 
-        try:
+        with reading("XLSX"):
             workbook = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
-        except Exception as exc:
-            raise ConversionFailed(f"not a readable XLSX ({exc})") from exc
         try:
             return join_blocks(_sheet(sheet, limits.max_rows) for sheet in workbook.worksheets)
         finally:

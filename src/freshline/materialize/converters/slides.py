@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from freshline.materialize.converters.base import (
-    ConversionFailed,
     Converter,
     Limits,
     check_unpacked_size,
     join_blocks,
     markdown_table,
+    reading,
 )
 
 
@@ -27,10 +27,8 @@ class PptxConverter(Converter):
         check_unpacked_size(path, limits)
         import pptx
 
-        try:
+        with reading("PPTX"):
             deck = pptx.Presentation(str(path))
-        except Exception as exc:
-            raise ConversionFailed(f"not a readable PPTX ({exc})") from exc
         return join_blocks(_slide(n, slide) for n, slide in enumerate(deck.slides, 1))
 
 

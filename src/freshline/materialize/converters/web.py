@@ -31,10 +31,15 @@ class HtmlConverter(Converter):
     extensions = (".html", ".htm", ".xhtml")
 
     def extract(self, path: Path, limits: Limits) -> str:
-        reader = _Reader()
-        reader.feed(_decode(path.read_bytes()))
-        reader.close()
-        return reader.markdown()
+        return html_to_markdown(_decode(path.read_bytes()))
+
+
+def html_to_markdown(html: str) -> str:
+    """Readable markdown for an HTML document or fragment."""
+    reader = _Reader()
+    reader.feed(html)
+    reader.close()
+    return reader.markdown()
 
 
 def _decode(data: bytes) -> str:

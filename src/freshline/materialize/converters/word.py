@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from freshline.materialize.converters.base import (
-    ConversionFailed,
     Converter,
     Limits,
     check_unpacked_size,
     join_blocks,
     markdown_table,
+    reading,
 )
 
 
@@ -26,10 +26,8 @@ class DocxConverter(Converter):
         check_unpacked_size(path, limits)
         import docx
 
-        try:
+        with reading("DOCX"):
             document = docx.Document(str(path))
-        except Exception as exc:
-            raise ConversionFailed(f"not a readable DOCX ({exc})") from exc
         return _join_lists(_block(item) for item in document.iter_inner_content())
 
 

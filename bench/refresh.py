@@ -1,0 +1,104 @@
+"""Refresh cost: a refreshing turn (prepare_turn + commit_turn) ÷ plain git on the same commits.
+
+A checkout of N files (10k; --quick: 1k) and an isolated conversation with one agent edit;
+each round the target moves 100 commits ahead, then the baseline (`git merge-tree
+--write-tree` + `git commit-tree` for the head and the new target) and freshline's
+refreshing turn run on the same commits. Prints the median times and their ratio (goal ≤ 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from freshline.conversation import Author, Conversations, Event, Mode
+
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.devnull,
+    "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
+    "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b",
+}
+
+
+def git(root: Path, *args: str, input: bytes | None = None) -> str:
+    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True,
+                          env=ENV, check=True)
+    return proc.stdout.decode().strip()
+
+
+def _file(path: str, body: str) -> str:
+    return f"M 100644 inline {path}\ndata {len(body.encode())}\n{body}"
+
+
+def build(root: Path, files: int, rounds: int, ahead: int) -> list[str]:
+    """A repository of `files` files on main, then `rounds` × `ahead` commits each editing
+    one file; returns the commit at the end of each round."""
+    git(root, "init", "-q", "-b", "main")
+    lines = ["commit refs/heads/main", "mark :1", "committer b <b@b> 1700000000 +0000",
+             "data 4", "base"]
+    lines += [_file(f"src/d{i // 100}/f{i}.txt", f"{i}\n") for i in range(files)]
+    for n in range(rounds * ahead):
+        lines += [f"commit refs/heads/upstream\nmark :{n + 2}",
+                  f"committer b <b@b> {1700000001 + n} +0000", "data 2", "up",
+                  f"from :{n + 1}",
+                  _file(f"src/d{(n * 7919) % files // 100}/f{(n * 7919) % files}.txt",
+                        f"upstream {n}\n")]
+    lines += ["done", ""]
+    git(root, "fast-import", "--quiet", "--done", "--export-marks=.git/marks",
+        input="\n".join(lines).encode())
+    ids = dict(line.split() for line in (root / ".git" / "marks").read_text().splitlines())
+    return [ids[f":{(r + 1) * ahead + 1}"] for r in range(rounds)]
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="1k files, 3 rounds")
+    opts = parser.parse_args()
+    files, rounds, ahead = (1000, 3, 100) if opts.quick else (10_000, 5, 100)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        tips = build(root, files, rounds, ahead)
+        convs = Conversations(root)
+        convs.open("bench", Mode.ISOLATED)
+        pending = convs.prepare_turn("bench", "edit")
+        (convs.worktree("bench") / "src/agent.txt").write_text("agent edit\n")
+        convs.commit_turn(pending, [Event(Author.ASSISTANT, "edited")])
+        plain, ours = [], []
+        for tip in tips:
+            git(root, "update-ref", "refs/heads/main", tip)
+            head = convs.head("bench")
+
+            def baseline(head: str = head, tip: str = tip) -> None:
+                tree = git(root, "merge-tree", "--write-tree", head, tip)
+                git(root, "commit-tree", tree, "-p", head, "-p", tip, "-m", "merge")
+
+            def refresh() -> None:
+                turn = convs.prepare_turn("bench", "next")
+                assert turn.refresh is not None
+                convs.commit_turn(turn, [Event(Author.ASSISTANT, "ok")])
+
+            plain.append(timed(baseline))
+            ours.append(timed(refresh))
+    base, mine = statistics.median(plain), statistics.median(ours)
+    print(f"refresh bench: {files} files, target {ahead} commits ahead, {rounds} rounds")
+    print(f"  baseline git merge-tree + commit-tree: {base * 1000:.1f} ms")
+    print(f"  freshline prepare_turn + commit_turn:  {mine * 1000:.1f} ms")
+    print(f"  ratio (goal <= 2): {mine / base:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""One send, end to end: prepare → model with tools → record in git → accept.
+
+The wire prompt (blocks + message) goes to the model; the transcript records the
+message alone, so the blocks never appear in the visible conversation. If anything
+fails before the backend answered, nothing is recorded and the cursor stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freshline.agent.backends.base import Backend
+from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
+from freshline.agent.messages import Author as AgentAuthor
+from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
+from freshline.agent.tools import DocumentStatus, DocumentView, Toolbox, ToolMode
+from freshline.conversation import Author, Event
+from freshline.materialize import DocStatus, is_document
+from freshline.session import PreparedTurn, SessionManager
+from freshline.store import SessionRecord
+from freshline.tracker.scoping import in_scope
+
+_VIEW = {
+    DocStatus.READY: DocumentStatus.READY,
+    DocStatus.STALE: DocumentStatus.STALE,
+    DocStatus.PENDING: DocumentStatus.PENDING,
+    DocStatus.FAILED: DocumentStatus.FAILED,
+}
+
+
+@dataclass
+class SendResult:
+    """What one send did."""
+
+    session: str
+    accepted: bool
+    held: str | None
+    wire_prompt: str
+    response: str
+    cursor_before: int | None
+    cursor_after: int | None
+    head: str | None = None
+    refreshed: dict[str, Any] | None = None
+    events: list[TurnEvent] = field(default_factory=list)
+
+
+def history(manager: SessionManager, session_id: str) -> list[Message]:
+    """The visible transcript as model messages: user and assistant text, oldest first."""
+    out: list[Message] = []
+    for e in manager.conversations.log(session_id):
+        if e.author is Author.USER:
+            out.append(Message(Role.USER, e.content))
+        elif e.author is Author.ASSISTANT and e.content:
+            out.append(Message(Role.ASSISTANT, e.content))
+    return out
+
+
+def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
+    """The tools for a session: the live workspace, or the conversation's worktree."""
+    scope = manager.config.project(s.project).scope
+
+    def lookup(rel: str) -> DocumentView | None:
+        if not is_document(rel):
+            return None
+        p = manager.materializer.probe(rel, manager.store.index_get(rel))
+        if p.status is DocStatus.DELETED:
+            return None
+        return DocumentView(_VIEW[p.status], p.snapshot, p.reason or "")
+
+    if s.mode == "isolated":
+        return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED)
+    return Toolbox(
+        Path(manager.config.root),
+        ToolMode.LIVE,
+        in_scope=lambda rel: in_scope(scope, manager.store.index_get(rel)),
+        read_document=lookup,
+    )
+
+
+def _event(e: TurnEvent) -> Event:
+    author = Author.TOOL if e.author is AgentAuthor.TOOL else Author.ASSISTANT
+    x = e.extra
+    return Event(
+        author,
+        e.content,
+        tool=x.get("tool"),
+        args=x.get("args"),
+        result=x.get("result"),
+        mode_changes=tuple(x.get("mode_changes", ())),
+    )
+
+
+def complete(
+    manager: SessionManager,
+    turn: PreparedTurn,
+    backend: Backend,
+    on_text: TextCallback | None = None,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+) -> SendResult:
+    """Run a prepared turn through the model, record it and accept it."""
+    s = turn.session
+    messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
+    result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text)
+    head = turn.record([_event(e) for e in result.events])
+    turn.accept()
+    manager.materialize_async(s.project)
+    after = manager.get(s.id).cursor
+    refresh = turn.conversation.refresh if turn.conversation else None
+    return SendResult(
+        session=s.id,
+        accepted=turn.accepted,
+        held=turn.held,
+        wire_prompt=turn.wire_prompt,
+        response=result.text,
+        cursor_before=s.cursor,
+        cursor_after=after,
+        head=head,
+        refreshed=None if refresh is None else {"target": refresh.target, "to": refresh.to,
+                                                "paths": list(refresh.paths)},
+        events=result.events,
+    )
+
+
+def send(
+    manager: SessionManager,
+    session_id: str,
+    message: str,
+    backend: Backend,
+    on_text: TextCallback | None = None,
+    on_prepared: Callable[[PreparedTurn], None] | None = None,
+) -> SendResult:
+    """Prepare, run and accept one turn. Raises ConflictStop / SyncRequired before the
+    model is called, and backend errors with nothing recorded or advanced."""
+    turn = manager.prepare(session_id, message)
+    if on_prepared is not None:
+        on_prepared(turn)
+    return complete(manager, turn, backend, on_text)

@@ -1,0 +1,267 @@
+"""Sessions: open, resume, prepare a turn, accept it (DESIGN section 7).
+
+`prepare()` flushes the tracker, holds a dirty landing, computes the refresh of the
+conversation and builds the wire prompt; it changes nothing a failed send could regret.
+`PreparedTurn.accept()` runs only after the backend accepted the prompt and then moves
+the cursor to the epoch the prompt covered.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import replace
+
+from freshline.config import Config, Mode
+from freshline.context import UpdatesInput, render_updates
+from freshline.conversation import Conversations, PendingTurn
+from freshline.conversation import Mode as ConversationMode
+from freshline.conversation import Refresh as MergeInfo
+from freshline.errors import FreshlineError, UsageError
+from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
+from freshline.scope import FileFacts
+from freshline.session.documents import DocumentDesk
+from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
+from freshline.session.turn import PreparedTurn, Staged
+from freshline.store import Change, ChangeKind, SessionRecord, SessionState
+from freshline.tracker import Tracker
+from freshline.tracker.scoping import in_scope
+
+
+def materialize_settings(config: Config) -> MaterializeSettings:
+    """The materializer's limits from `[workspace]`."""
+    w = config.workspace
+    return MaterializeSettings(
+        workers=w.workers, timeout_s=w.materialize_timeout_s, memory_mb=w.materialize_memory_mb
+    )
+
+
+class SessionManager:
+    """Sessions of one workspace, with the tracker, materializer and conversations they use."""
+
+    def __init__(self, config: Config, materializer: Materializer | None = None) -> None:
+        self.config = config
+        self.tracker = Tracker(config)
+        self.store = self.tracker.store
+        self.materializer = materializer or Materializer(
+            config.root, config.data_dir, materialize_settings(config)
+        )
+        self.conversations = Conversations(config.root)
+        self._background: list[threading.Thread] = []
+
+    def close(self) -> None:
+        """Wait for background conversions, then stop the workers."""
+        self.settle()
+        self.materializer.close()
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def get(self, session_id: str) -> SessionRecord:
+        """One session (NotFoundError when unknown)."""
+        return self.store.session_get(session_id)
+
+    def list(self, project: str | None = None) -> list[SessionRecord]:
+        """Every session, or those of one project."""
+        return self.store.session_list(project)
+
+    def new(
+        self,
+        project: str,
+        mode: str | None = None,
+        target: str | None = None,
+        external_id: str | None = None,
+    ) -> SessionRecord:
+        """Open a session: build its manifest and conversation. A clean landing of the
+        same project is reused; a dirty one never is."""
+        p = self.config.project(project)
+        chosen = Mode(mode) if mode else p.mode
+        self.tracker.flush()
+        key = dirty_key(self.config, self.tracker, project)
+        for s in self.store.session_list(project):
+            reusable = s.state is SessionState.LANDING and s.dirty_key == key
+            if reusable and not external_id and not s.external_id and s.mode == chosen.value:
+                return s
+        built = build_manifest(self.config, self.tracker, self.materializer, project)
+        session_id = uuid.uuid4().hex[:12]
+        entries = self.tracker.files_in_scope(project)
+        self.conversations.open(
+            session_id, ConversationMode(chosen.value), target, entries, project=project
+        )
+        record = SessionRecord(
+            id=session_id,
+            project=project,
+            state=SessionState.LANDING,
+            mode=chosen.value,
+            created_at=time.time(),
+            resumed_at=None,
+            cursor=built.epoch if built.complete else None,
+            manifest_epoch=built.epoch,
+            dirty_key=built.dirty_key,
+            held_key=None,
+            manifest=built.text,
+            needs_manifest=True,
+            resumed=False,
+            pending_docs=built.pending,
+            external_id=external_id,
+            target=target,
+        )
+        self.store.session_put(record)
+        return record
+
+    def resume(self, session_id: str) -> SessionRecord:
+        """Reopen a session: its manifest is rebuilt and delivered on the next send, with a
+        note that the project may have changed while it was closed."""
+        s = self.get(session_id)
+        built = build_manifest(self.config, self.tracker, self.materializer, s.project, True)
+        s = replace(
+            s,
+            state=SessionState.ACTIVE if s.state is not SessionState.LANDING else s.state,
+            resumed_at=time.time(),
+            cursor=built.epoch if built.complete else s.cursor,
+            manifest_epoch=built.epoch,
+            dirty_key=built.dirty_key,
+            manifest=built.text,
+            needs_manifest=True,
+            resumed=True,
+            pending_docs=sorted(set(s.pending_docs) | set(built.pending)),
+        )
+        self.store.session_put(s)
+        return s
+
+    def close_session(self, session_id: str) -> SessionRecord:
+        """Mark a session closed (resume reopens it)."""
+        s = replace(self.get(session_id), state=SessionState.CLOSED)
+        self.store.session_put(s)
+        return s
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def prepare(self, session_id: str, message: str, fanout: bool = False) -> PreparedTurn:
+        """Flush, hold if needed, refresh the conversation, and build the wire prompt.
+
+        Raises ConflictStop or SyncRequired (before any model is called) when the
+        conversation's refresh cannot merge.
+        """
+        s = self.get(session_id)
+        if s.state is SessionState.CLOSED:
+            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
+        self.tracker.flush()
+        held, rebuilt = self._hold(s)
+        conversation = self._conversation_turn(s, message)
+        staged, updates = self._updates(s, conversation.refresh if conversation else None)
+        if rebuilt is not None:
+            staged.manifest = (rebuilt.text, rebuilt.epoch, rebuilt.dirty_key)
+            staged.seed = rebuilt.complete
+            staged.pending |= set(rebuilt.pending)
+        manifest = (rebuilt.text if rebuilt else s.manifest) if s.needs_manifest else None
+        turn = PreparedTurn(s, message, manifest, updates, held, fanout, staged, conversation)
+        turn._accept = self._accept
+        return turn
+
+    def preview(self, session_id: str) -> str | None:
+        """The updates block the next send would deliver (delivers nothing, holds nothing)."""
+        s = self.get(session_id)
+        self.tracker.flush()
+        return self._updates(s, None)[1]
+
+    def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
+        if s.state is not SessionState.LANDING:
+            return None, None
+        key = dirty_key(self.config, self.tracker, s.project)
+        if key in (s.dirty_key, s.held_key):
+            return None, None
+        why = f"the project changed before the first send ({s.dirty_key} → {key})"
+        try:
+            built = build_manifest(self.config, self.tracker, self.materializer, s.project)
+        except FreshlineError as exc:
+            built, why = None, f"{why}; re-materializing failed: {exc}"
+        if built is None or not built.complete:
+            # Send with the stale manifest, and never hold again for this dirty key.
+            self.store.session_put(replace(s, held_key=key))
+            return why + "; sent with the previous manifest", None
+        return why, built
+
+    def _conversation_turn(self, s: SessionRecord, message: str) -> PendingTurn:
+        scope = self.config.project(s.project).scope
+        entries = self.tracker.files_in_scope(s.project) if s.mode == Mode.LIVE.value else None
+        return self.conversations.prepare_turn(
+            s.id, message, entries, path_filter=lambda p: scope.matches(FileFacts(p))
+        )
+
+    def _updates(self, s: SessionRecord, merge: MergeInfo | None) -> tuple[Staged, str | None]:
+        since = s.cursor if s.cursor is not None else s.manifest_epoch
+        answer = self.tracker.changes_since(s.project, since)
+        scope = self.config.project(s.project).scope
+        desk = DocumentDesk(self.materializer, self.store.index_get)
+
+        def live_in_scope(path: str) -> bool:
+            return in_scope(scope, self.store.index_get(path))
+
+        news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
+        compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
+        refreshed = [_refresh_entry(merge)] if merge is not None else []
+        updates = UpdatesInput.from_changes(
+            s.project,
+            str(self.config.root),
+            since,
+            answer.epoch,
+            [*(compacted or answer.changes), *refreshed],
+            documents=news.documents,
+            ready_documents=news.ready,
+            failed_documents=news.failed,
+            invalid_snapshots=news.invalid,
+        )
+        staged = Staged(cursor=answer.epoch, pending=news.pending, failures=news.failures)
+        return staged, render_updates(updates)
+
+    def _accept(self, turn: PreparedTurn) -> None:
+        staged = turn.staged
+        with self.store.write():
+            s = self.get(turn.session.id)
+            cursor = staged.cursor if s.cursor is None else max(s.cursor, staged.cursor)
+            s = replace(
+                s,
+                state=SessionState.ACTIVE,
+                cursor=cursor,
+                needs_manifest=False,
+                resumed=False,
+                pending_docs=sorted(staged.pending),
+                announced_failures=dict(sorted(staged.failures.items())),
+            )
+            if staged.manifest is not None:
+                text, epoch, key = staged.manifest
+                s = replace(s, manifest=text, manifest_epoch=epoch, dirty_key=key)
+            self.store.session_put(s)
+
+    # -- documents -----------------------------------------------------------------------
+
+    def materialize(self, project: str, retry_failed: bool = False) -> MaterializeResult:
+        """Convert the project's documents now."""
+        self.tracker.flush()
+        entries = [e for e in self.tracker.files_in_scope(project) if is_document(e.path)]
+        return self.materializer.ensure(
+            project, self.tracker.epoch(project), entries, retry_failed=retry_failed
+        )
+
+    def materialize_async(self, project: str) -> None:
+        """Convert the project's documents in the background (`settle()` waits)."""
+        thread = threading.Thread(target=self.materialize, args=(project,), daemon=True)
+        thread.start()
+        self._background.append(thread)
+
+    def settle(self) -> None:
+        """Wait for background conversions to finish."""
+        while self._background:
+            self._background.pop().join()
+
+
+def _refresh_entry(merge: MergeInfo) -> Change:
+    detail = {
+        "target": merge.target,
+        "from": merge.from_rev or "",
+        "to": merge.to,
+        "paths": list(merge.paths),
+        "conflicts": list(merge.conflicts),
+    }
+    return Change(ChangeKind.REFRESHED, "", detail=detail)

@@ -1,0 +1,60 @@
+"""Building a session's manifest: materialize the project, then render `<project_context>`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from freshline.config import Config
+from freshline.context import ManifestInput, render_manifest
+from freshline.materialize import DocStatus, Materializer, is_document
+from freshline.session.documents import IN_PROGRESS, info
+from freshline.tracker import Tracker
+
+
+@dataclass(frozen=True)
+class BuiltManifest:
+    """A rendered manifest and what it was built from."""
+
+    text: str
+    epoch: int  # captured when its materialization began
+    dirty_key: str  # `signature#epoch` at that moment
+    complete: bool  # the materialization covered every document
+    pending: list[str]  # documents still in progress when it was rendered
+
+
+def dirty_key(config: Config, tracker: Tracker, project: str) -> str:
+    """`signature#epoch`: changes whenever the project's scope or content does."""
+    return f"{config.project(project).signature}#{tracker.epoch(project)}"
+
+
+def build_manifest(
+    config: Config,
+    tracker: Tracker,
+    materializer: Materializer,
+    project: str,
+    resumed: bool = False,
+) -> BuiltManifest:
+    """Flush, materialize the project's documents, and render its manifest."""
+    tracker.flush()
+    epoch = tracker.epoch(project)
+    key = dirty_key(config, tracker, project)
+    entries = tracker.files_in_scope(project)
+    documents = [e for e in entries if is_document(e.path)]
+    result = materializer.ensure(project, epoch, documents)
+    probes = [materializer.probe(e.path, e) for e in documents]
+    p = config.project(project)
+    text = render_manifest(
+        ManifestInput(
+            project=project,
+            root=str(config.root),
+            epoch=epoch,
+            mode=p.mode.value,
+            include=p.include,
+            exclude=p.exclude,
+            files=[e.path for e in entries],
+            documents=[info(x) for x in probes if x.status is not DocStatus.DELETED],
+            resumed=resumed,
+        )
+    )
+    pending = [x.path for x in probes if x.status in IN_PROGRESS]
+    return BuiltManifest(text, epoch, key, result.complete and not pending, pending)

@@ -1,0 +1,66 @@
+"""A prepared turn: the wire prompt and everything that changes only once it is accepted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from freshline.conversation import Event, PendingTurn, commit_turn
+from freshline.store import SessionRecord
+
+
+@dataclass
+class Staged:
+    """Session changes applied by `accept()`, never before."""
+
+    cursor: int  # the epoch the prompt covered
+    pending: set[str]
+    failures: dict[str, str]
+    manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
+    seed: bool = True  # False when a rebuilt manifest did not cover everything
+
+
+@dataclass
+class PreparedTurn:
+    """What `prepare()` built. Send `wire_prompt`, then `record()` and `accept()`."""
+
+    session: SessionRecord
+    message: str
+    manifest: str | None  # the manifest block, on a first turn or after resume
+    updates: str | None  # the updates block, when the cursor was behind
+    held: str | None  # why the send waited (a landing whose project went dirty)
+    fanout: bool
+    staged: Staged
+    conversation: PendingTurn | None = None
+    _accept: Callable[[PreparedTurn], None] | None = field(default=None, repr=False)
+    accepted: bool = False
+    head: str | None = None  # the conversation head after `record()`
+
+    @property
+    def wire_prompt(self) -> str:
+        """Exactly what the model receives: blocks first, then the message."""
+        parts = [b for b in (self.manifest, self.updates) if b]
+        return "\n\n".join([*parts, self.message])
+
+    @property
+    def covers(self) -> int:
+        """The epoch this prompt brings the agent up to."""
+        return self.staged.cursor
+
+    def record(self, events: Sequence[Event]) -> str | None:
+        """Write the human turn and its events to the conversation (compare-and-swap)."""
+        if self.conversation is None:
+            return None
+        self.head = commit_turn(self.conversation, events)
+        return self.head
+
+    def accept(self) -> None:
+        """Call once the backend accepted the prompt: advance the cursor, apply the sets.
+
+        A fan-out turn (one prompt to several agents) never advances anything.
+        """
+        if self.fanout or self.accepted:
+            return
+        assert self._accept is not None
+        self._accept(self)
+        self.accepted = True

@@ -1,0 +1,102 @@
+"""The sessions table: one row per conversation of an agent about one project."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import astuple, dataclass, field, fields
+from enum import StrEnum
+from typing import Any
+
+from freshline.errors import NotFoundError
+from freshline.store.db import Database
+
+
+class SessionState(StrEnum):
+    """Where a session is in its life."""
+
+    LANDING = "landing"  # created, manifest built, nothing sent yet
+    ACTIVE = "active"  # at least one prompt accepted
+    CLOSED = "closed"  # ended; `resume` reopens it
+
+
+@dataclass
+class SessionRecord:
+    """A session as stored. `cursor` None means not seeded: announce the backlog."""
+
+    id: str
+    project: str
+    state: SessionState
+    mode: str
+    created_at: float
+    resumed_at: float | None
+    cursor: int | None
+    manifest_epoch: int  # the epoch captured when the manifest's materialization began
+    dirty_key: str  # `signature#epoch` the manifest was built for
+    held_key: str | None  # the dirty key a landing already held for (hold at most once)
+    manifest: str  # the rendered manifest block, delivered while needs_manifest
+    needs_manifest: bool
+    resumed: bool
+    pending_docs: list[str] = field(default_factory=list)  # announced as in progress
+    announced_failures: dict[str, str] = field(default_factory=dict)  # path -> fingerprint
+    external_id: str | None = None  # another agent's session id (hooks)
+    target: str | None = None  # the conversation's checkout target (isolated mode)
+
+
+_NAMES = [f.name for f in fields(SessionRecord)]
+_JSON = {"pending_docs", "announced_failures"}
+
+
+def _to_row(s: SessionRecord) -> tuple[Any, ...]:
+    values = []
+    for name, value in zip(_NAMES, astuple(s), strict=True):
+        values.append(json.dumps(value, sort_keys=True) if name in _JSON else value)
+    return tuple(values)
+
+
+def _from_row(row: tuple[Any, ...]) -> SessionRecord:
+    data = dict(zip(_NAMES, row, strict=True))
+    for name in _JSON:
+        data[name] = json.loads(data[name])
+    data["state"] = SessionState(data["state"])
+    data["needs_manifest"] = bool(data["needs_manifest"])
+    data["resumed"] = bool(data["resumed"])
+    return SessionRecord(**data)
+
+
+class SessionTable:
+    """Reads and writes of the `sessions` table."""
+
+    db: Database
+
+    def session_get(self, session_id: str) -> SessionRecord:
+        """One session (NotFoundError when unknown)."""
+        row = self.db.conn.execute(
+            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"unknown session '{session_id}'")
+        return _from_row(row)
+
+    def session_by_external(self, external_id: str) -> SessionRecord | None:
+        """The session mapped to another agent's session id, if any."""
+        row = self.db.conn.execute(
+            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE external_id = ?", (external_id,)
+        ).fetchone()
+        return _from_row(row) if row else None
+
+    def session_list(self, project: str | None = None) -> list[SessionRecord]:
+        """Every session (of one project), oldest first."""
+        sql = f"SELECT {', '.join(_NAMES)} FROM sessions"
+        args: tuple[str, ...] = ()
+        if project is not None:
+            sql, args = sql + " WHERE project = ?", (project,)
+        rows = self.db.conn.execute(sql + " ORDER BY created_at, id", args)
+        return [_from_row(r) for r in rows]
+
+    def session_put(self, s: SessionRecord) -> None:
+        """Insert or replace a session (joins the current transaction if there is one)."""
+        sql = (
+            f"INSERT OR REPLACE INTO sessions ({', '.join(_NAMES)})"
+            f" VALUES ({', '.join('?' for _ in _NAMES)})"
+        )
+        self.db.execute_write(sql, _to_row(s))

@@ -1,0 +1,200 @@
+"""Converters on real generated documents, in process (the worker isolation is tested in
+test_materialize_runner.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from freshline.materialize import ConversionFailed, Limits, converter_for, is_document
+from freshline.materialize.converters import markdown_table
+from freshline.materialize.converters.web import html_to_markdown
+from tests import docgen
+
+LIMITS = Limits()
+
+
+def convert(path: Path, limits: Limits = LIMITS) -> str:
+    converter = converter_for(path)
+    assert converter is not None
+    return converter.convert(path, limits)
+
+
+def failure(path: Path, limits: Limits = LIMITS) -> str:
+    with pytest.raises(ConversionFailed) as caught:
+        convert(path, limits)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("paper.pdf", "pdf"),
+        ("Paper.PDF", "pdf"),
+        ("a/b/report.docx", "docx"),
+        ("deck.pptx", "pptx"),
+        ("book.xlsx", "xlsx"),
+        ("page.html", "html"),
+        ("page.htm", "html"),
+        ("notes.md", None),
+        ("readme.txt", None),
+        ("photo.png", None),
+        ("scan.jpg", None),
+        ("archive.zip", None),
+        ("no_extension", None),
+        ("pdf", None),
+    ],
+)
+def test_converter_lookup_by_extension(name: str, expected: str | None) -> None:
+    converter = converter_for(name)
+    assert (converter.name if converter else None) == expected
+    assert is_document(name) is (expected is not None)
+
+
+def test_pdf_text_per_page(tmp_path: Path) -> None:
+    pages = [["Alpha (one)", "back\\slash"], ["Bravo two"], ["Charlie three"], ["Delta four"]]
+    text = convert(docgen.write_pdf(tmp_path / "a.pdf", pages))
+    headers = re.findall(r"^## Page (\d+)$", text, re.MULTILINE)
+    assert headers == ["1", "2", "3", "4"]
+    for number, lines in enumerate(pages, 1):
+        section = text.split(f"## Page {number}\n")[1].split("## Page")[0]
+        assert all(line in section for line in lines)
+
+
+def test_docx_heading_paragraph_list_and_table(tmp_path: Path) -> None:
+    path = docgen.write_docx(
+        tmp_path / "r.docx", "Quarterly Report", ["first item", "second item"],
+        [["Name", "Qty"], ["apple", "3"], ["pi|pe", "7"]],
+    )
+    text = convert(path)
+    assert text.startswith("# Quarterly Report\n")
+    assert "An opening paragraph." in text
+    assert "- first item\n- second item" in text
+    assert "| Name | Qty |\n| --- | --- |\n| apple | 3 |\n| pi\\|pe | 7 |" in text
+
+
+def test_pptx_slides_titles_text_and_notes(tmp_path: Path) -> None:
+    path = docgen.write_pptx(
+        tmp_path / "d.pptx",
+        [("Intro", "Body one", "Say hello"), ("Results", "Body two", "Mention the chart")],
+    )
+    text = convert(path)
+    first, second = text.split("## Slide 2: Results")
+    assert first.startswith("## Slide 1: Intro")
+    assert "Body one" in first and "Notes: Say hello" in first
+    assert "Body two" in second and "Notes: Mention the chart" in second
+    assert text.count("Intro") == 1  # the title is not repeated as body text
+
+
+def test_xlsx_two_sheets_as_tables(tmp_path: Path) -> None:
+    path = docgen.write_xlsx(
+        tmp_path / "b.xlsx",
+        {"Fruit": [["name", "qty"], ["apple", 3], ["pear", 2.5]], "Staff": [["who"], ["Ann"]]},
+    )
+    text = convert(path)
+    assert "## Sheet: Fruit\n\n| name | qty |\n| --- | --- |\n| apple | 3 |\n| pear | 2.5 |" in text
+    assert "## Sheet: Staff\n\n| who |\n| --- |\n| Ann |" in text
+
+
+def test_xlsx_rows_are_capped_with_a_note(tmp_path: Path) -> None:
+    rows = [["n", "square"], *([i, i * i] for i in range(1, 31))]
+    path = docgen.write_xlsx(tmp_path / "big.xlsx", {"Numbers": rows})
+    text = convert(path, Limits(max_rows=10))
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(table) == 1 + 1 + 9  # header row, separator, nine data rows
+    assert "| 9 | 81 |" in text and "| 10 | 100 |" not in text
+    assert "_21 more rows not shown._" in text
+
+
+def test_html_readable_and_script_free(tmp_path: Path) -> None:
+    page = tmp_path / "p.html"
+    page.write_text(
+        "<html><head><title>Hidden title</title><style>p{color:red}</style></head><body>"
+        "<h1>Main &amp; heading</h1><p>See <a href='https://example.org/x'>the site</a> now."
+        "</p><script>var leaked = 'SECRET';</script><ul><li>one<li>two</ul>"
+        "<table><tr><th>k<th>v<tr><td>a<td>1</table><h2>Sub</h2><pre>keep\n  spaces</pre>"
+        "</body></html>"
+    )
+    text = convert(page)
+    assert "# Main & heading" in text
+    assert "See [the site](https://example.org/x) now." in text
+    assert "- one\n- two" in text
+    assert "| k | v |\n| --- | --- |\n| a | 1 |" in text
+    assert "## Sub" in text
+    assert "```\nkeep\n  spaces\n```" in text
+    for hidden in ("SECRET", "leaked", "color:red", "Hidden title"):
+        assert hidden not in text
+
+
+def test_html_charset_from_meta(tmp_path: Path) -> None:
+    page = tmp_path / "latin.htm"
+    page.write_bytes(b'<meta charset="iso-8859-1"><p>caf\xe9 cr\xe8me</p>')
+    assert "café crème" in convert(page)
+
+
+@given(visible=st.text(min_size=1), hidden=st.text(min_size=1))
+def test_html_script_and_style_never_leak(visible: str, hidden: str) -> None:
+    from html import escape
+
+    marker = "ZQXJ" + hidden.replace("<", "").replace("ZQXJ", "")
+    html = (
+        f"<p>{escape(visible)}</p><script>{marker}</script><style>{marker}</style>"
+        f"<div>{escape(visible)}</div>"
+    )
+    assert "ZQXJ" not in html_to_markdown(html)
+
+
+def test_truncated_pdf_fails(tmp_path: Path) -> None:
+    whole = docgen.pdf_bytes([["some text"]] * 3)
+    (tmp_path / "t.pdf").write_bytes(whole[: len(whole) // 3])
+    assert failure(tmp_path / "t.pdf").startswith("unreadable PDF (pdfium: ")
+
+
+def test_random_bytes_named_pdf_fail(tmp_path: Path) -> None:
+    (tmp_path / "r.pdf").write_bytes(os.urandom(4096))
+    assert failure(tmp_path / "r.pdf").startswith("unreadable PDF")
+
+
+def test_encrypted_pdf_fails_with_password_reason(tmp_path: Path) -> None:
+    path = docgen.write_encrypted_pdf(tmp_path / "e.pdf", [["top secret"]])
+    assert failure(path) == "encrypted PDF (password required)"
+
+
+def test_pdf_without_text_fails(tmp_path: Path) -> None:
+    path = docgen.write_pdf(tmp_path / "scan.pdf", [["x"], ["y"]], text=False)
+    assert failure(path) == "no extractable text"
+
+
+def test_zip_bomb_docx_refused_by_declared_size(tmp_path: Path) -> None:
+    path = docgen.write_zip_bomb_docx(tmp_path / "bomb.docx", unpacked_mib=300)
+    assert failure(path) == "unpacks to 300 MiB, over the 256 MiB limit (zip bomb?)"
+
+
+@pytest.mark.parametrize("suffix", [".docx", ".pptx", ".xlsx"])
+def test_office_file_that_is_not_a_zip_fails(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"bad{suffix}"
+    path.write_bytes(b"PK\x03\x04 not really a zip")
+    assert failure(path).startswith("not a valid office file")
+
+
+def test_empty_documents_have_no_extractable_text(tmp_path: Path) -> None:
+    (tmp_path / "blank.html").write_text("<html><head><title>t</title></head><body> </body>")
+    docgen.write_xlsx(tmp_path / "blank.xlsx", {"Empty": []})
+    assert failure(tmp_path / "blank.html") == "no extractable text"
+    assert failure(tmp_path / "blank.xlsx") == "no extractable text"
+
+
+@given(st.lists(st.lists(st.text(), min_size=1, max_size=4), min_size=1, max_size=5))
+def test_markdown_table_shape(rows: list[list[str]]) -> None:
+    width = max(len(row) for row in rows)
+    lines = markdown_table(rows).split("\n")
+    assert len(lines) == len(rows) + 1
+    assert lines[1] == "|" + " --- |" * width
+    for line in lines:
+        # every line has width cells: width + 1 pipes not escaped by a backslash
+        assert len(re.findall(r"(?<!\\)\|", line)) == width + 1

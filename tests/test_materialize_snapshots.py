@@ -1,0 +1,134 @@
+"""The snapshot store and probe: ids, headers, markers, statuses (no conversions)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from freshline.materialize import (
+    DocStatus,
+    FailureMarker,
+    SnapshotHeader,
+    SnapshotStore,
+    probe,
+    snapshot_id,
+)
+from freshline.materialize.snapshots import TEMP_MAX_AGE_S
+from tests.docgen import entry
+
+# Paths may hold lone surrogates: Python's spelling of bytes that are not UTF-8.
+paths = st.text(
+    st.characters(exclude_categories=(), exclude_characters="\x00"), min_size=1, max_size=120
+)
+
+
+@given(paths)
+def test_snapshot_id_is_stable_and_file_name_safe(path: str) -> None:
+    ident = snapshot_id(path)
+    assert ident == snapshot_id(path)
+    assert re.fullmatch(r"[A-Za-z0-9._-]+-[0-9a-f]{10}", ident)
+    assert len(ident) <= 80 + 11 and not ident.startswith(".")
+
+
+@given(paths, paths)
+def test_snapshot_ids_differ_for_different_paths(a: str, b: str) -> None:
+    assert (snapshot_id(a) == snapshot_id(b)) is (a == b)
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"),
+    [
+        ("Research/Papers/a.pdf", "Research-Papers-a.pdf-"),
+        ("deck with spaces.pptx", "deck-with-spaces.pptx-"),
+        ("../x.pdf", "x.pdf-"),
+        ("???", "document-"),
+    ],
+)
+def test_snapshot_id_slugs(path: str, stem: str) -> None:
+    assert snapshot_id(path).startswith(stem)
+
+
+@given(source=paths, fingerprint=st.text(max_size=40), text=st.text())
+def test_header_round_trip(source: str, fingerprint: str, text: str) -> None:
+    with tempfile.TemporaryDirectory() as data:
+        store = SnapshotStore(Path(data))
+        header = SnapshotHeader(source, fingerprint, "pdf", "1", "2024-01-01T00:00:00Z")
+        written = store.write_snapshot(header, text)
+        assert store.read_header(source) == header
+        first_line = written.read_text(encoding="utf-8").split("\n", 1)[0]
+        assert first_line.count("-->") == 1  # no value can close the comment early
+
+
+def test_torn_or_foreign_snapshot_reads_as_absent(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.write_snapshot(SnapshotHeader("a.pdf", "f", "pdf", "1", "t"), "text")
+    path = store.snapshot_path("a.pdf")
+    for damaged in ("", "<!-- freshline-snapshot {\"source\": \"a.pd", "# hand written\n"):
+        path.write_text(damaged)
+        assert store.read_header("a.pdf") is None
+    path.write_bytes(b"\xff\xfe garbage")
+    assert store.read_header("a.pdf") is None
+
+
+def test_marker_round_trip_and_best_effort_write(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    marker = FailureMarker("a.pdf", "abc", "no extractable text", "pdf", "1", "t")
+    assert store.write_marker(marker) and store.read_marker("a.pdf") == marker
+    store.clear_marker("a.pdf")
+    assert store.read_marker("a.pdf") is None
+    store.marker_path("a.pdf").mkdir()
+    assert store.write_marker(marker) is False
+    store.clear_marker("a.pdf")  # cannot remove a directory: ignored
+    assert list(store.directory.glob(".*.tmp")) == []
+
+
+def test_prune_clears_old_temp_files_only(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.write_snapshot(SnapshotHeader("a.pdf", "f", "pdf", "1", "t"), "text")
+    old, new = store.directory / ".x.md.1.2.tmp", store.directory / ".y.md.1.2.tmp"
+    old.write_text("left by a killed writer")
+    new.write_text("being written now")
+    os.utime(old, (0, 0))
+
+    assert store.prune(["a.pdf"]) == [old]
+    assert new.exists() and store.snapshot_path("a.pdf").exists()
+
+
+def test_prune_without_a_snapshot_dir(tmp_path: Path) -> None:
+    assert SnapshotStore(tmp_path / "missing").prune([]) == []
+    assert TEMP_MAX_AGE_S > 60
+
+
+def test_probe_statuses(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / ".freshline")
+    (tmp_path / "a.pdf").write_bytes(b"version one")
+    one = entry(tmp_path, "a.pdf")
+    assert probe(store, tmp_path, "a.pdf", one).status is DocStatus.PENDING
+    assert probe(store, tmp_path, "a.pdf", None).status is DocStatus.PENDING
+
+    store.write_snapshot(SnapshotHeader("a.pdf", one.blob, "pdf", "1", "t"), "text")
+    ready = probe(store, tmp_path, "a.pdf", one)
+    assert (ready.status, ready.snapshot) == (DocStatus.READY, store.snapshot_path("a.pdf"))
+
+    (tmp_path / "a.pdf").write_bytes(b"version two")
+    two = entry(tmp_path, "a.pdf")
+    stale = probe(store, tmp_path, "a.pdf", two)
+    assert (stale.status, stale.snapshot) == (DocStatus.STALE, store.snapshot_path("a.pdf"))
+
+    store.write_marker(FailureMarker("a.pdf", one.blob, "old failure", "pdf", "1", "t"))
+    assert probe(store, tmp_path, "a.pdf", two).status is DocStatus.STALE  # older version
+    store.write_marker(FailureMarker("a.pdf", two.blob, "bad", "pdf", "1", "t"))
+    failed = probe(store, tmp_path, "a.pdf", two)
+    assert (failed.status, failed.reason, failed.snapshot) == (
+        DocStatus.FAILED, "bad", store.snapshot_path("a.pdf"),
+    )
+
+    (tmp_path / "a.pdf").unlink()
+    gone = probe(store, tmp_path, "a.pdf", two)
+    assert (gone.status, gone.snapshot) == (DocStatus.DELETED, None)

@@ -1,0 +1,122 @@
+"""A hypothesis state machine over real files: random edits, config changes and flushes.
+
+Invariant: for every reader at an earlier epoch, replaying the log since that epoch onto
+the in-scope tree the reader saw gives exactly today's in-scope tree (no miss, no
+phantom), or a compacted marker when the reader is below `compacted_through`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from freshline.store.records import Change, ChangeKind
+
+from .conftest import Workspace
+
+NAMES = ["a/x.md", "a/y.md", "a/s/z.md", "b/x.md", "b/w.txt", "c/v.md"]
+BODIES = ["plain", "tagged #t", "---\ntags: [t]\n---\nfront", "other text"]
+SCOPES = [["a"], ["a", "#t"], ["b", "*.txt"], ["**"]]
+
+
+def replay(tree: dict[str, str], changes: list[Change], today: dict[str, str]) -> dict[str, str]:
+    """Apply a coalesced change set at once; re-read paths the reader is told to re-read."""
+    out = dict(tree)
+    renames = [c for c in changes if c.kind is ChangeKind.RENAMED and not c.detail]
+    for c in renames:
+        assert c.old_path is not None
+        out.pop(c.old_path, None)
+    for c in renames:
+        assert c.old_path is not None
+        assert c.old_path in tree, f"phantom rename source {c.old_path}"
+        out[c.path] = tree[c.old_path]
+    for c in changes:
+        if c.kind is ChangeKind.DELETED:
+            assert c.path in out, f"phantom deletion {c.path}"
+            del out[c.path]
+        elif c.kind in (ChangeKind.CREATED, ChangeKind.MODIFIED):
+            assert c.path in today, f"phantom {c.kind.value} {c.path}"
+            out[c.path] = today[c.path]
+    return out
+
+
+class TrackerMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tmp = Path(tempfile.mkdtemp())
+        self.ws = Workspace(self.tmp)
+        self.scope = SCOPES[0]
+        self.ws.configure({"p": {"include": self.scope}}, change_log_cap=12)
+        self.tracker = self.ws.tracker()
+        self.tracker.scan()
+        self.readers: dict[int, dict[str, str]] = {0: {}}
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def existing(self) -> list[str]:
+        return sorted(n for n in NAMES if (self.tmp / n).exists())
+
+    @rule(name=st.sampled_from(NAMES), body=st.sampled_from(BODIES), salt=st.integers(0, 3))
+    def write(self, name: str, body: str, salt: int) -> None:
+        self.ws.write(name, body + "\n" * salt)
+
+    @rule(data=st.data())
+    def delete(self, data: st.DataObject) -> None:
+        present = self.existing()
+        if present:
+            (self.tmp / data.draw(st.sampled_from(present))).unlink()
+
+    @rule(data=st.data(), dest=st.sampled_from(NAMES))
+    def rename(self, data: st.DataObject, dest: str) -> None:
+        present = self.existing()
+        if present and not (self.tmp / dest).exists():
+            source = data.draw(st.sampled_from(present))
+            (self.tmp / dest).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.tmp / source, self.tmp / dest)
+
+    @rule(pair=st.sampled_from([("a", "d"), ("d", "a"), ("b", "e"), ("e", "b")]))
+    def rename_folder(self, pair: tuple[str, str]) -> None:
+        old, new = (self.tmp / p for p in pair)
+        if old.is_dir() and not new.exists():
+            os.rename(old, new)
+
+    @rule(scope=st.sampled_from(SCOPES))
+    def edit_config(self, scope: list[str]) -> None:
+        self.scope = scope
+        self.ws.configure({"p": {"include": scope}}, change_log_cap=12)
+        self.tracker = self.ws.tracker()
+
+    @rule()
+    def flush(self) -> None:
+        self.tracker.scan()
+        epoch = self.tracker.epoch("p")
+        self.readers[epoch] = self.today()
+
+    def today(self) -> dict[str, str]:
+        return {e.path: e.blob for e in self.tracker.files_in_scope("p")}
+
+    @invariant()
+    def every_reader_catches_up_exactly(self) -> None:
+        self.tracker.scan()
+        self.readers[self.tracker.epoch("p")] = today = self.today()
+        state = self.tracker.store.project_state("p")
+        assert state is not None
+        for epoch, seen in self.readers.items():
+            answer = self.tracker.changes_since("p", epoch)
+            if answer.compacted:
+                assert epoch < state.compacted_through
+                continue
+            assert replay(seen, answer.changes, today) == today
+
+
+TrackerMachine.TestCase.settings = settings(
+    max_examples=60, stateful_step_count=14, deadline=None
+)
+test_tracker_state_machine = TrackerMachine.TestCase

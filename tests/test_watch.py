@@ -1,0 +1,91 @@
+"""The real watcher (`freshline watch` in a subprocess) and concurrent flushes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from freshline.store.records import ChangeKind
+from freshline.tracker.hints import watcher_alive
+
+from .conftest import Workspace
+
+FRESHLINE = [sys.executable, "-m", "freshline"]
+
+
+def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def watched(ws: Workspace) -> Iterator[tuple[Workspace, subprocess.Popen[bytes]]]:
+    ws.write("n/start.md", "start")
+    ws.configure({"p": {"include": ["n"]}}, debounce_ms=1000)
+    proc = subprocess.Popen(
+        [*FRESHLINE, "--workspace", str(ws.root), "watch"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    tracker = ws.tracker()
+    wait_for(lambda: watcher_alive(tracker.store) and tracker.store.project_state("p"))
+    yield ws, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def test_a_flush_sees_writes_at_once_while_the_watcher_runs(watched) -> None:  # type: ignore[no-untyped-def]
+    ws, _proc = watched
+    tracker = ws.tracker()
+    tracker.flush()
+    ws.write("n/new.md", "hello")
+    ws.write("n/start.md", "changed")
+    result = tracker.flush()  # no sleep: the cookie makes the watcher catch up first
+    assert not result.full
+    changes = result.projects["p"].changes
+    assert {(c.kind, c.path) for c in changes} == {
+        (ChangeKind.CREATED, "n/new.md"),
+        (ChangeKind.MODIFIED, "n/start.md"),
+    }
+
+
+def test_with_the_watcher_gone_a_flush_still_finds_changes(watched) -> None:  # type: ignore[no-untyped-def]
+    ws, proc = watched
+    tracker = ws.tracker()
+    tracker.flush()
+    proc.kill()  # no goodbye: its heartbeat still looks fresh, its hints are lost
+    proc.wait()
+    ws.write("n/after.md", "written while nobody watched")
+    result = tracker.flush()
+    assert result.full
+    assert [c.path for c in result.projects["p"].changes] == ["n/after.md"]
+
+
+def test_two_processes_flushing_at_once_log_each_change_once(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["n"]}})
+    ws.tracker().scan()
+    for i in range(300):
+        ws.write(f"n/{i}.md", f"note {i}")
+    procs = [
+        subprocess.Popen(
+            [*FRESHLINE, "--workspace", str(ws.root), "scan", "--json"],
+            stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        for _ in range(3)
+    ]
+    outputs = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    logged = ws.tracker().store.log_read("p", 0)
+    assert sorted(c.change.path for c in logged) == sorted(f"n/{i}.md" for i in range(300))
+    epochs = [o["projects"]["p"]["epoch"] for o in outputs if "p" in o["projects"]]
+    assert epochs == [1]
