@@ -29,6 +29,7 @@ from freshline.agent import (
     get_backend,
     register_backend,
 )
+from freshline.agent.backends.anthropic_backend import wire_messages
 from freshline.agent.backends.echo import acknowledge
 from freshline.errors import UsageError
 from tests.fake_model_servers import FakeModelServer, FakeReply, closed_port
@@ -400,3 +401,34 @@ def test_env_key_is_used(provider: Provider, server: FakeModelServer,
     server.queue(FakeReply(text="keyed"))
     backend = get_backend(f"{provider.name}:m", base_url=provider.base_url(server))
     assert backend.complete([Message.user("hi")], []).text == "keyed"
+
+
+# --- property: the anthropic history always alternates -----------------------------------------
+
+MESSAGES = st.lists(
+    st.one_of(
+        st.builds(Message.user, st.text(max_size=3)),
+        st.builds(Message.system, st.text(max_size=3)),
+        st.builds(lambda t, n: AssistantReply(t, tuple(
+            ToolCall(f"id{i}", "list") for i in range(n))).as_message(),
+            st.text(max_size=3), st.integers(0, 2)),
+        st.builds(lambda t: Message.tool(ToolResult("id0", "list", t)), st.text(max_size=3)),
+    ),
+    max_size=10,
+)
+
+
+@given(MESSAGES)
+def test_anthropic_wire_messages_alternate_and_keep_every_block(history: list[Message]) -> None:
+    system, wire = wire_messages(history)
+    roles = [entry["role"] for entry in wire]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert all(entry["content"] for entry in wire)
+    blocks = sum(len(entry["content"]) for entry in wire)
+    expected = sum(
+        len(m.tool_calls) + bool(m.content) if m.role is Role.ASSISTANT else
+        (1 if m.role is Role.TOOL else bool(m.content))
+        for m in history if m.role is not Role.SYSTEM
+    )
+    assert blocks == expected
+    assert system == "\n\n".join(m.content for m in history if m.role is Role.SYSTEM)

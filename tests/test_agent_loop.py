@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from freshline.agent import (
     Author,
@@ -113,7 +115,7 @@ def test_tool_errors_go_back_to_the_model_not_up(tmp_path: Path, worktree: Path)
     result = run_turn(backend, [Message.user("x")], Toolbox(worktree, "live"))
     assert result.text == "I could not."
     assert [e.extra["is_error"] for e in result.events[1:3]] == [True, True]
-    assert "outside the workspace" in result.events[1].content
+    assert "escapes the workspace" in result.events[1].content
     assert not (worktree / "x.md").exists()
     assert result.messages[1].is_error
 
@@ -198,3 +200,48 @@ def test_sdk_backend_failure_mid_turn_propagates(name: str, worktree: Path) -> N
     backend = get_backend(f"{name}:m", base_url=f"http://127.0.0.1:{closed_port()}", timeout=5)
     with pytest.raises(BackendUnreachable):
         run_turn(backend, [Message.user("x")], Toolbox(worktree, "live"))
+
+
+# --- property: how steps group into replies ----------------------------------------------------
+
+STEPS = st.lists(
+    st.one_of(
+        st.builds(lambda t: {"say": t}, st.text(alphabet="abc ", min_size=1, max_size=5)),
+        st.just({"tool": "list"}),
+    ),
+    max_size=12,
+)
+
+
+def expected_replies(steps: list[dict[str, str]]) -> list[str]:
+    """A model of the grouping: says then tools make one reply; trailing tools add an empty one."""
+    replies: list[list[str]] = [[]]
+    after_tool = False
+    for step in steps:
+        if "say" in step:
+            if after_tool:
+                replies.append([])
+                after_tool = False
+            replies[-1].append(step["say"])
+        else:
+            after_tool = True
+    if after_tool:
+        replies.append([])
+    return ["\n".join(group) for group in replies]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=STEPS)
+def test_scripted_steps_group_into_replies(tmp_path: Path, steps: list[dict[str, str]]) -> None:
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    backend = scripted(tmp_path, [steps])
+    result = run_turn(backend, [Message.user("go")], Toolbox(tmp_path / "ws", "live"),
+                      max_iterations=20)
+    texts = [e.content for e in result.events if e.author is Author.ASSISTANT]
+    tools = [e for e in result.events if e.author is Author.TOOL]
+    assert texts == expected_replies(steps)
+    assert len(tools) == sum("tool" in step for step in steps)
+    ids = [e.extra["tool_call"]["id"] for e in tools]
+    assert len(set(ids)) == len(ids)

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freshline.agent import DocumentStatus, DocumentView, Toolbox, ToolCall, ToolMode, ToolResult
+from freshline.agent import Toolbox, ToolCall, ToolMode, ToolResult
+from freshline.materialize import DocStatus, Probe
 
 
 def call(box: Toolbox, name: str, **args: object) -> ToolResult:
@@ -81,8 +82,10 @@ def test_unknown_tool_is_an_error_result(live: Toolbox) -> None:
 # --- confinement -------------------------------------------------------------------------------
 
 REFUSED = [
-    ("../outside.txt", "outside the workspace"),
-    ("notes/../../outside.txt", "outside the workspace"),
+    ("../outside.txt", "escapes the workspace"),
+    ("notes/../../outside.txt", "escapes the workspace"),
+    ("notes\\..\\..\\outside.txt", "escapes the workspace"),
+    ("freshline.toml", "internal path"),
     ("/etc/passwd", "outside the workspace"),
     (".git/config", "internal path"),
     (".freshline/store.db", "internal path"),
@@ -123,7 +126,7 @@ def test_symlink_escape_is_refused_for_read_write_list_and_search(
         ("write", {"path": "leakdir/new.txt", "content": "x"}),
     ]:
         result = call(isolated, name, **args)
-        assert result.is_error and "symlink leads outside" in result.content, (name, args)
+        assert result.is_error and "resolves outside" in result.content, (name, args)
     search = call(isolated, "search", pattern="secret")
     assert "outside secret" not in search.content
     assert (root.parent / "outside.txt").read_text() == "outside secret\n"
@@ -258,13 +261,14 @@ def docs(root: Path, tmp_path: Path) -> Toolbox:
     snapshots = tmp_path / "snapshots"
     snapshots.mkdir()
     (snapshots / "paper.md").write_text("Converted paper text\nsecond page words\n")
-    for name in ["paper.pdf", "old.pdf", "new.pdf", "broken.pdf"]:
+    for name in ["paper.pdf", "old.pdf", "new.pdf", "broken.pdf", "gone.pdf"]:
         (root / name).write_bytes(b"%PDF-1.4\n\0binary")
     views = {
-        "paper.pdf": DocumentView(DocumentStatus.READY, snapshots / "paper.md"),
-        "old.pdf": DocumentView(DocumentStatus.STALE, snapshots / "paper.md"),
-        "new.pdf": DocumentView(DocumentStatus.PENDING),
-        "broken.pdf": DocumentView(DocumentStatus.FAILED, detail="encrypted"),
+        "paper.pdf": Probe("paper.pdf", DocStatus.READY, snapshots / "paper.md"),
+        "old.pdf": Probe("old.pdf", DocStatus.STALE, snapshots / "paper.md"),
+        "new.pdf": Probe("new.pdf", DocStatus.PENDING),
+        "broken.pdf": Probe("broken.pdf", DocStatus.FAILED, reason="encrypted"),
+        "gone.pdf": Probe("gone.pdf", DocStatus.DELETED),
     }
     return Toolbox(root, "live", read_document=views.get)
 
@@ -283,6 +287,7 @@ def test_read_stale_pending_and_failed_documents(docs: Toolbox) -> None:
     assert not pending.is_error and "being converted" in pending.content
     failed = call(docs, "read", path="broken.pdf")
     assert failed.is_error and "failed (encrypted)" in failed.content
+    assert "no such file" in call(docs, "read", path="gone.pdf").content
 
 
 def test_search_reads_document_snapshots(docs: Toolbox, root: Path) -> None:

@@ -29,7 +29,7 @@ from freshline.context import (
 )
 from freshline.context.wire import absolute, short_commit, show_path, show_text
 from freshline.errors import ConfigError, FreshlineError, WorkspaceError
-from freshline.materialize.probe import DocStatus
+from freshline.materialize.status import DocStatus
 from freshline.store.records import Change, ChangeKind
 
 GOLDEN = Path(__file__).parent / "golden"

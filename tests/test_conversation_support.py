@@ -57,7 +57,8 @@ class Upstream:
             else:
                 oid = run("hash-object", "-w", "--stdin", input=content.encode())
                 rows.append(f"{(modes or {}).get(path, '100644')} {oid}\t{path}")
-        run("update-index", "--index-info", input=("\n".join(rows) + "\n").encode())
+        if rows:
+            run("update-index", "--index-info", input=("\n".join(rows) + "\n").encode())
         tree = run("write-tree")
         args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
         commit = run(*args)
@@ -66,10 +67,16 @@ class Upstream:
 
     def chain(self, branch: str, count: int, prefix: str = "filler") -> str:
         """`count` commits on `branch`, each adding one filler file; returns the tip."""
-        tip = ""
+        ref = f"refs/heads/{branch}"
+        lines = []
         for i in range(count):
-            tip = self.commit(branch, {f"{prefix}/{i}.txt": f"{i}\n"})
-        return tip
+            start = [f"from {self.rev(ref)}"] if i == 0 else []
+            body = f"{i}\n"
+            lines += [f"commit {ref}", f"committer t <t@t> {1700000000 + i} +0000", "data 1",
+                      "c", *start, f"M 100644 inline {prefix}/{i}.txt", f"data {len(body)}",
+                      body]
+        git(self.root, "fast-import", "--quiet", input="\n".join(lines).encode())
+        return self.rev(ref) or ""
 
     def rev(self, rev: str) -> str | None:
         """The commit `rev` names, or None."""

@@ -257,8 +257,8 @@ def test_config_change_logs_what_entered_and_left(notes: Workspace) -> None:
     changes = logged(notes)
     config = [c for c in changes if c.kind is ChangeKind.CONFIG]
     assert len(config) == 1 and config[0].detail is not None
-    assert config[0].detail["added"] == ["other"]
-    assert config[0].detail["removed"] == ["notes"]
+    assert config[0].detail["include_added"] == ["other"]
+    assert config[0].detail["include_removed"] == ["notes"]
     assert config[0].detail["newly_included"] == ["other/c.md"]
     paths = [(c.kind, c.path) for c in changes if c.kind is not ChangeKind.CONFIG]
     assert paths == [(D, "notes/a.md"), (D, "notes/b.md"), (C, "other/c.md")]

@@ -190,6 +190,10 @@ class Scope:
             return False
         return any(pattern_matches(p, facts) for p in self.include)
 
+    def matches_path(self, path: str) -> bool:
+        """Whether a path is in scope judged by the path alone (no tags or properties)."""
+        return self.matches(FileFacts(path))
+
 
 def _canonical(patterns: Iterable[str | Pattern]) -> list[str]:
     parsed = (p if isinstance(p, Pattern) else parse_pattern(p) for p in patterns)

@@ -31,7 +31,7 @@ from freshline.agent.messages import (
     TurnEvent,
     TurnResult,
 )
-from freshline.agent.tools import DocumentStatus, DocumentView, Toolbox, ToolMode
+from freshline.agent.tools import DocumentLookup, Toolbox, ToolMode
 
 __all__ = [
     "AssistantReply",
@@ -42,8 +42,7 @@ __all__ = [
     "BackendMalformed",
     "BackendRateLimited",
     "BackendUnreachable",
-    "DocumentStatus",
-    "DocumentView",
+    "DocumentLookup",
     "Message",
     "Role",
     "TextCallback",

@@ -16,19 +16,12 @@ from freshline.agent.backends.base import Backend
 from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
-from freshline.agent.tools import DocumentStatus, DocumentView, Toolbox, ToolMode
+from freshline.agent.tools import Toolbox, ToolMode
 from freshline.conversation import Author, Event
-from freshline.materialize import DocStatus, is_document
+from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
 from freshline.store import SessionRecord
 from freshline.tracker.scoping import in_scope
-
-_VIEW = {
-    DocStatus.READY: DocumentStatus.READY,
-    DocStatus.STALE: DocumentStatus.STALE,
-    DocStatus.PENDING: DocumentStatus.PENDING,
-    DocStatus.FAILED: DocumentStatus.FAILED,
-}
 
 
 @dataclass
@@ -62,13 +55,10 @@ def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
     """The tools for a session: the live workspace, or the conversation's worktree."""
     scope = manager.config.project(s.project).scope
 
-    def lookup(rel: str) -> DocumentView | None:
+    def lookup(rel: str) -> Probe | None:
         if not is_document(rel):
             return None
-        p = manager.materializer.probe(rel, manager.store.index_get(rel))
-        if p.status is DocStatus.DELETED:
-            return None
-        return DocumentView(_VIEW[p.status], p.snapshot, p.reason or "")
+        return manager.materializer.probe(rel, manager.store.index_get(rel))
 
     if s.mode == "isolated":
         return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED)

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from freshline.agent import tool_specs
-from freshline.agent.confine import Confined, Confinement, ToolError, is_internal
+from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
+from freshline.materialize.status import DocStatus, Probe
+from freshline.paths import is_internal
 
 DEFAULT_OUTPUT_CAP = 20_000
 LIST_LIMIT = 500  # entries shown by one list call
@@ -37,26 +39,8 @@ class ToolMode(StrEnum):
     ISOLATED = "isolated"  # the agent works in its own worktree and may change files
 
 
-class DocumentStatus(StrEnum):
-    """How far a document's conversion to text has come (the materializer's probe)."""
-
-    READY = "ready"  # the snapshot matches the live file
-    STALE = "stale"  # an older snapshot; the file changed since
-    PENDING = "pending"  # not converted yet
-    FAILED = "failed"  # conversion failed for the live version
-
-
-@dataclass(frozen=True)
-class DocumentView:
-    """What the toolbox needs to know about a convertible document."""
-
-    status: DocumentStatus
-    snapshot: Path | None = None  # the snapshot file, when READY or STALE
-    detail: str = ""  # why a conversion failed
-
-
-DocumentLookup = Callable[[str], DocumentView | None]
-"""Given a root-relative path, its document view, or None for a plain file."""
+DocumentLookup = Callable[[str], Probe | None]
+"""Given a root-relative path, the materializer's probe of it, or None for a plain file."""
 
 
 @dataclass
@@ -89,6 +73,10 @@ def _is_binary(head: bytes) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start < len(head) - 3  # a character cut at the sniff boundary is fine
     return False
+
+
+def _join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name
 
 
 def _sniff(path: Path) -> bytes:
@@ -170,7 +158,7 @@ class Toolbox:
         if not target.path.is_dir():
             raise ToolError(f"{target.shown}: no such directory")
         entries = sorted(
-            (e for e in os.scandir(target.path) if not is_internal(Path(e.name))),
+            (e for e in os.scandir(target.path) if not is_internal(_join(target.rel, e.name))),
             key=lambda e: e.name,
         )
         lines = [f"{target.shown}/ ({len(entries)} entries)"]
@@ -200,19 +188,21 @@ class Toolbox:
         return self._read_document(target, view, start, end)
 
     def _read_document(
-        self, target: Confined, view: DocumentView, start: int | None, end: int | None
+        self, target: Confined, view: Probe, start: int | None, end: int | None
     ) -> _Outcome:
-        if view.status is DocumentStatus.PENDING:
+        if view.status is DocStatus.DELETED:
+            raise ToolError(f"{target.shown}: no such file")
+        if view.status is DocStatus.PENDING:
             return _Outcome(f"{target.shown}: a document being converted to text; no snapshot "
                             "yet. It will be readable on a later turn.")
-        if view.status is DocumentStatus.FAILED:
-            why = f" ({view.detail})" if view.detail else ""
+        if view.status is DocStatus.FAILED:
+            why = f" ({view.reason})" if view.reason else ""
             return _Outcome(f"{target.shown}: converting this document to text failed{why}; "
                             "its content cannot be read.", is_error=True)
         if view.snapshot is None or not view.snapshot.is_file():
             raise ToolError(f"{target.shown}: its snapshot is missing; try again on a later turn")
         note = (" (an older snapshot: the document changed since; a new one is on its way)"
-                if view.status is DocumentStatus.STALE else "")
+                if view.status is DocStatus.STALE else "")
         header = f"[text snapshot of {target.shown}{note}]\n"
         return _Outcome(header + self._text(view.snapshot, target.shown, start, end))
 
@@ -287,7 +277,7 @@ class Toolbox:
             rel = path.relative_to(real_root).as_posix()
             if not self.in_scope(rel):
                 continue
-            shown = self.confinement.shown(Path(rel))
+            shown = self.confinement.shown(rel)
             view = self.read_document(rel)
             if view is None:
                 if path.stat().st_size <= SEARCH_FILE_LIMIT and not _is_binary(_sniff(path)):
@@ -300,7 +290,9 @@ class Toolbox:
             yield base
             return
         for folder, dirs, files in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if not is_internal(Path(d)))
+            rel_folder = Path(folder).relative_to(self.confinement.real_root).as_posix()
+            rel_folder = "" if rel_folder == "." else rel_folder
+            dirs[:] = sorted(d for d in dirs if not is_internal(_join(rel_folder, d)))
             for name in sorted(files):
                 path = Path(folder, name)
                 # symlinks are skipped: one could lead outside the root

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from freshline.materialize.probe import DocStatus
+from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern
 
 from . import phrases

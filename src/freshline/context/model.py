@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from freshline.errors import ConfigError, FreshlineError
-from freshline.materialize.probe import DocStatus
+from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, parse_pattern
 from freshline.store.records import Change, ChangeKind
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from freshline.materialize.probe import DocStatus
+from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, PatternKind
 
 from .model import DocumentInfo

@@ -113,7 +113,7 @@ def sync(
         raise NotFoundError(f"unknown rev {rev!r}")
     if target == chain.last_parent:
         return None
-    worktree = repo.worktree_git(conversation)
+    worktree = repo.worktree_git(conversation, chain.head)
     ours = snapshot_worktree(worktree)
     merge = merge_target(repo, chain, ours, target, rev, with_conflicts, path_filter)
     move_worktree(worktree, ours, merge.tree)

@@ -102,11 +102,17 @@ class Repo:
         """Where an isolated conversation's agent works."""
         return self.workspace / WORKTREES / check_id(conversation)
 
-    def worktree_git(self, conversation: str) -> Git:
-        """A Git running inside the conversation's worktree."""
+    def worktree_git(self, conversation: str, head: str | None = None) -> Git:
+        """A Git running inside the conversation's worktree.
+
+        A missing worktree is checked out again at `head` when given (its files are the
+        head's: nothing unrecorded survived anyway), else NotFoundError.
+        """
         path = self.worktree(conversation)
         if not (path / ".git").exists():
-            raise NotFoundError(f"conversation {conversation} has no worktree at {path}")
+            if head is None or path.exists():
+                raise NotFoundError(f"conversation {conversation} has no worktree at {path}")
+            self.git.worktree_add(path, head)
         return self.git.at(path)
 
     def head(self, conversation: str) -> str:

@@ -99,7 +99,7 @@ def prepare_turn(
         if entries is not None:
             tree = live_tree(repo.git, entries, repo.workspace, head_tree)
         return PendingTurn(tree=tree, parents=(chain.head,), **pending)
-    worktree = repo.worktree_git(conversation)
+    worktree = repo.worktree_git(conversation, chain.head)
     ours = snapshot_worktree(worktree)
     target = refresh_target(repo, chain) if refresh else None
     if target is None:

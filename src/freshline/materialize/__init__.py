@@ -1,32 +1,67 @@
 """Documents to text snapshots: converters, isolated workers, the snapshot store with
-fingerprinted failure markers, cheap probes and single-flight runs (DESIGN section 5)."""
+fingerprinted failure markers, cheap probes and single-flight runs (DESIGN section 5).
+
+Names are imported on first use, so a conversion worker, which needs only the
+converters, starts without loading the runner and the store.
+"""
 
 from __future__ import annotations
 
-from freshline.materialize.converters import (
-    ConversionFailed,
-    Converter,
-    Limits,
-    converter_for,
-    is_document,
-    register,
-    registered,
-    unregister,
-)
-from freshline.materialize.probe import DocStatus, Probe, probe
-from freshline.materialize.runner import (
-    Materializer,
-    MaterializeResult,
-    MaterializeSettings,
-    Progress,
-    RunInfo,
-)
-from freshline.materialize.snapshots import (
-    FailureMarker,
-    SnapshotHeader,
-    SnapshotStore,
-    snapshot_id,
-)
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from freshline.materialize.converters import (
+        ConversionFailed,
+        Converter,
+        Limits,
+        converter_for,
+        is_document,
+        register,
+        registered,
+        unregister,
+    )
+    from freshline.materialize.runner import (
+        Materializer,
+        MaterializeResult,
+        MaterializeSettings,
+        Progress,
+        RunInfo,
+    )
+    from freshline.materialize.snapshots import (
+        FailureMarker,
+        SnapshotHeader,
+        SnapshotStore,
+        snapshot_id,
+    )
+    from freshline.materialize.status import (
+        DocStatus,
+        Probe,
+        probe,
+    )
+
+_HOMES = {
+    "ConversionFailed": "converters",
+    "Converter": "converters",
+    "Limits": "converters",
+    "converter_for": "converters",
+    "is_document": "converters",
+    "register": "converters",
+    "registered": "converters",
+    "unregister": "converters",
+    "DocStatus": "status",
+    "Probe": "status",
+    "probe": "status",
+    "MaterializeResult": "runner",
+    "MaterializeSettings": "runner",
+    "Materializer": "runner",
+    "Progress": "runner",
+    "RunInfo": "runner",
+    "FailureMarker": "snapshots",
+    "SnapshotHeader": "snapshots",
+    "SnapshotStore": "snapshots",
+    "snapshot_id": "snapshots",
+}
 
 __all__ = [
     "ConversionFailed",
@@ -50,3 +85,10 @@ __all__ = [
     "snapshot_id",
     "unregister",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -19,8 +19,8 @@ from types import TracebackType
 from freshline.errors import WorkspaceError
 from freshline.materialize.converters import Converter, Limits, converter_for
 from freshline.materialize.locks import source_lock
-from freshline.materialize.probe import DocStatus, Probe, probe
 from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, SnapshotStore, utc_now
+from freshline.materialize.status import DocStatus, Probe, probe
 from freshline.materialize.worker import MIB, VANISHED, Job, Outcome, WorkerPool
 from freshline.store.records import FileKind, IndexEntry
 

@@ -20,7 +20,7 @@ from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
-from freshline.scope import FileFacts
+from freshline.materialize.runner import ProgressFn
 from freshline.session.documents import DocumentDesk
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.turn import PreparedTurn, Staged
@@ -80,7 +80,8 @@ class SessionManager:
         key = dirty_key(self.config, self.tracker, project)
         for s in self.store.session_list(project):
             reusable = s.state is SessionState.LANDING and s.dirty_key == key
-            if reusable and not external_id and not s.external_id and s.mode == chosen.value:
+            same = (s.mode, s.target, s.external_id) == (chosen.value, target, None)
+            if reusable and same and not external_id:
                 return s
         built = build_manifest(self.config, self.tracker, self.materializer, project)
         session_id = uuid.uuid4().hex[:12]
@@ -148,13 +149,22 @@ class SessionManager:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
         self.tracker.flush()
         held, rebuilt = self._hold(s)
+        if rebuilt is not None:
+            # The fresh manifest covers everything up to its epoch: announce only what
+            # follows it, and carry the documents it left in progress.
+            s = replace(
+                s,
+                cursor=rebuilt.epoch if rebuilt.complete else None,
+                manifest_epoch=rebuilt.epoch,
+                manifest=rebuilt.text,
+                dirty_key=rebuilt.dirty_key,
+                pending_docs=sorted(set(s.pending_docs) | set(rebuilt.pending)),
+            )
         conversation = self._conversation_turn(s, message)
         staged, updates = self._updates(s, conversation.refresh if conversation else None)
         if rebuilt is not None:
             staged.manifest = (rebuilt.text, rebuilt.epoch, rebuilt.dirty_key)
-            staged.seed = rebuilt.complete
-            staged.pending |= set(rebuilt.pending)
-        manifest = (rebuilt.text if rebuilt else s.manifest) if s.needs_manifest else None
+        manifest = s.manifest if s.needs_manifest else None
         turn = PreparedTurn(s, message, manifest, updates, held, fanout, staged, conversation)
         turn._accept = self._accept
         return turn
@@ -186,7 +196,7 @@ class SessionManager:
         scope = self.config.project(s.project).scope
         entries = self.tracker.files_in_scope(s.project) if s.mode == Mode.LIVE.value else None
         return self.conversations.prepare_turn(
-            s.id, message, entries, path_filter=lambda p: scope.matches(FileFacts(p))
+            s.id, message, entries, path_filter=scope.matches_path
         )
 
     def _updates(self, s: SessionRecord, merge: MergeInfo | None) -> tuple[Staged, str | None]:
@@ -212,14 +222,21 @@ class SessionManager:
             failed_documents=news.failed,
             invalid_snapshots=news.invalid,
         )
-        staged = Staged(cursor=answer.epoch, pending=news.pending, failures=news.failures)
+        staged = Staged(
+            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures
+        )
         return staged, render_updates(updates)
 
     def _accept(self, turn: PreparedTurn) -> None:
         staged = turn.staged
         with self.store.write():
             s = self.get(turn.session.id)
-            cursor = staged.cursor if s.cursor is None else max(s.cursor, staged.cursor)
+            # Another turn accepted since this one was prepared: never move the cursor back.
+            # Otherwise take the covered epoch as is, even when lower (a project whose log
+            # was reset answers `compacted` from a cursor beyond its epoch).
+            cursor = staged.cursor
+            if s.cursor is not None and s.cursor != staged.since:
+                cursor = max(s.cursor, staged.cursor)
             s = replace(
                 s,
                 state=SessionState.ACTIVE,
@@ -236,12 +253,14 @@ class SessionManager:
 
     # -- documents -----------------------------------------------------------------------
 
-    def materialize(self, project: str, retry_failed: bool = False) -> MaterializeResult:
+    def materialize(
+        self, project: str, retry_failed: bool = False, progress: ProgressFn | None = None
+    ) -> MaterializeResult:
         """Convert the project's documents now."""
         self.tracker.flush()
         entries = [e for e in self.tracker.files_in_scope(project) if is_document(e.path)]
         return self.materializer.ensure(
-            project, self.tracker.epoch(project), entries, retry_failed=retry_failed
+            project, self.tracker.epoch(project), entries, retry_failed, progress
         )
 
     def materialize_async(self, project: str) -> None:

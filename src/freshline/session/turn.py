@@ -13,11 +13,11 @@ from freshline.store import SessionRecord
 class Staged:
     """Session changes applied by `accept()`, never before."""
 
+    since: int  # the epoch the updates were computed from
     cursor: int  # the epoch the prompt covered
     pending: set[str]
     failures: dict[str, str]
     manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
-    seed: bool = True  # False when a rebuilt manifest did not cover everything
 
 
 @dataclass

@@ -222,12 +222,12 @@ def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, o
         return set(value) if isinstance(value, list) else set()
 
     detail: dict[str, object] = {}
-    for key, prefix in (("include", ""), ("exclude", "exclude_"), ("ignore", "ignore_")):
+    for key in ("include", "exclude", "ignore"):
         added, removed = as_set(new, key) - as_set(old, key), as_set(old, key) - as_set(new, key)
         if added:
-            detail[f"{prefix}added"] = sorted(added)
+            detail[f"{key}_added"] = sorted(added)
         if removed:
-            detail[f"{prefix}removed"] = sorted(removed)
+            detail[f"{key}_removed"] = sorted(removed)
     if old.get("mode") != new.get("mode"):
-        detail["mode_from"], detail["mode_to"] = old.get("mode"), new.get("mode")
+        detail["mode"] = {"from": old.get("mode"), "to": new.get("mode")}
     return detail

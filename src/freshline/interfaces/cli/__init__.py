@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from freshline.interfaces.cli import tracking, workspace
+from freshline.interfaces.cli import conversations, sessions, tracking, workspace
 from freshline.interfaces.cli.common import Group, state
 
 app = typer.Typer(
@@ -34,6 +34,14 @@ app.command()(tracking.scan)
 app.command()(tracking.watch)
 app.command()(tracking.status)
 app.command()(tracking.changes)
+app.command()(sessions.materialize)
+app.add_typer(sessions.session_app, name="session")
+app.command()(sessions.send)
+app.command()(sessions.updates)
+app.command()(conversations.sync)
+app.command()(conversations.diff)
+app.command()(conversations.log)
+app.command()(conversations.publish)
 
 
 def main() -> None:

@@ -1,0 +1,244 @@
+"""`freshline session …`, `send`, `updates`, `materialize`: delivery from the command line."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import typer
+from rich.progress import Progress as Bar
+from rich.table import Table
+
+from freshline.agent.backends import get_backend
+from freshline.agent.runtime import send as send_turn
+from freshline.errors import ConflictStop
+from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
+from freshline.materialize import MaterializeResult, Progress
+from freshline.session import SessionManager
+from freshline.store import SessionRecord
+
+session_app = typer.Typer(help="Open, list, show and resume sessions.")
+ModelOption = typer.Option(
+    "echo", "--model", "-m", help="echo, scripted:FILE, openai:MODEL or anthropic:MODEL."
+)
+BaseUrlOption = typer.Option(None, "--base-url", help="An OpenAI- or Anthropic-compatible server.")
+
+
+@contextmanager
+def manager(ctx: typer.Context) -> Iterator[SessionManager]:
+    """A session manager for this command's workspace, closed (workers stopped) after."""
+    m = SessionManager(config(ctx))
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def session_dict(s: SessionRecord) -> dict[str, Any]:
+    """A session as JSON-able data (the manifest text left out)."""
+    return {
+        "id": s.id,
+        "project": s.project,
+        "state": s.state.value,
+        "mode": s.mode,
+        "cursor": s.cursor,
+        "manifest_epoch": s.manifest_epoch,
+        "created_at": s.created_at,
+        "resumed_at": s.resumed_at,
+        "pending_documents": s.pending_docs,
+        "announced_failures": sorted(s.announced_failures),
+        "target": s.target,
+    }
+
+
+@session_app.command("new")
+def session_new(
+    ctx: typer.Context,
+    project: str = typer.Option(..., "--project", "-p", help="The project to talk about."),
+    mode: str = typer.Option(None, "--mode", help="live or isolated (default: the project's)."),
+    target: str = typer.Option(None, "--target", help="Isolated: the rev to follow."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Open a session: convert the project's documents and build its manifest.
+
+    Example: freshline session new --project research
+    """
+    with manager(ctx) as m:
+        s = m.new(project, mode, target)
+    emit(session_dict(s), as_json, lambda: console.print(s.id))
+
+
+@session_app.command("list")
+def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """List sessions.
+
+    Example: freshline session list
+    """
+    with manager(ctx) as m:
+        sessions = m.list()
+
+    def human() -> None:
+        table = Table("id", "project", "state", "mode", "cursor")
+        for s in sessions:
+            table.add_row(s.id, s.project, s.state.value, s.mode, str(s.cursor))
+        console.print(table)
+
+    emit([session_dict(s) for s in sessions], as_json, human)
+
+
+@session_app.command("show")
+def session_show(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
+    """Show one session's state and its manifest.
+
+    Example: freshline session show 3f2a9c1b7d4e
+    """
+    with manager(ctx) as m:
+        s = m.get(session_id)
+    data = session_dict(s) | {"manifest": s.manifest}
+
+    def human() -> None:
+        for key, value in session_dict(s).items():
+            console.print(f"{key}: {value}", markup=False)
+        console.print(s.manifest, markup=False)
+
+    emit(data, as_json, human)
+
+
+@session_app.command("resume")
+def session_resume(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
+    """Reopen a session: its manifest is rebuilt and delivered on the next send.
+
+    Example: freshline session resume 3f2a9c1b7d4e
+    """
+    with manager(ctx) as m:
+        s = m.resume(session_id)
+    emit(session_dict(s), as_json, lambda: console.print(f"resumed {s.id}"))
+
+
+def send(
+    ctx: typer.Context,
+    session_id: str,
+    message: str,
+    model: str = ModelOption,
+    base_url: str = BaseUrlOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Send MESSAGE in a session, with whatever changed delivered first.
+
+    Example: freshline send 3f2a9c1b7d4e "what changed in the papers?"
+    """
+    options = {"base_url": base_url} if base_url else {}
+    backend = get_backend(model, **options)
+    stream = None if as_json else (lambda chunk: console.print(chunk, end="", markup=False))
+    with manager(ctx) as m:
+        try:
+            result = send_turn(m, session_id, message, backend, on_text=stream)
+        except ConflictStop as stop:
+            _stopped(session_id, stop, as_json)
+        m.settle()
+    data = {
+        "session": result.session,
+        "accepted": result.accepted,
+        "held": result.held,
+        "wire_prompt": result.wire_prompt,
+        "response": result.response,
+        "cursor_before": result.cursor_before,
+        "cursor_after": result.cursor_after,
+        "head": result.head,
+        "refreshed": result.refreshed,
+        "conflicts": [],
+    }
+    emit(data, as_json, lambda: console.print())
+
+
+def _stopped(session_id: str, stop: ConflictStop, as_json: bool) -> NoReturn:
+    """Report a refresh that stopped before the model was called, and exit 3."""
+    data = {"session": session_id, "accepted": False, "sent": False, "conflicts": stop.paths}
+
+    def human() -> None:
+        err_console.print(f"[red]stopped:[/red] {stop}")
+        for path in stop.paths:
+            err_console.print(f"  conflict: {path}", markup=False)
+        err_console.print("your message was not sent; resolve with `freshline sync`")
+
+    emit(data, as_json, human)
+    raise typer.Exit(stop.exit_code)
+
+
+def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
+    """Show what the next send would deliver (delivers nothing).
+
+    Example: freshline updates 3f2a9c1b7d4e
+    """
+    with manager(ctx) as m:
+        block = m.preview(session_id)
+    emit(
+        {"session": session_id, "updates": block},
+        as_json,
+        lambda: console.print(block or "nothing new", markup=False),
+    )
+
+
+def materialize(
+    ctx: typer.Context,
+    project: str = typer.Argument(None, help="One project (default: all)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Convert failures again."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now.
+
+    Example: freshline materialize research --retry-failed
+    """
+    results: dict[str, MaterializeResult] = {}
+    with manager(ctx) as m:
+        names = [project] if project else list(m.config.projects)
+        for name in names:
+            m.config.project(name)
+            with _progress(as_json) as report:
+                results[name] = m.materialize(name, retry_failed, progress=report)
+    data = {
+        name: {
+            "revision": r.revision,
+            "complete": r.complete,
+            "converted": r.converted,
+            "snapshots": {k: str(v) for k, v in r.snapshots.items()},
+            "failures": r.failures,
+        }
+        for name, r in results.items()
+    }
+
+    def human() -> None:
+        for name, r in results.items():
+            console.print(
+                f"{name}: {len(r.converted)} converted, {len(r.snapshots)} snapshots, "
+                f"{len(r.failures)} failed"
+            )
+            for path, reason in sorted(r.failures.items()):
+                console.print(f"  failed {path}: {reason}", markup=False)
+
+    emit(data, as_json, human)
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Any]:
+    """A progress callback: a bar on a terminal, plain lines elsewhere, nothing for JSON."""
+    if quiet:
+        yield None
+    elif sys.stdout.isatty():
+        with Bar(console=console, transient=True) as bar:
+            task = bar.add_task("converting", total=None)
+
+            def tick(p: Progress) -> None:
+                bar.update(task, total=p.total, completed=p.done, description=p.path)
+
+            yield tick
+    else:
+
+        def line(p: Progress) -> None:
+            if p.finished:
+                status = f"failed: {p.reason}" if p.reason else "ok"
+                console.print(f"[{p.done}/{p.total}] {p.path} {status}", markup=False)
+
+        yield line

@@ -1,0 +1,310 @@
+"""`freshline mcp`: an MCP server over stdio for agents that speak the Model Context Protocol.
+
+Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
+blocks plus a delivery token), `acknowledge` (the token advances the session's cursor) and
+`read_document`. Each project's manifest is also a resource,
+`freshline://project/<name>/manifest`.
+
+Delivery is two-phase, like `prepare()`/`accept()`: a client that crashes between
+`project_updates` and `acknowledge` gets the same blocks again on its next call. Each
+session has at most one outstanding token; a newer `project_updates` call supersedes it.
+
+freshline's errors become MCP tool errors (`isError` results with a one-line message) or,
+for resources, MCP protocol errors; the server keeps serving after either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypedDict, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.resources import FunctionResource
+from pydantic import Field
+
+from freshline.config import Config, find_workspace, load_config
+from freshline.errors import FreshlineError, NotFoundError, UsageError
+from freshline.materialize import DocStatus, is_document
+from freshline.paths import confine, to_abs
+from freshline.session import PreparedTurn, SessionManager
+
+SERVER_NAME = "freshline"
+MANIFEST_URI = "freshline://project/{name}/manifest"
+READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
+
+_T = TypeVar("_T")
+
+
+class ProjectInfo(TypedDict):
+    """One project as `list_projects` reports it."""
+
+    name: str
+    include: list[str]
+    exclude: list[str]
+    mode: str
+    manifest_uri: str
+
+
+class SessionInfo(TypedDict):
+    """A session opened by `open_session`."""
+
+    session: str
+    project: str
+
+
+class Delivery(TypedDict):
+    """What `project_updates` returns: the blocks to show the agent, and a token to
+    acknowledge them with (both None when nothing changed)."""
+
+    session: str
+    blocks: str | None
+    token: str | None
+    covers: int  # the epoch the blocks bring the agent up to
+
+
+class Acknowledged(TypedDict):
+    """The session's cursor after `acknowledge`."""
+
+    session: str
+    cursor: int | None
+
+
+class DocumentText(TypedDict):
+    """A file's text, a document's snapshot text, or why there is none yet."""
+
+    path: str
+    status: str  # text | ready | stale | pending | failed
+    text: str | None
+    note: str | None
+
+
+def blocks_of(turn: PreparedTurn) -> str | None:
+    """The manifest and updates blocks of a prepared turn (its message left out)."""
+    parts = [b for b in (turn.manifest, turn.updates) if b]
+    return "\n\n".join(parts) if parts else None
+
+
+class FreshlineService:
+    """The tools' logic over one workspace. Calls are serialized: the SDK runs synchronous
+    tools on worker threads, and one session's turns must not interleave."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.manager = SessionManager(config)
+        self._lock = threading.Lock()
+        self._outstanding: dict[str, tuple[str, PreparedTurn]] = {}  # session -> token, turn
+
+    def close(self) -> None:
+        """Stop the conversion workers."""
+        self.manager.close()
+
+    def _locked(self, fn: Callable[[], _T]) -> _T:
+        with self._lock:
+            return fn()
+
+    def list_projects(self) -> list[ProjectInfo]:
+        """The workspace's projects, in config order."""
+        return [
+            ProjectInfo(
+                name=p.name,
+                include=list(p.include),
+                exclude=list(p.exclude),
+                mode=p.mode.value,
+                manifest_uri=MANIFEST_URI.format(name=p.name),
+            )
+            for p in self.config.projects.values()
+        ]
+
+    def project_manifest(self, project: str) -> str:
+        """The project's manifest block, built now (a clean landing session is reused)."""
+        return self._locked(lambda: self.manager.new(project).manifest)
+
+    def open_session(self, project: str) -> SessionInfo:
+        """A new session of `project`, for a client that has none."""
+
+        def run() -> SessionInfo:
+            s = self.manager.new(project, external_id=f"mcp:{secrets.token_hex(6)}")
+            return SessionInfo(session=s.id, project=s.project)
+
+        return self._locked(run)
+
+    def project_updates(self, session: str) -> Delivery:
+        """The blocks the session has not acknowledged yet, with a fresh delivery token."""
+
+        def run() -> Delivery:
+            s = self.manager.get(session)
+            # A long-lived server can afford converting what changed, so documents
+            # arrive readable instead of "being converted".
+            self.manager.materialize(s.project)
+            turn = self.manager.prepare(session, "")
+            self._outstanding.pop(session, None)
+            blocks = blocks_of(turn)
+            token = None
+            if blocks is not None:
+                token = secrets.token_urlsafe(16)
+                self._outstanding[session] = (token, turn)
+            return Delivery(session=session, blocks=blocks, token=token, covers=turn.covers)
+
+        return self._locked(run)
+
+    def acknowledge(self, session: str, token: str) -> Acknowledged:
+        """Mark the blocks of `token` as taken: advance the cursor and apply document sets."""
+
+        def run() -> Acknowledged:
+            self.manager.get(session)
+            held = self._outstanding.get(session)
+            if held is None or not secrets.compare_digest(held[0], token):
+                raise UsageError(
+                    f"unknown or superseded delivery token for session '{session}'; "
+                    "call project_updates again"
+                )
+            held[1].accept()
+            del self._outstanding[session]
+            return Acknowledged(session=session, cursor=self.manager.get(session).cursor)
+
+        return self._locked(run)
+
+    def read_document(self, path: str) -> DocumentText:
+        """A workspace file's text, or a converted document's snapshot text or status."""
+        rel = confine(self.config.root, path)
+        source = to_abs(self.config.root, rel)
+        if not source.is_file():
+            raise NotFoundError(f"{path}: no such file in the workspace")
+        if not is_document(rel):
+            return DocumentText(path=rel, status="text", text=_read_text(source), note=None)
+        probe = self._locked(
+            lambda: self.manager.materializer.probe(rel, self.manager.store.index_get(rel))
+        )
+        return _document_text(rel, probe.status, probe.snapshot, probe.reason)
+
+
+def _read_text(path: Path) -> str:
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        text = handle.read(READ_CAP + 1)
+    if len(text) > READ_CAP:
+        return text[:READ_CAP] + f"\n[capped at {READ_CAP} characters]"
+    return text
+
+
+def _document_text(
+    rel: str, status: DocStatus, snapshot: Path | None, reason: str | None
+) -> DocumentText:
+    if status is DocStatus.FAILED:
+        note = f"converting this document to text failed: {reason or 'unknown reason'}"
+        return DocumentText(path=rel, status=status.value, text=None, note=note)
+    if snapshot is None or not snapshot.is_file():
+        note = "being converted to text; not readable yet (try again later)"
+        return DocumentText(path=rel, status=DocStatus.PENDING.value, text=None, note=note)
+    note = "an older snapshot: the document changed since" if status is DocStatus.STALE else None
+    return DocumentText(path=rel, status=status.value, text=_read_text(snapshot), note=note)
+
+
+# --- the MCP surface ------------------------------------------------------------------------
+
+ProjectArg = Annotated[str, Field(description="A project name, as list_projects reports it.")]
+SessionArg = Annotated[str, Field(description="A session id, as open_session returned it.")]
+
+
+def _tool_errors(fn: Callable[[], _T]) -> _T:
+    """Run a tool body, turning freshline's errors into MCP tool errors."""
+    try:
+        return fn()
+    except FreshlineError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def build_server(service: FreshlineService) -> MCPServer:
+    """The MCP server: freshline's tools and one manifest resource per project."""
+    server: MCPServer = MCPServer(
+        SERVER_NAME,
+        instructions=(
+            "freshline tells you what changed in a project's files since you last looked. "
+            "Call open_session once, then project_updates before each task and acknowledge "
+            "its token once you have read the blocks."
+        ),
+        log_level="WARNING",
+    )
+
+    @server.tool()
+    def list_projects() -> list[ProjectInfo]:
+        """List the workspace's projects (named scopes of files)."""
+        return _tool_errors(service.list_projects)
+
+    @server.tool()
+    def project_manifest(project: ProjectArg) -> str:
+        """The project's manifest: its files and documents, as of now."""
+        return _tool_errors(lambda: service.project_manifest(project))
+
+    @server.tool()
+    def open_session(project: ProjectArg) -> SessionInfo:
+        """Open a session of a project; its first project_updates delivers the manifest."""
+        return _tool_errors(lambda: service.open_session(project))
+
+    @server.tool()
+    def project_updates(session: SessionArg) -> Delivery:
+        """What changed since the session last acknowledged, with a delivery token."""
+        return _tool_errors(lambda: service.project_updates(session))
+
+    @server.tool()
+    def acknowledge(
+        session: SessionArg,
+        token: Annotated[str, Field(description="The token project_updates returned.")],
+    ) -> Acknowledged:
+        """Confirm that the blocks of a token were taken; they are not delivered again."""
+        return _tool_errors(lambda: service.acknowledge(session, token))
+
+    @server.tool()
+    def read_document(
+        path: Annotated[str, Field(description="A path relative to the workspace root.")],
+    ) -> DocumentText:
+        """Read a file; a converted document (pdf, docx, ...) reads as its text snapshot."""
+        return _tool_errors(lambda: service.read_document(path))
+
+    for name in service.config.projects:
+        server.add_resource(
+            FunctionResource.from_function(
+                _manifest_reader(service, name),
+                uri=MANIFEST_URI.format(name=name),
+                name=f"{name} manifest",
+                description=f"The manifest of project {name}: its files and documents.",
+                mime_type="text/markdown",
+            )
+        )
+    return server
+
+
+def _manifest_reader(service: FreshlineService, project: str) -> Callable[[], str]:
+    def read() -> str:
+        try:
+            return service.project_manifest(project)
+        except FreshlineError as exc:
+            raise ResourceError(str(exc)) from None
+
+    return read
+
+
+def mcp_command(workspace: Path | None) -> None:
+    """Serve the workspace (`workspace`, else found from the cwd) over stdio until EOF."""
+    config = load_config(find_workspace(Path.cwd(), workspace))
+    service = FreshlineService(config)
+    try:
+        build_server(service).run("stdio")
+    finally:
+        service.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m freshline.interfaces.mcp_server [--workspace DIR]`."""
+    parser = argparse.ArgumentParser(prog="freshline mcp", description=__doc__)
+    parser.add_argument("--workspace", "-w", type=Path, default=None)
+    args = parser.parse_args(argv)
+    mcp_command(args.workspace)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The command line in-process: output, exit codes and the state it leaves behind."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from freshline.interfaces.cli import app
+
+from .conftest import Workspace
+
+runner = CliRunner()
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def run(ws: Workspace, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["--workspace", str(ws.root), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def as_json(ws: Workspace, *args: str) -> object:
+    code, out, err = run(ws, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def cli_ws(ws: Workspace) -> Workspace:
+    result = runner.invoke(app, ["init", str(ws.root)])
+    assert result.exit_code == 0
+    ws.write("notes/a.md", "# A #paper\n")
+    ws.write("notes/old/b.md", "old\n")
+    ws.write("other/c.txt", "c\n")
+    return ws
+
+
+def test_init_twice_is_harmless(ws: Workspace) -> None:
+    first = runner.invoke(app, ["init", str(ws.root)])
+    assert "created freshline.toml" in first.stdout
+    text = (ws.root / "freshline.toml").read_text()
+    second = runner.invoke(app, ["init", str(ws.root), "--json"])
+    assert second.exit_code == 0 and json.loads(second.stdout)["actions"] == []
+    assert (ws.root / "freshline.toml").read_text() == text
+
+
+def test_project_add_list_show_files_rm(cli_ws: Workspace) -> None:
+    toml = cli_ws.root / "freshline.toml"
+    toml.write_text("# my comment stays\n" + toml.read_text())
+    added = as_json(cli_ws, "project", "add", "p", "--include", "notes", "--exclude", "notes/old")
+    assert added == {
+        "name": "p", "include": ["notes"], "exclude": ["notes/old"], "mode": "live",
+        "signature": added["signature"],  # type: ignore[index]
+    }
+    assert "# my comment stays" in toml.read_text()
+    assert [p["name"] for p in as_json(cli_ws, "project", "list")] == ["p"]  # type: ignore[union-attr]
+    assert as_json(cli_ws, "project", "show", "p")["exclude"] == ["notes/old"]  # type: ignore[index]
+    assert as_json(cli_ws, "project", "files", "p") == ["notes/a.md"]
+    assert as_json(cli_ws, "project", "rm", "p") == {"removed": "p"}
+    assert as_json(cli_ws, "project", "list") == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["project", "add", "bad name", "--include", "x"], "invalid project name"),
+        (["project", "add", "p", "--include", ""], "empty pattern"),
+        (["project", "add", "p", "--include", "x", "--mode", "fast"], "unknown mode 'fast'"),
+        (["project", "show", "nope"], "unknown project 'nope'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_no_write(
+    cli_ws: Workspace, args: list[str], message: str
+) -> None:
+    before = (cli_ws.root / "freshline.toml").read_bytes()
+    code, _out, err = run(cli_ws, *args)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert (cli_ws.root / "freshline.toml").read_bytes() == before
+
+
+def test_invalid_toml_names_the_file(cli_ws: Workspace) -> None:
+    (cli_ws.root / "freshline.toml").write_text("[projects.p\ninclude = 1\n")
+    code, _out, err = run(cli_ws, "project", "list")
+    assert code == 2 and "freshline.toml" in err
+
+
+def test_scan_status_changes(cli_ws: Workspace) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "#paper")
+    as_json(cli_ws, "scan")
+    cli_ws.write("notes/new.md", "also #paper\n")
+    scanned = as_json(cli_ws, "scan")
+    assert scanned["projects"]["p"]["changes"] == [  # type: ignore[index]
+        {"kind": "created", "path": "notes/new.md", "old_path": None, "detail": None}
+    ]
+    status = as_json(cli_ws, "status")
+    assert status["projects"]["p"] == {"epoch": 1, "compacted_through": 0, "files": 2}  # type: ignore[index]
+    changes = as_json(cli_ws, "changes", "p", "--since", "0")
+    assert [c["path"] for c in changes["changes"]] == ["notes/new.md"]  # type: ignore[index]
+
+
+def test_session_send_updates(cli_ws: Workspace) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    session = as_json(cli_ws, "session", "new", "--project", "p")["id"]  # type: ignore[index]
+    first = as_json(cli_ws, "send", session, "hello")
+    assert first["accepted"] and "<project_context" in first["wire_prompt"]  # type: ignore[index]
+    cli_ws.write("notes/fresh.md", "fresh")
+    preview = as_json(cli_ws, "updates", session)
+    assert str(cli_ws.root / "notes/fresh.md") in preview["updates"]  # type: ignore[index]
+    second = as_json(cli_ws, "send", session, "again")
+    assert str(cli_ws.root / "notes/fresh.md") in second["wire_prompt"]  # type: ignore[index]
+    assert (second["cursor_before"], second["cursor_after"]) == (0, 1)  # type: ignore[index]
+    assert as_json(cli_ws, "updates", session)["updates"] is None  # type: ignore[index]
+    log = as_json(cli_ws, "log", session)
+    users = [e["content"] for e in log if e["author"] == "user"]  # type: ignore[union-attr, index]
+    assert users == ["hello", "again"]  # the wire blocks never reach the transcript
+
+
+def test_unknown_session_is_exit_2(cli_ws: Workspace) -> None:
+    code, _out, err = run(cli_ws, "send", "nope", "hi")
+    assert code == 2 and "unknown session 'nope'" in err
+
+
+def command_names() -> list[str]:
+    names = []
+    for c in app.registered_commands:
+        names.append(c.name or c.callback.__name__)  # type: ignore[union-attr]
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        names += [f"{group.name} {c.name}" for c in sub.registered_commands]
+    return names
+
+
+@pytest.mark.parametrize("name", command_names())
+def test_every_command_has_help_an_example_and_a_readme_entry(name: str) -> None:
+    result = runner.invoke(app, [*name.split(), "--help"])
+    assert result.exit_code == 0
+    assert "Example:" in result.stdout
+    assert re.search(rf"freshline {re.escape(name)}\b", README.read_text()), name
