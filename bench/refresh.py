@@ -63,21 +63,29 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
+def setup(root: Path) -> tuple[Conversations, Path]:
+    """An isolated conversation with one agent edit, and a plain checkout of the same head."""
+    convs = Conversations(root)
+    convs.open("bench", Mode.ISOLATED)
+    pending = convs.prepare_turn("bench", "edit")
+    (convs.worktree("bench") / "src/agent.txt").write_text("agent edit\n")
+    convs.commit_turn(pending, [Event(Author.ASSISTANT, "edited")])
+    plain = root.parent / "plain"
+    git(root, "worktree", "add", "-q", "--detach", str(plain), convs.head("bench"))
+    return convs, plain
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1k files, 3 rounds")
     opts = parser.parse_args()
     files, rounds, ahead = (1000, 3, 100) if opts.quick else (10_000, 5, 100)
+    times: dict[str, list[float]] = {"baseline": [], "prepare": [], "commit": [], "merge": []}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
         root.mkdir()
         tips = build(root, files, rounds, ahead)
-        convs = Conversations(root)
-        convs.open("bench", Mode.ISOLATED)
-        pending = convs.prepare_turn("bench", "edit")
-        (convs.worktree("bench") / "src/agent.txt").write_text("agent edit\n")
-        convs.commit_turn(pending, [Event(Author.ASSISTANT, "edited")])
-        plain, ours = [], []
+        convs, plain = setup(root)
         for tip in tips:
             git(root, "update-ref", "refs/heads/main", tip)
             head = convs.head("bench")
@@ -86,18 +94,24 @@ def main() -> None:
                 tree = git(root, "merge-tree", "--write-tree", head, tip)
                 git(root, "commit-tree", tree, "-p", head, "-p", tip, "-m", "merge")
 
-            def refresh() -> None:
-                turn = convs.prepare_turn("bench", "next")
-                assert turn.refresh is not None
-                convs.commit_turn(turn, [Event(Author.ASSISTANT, "ok")])
-
-            plain.append(timed(baseline))
-            ours.append(timed(refresh))
-    base, mine = statistics.median(plain), statistics.median(ours)
-    print(f"refresh bench: {files} files, target {ahead} commits ahead, {rounds} rounds")
-    print(f"  baseline git merge-tree + commit-tree: {base * 1000:.1f} ms")
-    print(f"  freshline prepare_turn + commit_turn:  {mine * 1000:.1f} ms")
-    print(f"  ratio (goal <= 2): {mine / base:.2f}")
+            times["baseline"].append(timed(baseline))
+            start = time.perf_counter()
+            turn = convs.prepare_turn("bench", "next")
+            times["prepare"].append(time.perf_counter() - start)
+            assert turn.refresh is not None and turn.refresh.to == tip
+            times["commit"].append(timed(
+                lambda turn=turn: convs.commit_turn(turn, [Event(Author.ASSISTANT, "ok")])))
+            times["merge"].append(timed(
+                lambda tip=tip: git(plain, "merge", "-q", "--no-edit", tip)))
+    ms = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    mine = ms["prepare"] + ms["commit"]
+    print(f"refresh bench: {files} files, target {ahead} commits ahead, {rounds} rounds (median)")
+    print(f"  baseline git merge-tree + commit-tree:  {ms['baseline']:7.1f} ms")
+    print(f"  freshline prepare_turn + commit_turn:   {mine:7.1f} ms "
+          f"(prepare {ms['prepare']:.1f}, commit {ms['commit']:.1f})")
+    print(f"  for reference, `git merge` in a checkout: {ms['merge']:7.1f} ms")
+    print(f"  ratio vs baseline (goal <= 2): {mine / ms['baseline']:.2f}")
+    print(f"  ratio vs git merge in a checkout: {mine / ms['merge']:.2f}")
 
 
 if __name__ == "__main__":

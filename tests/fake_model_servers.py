@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +33,7 @@ class FakeReply:
     raw: str | None = None  # sent as the body verbatim (for malformed answers)
     chunk: int = 3  # characters per streamed text delta
     drop_last: int = 0  # streamed events cut from the end (a stream that breaks off)
+    delay: float = 0.0  # seconds to wait before answering (to trip a client timeout)
 
 
 @dataclass
@@ -189,6 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, "application/json", b'{"error": "unknown path"}')
         render, stream, error = api
         reply = self.server.fake.next_reply(self.path, self.headers)
+        time.sleep(reply.delay)
         if reply.status != 200:
             return self._send(reply.status, "application/json", json.dumps(error(reply.status)))
         streaming = bool(body.get("stream"))
@@ -215,6 +218,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     fake: FakeModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up (a timeout) leaves a broken pipe behind: expected
 
 
 class FakeModelServer:

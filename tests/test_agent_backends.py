@@ -30,6 +30,7 @@ from freshline.agent import (
     register_backend,
 )
 from freshline.agent.backends.anthropic_backend import wire_messages
+from freshline.agent.backends.base import is_loopback
 from freshline.agent.backends.echo import acknowledge
 from freshline.errors import UsageError
 from tests.fake_model_servers import FakeModelServer, FakeReply, closed_port
@@ -357,6 +358,13 @@ def test_connection_refused_is_unreachable(provider: Provider) -> None:
         backend.complete([Message.user("hi")], [])
 
 
+def test_timeout_is_unreachable(provider: Provider, server: FakeModelServer) -> None:
+    server.queue(FakeReply(text="too late", delay=1.0))
+    backend = provider.backend(server, timeout=0.2)
+    with pytest.raises(BackendUnreachable, match="before the timeout"):
+        backend.complete([Message.user("hi")], [])
+
+
 def test_invalid_tool_arguments_are_malformed(server: FakeModelServer) -> None:
     bad = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
         "role": "assistant", "content": None, "tool_calls": [
@@ -375,6 +383,19 @@ def test_anthropic_answer_without_content_is_malformed(server: FakeModelServer) 
     backend = PROVIDERS[1].backend(server, stream=False)
     with pytest.raises(BackendMalformed, match="no content"):
         backend.complete([Message.user("hi")], [])
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:11434/v1", True), ("http://localhost:8080", True),
+        ("http://[::1]:8000/v1", True), ("http://0.0.0.0:1234", True),
+        ("https://api.openai.com/v1", False), ("http://127.0.0.2.example.com", False),
+        ("", False), (None, False),
+    ],
+)
+def test_is_loopback(url: str | None, local: bool) -> None:
+    assert is_loopback(url) is local
 
 
 def test_missing_key_for_a_remote_server_is_refused(provider: Provider) -> None:

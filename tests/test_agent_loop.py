@@ -81,7 +81,7 @@ def test_scripted_turn_edits_in_isolated_mode_and_preserves_modes(
     assert read_event.content == "#!/bin/sh\necho staging\n"
     assert read_event.extra == {
         "tool_call": {"id": "call_1_1", "name": "read", "arguments": {"path": "bin/deploy.sh"}},
-        "is_error": False,
+        "tool": "read", "args": {"path": "bin/deploy.sh"}, "is_error": False,
     }
     assert result.events[2].extra["tool_calls"][0]["name"] == "edit"
     assert [e.extra.get("changed") for e in result.events[3:6]] == [
@@ -102,7 +102,7 @@ def test_chmod_lands_in_the_event_extra(tmp_path: Path, worktree: Path) -> None:
         {"tool": "chmod", "args": {"path": "README.md", "executable": True}}, {"say": "ok"},
     ]])
     result = run_turn(backend, [Message.user("x")], Toolbox(worktree, "isolated"))
-    assert result.events[1].extra["mode_changes"] == {"README.md": "100755"}
+    assert result.events[1].extra["mode_changes"] == ["README.md"]
     assert mode(worktree / "README.md") == 0o755
 
 

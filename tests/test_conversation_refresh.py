@@ -119,8 +119,25 @@ def test_rebased_target_requires_sync_then_sync_merges(up: Upstream) -> None:
     assert up.parents(synced) == [head, rewritten]
     assert up.show(synced, "c.txt") == "c\n" and up.show(synced, "lib/x.py") == "x = 2\n"
     assert convs.log("c1")[-1].sync == record
-    assert convs.prepare_turn("c1", "hello").refresh is None
     assert convs.sync("c1", "main") is None  # already the last refresh parent
+    pending = convs.prepare_turn("c1", "hello")
+    assert pending.refresh is None and pending.merges == (record,)  # announced once
+    convs.commit_turn(pending, [])
+    assert convs.prepare_turn("c1", "again").merges == ()
+
+
+def test_a_failed_send_is_prepared_again_cleanly(up: Upstream) -> None:
+    convs = Conversations(up.root)
+    convs.open("c1", Mode.ISOLATED)
+    turn(convs, "c1", "edit", {"a.txt": "one\nmine\nthree\n"})
+    up.commit("main", {"b.txt": "bee upstream\n"})
+    first = convs.prepare_turn("c1", "the backend will fail")  # the worktree moves; no commit
+    assert (convs.worktree("c1") / "b.txt").read_text() == "bee upstream\n"
+    again = convs.prepare_turn("c1", "retry")
+    assert again.refresh is not None and again.tree == first.tree
+    assert again.parents == first.parents and again.merges == (again.refresh,)
+    head = convs.commit_turn(again, [])
+    assert up.show(head, "a.txt") == "one\nmine\nthree\n"
 
 
 def test_sync_with_conflicts_blocks_publish_until_resolved(up: Upstream) -> None:

@@ -40,12 +40,17 @@ def assistant_event(reply: AssistantReply) -> TurnEvent:
 
 
 def tool_event(call: ToolCall, result: ToolResult) -> TurnEvent:
-    """The event for one tool call and its result."""
-    extra: dict[str, object] = {"tool_call": call.as_dict(), "is_error": result.is_error}
+    """The event for one tool call: the result as content; in extra the call (as `tool_call`,
+    and flat as `tool`/`args`, the conversation Event's field names), `is_error`, and when
+    files changed, `changed` and `mode_changes` (paths)."""
+    extra: dict[str, object] = {
+        "tool_call": call.as_dict(), "tool": call.name, "args": call.arguments,
+        "is_error": result.is_error,
+    }
     if result.changed:
         extra["changed"] = list(result.changed)
     if result.mode_changes:
-        extra["mode_changes"] = dict(result.mode_changes)
+        extra["mode_changes"] = sorted(result.mode_changes)
     return TurnEvent(Author.TOOL, result.content, extra)
 
 

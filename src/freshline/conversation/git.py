@@ -198,12 +198,24 @@ class Git:
 
     def update_ref_cas(self, ref: str, new: str, old: str) -> bool:
         """Move `ref` to `new` only if it is at `old` (ZERO: only if absent); False if not."""
-        code, _, err = self.run_status("update-ref", ref, new, old)
+        return self.update_refs_cas([(ref, new, old)])
+
+    def update_refs_cas(self, updates: Sequence[tuple[str, str, str | None]]) -> bool:
+        """Apply (ref, new, old) updates in one transaction; False when a check fails.
+
+        `old` None writes the ref itself without a check, even a symbolic one (a HEAD).
+        """
+        lines = [
+            f"update {ref} {new} {old}" if old else f"option no-deref\nupdate {ref} {new}"
+            for ref, new, old in updates
+        ]
+        feed = "".join(line + "\n" for line in lines).encode()
+        code, _, err = self.run_status("update-ref", "--stdin", input=feed)
         if code == 0:
             return True
         if b"but expected" in err or b"already exists" in err or b"cannot lock" in err:
             return False
-        raise _error(("update-ref", ref), err)
+        raise _error(("update-ref", updates[0][0]), err)
 
     def refs(self, prefix: str) -> dict[str, str]:
         """The refs under `prefix`, name → commit id."""

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from freshline.conversation.events import Author, Event, Mode, Refresh, encode
+from freshline.conversation.git import Git
 from freshline.conversation.policy import ModeDiff, RefreshAction, decide_refresh, exec_bit_restores
 from freshline.conversation.repository import Chain, Repo
 from freshline.conversation.trees import (
     changed_paths,
+    head_ref,
     move_worktree,
-    point_worktree,
     snapshot_worktree,
 )
 from freshline.errors import ConflictStop, GitError, NotFoundError, SyncRequired, UsageError
@@ -119,14 +120,19 @@ def sync(
     move_worktree(worktree, ours, merge.tree)
     event = Event(Author.SYSTEM, f"sync {rev}", sync=merge.record)
     commit = repo.git.commit_tree(merge.tree, [chain.head, target], encode(event))
-    advance(repo, conversation, commit, chain.head)
-    point_worktree(worktree, commit)
+    advance(repo, conversation, commit, chain.head, worktree)
     return merge.record
 
 
-def advance(repo: Repo, conversation: str, new: str, old: str) -> None:
-    """Move the conversation's ref from `old` to `new`, or fail if another writer moved it."""
-    if not repo.git.update_ref_cas(repo.ref(conversation), new, old):
+def advance(
+    repo: Repo, conversation: str, new: str, old: str, worktree: Git | None = None
+) -> None:
+    """Move the conversation's ref from `old` to `new` (and the worktree's HEAD with it, in
+    one transaction), or fail if another writer moved the ref first."""
+    updates: list[tuple[str, str, str | None]] = [(repo.ref(conversation), new, old)]
+    if worktree is not None:
+        updates.append((head_ref(worktree), new, None))
+    if not repo.git.update_refs_cas(updates):
         raise GitError(
             f"conversation {conversation} moved while this turn was prepared (another send "
             "won); nothing was recorded: send again"

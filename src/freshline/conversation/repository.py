@@ -14,7 +14,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.conversation.events import Event, Root, decode
+from freshline.conversation.events import Author, Event, Refresh, Root, decode
 from freshline.conversation.git import Git
 from freshline.errors import GitError, NotFoundError, UsageError
 
@@ -71,6 +71,17 @@ class Chain:
             if event.merged is not None:
                 return event.merged.to
         return self.root.base
+
+    @property
+    def syncs_since_last_turn(self) -> tuple[Refresh, ...]:
+        """Syncs recorded after the latest human turn (not yet announced to the agent)."""
+        syncs: list[Refresh] = []
+        for event in reversed(self.events):
+            if event.author is Author.USER:
+                break
+            if event.sync is not None:
+                syncs.append(event.sync)
+        return tuple(reversed(syncs))
 
     @property
     def deliberate_modes(self) -> frozenset[str]:

@@ -60,20 +60,21 @@ def _ensure_blobs(git: Git, entries: list[IndexEntry], root: Path) -> dict[str, 
     return blobs
 
 
-def index_path(worktree: Git) -> Path:
-    """The worktree's own index file (read from its `.git` file, without running git)."""
+def admin_dir(worktree: Git) -> Path:
+    """The worktree's administrative directory (read from its `.git` file, no git run)."""
     assert worktree.cwd is not None
-    dot_git = worktree.cwd / ".git"
-    if dot_git.is_file():
-        pointer = dot_git.read_text(encoding="utf-8").strip()
-        if pointer.startswith("gitdir: "):
-            return worktree.cwd / pointer.removeprefix("gitdir: ") / "index"
-    return worktree.cwd / worktree.text("rev-parse", "--git-path", "index")
+    pointer = (worktree.cwd / ".git").read_text(encoding="utf-8").strip()
+    return worktree.cwd / pointer.removeprefix("gitdir: ")
+
+
+def head_ref(worktree: Git) -> str:
+    """The name of the worktree's HEAD as the main repository addresses it."""
+    return f"worktrees/{admin_dir(worktree).name}/HEAD"
 
 
 def snapshot_worktree(worktree: Git) -> str:
     """The tree of everything in the worktree (`add -A`, modes kept); refreshes its index."""
-    real = index_path(worktree)
+    real = admin_dir(worktree) / "index"
     with worktree.temp_index(seed=real) as index:
         index.run("-c", "core.untrackedCache=true", "add", "-A")
         tree = index.write_tree()
@@ -86,11 +87,6 @@ def move_worktree(worktree: Git, from_tree: str, to_tree: str) -> None:
     """Move the files from `from_tree` (what is on disk) to `to_tree`; fails on local edits."""
     if from_tree != to_tree:
         worktree.run("read-tree", "-m", "-u", from_tree, to_tree)
-
-
-def point_worktree(worktree: Git, commit: str) -> None:
-    """Detach the worktree's HEAD at `commit` without touching its files or index."""
-    worktree.run("update-ref", "--no-deref", "HEAD", commit)
 
 
 def changed_paths(git: Git, old_tree: str, new_tree: str) -> list[str]:

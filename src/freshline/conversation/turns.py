@@ -10,7 +10,7 @@ concurrent sends one wins and the other leaves no trace but unreferenced objects
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, encode
@@ -18,9 +18,9 @@ from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
 from freshline.conversation.repository import Repo
 from freshline.conversation.trees import (
+    head_ref,
     live_tree,
     move_worktree,
-    point_worktree,
     snapshot_worktree,
 )
 from freshline.errors import NotFoundError, UsageError
@@ -38,7 +38,8 @@ class PendingTurn:
     tree: str  # the human commit's tree (the merge result when refreshed)
     parents: tuple[str, ...]  # (head,) or (head, target) when refreshed
     mode: Mode
-    refresh: Refresh | None = None  # what the refresh merged, for the updates block
+    refresh: Refresh | None = None  # what this turn's refresh merged
+    merges: tuple[Refresh, ...] = ()  # syncs since the last turn, then the refresh: to announce
 
 
 def open_conversation(
@@ -92,24 +93,23 @@ def prepare_turn(
     chain = repo.chain(conversation)
     head_tree = chain.events[-1].tree
     assert head_tree is not None
-    pending = {"repo": repo, "conversation": conversation, "head": chain.head,
-               "message": message, "mode": chain.root.mode}
+    turn = PendingTurn(repo, conversation, chain.head, message, head_tree, (chain.head,),
+                       chain.root.mode, merges=chain.syncs_since_last_turn)
     if chain.root.mode is Mode.LIVE:
-        tree = head_tree
-        if entries is not None:
-            tree = live_tree(repo.git, entries, repo.workspace, head_tree)
-        return PendingTurn(tree=tree, parents=(chain.head,), **pending)
+        if entries is None:
+            return turn
+        return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))
     worktree = repo.worktree_git(conversation, chain.head)
     ours = snapshot_worktree(worktree)
     target = refresh_target(repo, chain) if refresh else None
     if target is None:
-        return PendingTurn(tree=ours, parents=(chain.head,), **pending)
+        return replace(turn, tree=ours)
     assert chain.root.target is not None
     merge = merge_target(repo, chain, ours, target, chain.root.target, path_filter=path_filter,
                          base=chain.last_parent)
     move_worktree(worktree, ours, merge.tree)
-    return PendingTurn(tree=merge.tree, parents=(chain.head, target), refresh=merge.record,
-                       **pending)
+    return replace(turn, tree=merge.tree, parents=(chain.head, target), refresh=merge.record,
+                   merges=(*turn.merges, merge.record))
 
 
 def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
@@ -133,9 +133,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
         elif worktree is not None and i == len(events) - 1:
             tree = snapshot_worktree(worktree)
         commit = repo.git.commit_tree(tree, [commit], encode(event))
-    advance(repo, pending.conversation, commit, pending.head)
-    if worktree is not None:
-        point_worktree(worktree, commit)
+    advance(repo, pending.conversation, commit, pending.head, worktree)
     return commit
 
 
@@ -151,7 +149,7 @@ def reset_worktree(repo: Repo, conversation: str) -> None:
     worktree = repo.worktree_git(conversation)
     head = repo.head(conversation)
     move_worktree(worktree, snapshot_worktree(worktree), repo.git.tree_of(head))
-    point_worktree(worktree, head)
+    repo.git.update_refs_cas([(head_ref(worktree), head, None)])
 
 
 def _target(repo: Repo, target: str | None) -> tuple[str | None, str | None]:

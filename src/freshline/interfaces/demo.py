@@ -21,10 +21,10 @@ from rich.panel import Panel
 from rich.rule import Rule
 
 from freshline.agent.backends import Backend, get_backend
-from freshline.agent.messages import Author
 from freshline.agent.runtime import SendResult, send
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import ConflictStop
+from freshline.interfaces.tui.commands import event_line, tool_lines
 from freshline.session import SessionManager
 
 NOTES = {
@@ -215,11 +215,8 @@ class Demo:
         self.out.print(Panel(escape(blocks or "(no blocks: nothing changed)"), border_style="dim",
                              title="wire blocks (sent to the model, never in the transcript)",
                              title_align="left"))
-        for event in result.events:
-            call = event.extra.get("tool_call")
-            if event.author is Author.TOOL and call:
-                self.say(f"  [green]tool[/] {call['name']} {escape(_clip(call['arguments']))}"
-                         f" → {escape(_clip(event.content.replace(str(self.root), '…')))}")
+        for line in tool_lines(result.events, 56):
+            self.say("  " + escape(line.replace(str(self.root), "…")))
         self.say(f"[bold magenta]model ›[/] {escape(result.response)}")
         self.say(f"[dim]cursor {result.cursor_before} → {result.cursor_after}; "
                  f"conversation head {(result.head or '')[:10]}[/]")
@@ -232,12 +229,23 @@ class Demo:
         try:
             self.live_steps()
             self.isolated_steps()
+            self.transcript()
             self.heading("Done")
-            self.say("Every turn above is a git commit under refs/freshline/conversations/. "
-                     "Try it on your own folder: `freshline init`, `freshline project add`, "
+            self.say("Try it on your own folder: `freshline init`, `freshline project add`, "
                      "`freshline chat`.")
         finally:
             self.manager.close()
+
+    def transcript(self) -> None:
+        """The isolated conversation as git records it: one commit per event, no blocks."""
+        m = self.manager
+        assert m is not None
+        session = m.list("code")[-1].id
+        self.heading("The transcript is git history")
+        self.say(f"refs/freshline/conversations/{session}, oldest first (the visible "
+                 "transcript holds the messages, never the wire blocks):")
+        for event in m.conversations.log(session):
+            self.say("  " + escape(event_line(event).replace(str(self.root), "…")))
 
     def live_steps(self) -> None:
         """A live conversation over notes: manifest, a new note, a PDF converting."""
@@ -315,12 +323,6 @@ class Demo:
 def wire_blocks(wire_prompt: str, message: str) -> str:
     """The context blocks of a wire prompt: everything before the human's message."""
     return wire_prompt.removesuffix(message).rstrip()
-
-
-def _clip(value: object, limit: int = 72) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def run_demo(out: Console | None = None) -> None:

@@ -19,8 +19,9 @@ import argparse
 import secrets
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, TypedDict, TypeVar
+from typing import Annotated, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -29,6 +30,7 @@ from pydantic import Field
 
 from freshline.config import Config, find_workspace, load_config
 from freshline.errors import FreshlineError, NotFoundError, UsageError
+from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
 from freshline.paths import confine, to_abs
 from freshline.session import PreparedTurn, SessionManager
@@ -40,7 +42,8 @@ READ_CAP = 200_000  # characters of a file or snapshot returned by one read_docu
 _T = TypeVar("_T")
 
 
-class ProjectInfo(TypedDict):
+@dataclass
+class ProjectInfo:
     """One project as `list_projects` reports it."""
 
     name: str
@@ -50,14 +53,16 @@ class ProjectInfo(TypedDict):
     manifest_uri: str
 
 
-class SessionInfo(TypedDict):
+@dataclass
+class SessionInfo:
     """A session opened by `open_session`."""
 
     session: str
     project: str
 
 
-class Delivery(TypedDict):
+@dataclass
+class Delivery:
     """What `project_updates` returns: the blocks to show the agent, and a token to
     acknowledge them with (both None when nothing changed)."""
 
@@ -67,26 +72,22 @@ class Delivery(TypedDict):
     covers: int  # the epoch the blocks bring the agent up to
 
 
-class Acknowledged(TypedDict):
+@dataclass
+class Acknowledged:
     """The session's cursor after `acknowledge`."""
 
     session: str
     cursor: int | None
 
 
-class DocumentText(TypedDict):
+@dataclass
+class DocumentText:
     """A file's text, a document's snapshot text, or why there is none yet."""
 
     path: str
     status: str  # text | ready | stale | pending | failed
     text: str | None
     note: str | None
-
-
-def blocks_of(turn: PreparedTurn) -> str | None:
-    """The manifest and updates blocks of a prepared turn (its message left out)."""
-    parts = [b for b in (turn.manifest, turn.updates) if b]
-    return "\n\n".join(parts) if parts else None
 
 
 class FreshlineService:

@@ -16,10 +16,18 @@ from freshline.materialize.snapshots import snapshot_id
 
 @contextmanager
 def source_lock(data_dir: Path, source: str) -> Iterator[None]:
-    """Hold the exclusive lock of one source document, waiting for it if needed."""
+    """Hold the exclusive lock of one source document, waiting for it if needed.
+
+    Best effort: where no lock file can be made (a read-only data dir) it runs unlocked,
+    and the snapshot write that follows reports the real problem.
+    """
     directory = data_dir / "locks"
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / f"{snapshot_id(source)}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / f"{snapshot_id(source)}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -117,6 +117,7 @@ class Materializer:
         )
         self._runs: dict[str, list[_Run]] = {}
         self._lock = threading.Lock()
+        self._background: ThreadPoolExecutor | None = None
 
     def __enter__(self) -> Materializer:
         return self
@@ -127,8 +128,28 @@ class Materializer:
         self.close()
 
     def close(self) -> None:
-        """Stop every worker process."""
+        """Stop every worker for good; conversions in progress are cancelled (no marker)."""
         self.pool.close()
+        with self._lock:
+            background, self._background = self._background, None
+        if background is not None:
+            background.shutdown(wait=True, cancel_futures=True)
+
+    def submit(
+        self,
+        project: str,
+        revision: int,
+        sources: Sequence[IndexEntry],
+        retry_failed: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> Future[MaterializeResult]:
+        """Run `ensure` on a background thread; the future holds its result or error."""
+        with self._lock:
+            if self._background is None:
+                self._background = ThreadPoolExecutor(4, thread_name_prefix="freshline-background")
+            return self._background.submit(
+                self.ensure, project, revision, list(sources), retry_failed, progress
+            )
 
     def probe(self, path: str, entry: IndexEntry | None) -> Probe:
         """The status of one document against its index entry (cheap: no parsing)."""
@@ -212,17 +233,13 @@ class Materializer:
     def _one(self, entry: IndexEntry, before: Probe, run: _Run) -> tuple[Probe, bool]:
         with source_lock(self.data_dir, entry.path):
             now = self.probe(entry.path, entry)
-            # Someone else converted it (or failed to) while we waited for the lock.
-            if now.status is DocStatus.READY or (
-                now.status is DocStatus.FAILED and before.status is not DocStatus.FAILED
-            ):
-                return now, False
-            if now.status is DocStatus.DELETED:
-                return now, False
             converter = converter_for(entry.path)
-            assert converter is not None  # only documents are scheduled
+            if converter is None or _settled_meanwhile(before, now):
+                return now, False
             run.emit(entry.path, finished=False)
             outcome = self.pool.run(Job(converter, self.root / entry.path, self.settings.limits()))
+            if outcome.cancelled:
+                return now, False
             after = self._record(entry, converter, outcome, now)
             run.emit(entry.path, finished=True, reason=after.reason)
             return after, True
@@ -231,12 +248,12 @@ class Materializer:
         self, entry: IndexEntry, converter: Converter, outcome: Outcome, before: Probe
     ) -> Probe:
         path = entry.path
-        if outcome.text is not None and outcome.fingerprint is not None:
+        if outcome.ok and outcome.fingerprint is not None:
             header = SnapshotHeader(
                 path, outcome.fingerprint, converter.name, converter.version, utc_now()
             )
             try:
-                snapshot = self.store.write_snapshot(header, outcome.text)
+                snapshot = self.store.write_snapshot(header, outcome.text or "")
             except OSError as exc:
                 outcome = Outcome(fingerprint=outcome.fingerprint, reason=_unwritable(exc))
             else:
@@ -247,11 +264,21 @@ class Materializer:
             return Probe(path, DocStatus.DELETED)
         reason = outcome.reason or "conversion failed"
         marker = FailureMarker(
-            path, outcome.fingerprint or entry.blob, reason, converter.name, converter.version,
-            utc_now(),
+            source=path,
+            fingerprint=outcome.fingerprint or entry.blob,
+            reason=reason,
+            converter=converter.name,
+            version=converter.version,
+            failed_at=utc_now(),
         )
         self.store.write_marker(marker)  # best effort: the stale snapshot stays usable
         return Probe(path, DocStatus.FAILED, before.snapshot, reason)
+
+
+def _settled_meanwhile(before: Probe, now: Probe) -> bool:
+    # Another run converted it, failed it or saw it vanish while we waited for the lock.
+    failed_meanwhile = now.status is DocStatus.FAILED and before.status is not DocStatus.FAILED
+    return failed_meanwhile or now.status in (DocStatus.READY, DocStatus.DELETED)
 
 
 def _wanted(found: Probe, retry_failed: bool) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
+from freshline.errors import FreshlineError
 from freshline.materialize.converters.base import (
     ConversionFailed,
     Converter,
@@ -53,10 +54,15 @@ class Outcome:
     fingerprint: str | None = None  # git blob id of the bytes the worker converted
     reason: str | None = None
     fatal: bool = False  # the worker must not be reused (out of memory)
+    cancelled: bool = False  # the pool was closed first: nothing is known about the file
 
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+
+def _cancelled() -> Outcome:
+    return Outcome(reason="cancelled: the materializer was closed", cancelled=True)
 
 
 def blob_of(path: Path) -> str:
@@ -178,21 +184,28 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
+        self._closed = False
 
     def run(self, job: Job) -> Outcome:
-        """Convert one document in a worker; blocks while all workers are busy."""
+        """Convert one document in a worker; blocks while all workers are busy.
+
+        After close() the outcome is `cancelled`, also for a job that was running.
+        """
         with self._slots:
             worker = self._checkout()
+            if worker is None:
+                return _cancelled()
             try:
                 outcome = worker.run(job, self.timeout_s)
             finally:
                 with self._lock:
                     self._busy.discard(worker)
-            if outcome.fatal or not worker.alive():
+                    closed = self._closed
+            if closed or outcome.fatal or not worker.alive():
                 worker.stop()
             else:
                 self._checkin(worker)
-            return outcome
+            return _cancelled() if closed else outcome
 
     def pids(self) -> list[int]:
         """Process ids of the live workers (idle and busy)."""
@@ -210,25 +223,35 @@ class WorkerPool:
             worker.stop()
 
     def close(self) -> None:
-        """Stop every worker; a busy one is killed and its job fails as a crash."""
-        self.reap()
+        """Stop every worker for good; a busy one is killed and its job cancelled."""
         with self._lock:
-            busy = list(self._busy)
+            self._closed = True
+            idle, busy, self._idle = self._idle, list(self._busy), []
+        for worker in idle:
+            worker.stop()
         for worker in busy:
             worker.kill()  # the thread running its job reaps it
 
-    def _checkout(self) -> _Worker:
+    def _checkout(self) -> _Worker | None:
         with self._lock:
-            while self._idle:
+            while self._idle and not self._closed:
                 worker = self._idle.pop()
                 if worker.alive():
                     self._busy.add(worker)
                     return worker
                 worker.stop()
-        worker = _Worker(self.memory_mb, self.timeout_s)
+            if self._closed:
+                return None
+        try:
+            worker = _Worker(self.memory_mb, self.timeout_s)
+        except OSError as exc:
+            raise FreshlineError(f"could not start a conversion worker ({exc})") from exc
         with self._lock:
-            self._busy.add(worker)
-        return worker
+            if not self._closed:
+                self._busy.add(worker)
+                return worker
+        worker.stop()  # closed while it started
+        return None
 
     def _checkin(self, worker: _Worker) -> None:
         worker.idle_since = time.monotonic()

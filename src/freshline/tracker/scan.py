@@ -43,10 +43,6 @@ class ScanResult:
     scanned: int = 0
 
 
-def _rel(root: str, path: str) -> str:
-    return os.path.relpath(path, root).replace(os.sep, "/")
-
-
 class Scanner:
     """One scan of one workspace against the index in `store`."""
 
@@ -63,26 +59,27 @@ class Scanner:
 
     def walk(self, top: str = "") -> Iterator[tuple[str, os.stat_result]]:
         """Every file and link at or below `top`, with its lstat; directories pruned."""
-        stack = [os.path.join(self.root, top) if top else self.root]
+        # Relative paths are built by joining names: os.path.relpath per file costs more
+        # than the lstat itself.
+        stack = [top]
         while stack:
-            d = stack.pop()
+            rel_dir = stack.pop()
             try:
-                with os.scandir(d) as it:
+                with os.scandir(os.path.join(self.root, rel_dir)) as it:
                     entries = list(it)
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                rel = _rel(self.root, d)
-                self.warnings.append(f"{rel}: cannot list directory ({exc.strerror})")
-                self.kept.append(rel)
+                self.warnings.append(f"{rel_dir}: cannot list directory ({exc.strerror})")
+                self.kept.append(rel_dir)
                 continue
             for e in entries:
-                rel = _rel(self.root, e.path)
+                rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
                 if self._skip(rel):
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
+                        stack.append(rel)
                     elif e.is_file(follow_symlinks=False) or e.is_symlink():
                         yield rel, e.stat(follow_symlinks=False)
                 except FileNotFoundError:

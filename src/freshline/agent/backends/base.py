@@ -27,7 +27,7 @@ class Backend(ABC):
     """A model: given the history and the tools, it answers once.
 
     Subclasses override `complete`. Failures raise a `BackendError` subclass; a backend
-    never returns a partial reply.
+    never returns a partial reply (text already streamed to `on_text` is then void).
     """
 
     name: str = "backend"

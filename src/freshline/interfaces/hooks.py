@@ -1,0 +1,212 @@
+"""`freshline hook claude-code`: tell Claude Code what changed, on every prompt.
+
+Claude Code runs the hook with one JSON object on stdin (`hook_event_name`, `session_id`,
+`cwd`, and `prompt` or `source`). The hook finds the workspace from `cwd`, picks the
+project that holds `cwd` (`project_for`), maps Claude's session id to a freshline session
+(created on first use), and prints the pending blocks as
+`{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`. Printing the
+output is the delivery: the turn is accepted right after it is written.
+
+Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
+0 with no output and appends one line to the hook log (`hook_log_path`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TextIO
+
+from freshline.config import Config, find_workspace, load_config
+from freshline.errors import NotFoundError, UsageError
+from freshline.paths import shown
+from freshline.scope import Pattern, PatternKind
+from freshline.session import PreparedTurn, SessionManager
+from freshline.store import SessionRecord, SessionState
+
+LOG_ENV = "FRESHLINE_HOOK_LOG"
+AGENT = "claude-code"
+
+
+class HookEvent(StrEnum):
+    """The Claude Code hook events freshline answers."""
+
+    SESSION_START = "SessionStart"  # a session starts, resumes, or was cleared/compacted
+    USER_PROMPT_SUBMIT = "UserPromptSubmit"  # the user sent a prompt
+
+
+# SessionStart sources after which the agent no longer holds the manifest.
+_CONTEXT_LOST = frozenset({"clear", "compact"})
+
+
+@dataclass(frozen=True)
+class HookInput:
+    """The fields of Claude Code's hook payload that freshline uses."""
+
+    event: HookEvent
+    session_id: str
+    cwd: Path
+    source: str | None = None  # SessionStart only: startup, resume, clear or compact
+
+
+def parse_payload(text: str) -> HookInput:
+    """Read the hook's JSON payload; raises UsageError when it is not one freshline reads."""
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"hook payload is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError("hook payload is not a JSON object")
+    try:
+        event = HookEvent(data.get("hook_event_name"))
+    except ValueError:
+        raise UsageError(f"unsupported hook event {data.get('hook_event_name')!r}") from None
+    session_id, cwd = data.get("session_id"), data.get("cwd")
+    if not isinstance(session_id, str) or not session_id:
+        raise UsageError("hook payload has no session_id")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        raise UsageError("hook payload has no absolute cwd")
+    source = data.get("source")
+    return HookInput(event, session_id, Path(cwd), source if isinstance(source, str) else None)
+
+
+def blocks_of(turn: PreparedTurn) -> str | None:
+    """The manifest and updates blocks of a prepared turn (its message left out)."""
+    parts = [b for b in (turn.manifest, turn.updates) if b]
+    return "\n\n".join(parts) if parts else None
+
+
+# --- which project holds the working directory ------------------------------------------
+
+
+def _base(pattern: Pattern) -> str:
+    """The folder a pattern's files must be under (`""`: anywhere in the workspace)."""
+    if pattern.kind is PatternKind.FOLDER:
+        return pattern.value
+    if pattern.kind is PatternKind.GLOB:
+        fixed = []
+        for segment in pattern.value.split("/"):
+            if any(ch in segment for ch in "*?["):
+                break
+            fixed.append(segment)
+        return "/".join(fixed)
+    return ""
+
+
+def _within(path: str, folder: str) -> bool:
+    return folder == "" or path == folder or path.startswith(folder + "/")
+
+
+def project_for(config: Config, rel: str) -> str:
+    """The project for a working directory at workspace-relative `rel` (`""`: the root).
+
+    1. The project with the deepest folder include (or glob's fixed folder) holding `rel`.
+    2. Else the first project, in config order, whose files may lie under `rel`: a folder
+       include below it, or a pattern that matches anywhere (extension, tag, note, property).
+    3. Else none: NotFoundError.
+    """
+    best: tuple[int, str] | None = None
+    for name, project in config.projects.items():
+        for pattern in project.scope.include:
+            base = _base(pattern)
+            depth = base.count("/") + 1
+            if base and _within(rel, base) and (best is None or depth > best[0]):
+                best = (depth, name)
+    if best is not None:
+        return best[1]
+    for name, project in config.projects.items():
+        if any(_within(_base(p), rel) for p in project.scope.include):
+            return name
+    where = rel or "the workspace root"
+    raise NotFoundError(shown(f"{where} is outside every project of {config.root}"))
+
+
+# --- the hook ---------------------------------------------------------------------------
+
+
+def hook_log_path() -> Path:
+    """Where the hook logs its failures: $FRESHLINE_HOOK_LOG, else
+    $XDG_CACHE_HOME/freshline/hook.log, else ~/.cache/freshline/hook.log."""
+    explicit = os.environ.get(LOG_ENV)
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "freshline" / "hook.log"
+
+
+def _log(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    line = f"{stamp} freshline hook {AGENT}: {' '.join(message.split())}\n"
+    try:
+        path = hook_log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+    except OSError:
+        pass  # Nowhere to log; the hook must still never fail the prompt.
+
+
+def _session(manager: SessionManager, payload: HookInput, project: str) -> SessionRecord:
+    """The freshline session mapped to Claude's session (created on first use)."""
+    external = f"{AGENT}:{project}:{payload.session_id}"
+    s = manager.store.session_by_external(external)
+    if s is None:
+        return manager.new(project, external_id=external)
+    lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
+    if lost or s.state is SessionState.CLOSED:
+        # The agent's context was cleared or compacted: deliver the manifest again.
+        return manager.resume(s.id)
+    return s
+
+
+def deliver(payload: HookInput, out: TextIO) -> bool:
+    """Write the pending blocks as hook output and accept them; False when nothing changed."""
+    root = find_workspace(payload.cwd)
+    config = load_config(root)
+    rel = payload.cwd.resolve().relative_to(root).as_posix()
+    project = project_for(config, "" if rel == "." else rel)
+    manager = SessionManager(config)
+    try:
+        s = _session(manager, payload, project)
+        turn = manager.prepare(s.id, "")
+        blocks = blocks_of(turn)
+        if blocks is None:
+            return False
+        output = {
+            "hookSpecificOutput": {
+                "hookEventName": payload.event.value,
+                "additionalContext": blocks,
+            }
+        }
+        out.write(json.dumps(output) + "\n")
+        out.flush()
+        turn.accept()
+        return True
+    finally:
+        manager.close()
+
+
+def run_claude_code(stdin: TextIO, out: TextIO) -> int:
+    """The whole hook: always 0; failures are logged, never printed."""
+    try:
+        deliver(parse_payload(stdin.read()), out)
+    except Exception as exc:  # the hook must never break the prompt
+        _log(f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+def claude_code_hook() -> int:
+    """Claude Code hook: print what changed in the project as additional context.
+
+    Example: in .claude/settings.json, run `freshline hook claude-code` on UserPromptSubmit.
+    """
+    return run_claude_code(sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(claude_code_hook())

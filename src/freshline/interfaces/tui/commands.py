@@ -1,0 +1,169 @@
+"""The chat's slash commands: parsing, and running them against the library (no textual).
+
+Each command returns a `Reply` the app shows in the transcript pane. Commands block (git,
+a tracker flush), so the app runs them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from freshline.agent.messages import Author as AgentAuthor
+from freshline.agent.messages import TurnEvent
+from freshline.conversation import Event
+from freshline.errors import ConflictStop, UsageError
+from freshline.interfaces.tui.status import read_status, short_ref
+from freshline.session import SessionManager
+
+
+class Command(StrEnum):
+    """A slash command."""
+
+    STATUS = "status"  # the session's state, read fresh
+    UPDATES = "updates"  # preview what the next send will deliver
+    DIFF = "diff"  # the conversation's own work as a patch
+    SYNC = "sync"  # merge an explicit rev now (isolated conversations)
+    LOG = "log"  # the transcript as git records it
+    HELP = "help"  # list the commands
+    QUIT = "quit"  # leave the chat
+
+
+HELP = {
+    Command.STATUS: "/status — project, mode, epoch vs cursor, documents, target",
+    Command.UPDATES: "/updates — preview the updates the next send will deliver",
+    Command.DIFF: "/diff — the conversation's own work as a patch",
+    Command.SYNC: "/sync REV [--with-conflicts] — merge REV into the conversation now",
+    Command.LOG: "/log — the transcript as git records it, one commit per event",
+    Command.HELP: "/help — this list",
+    Command.QUIT: "/quit — leave (the session stays; reopen it with --session)",
+}
+WITH_CONFLICTS = "--with-conflicts"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A parsed slash command and its arguments."""
+
+    command: Command
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a command shows: a title, a plain-text body, and whether it is an error."""
+
+    title: str
+    body: str
+    error: bool = False
+
+
+def parse(text: str) -> Invocation | None:
+    """The slash command in `text`, or None when it is a message; UsageError when malformed."""
+    if not text.startswith("/"):
+        return None
+    try:
+        words = shlex.split(text[1:])
+    except ValueError as exc:
+        raise UsageError(f"cannot parse {text!r}: {exc}") from None
+    name, args = (words[0].lower(), tuple(words[1:])) if words else ("", ())
+    try:
+        command = Command(name)
+    except ValueError:
+        raise UsageError(f"unknown command /{name}; try /help") from None
+    if command is Command.SYNC:
+        flags = [a for a in args if a.startswith("--")]
+        if len(args) - len(flags) != 1 or flags not in ([], [WITH_CONFLICTS]):
+            raise UsageError(f"usage: {HELP[Command.SYNC].split(' — ')[0]}")
+    elif args:
+        raise UsageError(f"/{name} takes no arguments")
+    return Invocation(command, args)
+
+
+def run(manager: SessionManager, session_id: str, inv: Invocation) -> Reply:
+    """Run a command (not /quit, which the app handles) and say what it found."""
+    handlers = {
+        Command.STATUS: _status,
+        Command.UPDATES: _updates,
+        Command.DIFF: _diff,
+        Command.SYNC: _sync,
+        Command.LOG: _log,
+        Command.HELP: lambda *_: Reply("commands", "\n".join(HELP.values())),
+    }
+    return handlers[inv.command](manager, session_id, inv.args)
+
+
+def event_line(event: Event, width: int = 60) -> str:
+    """One transcript event as a line: commit, author, tool or merge, the content clipped."""
+    tag = event.tool or ("merge" if event.merged else "")
+    commit = (event.commit or "")[:10]
+    return f"{commit} {event.author.value:<9} {tag:<6} {clip(event.content, width)}"
+
+
+def tool_lines(events: Iterable[TurnEvent], width: int = 60) -> list[str]:
+    """One line per tool call of a turn: the tool, its arguments and its result, clipped."""
+    lines = []
+    for event in events:
+        call = event.extra.get("tool_call")
+        if event.author is AgentAuthor.TOOL and call:
+            args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+            lines.append(f"tool {call['name']} {clip(args, width)} → {clip(event.content, width)}")
+    return lines
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
+    manager.tracker.flush()
+    st = read_status(manager, session_id)
+    lines = [
+        f"session   {st.session} ({st.state})",
+        f"project   {st.project} ({st.mode})",
+        f"epoch     {st.epoch}; cursor {st.cursor}"
+        + ("; the next send delivers updates" if st.behind else "; nothing new"),
+        f"documents {st.pending} pending, {st.failed} failed"
+        + ("; converting now" if st.converting else ""),
+    ]
+    if st.target:
+        moved = "moved: the next send refreshes" if st.moved else "not moved"
+        lines.append(f"target    {short_ref(st.target)} ({moved})")
+    return Reply("status", "\n".join(lines))
+
+
+def _updates(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
+    block = manager.preview(session_id)
+    return Reply("updates (the next send will deliver)",
+                 block or "nothing new: the next send carries no updates block")
+
+
+def _diff(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
+    patch = manager.conversations.diff(session_id).strip()
+    return Reply("diff (the conversation's own work)", patch or "no changes of its own")
+
+
+def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
+    rev = next(a for a in args if not a.startswith("--"))
+    try:
+        merged = manager.conversations.sync(session_id, rev, WITH_CONFLICTS in args)
+    except ConflictStop as stop:
+        body = "\n".join([*stop.paths, "", f"run /sync {rev} {WITH_CONFLICTS} to record the "
+                          "conflict markers and resolve them in the conversation"])
+        return Reply(f"sync stopped: {stop}", body, error=True)
+    if merged is None:
+        return Reply(f"sync {rev}", f"{rev} is already merged: nothing to do")
+    lines = [f"merged {merged.to[:12]}; paths it changed:", *(f"  {p}" for p in merged.paths)]
+    if merged.conflicts:
+        lines += ["conflict markers recorded in:", *(f"  {p}" for p in merged.conflicts)]
+    return Reply(f"sync {rev}", "\n".join(lines))
+
+
+def _log(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
+    events = manager.conversations.log(session_id)
+    return Reply(f"log ({len(events)} events)", "\n".join(event_line(e) for e in events))

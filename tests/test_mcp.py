@@ -1,0 +1,154 @@
+"""`freshline mcp`: a real MCP client session from the SDK against the server as a subprocess."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+
+@asynccontextmanager
+async def connect(root: Path) -> AsyncIterator[ClientSession]:
+    """An initialized client session with `freshline mcp --workspace root`."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "freshline.interfaces.mcp_server", "--workspace", str(root)],
+        cwd=str(root),
+    )
+    with (root.parent / "server.err").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+async def call(client: ClientSession, tool: str, **args: Any) -> Any:
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, args)
+    assert isinstance(result, mcp_types.CallToolResult)
+    assert not result.is_error, _text(result)
+    data = result.structured_content
+    assert data is not None
+    return data.get("result", data)
+
+
+async def call_error(client: ClientSession, tool: str, **args: Any) -> str:
+    """Call a tool that must fail; its error message."""
+    result = await client.call_tool(tool, args)
+    assert isinstance(result, mcp_types.CallToolResult)
+    assert result.is_error
+    return _text(result)
+
+
+def _text(result: mcp_types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, mcp_types.TextContent))
+
+
+@pytest.fixture
+def notes(ws: Any) -> Any:
+    ws.write("notes/a.md", "# A\n")
+    ws.write("notes/b.md", "# B\n")
+    ws.write("other/x.md", "# X\n")
+    ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
+    return ws
+
+
+async def test_tools_deliver_updates_once_acknowledged(notes: Any) -> None:
+    async with connect(notes.root) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert tools == {
+            "list_projects", "project_manifest", "open_session", "project_updates",
+            "acknowledge", "read_document",
+        }
+        projects = await call(client, "list_projects")
+        assert [p["name"] for p in projects] == ["p", "q"]
+        assert projects[0]["manifest_uri"] == "freshline://project/p/manifest"
+
+        manifest = await call(client, "project_manifest", project="p")
+        assert "notes/a.md" in manifest and "other/x.md" not in manifest
+
+        session = (await call(client, "open_session", project="p"))["session"]
+        first = await call(client, "project_updates", session=session)
+        assert first["token"] and "notes/b.md" in first["blocks"]
+        await call(client, "acknowledge", session=session, token=first["token"])
+
+        notes.write("notes/c.md", "# C\n")
+        update = await call(client, "project_updates", session=session)
+        assert "notes/c.md" in update["blocks"] and "notes/a.md" not in update["blocks"]
+        ack = await call(client, "acknowledge", session=session, token=update["token"])
+        assert ack["cursor"] == update["covers"]
+
+        nothing = await call(client, "project_updates", session=session)
+        assert nothing["blocks"] is None and nothing["token"] is None
+
+
+async def test_unacknowledged_blocks_are_delivered_again(notes: Any) -> None:
+    async with connect(notes.root) as client:
+        session = (await call(client, "open_session", project="p"))["session"]
+        first = await call(client, "project_updates", session=session)
+        await call(client, "acknowledge", session=session, token=first["token"])
+        notes.write("notes/c.md", "# C\n")
+        lost = await call(client, "project_updates", session=session)
+    # The client went away without acknowledging; a new connection gets it again.
+    async with connect(notes.root) as client:
+        again = await call(client, "project_updates", session=session)
+        assert again["blocks"] == lost["blocks"] and again["token"] != lost["token"]
+        message = await call_error(client, "acknowledge", session=session, token=lost["token"])
+        assert "unknown or superseded delivery token" in message
+        await call(client, "acknowledge", session=session, token=again["token"])
+        assert (await call(client, "project_updates", session=session))["blocks"] is None
+
+
+async def test_errors_are_mcp_errors_and_the_server_keeps_serving(notes: Any) -> None:
+    async with connect(notes.root) as client:
+        assert "unknown project 'nope'" in await call_error(
+            client, "project_manifest", project="nope"
+        )
+        assert "unknown project 'nope'" in await call_error(client, "open_session", project="nope")
+        assert "unknown session 'zzz'" in await call_error(
+            client, "project_updates", session="zzz"
+        )
+        assert "unknown session 'zzz'" in await call_error(
+            client, "acknowledge", session="zzz", token="t"
+        )
+        assert "escapes the workspace" in await call_error(
+            client, "read_document", path="../escape.md"
+        )
+        assert "no such file" in await call_error(client, "read_document", path="notes/none.md")
+        with pytest.raises(MCPError):
+            await client.read_resource("freshline://project/nope/manifest")
+        # Still serving.
+        assert [p["name"] for p in await call(client, "list_projects")] == ["p", "q"]
+
+
+async def test_manifest_resources_one_per_project(notes: Any) -> None:
+    async with connect(notes.root) as client:
+        listed = (await client.list_resources()).resources
+        assert sorted(str(r.uri) for r in listed) == [
+            "freshline://project/p/manifest",
+            "freshline://project/q/manifest",
+        ]
+        read = await client.read_resource("freshline://project/q/manifest")
+        text = read.contents[0]
+        assert isinstance(text, mcp_types.TextResourceContents)
+        assert "other/x.md" in text.text and "notes/a.md" not in text.text
+
+
+async def test_read_document_text_and_snapshot_status(notes: Any) -> None:
+    notes.write("notes/broken.pdf", b"not a pdf at all")
+    async with connect(notes.root) as client:
+        plain = await call(client, "read_document", path="notes/a.md")
+        assert plain == {"path": "notes/a.md", "status": "text", "text": "# A\n", "note": None}
+        absolute = await call(client, "read_document", path=str(notes.root / "notes/b.md"))
+        assert absolute["text"] == "# B\n"
+        # Building a manifest converts the project's documents; a corrupt one fails.
+        await call(client, "project_manifest", project="p")
+        doc = await call(client, "read_document", path="notes/broken.pdf")
+        assert doc["status"] == "failed" and doc["text"] is None and doc["note"]
+
