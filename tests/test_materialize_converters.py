@@ -137,11 +137,11 @@ def test_html_charset_from_meta(tmp_path: Path) -> None:
     assert "café crème" in convert(page)
 
 
-@given(visible=st.text(min_size=1), hidden=st.text(min_size=1))
+@given(visible=st.text(min_size=1).filter(lambda t: "ZQXJ" not in t), hidden=st.text())
 def test_html_script_and_style_never_leak(visible: str, hidden: str) -> None:
     from html import escape
 
-    marker = "ZQXJ" + hidden.replace("<", "").replace("ZQXJ", "")
+    marker = "ZQXJ" + hidden.replace("<", "")
     html = (
         f"<p>{escape(visible)}</p><script>{marker}</script><style>{marker}</style>"
         f"<div>{escape(visible)}</div>"

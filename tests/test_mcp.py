@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -152,3 +153,15 @@ async def test_read_document_text_and_snapshot_status(notes: Any) -> None:
         doc = await call(client, "read_document", path="notes/broken.pdf")
         assert doc["status"] == "failed" and doc["text"] is None and doc["note"]
 
+
+
+def test_no_workspace_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "freshline.interfaces.mcp_server", "--workspace", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: no freshline.toml in ") and done.stderr.count("\n") == 1

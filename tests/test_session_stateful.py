@@ -121,8 +121,8 @@ def test_session_machine() -> None:
     run_state_machine_as_test(
         SessionMachine,
         settings=settings(
-            max_examples=12,
-            stateful_step_count=12,
+            max_examples=20,
+            stateful_step_count=15,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow],
         ),

@@ -78,7 +78,6 @@ def _event(e: TurnEvent) -> Event:
         e.content,
         tool=x.get("tool"),
         args=x.get("args"),
-        result=x.get("result"),
         mode_changes=tuple(x.get("mode_changes", ())),
     )
 

@@ -1,21 +1,34 @@
 """Writing the trees events point at: live trees from the index, worktree snapshots.
 
-A live tree starts from the previous turn's tree in a temporary index and changes only the
-entries that differ, writing blobs only when the repository lacks them, so the cost of a
-turn grows with what changed. A worktree snapshot is `git add -A` into a copy of the
-worktree's own index (its stat cache makes unchanged files free).
+A live tree is the previous turn's tree with only the differing entries changed (through
+treewrite, so the cost grows with the changes), writing blobs only when the repository
+lacks them. A worktree snapshot is `git add -A` into a copy of the worktree's own index
+(its stat cache makes unchanged files free).
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.conversation.git import ZERO, Git
+from freshline.conversation.git import Git
+from freshline.conversation.treewrite import Entry, update_tree
 from freshline.store.records import FileKind, IndexEntry
 
 LINK_MODE = "120000"
+_LISTINGS: OrderedDict[str, dict[str, Entry]] = OrderedDict()  # tree id → its files
+_LISTINGS_KEPT = 2
+
+
+@dataclass(frozen=True)
+class LiveDelta:
+    """What changed in the index since the previous turn's tree."""
+
+    changed: tuple[IndexEntry, ...] = ()  # created or modified entries
+    removed: tuple[str, ...] = ()  # paths no longer in scope
 
 
 def live_tree(
@@ -23,19 +36,44 @@ def live_tree(
 ) -> str:
     """Write the tree of `entries` (paths relative to `root`) and return its id.
 
-    Starts from `previous_tree` when given, so only changed entries are touched.
+    Starts from `previous_tree` when given, so only differing entries are written.
     """
     wanted = {e.path: e for e in entries}
-    known = {t.path: (t.mode, t.oid) for t in git.ls_tree(previous_tree)} if previous_tree else {}
-    changed = [e for e in wanted.values() if known.get(e.path) != (_mode(e), e.blob)]
-    blobs = _ensure_blobs(git, changed, root)
-    rows = [("0", ZERO, path) for path in known if path not in wanted]
-    rows += [(_mode(e), blobs[e.path], e.path) for e in changed]
-    with git.temp_index() as index:
-        if previous_tree:
-            index.run("read-tree", previous_tree)
-        index.index_info(rows)
-        return index.write_tree()
+    known = _listing(git, previous_tree)
+    changed = tuple(e for e in wanted.values() if known.get(e.path) != (_mode(e), e.blob))
+    removed = tuple(path for path in known if path not in wanted)
+    changes = _changes(git, LiveDelta(changed, removed), root)
+    tree = update_tree(git, previous_tree, changes)
+    listing = {p: e for p, e in known.items() if p not in changes}
+    _remember(tree, listing | {p: e for p, e in changes.items() if e is not None})
+    return tree
+
+
+def live_tree_delta(git: Git, previous_tree: str | None, delta: LiveDelta, root: Path) -> str:
+    """Write `previous_tree` with `delta` applied; costs what the delta costs."""
+    return update_tree(git, previous_tree, _changes(git, delta, root))
+
+
+def _changes(git: Git, delta: LiveDelta, root: Path) -> dict[str, Entry | None]:
+    blobs = _ensure_blobs(git, list(delta.changed), root)
+    changes: dict[str, Entry | None] = dict.fromkeys(delta.removed)
+    changes.update({e.path: (_mode(e), blobs[e.path]) for e in delta.changed})
+    return changes
+
+
+def _listing(git: Git, tree: str | None) -> dict[str, Entry]:
+    if tree is None:
+        return {}
+    if tree not in _LISTINGS:
+        _remember(tree, {t.path: (t.mode, t.oid) for t in git.ls_tree(tree)})
+    _LISTINGS.move_to_end(tree)
+    return _LISTINGS[tree]
+
+
+def _remember(tree: str, listing: dict[str, Entry]) -> None:
+    _LISTINGS[tree] = listing
+    while len(_LISTINGS) > _LISTINGS_KEPT:
+        _LISTINGS.popitem(last=False)
 
 
 def _mode(entry: IndexEntry) -> str:

@@ -120,7 +120,7 @@ def project_for(config: Config, rel: str) -> str:
     if best is not None:
         return best[1]
     for name, project in config.projects.items():
-        if any(_within(_base(p), rel) for p in project.scope.include):
+        if any(not _base(p) or _within(_base(p), rel) for p in project.scope.include):
             return name
     where = rel or "the workspace root"
     raise NotFoundError(shown(f"{where} is outside every project of {config.root}"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
 from freshline.paths import confine, to_abs
 from freshline.session import PreparedTurn, SessionManager
+from freshline.session.manifest import build_manifest
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
@@ -122,8 +124,12 @@ class FreshlineService:
         ]
 
     def project_manifest(self, project: str) -> str:
-        """The project's manifest block, built now (a clean landing session is reused)."""
-        return self._locked(lambda: self.manager.new(project).manifest)
+        """The project's manifest block, built now (no session is opened)."""
+        self.config.project(project)
+        m = self.manager
+        return self._locked(
+            lambda: build_manifest(self.config, m.tracker, m.materializer, project).text
+        )
 
     def open_session(self, project: str) -> SessionInfo:
         """A new session of `project`, for a client that has none."""
@@ -215,7 +221,7 @@ def _tool_errors(fn: Callable[[], _T]) -> _T:
     """Run a tool body, turning freshline's errors into MCP tool errors."""
     try:
         return fn()
-    except FreshlineError as exc:
+    except (FreshlineError, OSError) as exc:
         raise ToolError(str(exc)) from None
 
 
@@ -304,7 +310,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="freshline mcp", description=__doc__)
     parser.add_argument("--workspace", "-w", type=Path, default=None)
     args = parser.parse_args(argv)
-    mcp_command(args.workspace)
+    try:
+        mcp_command(args.workspace)
+    except FreshlineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
 
 
 if __name__ == "__main__":

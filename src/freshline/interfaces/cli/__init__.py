@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from freshline.interfaces.cli import conversations, sessions, tracking, workspace
+from freshline.interfaces.cli import conversations, integrations, sessions, tracking, workspace
 from freshline.interfaces.cli.common import Group, state
 
 app = typer.Typer(
@@ -42,6 +42,10 @@ app.command()(conversations.sync)
 app.command()(conversations.diff)
 app.command()(conversations.log)
 app.command()(conversations.publish)
+app.command()(integrations.chat)
+app.command()(integrations.mcp)
+app.add_typer(integrations.hook_app, name="hook")
+app.command()(integrations.demo)
 
 
 def main() -> None:

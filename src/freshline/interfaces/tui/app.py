@@ -196,7 +196,7 @@ class ChatApp(App[None]):
 
     def write(self, renderable: RenderableType) -> None:
         """Append to the transcript pane."""
-        self.query_one("#transcript", RichLog).write(renderable)
+        self.query_one("#transcript", RichLog).write(renderable, expand=True)
 
     def note(self, text: str, error: bool = False) -> None:
         """A line from freshline itself (not part of the conversation)."""

@@ -1,0 +1,129 @@
+"""Writing a tree from a base tree plus changes, at a cost that grows with the changes.
+
+Only the directories on the way to a changed path are read (one `cat-file --batch` call)
+and rewritten (one `mktree --batch` call); every other subtree keeps its id. New tree ids
+are computed here with git's own object hashing, so parents can name children written in
+the same batch, and checked against what git reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from posixpath import dirname
+
+from freshline.conversation.git import EMPTY_TREE, Git
+from freshline.errors import GitError
+
+TREE_MODE = "40000"
+Entry = tuple[str, str]  # (mode, oid) of one path; mode "40000" for a subtree
+
+
+def update_tree(git: Git, base: str | None, changes: Mapping[str, Entry | None]) -> str:
+    """The id of `base` (None: empty) with `changes` applied: path → (mode, oid), or None
+    to remove. Directories left empty disappear, as git stores none."""
+    if not changes:
+        return base or EMPTY_TREE
+    dirs = _affected_dirs(changes)
+    old = _read_trees(git, base or EMPTY_TREE, dirs)
+    inside: dict[str, list[tuple[str, str | None]]] = {d: [] for d in dirs}
+    for path in (*(d for d in dirs if d), *changes):  # subdirectories first, files override
+        inside[dirname(path)].append((path, path if path in dirs else None))
+    written: dict[str, str | None] = {}
+    batch: list[bytes] = []
+    expected: list[str] = []
+    for d in sorted(dirs, key=lambda p: -p.count("/") - (p != "")):
+        entries = dict(old.get(d, {}))
+        for path, subdir in inside[d]:
+            if subdir is not None and path not in changes:
+                oid = written[subdir]
+                _put(entries, _name(path), (TREE_MODE, oid) if oid else None)
+            else:
+                _put(entries, _name(path), changes[path])
+        written[d] = _serialize(entries, batch) if entries else None
+        if written[d]:
+            expected.append(written[d] or "")
+    _write(git, batch, expected)
+    return written[""] or EMPTY_TREE
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _put(entries: dict[str, Entry], name: str, entry: Entry | None) -> None:
+    if entry is None:
+        entries.pop(name, None)
+    else:
+        entries[name] = entry
+
+
+def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
+    dirs = {""}
+    for path in changes:
+        parent = dirname(path)
+        while parent not in dirs:
+            dirs.add(parent)
+            parent = dirname(parent)
+    return dirs
+
+
+def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
+    """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
+    order = sorted(dirs)
+    feed = "".join(f"{base}:{d}\n" if d else f"{base}\n" for d in order)
+    out = git.run("cat-file", "--batch", input=feed.encode("utf-8", "surrogateescape"))
+    trees: dict[str, dict[str, Entry]] = {}
+    pos = 0
+    for d in order:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        if header[1] == b"tree":
+            trees[d] = _parse(out[pos : pos + size])
+        pos += size + 1
+    return trees
+
+
+def _parse(raw: bytes) -> dict[str, Entry]:
+    entries: dict[str, Entry] = {}
+    pos = 0
+    while pos < len(raw):
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        name = raw[space + 1 : nul].decode("utf-8", "surrogateescape")
+        entries[name] = (raw[pos:space].decode(), raw[nul + 1 : nul + 21].hex())
+        pos = nul + 21
+    return entries
+
+
+def _serialize(entries: dict[str, Entry], batch: list[bytes]) -> str:
+    """Append the tree's mktree input to `batch` and return its id as git will compute it."""
+    def order(name: str) -> bytes:
+        key = name.encode("utf-8", "surrogateescape")
+        return key + b"/" if entries[name][0] == TREE_MODE else key
+
+    names = sorted(entries, key=order)
+    raw = b"".join(
+        f"{entries[n][0]} ".encode() + n.encode("utf-8", "surrogateescape") + b"\0"
+        + bytes.fromhex(entries[n][1])
+        for n in names
+    )
+    for n in names:
+        mode, oid = entries[n]
+        kind = "tree" if mode == TREE_MODE else "commit" if mode == "160000" else "blob"
+        batch.append(f"{mode} {kind} {oid}\t".encode() + n.encode("utf-8", "surrogateescape"))
+    batch.append(b"")
+    return hashlib.sha1(b"tree %d\0" % len(raw) + raw).hexdigest()
+
+
+def _write(git: Git, batch: list[bytes], expected: list[str]) -> None:
+    """Write the trees of `batch` (children first) and check git agrees on every id."""
+    if not expected:
+        return
+    out = git.text("mktree", "-z", "--missing", "--batch", input=b"\0".join(batch) + b"\0")
+    if out.split() != expected:
+        raise GitError("git mktree: tree ids differ from the ones computed")

@@ -1,0 +1,238 @@
+"""`freshline hook claude-code`: recorded Claude Code payloads on stdin, a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from freshline.config import Config, ProjectConfig
+from freshline.errors import NotFoundError, UsageError
+from freshline.interfaces.hooks import HookEvent, hook_log_path, parse_payload, project_for
+
+PAYLOADS = Path(__file__).parent / "hook_payloads"
+MANIFEST = "<project_context "
+UPDATES = "<project_context_updates"
+
+
+def payload(name: str, cwd: Path, **fields: Any) -> str:
+    """A recorded payload with its `cwd` pointed at a test directory."""
+    data = json.loads((PAYLOADS / f"{name}.json").read_text(encoding="utf-8"))
+    data.update(cwd=str(cwd), **fields)
+    return json.dumps(data)
+
+
+def hook(stdin: str) -> str:
+    """Run the hook as Claude Code does; it must exit 0. Returns its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "freshline.interfaces.hooks"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return done.stdout
+
+
+def context(stdout: str, event: str) -> str:
+    """The additionalContext of the hook's JSON output."""
+    out = json.loads(stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    assert out["hookSpecificOutput"]["hookEventName"] == event
+    text: str = out["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "logs" / "hook.log"
+    monkeypatch.setenv("FRESHLINE_HOOK_LOG", str(path))
+    return path
+
+
+@pytest.fixture
+def notes(ws: Any) -> Any:
+    ws.write("notes/a.md", "# A\n")
+    ws.write("notes/sub/b.md", "# B\n")
+    ws.write("other/x.md", "# X\n")
+    ws.configure({"p": {"include": ["notes"]}})
+    return ws
+
+
+def test_first_prompt_gets_the_manifest_then_only_changes(notes: Any, log: Path) -> None:
+    prompt = payload("user_prompt_submit", notes.root / "notes")
+    first = context(hook(prompt), "UserPromptSubmit")
+    assert MANIFEST in first and "notes/sub/b.md" in first and "other/x.md" not in first
+    assert hook(prompt) == ""  # nothing changed: no output
+
+    notes.write("notes/c.md", "# C\n")
+    second = context(hook(prompt), "UserPromptSubmit")
+    assert UPDATES in second and MANIFEST not in second and "notes/c.md" in second
+    assert "notes/a.md" not in second
+    assert hook(prompt) == ""
+    assert not log.exists()
+
+
+def test_session_start_gets_the_manifest_and_compact_gets_it_again(
+    notes: Any, log: Path
+) -> None:
+    cwd = notes.root / "notes" / "sub"
+    start = context(hook(payload("session_start", cwd)), "SessionStart")
+    assert MANIFEST in start
+    assert hook(payload("user_prompt_submit", cwd)) == ""
+    again = context(hook(payload("session_start_compact", cwd)), "SessionStart")
+    assert MANIFEST in again and "notes/a.md" in again
+    assert hook(payload("user_prompt_submit", cwd)) == ""
+
+
+def test_each_agent_session_has_its_own_freshline_session(notes: Any, log: Path) -> None:
+    cwd = notes.root / "notes"
+    assert MANIFEST in context(hook(payload("user_prompt_submit", cwd)), "UserPromptSubmit")
+    other = payload("user_prompt_submit", cwd, session_id="another-claude-session")
+    assert MANIFEST in context(hook(other), "UserPromptSubmit")
+    assert hook(other) == ""
+
+
+def _assert_logged_once(log: Path, *words: str) -> None:
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1, lines
+    assert "freshline hook claude-code:" in lines[0]
+    for word in words:
+        assert word in lines[0]
+
+
+def test_malformed_json_is_logged_not_printed(log: Path) -> None:
+    assert hook((PAYLOADS / "malformed.json").read_text(encoding="utf-8")) == ""
+    _assert_logged_once(log, "not JSON")
+
+
+def test_cwd_outside_every_workspace(tmp_path: Path, log: Path) -> None:
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    assert hook(payload("user_prompt_submit", stray)) == ""
+    _assert_logged_once(log, "freshline.toml")
+
+
+def test_cwd_outside_every_project(notes: Any, log: Path) -> None:
+    assert hook(payload("user_prompt_submit", notes.root / "other")) == ""
+    _assert_logged_once(log, "outside every project")
+
+
+def test_broken_store(notes: Any, log: Path) -> None:
+    (notes.root / ".freshline" / "freshline.db").write_bytes(b"this is not a database" * 100)
+    assert hook(payload("user_prompt_submit", notes.root)) == ""
+    _assert_logged_once(log, "StoreError")
+
+
+def test_other_events_are_logged_and_ignored(notes: Any, log: Path) -> None:
+    assert hook(payload("pre_tool_use", notes.root)) == ""
+    _assert_logged_once(log, "unsupported hook event 'PreToolUse'")
+
+
+def test_log_defaults_to_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FRESHLINE_HOOK_LOG", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert hook_log_path() == Path.home() / ".cache" / "freshline" / "hook.log"
+    assert hook("not json") == ""
+    _assert_logged_once(hook_log_path(), "not JSON")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert hook_log_path() == tmp_path / "xdg" / "freshline" / "hook.log"
+
+
+# --- parsing and project choice (pure) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("", "not JSON"),
+        ("[]", "not a JSON object"),
+        ('{"hook_event_name": "Stop", "session_id": "s", "cwd": "/x"}', "unsupported"),
+        ('{"hook_event_name": "SessionStart", "cwd": "/x"}', "no session_id"),
+        ('{"hook_event_name": "SessionStart", "session_id": "s"}', "no absolute cwd"),
+        ('{"hook_event_name": "SessionStart", "session_id": "s", "cwd": "rel"}', "absolute"),
+    ],
+)
+def test_parse_payload_rejects(text: str, why: str) -> None:
+    with pytest.raises(UsageError, match=why):
+        parse_payload(text)
+
+
+def test_parse_payload_reads_recorded_payloads(tmp_path: Path) -> None:
+    start = parse_payload(payload("session_start_compact", tmp_path))
+    assert (start.event, start.source, start.cwd) == (HookEvent.SESSION_START, "compact", tmp_path)
+    prompt = parse_payload(payload("user_prompt_submit", tmp_path))
+    assert prompt.event is HookEvent.USER_PROMPT_SUBMIT and prompt.source is None
+
+
+def _config(**projects: list[str]) -> Config:
+    return Config(
+        root=Path("/ws"),
+        projects={name: ProjectConfig(name, tuple(inc)) for name, inc in projects.items()},
+    )
+
+
+CONFIG = _config(
+    docs=["docs"],
+    api=["docs/api", "*.pdf"],
+    papers=["research/**/*.md"],
+    tagged=["#paper"],
+)
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("docs", "docs"),
+        ("docs/guide", "docs"),
+        ("docs/api", "api"),  # the deepest folder wins
+        ("docs/api/v2", "api"),
+        ("docs/apis", "docs"),  # not inside docs/api
+        ("research", "papers"),  # a glob's fixed folder counts as a folder
+        ("research/2024", "papers"),
+        ("", "docs"),  # the root: the first project, in config order
+        ("elsewhere", "api"),  # `*.pdf` may match anywhere; api comes before tagged
+    ],
+)
+def test_project_for_table(rel: str, expected: str) -> None:
+    assert project_for(CONFIG, rel) == expected
+
+
+def test_project_for_outside_every_project() -> None:
+    config = _config(a=["notes"], b=["docs/**"])
+    assert project_for(config, "") == "a"
+    assert project_for(config, "docs/x") == "b"
+    with pytest.raises(NotFoundError, match="outside every project"):
+        project_for(config, "other")
+
+
+_SEGMENT = st.sampled_from(["a", "b", "c", "ab"])
+_FOLDER = st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join)
+
+
+@given(folders=st.lists(_FOLDER, min_size=1, max_size=4), rel=st.lists(_SEGMENT, max_size=4))
+def test_project_for_picks_a_project_holding_the_cwd(folders: list[str], rel: list[str]) -> None:
+    config = _config(**{f"p{i}": [folder] for i, folder in enumerate(folders)})
+    cwd = "/".join(rel)
+    holding = [f for f in folders if cwd == f or cwd.startswith(f + "/")]
+    below = [f for f in folders if not cwd or f == cwd or f.startswith(cwd + "/")]
+    if not holding and not below:
+        with pytest.raises(NotFoundError):
+            project_for(config, cwd)
+        return
+    chosen = config.projects[project_for(config, cwd)].include[0]
+    if holding:
+        deepest = max(f.count("/") for f in holding)
+        assert chosen == next(f for f in holding if f.count("/") == deepest)
+    else:
+        assert chosen == below[0]
