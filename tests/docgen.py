@@ -105,7 +105,9 @@ def write_encrypted_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
     return path
 
 
-def write_docx(path: Path, heading: str, items: Sequence[str], table: Sequence[Sequence[str]]):
+def write_docx(
+    path: Path, heading: str, items: Sequence[str], table: Sequence[Sequence[str]]
+) -> Path:
     """A DOCX with a heading, a paragraph, a bulleted list and a table."""
     import docx
 

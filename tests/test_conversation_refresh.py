@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from freshline.conversation import Author, Conversations, Event, Mode
-from freshline.errors import ConflictStop, SyncRequired, UsageError
+from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
 from tests.test_conversation_support import Upstream, git
 
 BASE = {
@@ -119,7 +119,10 @@ def test_rebased_target_requires_sync_then_sync_merges(up: Upstream) -> None:
     assert up.parents(synced) == [head, rewritten]
     assert up.show(synced, "c.txt") == "c\n" and up.show(synced, "lib/x.py") == "x = 2\n"
     assert convs.log("c1")[-1].sync == record
-    assert convs.sync("c1", "main") is None  # already the last refresh parent
+    assert convs.sync("c1", "main") is None  # already merged
+    assert convs.sync("c1", base or "") is None  # an older rev: already contained
+    with pytest.raises(NotFoundError):
+        convs.sync("c1", "no-such-rev")
     pending = convs.prepare_turn("c1", "hello")
     assert pending.refresh is None and pending.merges == (record,)  # announced once
     convs.commit_turn(pending, [])
@@ -246,6 +249,12 @@ def test_explicit_target_and_fixed_commit(up: Upstream) -> None:
     assert convs.prepare_turn("fixed", "hi").refresh is None  # a commit never moves
     with pytest.raises(UsageError):
         convs.open("fixed", Mode.ISOLATED)
+    with pytest.raises(NotFoundError):
+        convs.open("other", Mode.ISOLATED, target="no-such-branch")
+    assert convs.list() == ["fixed"]
+    up.commit("feature", {"f": "f\n"}, parent=first)
+    convs.open("named", Mode.ISOLATED, target="feature")
+    assert convs.log("named")[0].root.target == "refs/heads/feature"
 
 
 def test_old_commits_are_never_rewritten(up: Upstream) -> None:
@@ -260,3 +269,13 @@ def test_old_commits_are_never_rewritten(up: Upstream) -> None:
     after = up.reachable()
     assert set(before) <= after
     assert all(git(up.root, "cat-file", "commit", c) == body for c, body in before.items())
+
+
+def test_deleted_target_branch_requires_sync(up: Upstream) -> None:
+    up.commit("feature", {"f.txt": "f\n"}, parent=up.rev("main"))
+    convs = Conversations(up.root)
+    convs.open("c1", Mode.ISOLATED, target="feature")
+    git(up.root, "update-ref", "-d", "refs/heads/feature")
+    with pytest.raises(SyncRequired, match="feature no longer exists"):
+        convs.prepare_turn("c1", "hello")
+    assert convs.prepare_turn("c1", "hello", refresh=False).refresh is None

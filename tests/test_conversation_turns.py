@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from freshline.conversation import Author, Conversations, Event, Mode, repository_for
+from freshline.conversation.events import as_dict
 from freshline.errors import GitError, NotFoundError, UsageError
 from tests.test_conversation_support import ENV, Upstream, git, scan
 
@@ -154,3 +155,20 @@ def test_concurrent_sends_from_processes_leave_no_gaps_or_duplicates(tmp_path: P
     humans = [e.content for e in log[0::2]]
     assert sorted(humans) == sorted(f"p{i}-{n}" for i in range(3) for n in range(5))
     assert [e.content for e in log[1::2]] == [f"re {h}" for h in humans]
+
+
+def test_live_diff_is_the_change_since_open_and_publish_is_refused(tmp_path: Path) -> None:
+    up = Upstream(tmp_path / "ws")
+    up.commit("main", {"out-of-scope.txt": "x\n"}, parent=None)
+    write(up.root, {"notes/a.md": "a\n"})
+    in_scope = lambda: [e for e in scan(up.root) if e.path.startswith("notes/")]  # noqa: E731
+    convs = Conversations(up.root)
+    convs.open("l1", Mode.LIVE, entries=in_scope())
+    write(up.root, {"notes/a.md": "a2\n"})
+    convs.commit_turn(convs.prepare_turn("l1", "hi", entries=in_scope()), [])
+    patch = convs.diff("l1")
+    assert "notes/a.md" in patch and "out-of-scope" not in patch
+    with pytest.raises(UsageError, match="only isolated work is published"):
+        convs.publish("l1", "x")
+    record = as_dict(convs.log("l1")[-1])
+    assert record["author"] == "user" and record["commit"] == convs.head("l1")

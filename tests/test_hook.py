@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import docx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 from freshline.config import Config, ProjectConfig
 from freshline.errors import NotFoundError, UsageError
 from freshline.interfaces.hooks import HookEvent, hook_log_path, parse_payload, project_for
+from freshline.session import SessionManager
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
 MANIFEST = "<project_context "
@@ -81,6 +84,26 @@ def test_first_prompt_gets_the_manifest_then_only_changes(notes: Any, log: Path)
     assert not log.exists()
 
 
+def test_a_changed_document_is_converted_after_the_prompt(notes: Any, log: Path) -> None:
+    prompt = payload("user_prompt_submit", notes.root / "notes")
+    assert MANIFEST in context(hook(prompt), "UserPromptSubmit")
+    report = docx.Document()
+    report.add_paragraph("Quarterly figures are up.")
+    report.save(str(notes.root / "notes" / "report.docx"))
+    told = context(hook(prompt), "UserPromptSubmit")
+    assert "notes/report.docx" in told
+    # The hook converts in a detached process; a later prompt points at the snapshot.
+    later = ""
+    for _ in range(100):
+        later = hook(prompt)
+        if later:
+            break
+        time.sleep(0.2)
+    ready = context(later, "UserPromptSubmit")
+    assert "notes/report.docx" in ready and ".freshline/snapshots/" in ready
+    assert not log.exists()
+
+
 def test_session_start_gets_the_manifest_and_compact_gets_it_again(
     notes: Any, log: Path
 ) -> None:
@@ -91,6 +114,22 @@ def test_session_start_gets_the_manifest_and_compact_gets_it_again(
     again = context(hook(payload("session_start_compact", cwd)), "SessionStart")
     assert MANIFEST in again and "notes/a.md" in again
     assert hook(payload("user_prompt_submit", cwd)) == ""
+
+
+def test_a_closed_session_is_resumed_with_its_manifest(notes: Any, log: Path) -> None:
+    prompt = payload("user_prompt_submit", notes.root / "notes")
+    assert MANIFEST in context(hook(prompt), "UserPromptSubmit")
+    manager = SessionManager(notes.config())
+    try:
+        external = f"claude-code:p:{json.loads(prompt)['session_id']}"
+        mapped = manager.store.session_by_external(external)
+        assert mapped is not None
+        manager.close_session(mapped.id)
+    finally:
+        manager.close()
+    resumed = context(hook(prompt), "UserPromptSubmit")
+    assert MANIFEST in resumed and "notes/a.md" in resumed
+    assert hook(prompt) == ""
 
 
 def test_each_agent_session_has_its_own_freshline_session(notes: Any, log: Path) -> None:

@@ -198,3 +198,54 @@ def test_markdown_table_shape(rows: list[list[str]]) -> None:
     for line in lines:
         # every line has width cells: width + 1 pipes not escaped by a backslash
         assert len(re.findall(r"(?<!\\)\|", line)) == width + 1
+
+
+@pytest.mark.parametrize(
+    ("html", "markdown"),
+    [
+        ("<table><tr><td>a<td>b<tr><td>c<td>d</table>", "| a | b |\n| --- | --- |\n| c | d |"),
+        ("<head><title>gone</title><body><p>visible</p>", "visible"),
+        ("<p><a href='u'>unclosed link", "unclosed link"),
+        ("<a href='javascript:go()'>click</a> <a href='#top'>top</a>", "click top"),
+        ("<ul><li>one<ul><li>in</ul><li>two</ul><p>end", "- one\n  - in\n- two\n\nend"),
+        ("<p>a &lt;b&gt; &amp; c</p>", "a <b> & c"),
+        ("<p>line one<br>line two</p>", "line one\nline two"),
+        ("<div>x <script>if (a < b) { s = '</div>' }</script> y", "x y"),
+        ("<td>cell outside a table</td>", "cell outside a table"),
+    ],
+)
+def test_html_edges(html: str, markdown: str) -> None:
+    assert html_to_markdown(html) == markdown
+
+
+def test_pptx_tables_and_grouped_text(tmp_path: Path) -> None:
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])  # title only
+    slide.shapes.title.text = "Numbers"
+    grid = slide.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(4), Inches(1)).table
+    for (row, col), value in {(0, 0): "k", (0, 1): "v", (1, 0): "a", (1, 1): "1"}.items():
+        grid.cell(row, col).text = value
+    group = slide.shapes.add_group_shape()
+    group.shapes.add_textbox(Inches(1), Inches(4), Inches(2), Inches(1)).text = "grouped words"
+    deck.save(str(tmp_path / "t.pptx"))
+
+    text = convert(tmp_path / "t.pptx")
+
+    assert text.startswith("## Slide 1: Numbers")
+    assert "| k | v |\n| --- | --- |\n| a | 1 |" in text
+    assert "grouped words" in text and "Notes:" not in text
+
+
+def test_docx_numbered_list_items(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Steps", level=2)
+    for step in ("mix", "bake"):
+        document.add_paragraph(step, style="List Number")
+    document.save(str(tmp_path / "s.docx"))
+
+    assert convert(tmp_path / "s.docx") == "## Steps\n\n- mix\n- bake\n"

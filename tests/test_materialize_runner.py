@@ -1,199 +1,21 @@
-"""Materializer.ensure end to end: real documents, real worker processes, real locks."""
+"""Materializer.ensure: fingerprint rules, single-flight runs, locks, progress, prune."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from freshline.errors import WorkspaceError
-from freshline.materialize import (
-    DocStatus,
-    Materializer,
-    MaterializeResult,
-    MaterializeSettings,
-    Progress,
-    register,
-    unregister,
-)
+from freshline.errors import UsageError, WorkspaceError
+from freshline.materialize import DocStatus, MaterializeSettings, Progress, snapshot_id
 from freshline.store.records import IndexEntry
-from tests import docgen
-from tests.docgen import entry
-
-WORKER_CODE = "freshline.materialize.worker import serve"
-
-
-class Env:
-    """A workspace root, its data dir, and the log/gate files of the fake converter."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.data = root / ".freshline"
-        self.log = root.parent / "conversions.log"
-        self.gate = root.parent / "gate"
-        self.materializers: list[Materializer] = []
-
-    def materializer(self, **settings: object) -> Materializer:
-        merged: dict[str, object] = {"workers": 2, "timeout_s": 30.0, **settings}
-        m = Materializer(self.root, self.data, MaterializeSettings(**merged))  # type: ignore[arg-type]
-        self.materializers.append(m)
-        return m
-
-    def write(self, path: str, text: str) -> IndexEntry:
-        (self.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (self.root / path).write_text(text)
-        return entry(self.root, path)
-
-    def conversions(self) -> list[str]:
-        return self.log.read_text().split() if self.log.exists() else []
-
-    def open_gate(self) -> None:
-        self.gate.touch()
+from tests.test_materialize_support import Env, in_thread, materialize_env, wait_for
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    environment = Env(root)
-    fakes = [
-        docgen.FakeConverter(environment.log, environment.gate),
-        docgen.HangConverter(),
-        docgen.CrashConverter(),
-        docgen.ExitConverter(),
-        docgen.HogConverter(),
-    ]
-    for converter in fakes:
-        register(converter)
-    earlier = set(worker_children())  # left by other tests: not this test's business
-    yield environment
-    for m in environment.materializers:
-        m.close()
-    for converter in fakes:
-        unregister(converter)
-    assert set(worker_children()) <= earlier
-
-
-def worker_children() -> list[int]:
-    """Live worker processes whose parent is this test process."""
-    found = []
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and WORKER_CODE in cmdline:
-            found.append(pid)
-    return found
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.01)
-
-
-def in_thread(call: Callable[[], MaterializeResult]) -> tuple[threading.Thread, list]:
-    box: list = []
-    thread = threading.Thread(target=lambda: box.append(call()))
-    thread.start()
-    return thread, box
-
-
-def test_every_format_converted_and_bad_ones_fail_with_reasons(env: Env) -> None:
-    root = env.root
-    docgen.write_pdf(root / "paper.pdf", [["Page one text"], ["Page two text"]])
-    docgen.write_docx(root / "report.docx", "Report", ["an item"], [["k", "v"], ["a", "1"]])
-    docgen.write_pptx(root / "deck.pptx", [("Intro", "Body", "A note")])
-    docgen.write_xlsx(root / "book.xlsx", {"One": [["a"], [1]], "Two": [["b"], [2]]})
-    (root / "page.html").write_text("<p>Hello <script>nope()</script>world</p>")
-    (root / "notes.md").write_text("# not a document")
-    whole = docgen.pdf_bytes([["cut short"]] * 3)
-    (root / "truncated.pdf").write_bytes(whole[: len(whole) // 2])
-    (root / "random.pdf").write_bytes(os.urandom(2048))
-    docgen.write_encrypted_pdf(root / "locked.pdf", [["secret"]])
-    docgen.write_pdf(root / "scan.pdf", [["x"]], text=False)
-    docgen.write_zip_bomb_docx(root / "bomb.docx", unpacked_mib=300)
-    sources = [entry(root, p.name) for p in sorted(root.iterdir()) if p.is_file()]
-
-    result = env.materializer().ensure("docs", 7, sources)
-
-    good = ["book.xlsx", "deck.pptx", "page.html", "paper.pdf", "report.docx"]
-    assert sorted(result.snapshots) == good
-    assert result.failures == {
-        "bomb.docx": "unpacks to 300 MiB, over the 256 MiB limit (zip bomb?)",
-        "locked.pdf": "encrypted PDF (password required)",
-        "random.pdf": result.failures["random.pdf"],
-        "scan.pdf": "no extractable text",
-        "truncated.pdf": result.failures["truncated.pdf"],
-    }
-    assert result.failures["random.pdf"].startswith("unreadable PDF")
-    assert result.failures["truncated.pdf"].startswith("unreadable PDF")
-    assert "notes.md" not in result.statuses
-    assert result.complete and result.revision == 7 and result.project == "docs"
-    assert sorted(result.converted) == sorted(result.statuses)
-    page = result.snapshots["page.html"].read_text()
-    assert "Hello world" in page and "nope" not in page
-    assert "## Page 2\n\nPage two text" in result.snapshots["paper.pdf"].read_text()
-    m = env.materializers[0]
-    for path, reason in result.failures.items():
-        assert m.store.read_marker(path).reason == reason
-        assert m.probe(path, entry(root, path)).status is DocStatus.FAILED
-
-
-def test_hang_times_out_and_the_worker_is_gone(env: Env) -> None:
-    hang = env.write("stuck.hang", "x")
-    good = env.write("fine.fake", "fine text")
-    m = env.materializer(timeout_s=2.0)
-
-    result = m.ensure("p", 1, [hang, good])
-
-    assert result.failures == {"stuck.hang": "timed out after 2 s"}
-    assert "fine.fake" in result.snapshots
-    pid = int((env.root / "stuck.pid").read_text())
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # killed and reaped, not a zombie
-    assert pid not in m.pool.pids()
-
-
-@pytest.mark.parametrize(
-    ("name", "reason"),
-    [
-        ("boom.crash", "worker crashed (signal 9)"),
-        ("quit.exit", "worker crashed (exit code 3)"),
-        ("greedy.hog", "out of memory (limit 1024 MiB)"),
-    ],
-)
-def test_crash_and_memory_exhaustion_become_failures(env: Env, name: str, reason: str) -> None:
-    bad = env.write(name, "x")
-    others = [env.write(f"ok{i}.fake", f"text {i}") for i in range(3)]
-    m = env.materializer()
-
-    result = m.ensure("p", 1, [bad, *others])
-
-    assert result.failures == {name: reason}
-    assert sorted(result.snapshots) == ["ok0.fake", "ok1.fake", "ok2.fake"]
-    assert m.probe(name, bad).reason == reason
-    second = m.ensure("p", 2, [bad, *others])
-    assert second.converted == [] and second.failures == {name: reason}
-
-
-def test_zip_bomb_past_the_size_check_hits_the_memory_limit(env: Env) -> None:
-    bomb = docgen.write_zip_bomb_docx(env.root / "bomb.docx", unpacked_mib=768)
-    m = env.materializer(max_unpacked_mb=1 << 20, memory_mb=512)
-
-    result = m.ensure("p", 1, [entry(env.root, bomb.name)])
-
-    assert result.failures == {"bomb.docx": "out of memory (limit 512 MiB)"}
+    yield from materialize_env(tmp_path)
 
 
 def test_nothing_changed_converts_nothing_and_starts_no_worker(env: Env) -> None:
@@ -385,26 +207,12 @@ def test_prune_removes_snapshots_and_markers_of_dropped_sources(env: Env) -> Non
 
     removed = m.prune(["keep.fake"])
 
-    assert sorted(p.name for p in removed) == sorted(
-        [m.store.snapshot_path("drop.fake").name, m.store.marker_path("bad.fake").name]
-    )
+    dropped = {"drop.fake": m.store.snapshot_path, "bad.fake": m.store.marker_path}
+    assert {p.name for p in removed} == {where(path).name for path, where in dropped.items()} | {
+        f"{snapshot_id(path)}.lock" for path in dropped
+    }
     assert m.store.snapshot_path("keep.fake").exists()
     assert m.probe("drop.fake", sources[1]).status is DocStatus.PENDING
-
-
-def test_close_cancels_a_running_conversion_without_a_marker(env: Env) -> None:
-    hang = env.write("stuck.hang", "x")
-    m = env.materializer()
-    future = m.submit("p", 1, [hang])
-    wait_for(lambda: (env.root / "stuck.pid").exists(), "the conversion to start")
-
-    m.close()
-
-    result = future.result()
-    assert result.failures == {} and result.converted == []
-    assert result.statuses == {"stuck.hang": DocStatus.PENDING} and not result.complete
-    assert not m.store.marker_path("stuck.hang").exists()
-    assert m.pool.pids() == []
 
 
 def test_submit_runs_in_the_background_and_joins_like_ensure(env: Env) -> None:
@@ -416,38 +224,6 @@ def test_submit_runs_in_the_background_and_joins_like_ensure(env: Env) -> None:
 
     assert first.result() is second.result()
     assert first.result().converted == ["a.fake"]
-
-
-def test_workers_exit_when_their_parent_dies(env: Env, tmp_path: Path) -> None:
-    env.write("a.fake", "text")
-    script = tmp_path / "parent.py"
-    script.write_text(
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from freshline.materialize import Materializer, MaterializeSettings, register\n"
-        "from tests import docgen\n"
-        "root = Path(sys.argv[1])\n"
-        "register(docgen.FakeConverter(root / 'log', root / 'gate'))\n"
-        "m = Materializer(root, root / '.freshline', MaterializeSettings(workers=1))\n"
-        "m.ensure('p', 1, [docgen.entry(root, 'a.fake')])\n"
-        "print(*m.pool.pids(), flush=True)\n"
-        "import os; os._exit(0)  # no close(): the worker must notice on its own\n"
-    )
-    repo = Path(__file__).resolve().parent.parent
-    done = subprocess.run(
-        [sys.executable, str(script), str(env.root)], capture_output=True, text=True,
-        check=True, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)},
-    )
-    (pid,) = (int(word) for word in done.stdout.split())
-    wait_for(lambda: not running(pid), "the orphaned worker to exit")
-
-
-def running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def test_an_older_revision_joins_a_newer_run(env: Env) -> None:
@@ -462,13 +238,21 @@ def test_an_older_revision_joins_a_newer_run(env: Env) -> None:
     assert older.result() is newer.result() and newer.result().revision == 5
 
 
-def test_unwritable_data_dir_reports_a_failure_and_goes_on(env: Env) -> None:
-    doc = env.write("a.fake", "text")
-    env.data.mkdir()
-    for blocked in ("snapshots", "locks"):
-        (env.data / blocked).write_text("a file where a directory should be")
+def test_probe_all_counts_documents_only(env: Env) -> None:
+    m = env.materializer()
+    ready, bad = env.write("ok.fake", "text"), env.write("bad.fake", "FAIL")
+    m.ensure("p", 1, [ready, bad])
+    pending = env.write("new.fake", "text")
+    note = env.write("note.md", "# a note")
 
-    result = env.materializer().ensure("p", 1, [doc])
+    found = m.probe_all([ready, bad, pending, note])
 
-    assert result.failures["a.fake"].startswith("could not write the snapshot")
-    assert result.snapshots == {}
+    assert {path: p.status for path, p in found.items()} == {
+        "ok.fake": DocStatus.READY, "bad.fake": DocStatus.FAILED, "new.fake": DocStatus.PENDING,
+    }
+
+
+@pytest.mark.parametrize("setting", ["workers", "timeout_s", "memory_mb", "max_rows"])
+def test_settings_must_be_positive(setting: str) -> None:
+    with pytest.raises(UsageError, match=setting):
+        MaterializeSettings(**{setting: 0})

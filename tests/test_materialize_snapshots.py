@@ -132,3 +132,15 @@ def test_probe_statuses(tmp_path: Path) -> None:
     (tmp_path / "a.pdf").unlink()
     gone = probe(store, tmp_path, "a.pdf", two)
     assert (gone.status, gone.snapshot) == (DocStatus.DELETED, None)
+
+
+def test_snapshot_or_marker_of_another_converter_version_is_not_current(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path / ".freshline")
+    (tmp_path / "a.pdf").write_bytes(b"content")
+    live = entry(tmp_path, "a.pdf")
+    store.write_snapshot(SnapshotHeader("a.pdf", live.blob, "pdf", "0", "t"), "old text")
+    assert probe(store, tmp_path, "a.pdf", live).status is DocStatus.STALE
+    store.write_marker(FailureMarker("a.pdf", live.blob, "old bug", "pdf", "0", "t"))
+    assert probe(store, tmp_path, "a.pdf", live).status is DocStatus.STALE
+    store.write_marker(FailureMarker("a.pdf", live.blob, "still bad", "pdf", "1", "t"))
+    assert probe(store, tmp_path, "a.pdf", live).reason == "still bad"

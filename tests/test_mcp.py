@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import docx
 import mcp_types
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+from freshline.errors import WorkspaceError
+from freshline.interfaces.mcp_server import main, mcp_command
 
 
 @asynccontextmanager
@@ -122,6 +125,9 @@ async def test_errors_are_mcp_errors_and_the_server_keeps_serving(notes: Any) ->
             client, "read_document", path="../escape.md"
         )
         assert "no such file" in await call_error(client, "read_document", path="notes/none.md")
+        assert "internal to the workspace" in await call_error(
+            client, "read_document", path=".freshline/freshline.db"
+        )
         with pytest.raises(MCPError):
             await client.read_resource("freshline://project/nope/manifest")
         # Still serving.
@@ -143,25 +149,36 @@ async def test_manifest_resources_one_per_project(notes: Any) -> None:
 
 async def test_read_document_text_and_snapshot_status(notes: Any) -> None:
     notes.write("notes/broken.pdf", b"not a pdf at all")
+    notes.write("notes/blob.bin", b"\x00\x01\x02")
+    report = docx.Document()
+    report.add_paragraph("Quarterly figures are up.")
+    report.save(str(notes.root / "notes" / "report.docx"))
     async with connect(notes.root) as client:
+        pending = await call(client, "read_document", path="notes/report.docx")
+        assert pending["status"] == "pending" and pending["text"] is None
         plain = await call(client, "read_document", path="notes/a.md")
         assert plain == {"path": "notes/a.md", "status": "text", "text": "# A\n", "note": None}
         absolute = await call(client, "read_document", path=str(notes.root / "notes/b.md"))
+        binary = await call(client, "read_document", path="notes/blob.bin")
+        assert binary["status"] == "binary" and binary["text"] is None
         assert absolute["text"] == "# B\n"
         # Building a manifest converts the project's documents; a corrupt one fails.
         await call(client, "project_manifest", project="p")
         doc = await call(client, "read_document", path="notes/broken.pdf")
         assert doc["status"] == "failed" and doc["text"] is None and doc["note"]
+        ready = await call(client, "read_document", path="notes/report.docx")
+        assert ready["status"] == "ready" and "Quarterly figures are up." in ready["text"]
 
 
 
-def test_no_workspace_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "freshline.interfaces.mcp_server", "--workspace", str(tmp_path)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("error: no freshline.toml in ") and done.stderr.count("\n") == 1
+
+def test_no_workspace_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(WorkspaceError, match="no freshline.toml"):
+        mcp_command(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["--workspace", str(tmp_path)])
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: no freshline.toml in ") and err.count("\n") == 1

@@ -392,3 +392,30 @@ def test_a_failed_hold_says_why(ws: Workspace, managers: Make):
     turn = m.prepare(s.id, "first")
     assert turn.held is not None and "sent with the previous manifest" in turn.held
     assert turn.manifest == s.manifest
+
+
+# -- the in-scope listing a live turn records ------------------------------------------------
+
+
+def test_in_scope_listing_follows_the_log(ws: Workspace, managers: Make):
+    ws.write("notes/plain.md", "no tag")
+    ws.write("notes/tagged.md", "about #paper")
+    ws.write("elsewhere/x.md", "#paper too")
+    m = managers(ws.configure({"p": {"include": ["#paper", "notes/keep"]}}))
+    s = m.new("p")
+
+    def check() -> list[str]:
+        m.tracker.flush()
+        listed = m.in_scope.entries("p")
+        assert listed == m.tracker.files_in_scope("p")
+        return [e.path for e in listed]
+
+    assert check() == ["elsewhere/x.md", "notes/tagged.md"]
+    ws.write("notes/plain.md", "now a #paper")
+    (ws.root / "notes/tagged.md").write_text("tag removed")
+    os.rename(ws.root / "elsewhere", ws.root / "moved")
+    assert check() == ["moved/x.md", "notes/plain.md"]
+    ws.write("notes/keep/k.md", "kept")
+    assert check() == ["moved/x.md", "notes/keep/k.md", "notes/plain.md"]
+    deliver(m, s.id)
+    assert m.conversations.log(s.id)  # the live turn was recorded from the listing

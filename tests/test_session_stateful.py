@@ -113,6 +113,7 @@ class SessionMachine(RuleBasedStateMachine):
         for path in set(self.files) - now.keys() - self.told.keys():
             assert f"{root / path}" not in prompt, (path, prompt)
         assert self.m.get(self.session).cursor == turn.covers == self.m.tracker.epoch("p")
+        assert self.m.in_scope.entries("p") == self.m.tracker.files_in_scope("p")
         self.told = now
 
 

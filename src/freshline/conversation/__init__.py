@@ -9,6 +9,7 @@ from freshline.conversation.conversations import Conversations
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root
 from freshline.conversation.git import Git
 from freshline.conversation.repository import repository_for
+from freshline.conversation.trees import LiveDelta
 from freshline.conversation.turns import PendingTurn, commit_turn
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "Conversations",
     "Event",
     "Git",
+    "LiveDelta",
     "Mode",
     "PendingTurn",
     "Refresh",

@@ -11,6 +11,7 @@ from freshline.conversation import trees, turns
 from freshline.conversation.events import Event, Mode, Refresh
 from freshline.conversation.refresh import PathFilter
 from freshline.conversation.repository import Repo
+from freshline.conversation.trees import LiveDelta
 from freshline.conversation.turns import PendingTurn
 from freshline.store.records import IndexEntry
 
@@ -47,9 +48,12 @@ class Conversations:
         entries: Iterable[IndexEntry] | None = None,
         path_filter: PathFilter | None = None,
         refresh: bool = True,
+        delta: LiveDelta | None = None,
     ) -> PendingTurn:
         """Compute a human turn before the model is called (see turns.prepare_turn)."""
-        return turns.prepare_turn(self.repo, conversation, message, entries, path_filter, refresh)
+        return turns.prepare_turn(
+            self.repo, conversation, message, entries, path_filter, refresh, delta
+        )
 
     @staticmethod
     def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:

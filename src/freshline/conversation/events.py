@@ -146,3 +146,8 @@ def decode(message: str, commit: str | None = None, tree: str | None = None) -> 
         commit=commit,
     )
 
+
+
+def as_dict(event: Event) -> dict[str, Any]:
+    """The event's JSON object plus its commit and tree (for `log --json`)."""
+    return json.loads(encode(event)) | {"commit": event.commit, "tree": event.tree}

@@ -92,10 +92,10 @@ class Git:
             base.append(f"--git-dir={self.git_dir}")
         return [*base, *args]
 
-    def run(self, *args: str, input: bytes | None = None, ok: Iterable[int] = (0,)) -> bytes:
-        """Run git; return stdout, or raise GitError unless the exit code is in `ok`."""
+    def run(self, *args: str, input: bytes | None = None) -> bytes:
+        """Run git; return stdout, or raise GitError naming the command."""
         code, out, err = self.run_status(*args, input=input)
-        if code not in tuple(ok):
+        if code != 0:
             raise _error(args, err)
         return out
 
@@ -163,12 +163,6 @@ class Git:
             if line.endswith(" missing")
         }
 
-    def blob(self, oid: str) -> bytes:
-        """The content of one blob."""
-        return self.run("cat-file", "blob", oid)
-
-    # --- refs and history ----------------------------------------------------------
-
     def rev_parse(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it names nothing."""
         code, out, _ = self.run_status("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
@@ -177,10 +171,6 @@ class Git:
     def tree_of(self, commit: str) -> str:
         """The tree id of a commit."""
         return self.text("rev-parse", f"{commit}^{{tree}}")
-
-    def parents(self, commit: str) -> list[str]:
-        """The parent ids of a commit, first parent first."""
-        return self.text("rev-list", "--parents", "-n1", commit).split()[1:]
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """Whether `ancestor` is reachable from `descendant` (or equal to it)."""
@@ -303,6 +293,8 @@ class Git:
 
 
 def _error(args: Sequence[str], stderr: bytes) -> GitError:
+    while len(args) > 2 and args[0] == "-c":
+        args = args[2:]
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     first = lines[0] if lines else "failed without a message"
     return GitError(f"git {' '.join(args[:2])}: {first}")

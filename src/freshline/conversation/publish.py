@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from freshline.conversation.events import Mode
 from freshline.conversation.git import ZERO
 from freshline.conversation.repository import Chain, Repo
 from freshline.errors import GitError, UsageError
@@ -19,8 +20,10 @@ TRAILER = "Freshline-Conversation"
 
 
 def own_base(chain: Chain) -> str:
-    """The latest refresh parent (the root for a conversation without a base)."""
-    base = chain.last_parent or chain.events[0].commit
+    """The latest refresh parent; for a live conversation (whose trees hold only its
+    project's files) or one without a base, the root event."""
+    base = chain.last_parent if chain.root.mode is Mode.ISOLATED else None
+    base = base or chain.events[0].commit
     assert base is not None
     return base
 
@@ -55,11 +58,12 @@ def publish(repo: Repo, conversation: str, branch: str) -> str:
     chain = repo.chain(conversation)
     if remaining := unresolved_conflicts(repo, chain):
         raise UsageError(f"conflict markers remain in {', '.join(remaining)}: resolve them first")
-    if chain.last_parent is None:
-        raise UsageError(f"conversation {conversation} has no base commit to publish against")
+    if chain.root.mode is not Mode.ISOLATED or chain.last_parent is None:
+        raise UsageError(f"conversation {conversation} is live: only isolated work is published")
     previous = repo.git.rev_parse(ref)
     parents = _publication_parents(repo, conversation, branch, previous, chain.last_parent)
     head_tree = chain.events[-1].tree
+    assert head_tree is not None
     if previous is not None and parents == [previous] and repo.git.tree_of(previous) == head_tree:
         return previous  # already published as it stands
     _refuse_checked_out(repo, ref)
@@ -67,7 +71,7 @@ def publish(repo: Repo, conversation: str, branch: str) -> str:
         f"freshline: publish conversation {conversation}\n\n"
         f"{TRAILER}: {conversation}\nFreshline-Head: {chain.head}\n"
     )
-    commit = repo.git.commit_tree(chain.events[-1].tree or "", parents, message)
+    commit = repo.git.commit_tree(head_tree, parents, message)
     if not repo.git.update_ref_cas(ref, commit, previous or ZERO):
         raise GitError(f"branch {branch} moved while publishing; nothing was changed")
     return commit

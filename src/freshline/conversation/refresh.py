@@ -104,7 +104,7 @@ def sync(
 ) -> Refresh | None:
     """Merge an explicit `rev` into an isolated conversation now, as a system event.
 
-    Returns what was merged, or None when `rev` is already the last refresh parent.
+    Returns what was merged, or None when the conversation already contains `rev`.
     """
     chain = repo.chain(conversation)
     if chain.root.mode is not Mode.ISOLATED:
@@ -112,7 +112,7 @@ def sync(
     target = repo.git.rev_parse(rev)
     if target is None:
         raise NotFoundError(f"unknown rev {rev!r}")
-    if target == chain.last_parent:
+    if repo.git.is_ancestor(target, chain.head):
         return None
     worktree = repo.worktree_git(conversation, chain.head)
     ours = snapshot_worktree(worktree)

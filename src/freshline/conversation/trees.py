@@ -9,6 +9,7 @@ lacks them. A worktree snapshot is `git add -A` into a copy of the worktree's ow
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from freshline.store.records import FileKind, IndexEntry
 LINK_MODE = "120000"
 _LISTINGS: OrderedDict[str, dict[str, Entry]] = OrderedDict()  # tree id → its files
 _LISTINGS_KEPT = 2
+_LISTINGS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -57,42 +59,52 @@ def live_tree_delta(git: Git, previous_tree: str | None, delta: LiveDelta, root:
 def _changes(git: Git, delta: LiveDelta, root: Path) -> dict[str, Entry | None]:
     blobs = _ensure_blobs(git, list(delta.changed), root)
     changes: dict[str, Entry | None] = dict.fromkeys(delta.removed)
-    changes.update({e.path: (_mode(e), blobs[e.path]) for e in delta.changed})
+    for entry in delta.changed:
+        oid = blobs[entry.path]
+        changes[entry.path] = (_mode(entry), oid) if oid else None
     return changes
 
 
 def _listing(git: Git, tree: str | None) -> dict[str, Entry]:
     if tree is None:
         return {}
-    if tree not in _LISTINGS:
-        _remember(tree, {t.path: (t.mode, t.oid) for t in git.ls_tree(tree)})
-    _LISTINGS.move_to_end(tree)
-    return _LISTINGS[tree]
+    with _LISTINGS_LOCK:
+        listing = _LISTINGS.get(tree)
+    if listing is None:
+        listing = {t.path: (t.mode, t.oid) for t in git.ls_tree(tree)}
+        _remember(tree, listing)
+    return listing
 
 
 def _remember(tree: str, listing: dict[str, Entry]) -> None:
-    _LISTINGS[tree] = listing
-    while len(_LISTINGS) > _LISTINGS_KEPT:
-        _LISTINGS.popitem(last=False)
+    with _LISTINGS_LOCK:
+        _LISTINGS[tree] = listing
+        _LISTINGS.move_to_end(tree)
+        while len(_LISTINGS) > _LISTINGS_KEPT:
+            _LISTINGS.popitem(last=False)
 
 
 def _mode(entry: IndexEntry) -> str:
     return LINK_MODE if entry.kind is FileKind.LINK else f"{entry.mode:o}"
 
 
-def _ensure_blobs(git: Git, entries: list[IndexEntry], root: Path) -> dict[str, str]:
+def _ensure_blobs(git: Git, entries: list[IndexEntry], root: Path) -> dict[str, str | None]:
     """The blob id of each entry, writing from the file system the ones git lacks.
 
-    A file that changed since it was scanned gets the id of what was actually written.
+    A file that changed since it was scanned gets the id of what was actually written; one
+    that vanished since gets None (it leaves the tree).
     """
-    blobs = {e.path: e.blob for e in entries}
-    missing = git.missing_objects(blobs.values())
+    blobs: dict[str, str | None] = {e.path: e.blob for e in entries}
+    missing = git.missing_objects(e.blob for e in entries)
     absent = [e for e in entries if e.blob in missing]
-    files = [e for e in absent if e.kind is not FileKind.LINK]
+    for entry in absent:
+        if not os.path.lexists(root / entry.path):
+            blobs[entry.path] = None
+    files = [e for e in absent if e.kind is not FileKind.LINK and blobs[e.path]]
     for entry, oid in zip(files, git.hash_paths_write([root / e.path for e in files]), strict=True):
         blobs[entry.path] = oid
     for entry in absent:
-        if entry.kind is FileKind.LINK:
+        if entry.kind is FileKind.LINK and blobs[entry.path]:
             target = os.readlink(root / entry.path)
             blobs[entry.path] = git.hash_object_write(data=os.fsencode(target))
     return blobs

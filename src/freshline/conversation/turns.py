@@ -18,8 +18,10 @@ from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
 from freshline.conversation.repository import Repo
 from freshline.conversation.trees import (
+    LiveDelta,
     head_ref,
     live_tree,
+    live_tree_delta,
     move_worktree,
     snapshot_worktree,
 )
@@ -82,10 +84,12 @@ def prepare_turn(
     entries: Iterable[IndexEntry] | None = None,
     path_filter: PathFilter | None = None,
     refresh: bool = True,
+    delta: LiveDelta | None = None,
 ) -> PendingTurn:
     """Compute the human turn before the model is called; nothing is recorded yet.
 
-    Live: the tree is written from `entries` (the head's tree when None). Isolated: the
+    Live: the tree is written from `entries`, or from the head's tree plus `delta` (what
+    changed since the previous turn: cheaper), else it is the head's tree. Isolated: the
     worktree is snapshotted and, when the target moved, merged in memory and the worktree
     moved to the result. Raises ConflictStop or SyncRequired with the ref and worktree as
     they were.
@@ -96,6 +100,8 @@ def prepare_turn(
     turn = PendingTurn(repo, conversation, chain.head, message, head_tree, (chain.head,),
                        chain.root.mode, merges=chain.syncs_since_last_turn)
     if chain.root.mode is Mode.LIVE:
+        if delta is not None:
+            return replace(turn, tree=live_tree_delta(repo.git, head_tree, delta, repo.workspace))
         if entries is None:
             return turn
         return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from freshline.store import SessionRecord, SessionState
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
 AGENT = "claude-code"
+CONVERT = "convert"  # `python -m freshline.interfaces.hooks convert ROOT PROJECT`
 
 
 class HookEvent(StrEnum):
@@ -186,9 +188,35 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
         out.write(json.dumps(output) + "\n")
         out.flush()
         turn.accept()
+        if turn.staged.pending:
+            _convert_in_background(root, project)
         return True
     finally:
         manager.close()
+
+
+def _convert_in_background(root: Path, project: str) -> None:
+    """Convert the project's documents in a detached process, so the prompt never waits
+    (the next prompt announces them as readable). It holds none of Claude's pipes."""
+    subprocess.Popen(
+        [sys.executable, "-m", __name__, CONVERT, str(root), project],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def convert(root: Path, project: str) -> None:
+    """Convert one project's documents now; failures go to the hook log."""
+    try:
+        manager = SessionManager(load_config(root))
+        try:
+            manager.materialize(project)
+        finally:
+            manager.close()
+    except Exception as exc:  # a background helper: nobody is there to see it raise
+        _log(f"converting {project}: {type(exc).__name__}: {exc}")
 
 
 def run_claude_code(stdin: TextIO, out: TextIO) -> int:
@@ -209,4 +237,7 @@ def claude_code_hook() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(claude_code_hook())
+    if sys.argv[1:2] == [CONVERT]:
+        convert(Path(sys.argv[2]), sys.argv[3])
+    else:
+        sys.exit(claude_code_hook())

@@ -30,16 +30,17 @@ from mcp.server.mcpserver.resources import FunctionResource
 from pydantic import Field
 
 from freshline.config import Config, find_workspace, load_config
-from freshline.errors import FreshlineError, NotFoundError, UsageError
+from freshline.errors import FreshlineError, NotFoundError, UsageError, WorkspaceError
 from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
-from freshline.paths import confine, to_abs
+from freshline.paths import confine, is_internal, to_abs
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.manifest import build_manifest
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
 READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
+_SNIFF = 8192  # bytes read to tell text from binary
 
 _T = TypeVar("_T")
 
@@ -87,7 +88,7 @@ class DocumentText:
     """A file's text, a document's snapshot text, or why there is none yet."""
 
     path: str
-    status: str  # text | ready | stale | pending | failed
+    status: str  # text | binary | ready | stale | pending | failed
     text: str | None
     note: str | None
 
@@ -165,7 +166,7 @@ class FreshlineService:
         def run() -> Acknowledged:
             self.manager.get(session)
             held = self._outstanding.get(session)
-            if held is None or not secrets.compare_digest(held[0], token):
+            if held is None or held[0] != token:
                 raise UsageError(
                     f"unknown or superseded delivery token for session '{session}'; "
                     "call project_updates again"
@@ -180,14 +181,25 @@ class FreshlineService:
         """A workspace file's text, or a converted document's snapshot text or status."""
         rel = confine(self.config.root, path)
         source = to_abs(self.config.root, rel)
+        if is_internal(rel, self.config.workspace.ignore):
+            raise WorkspaceError(f"{path}: internal to the workspace; not readable")
         if not source.is_file():
             raise NotFoundError(f"{path}: no such file in the workspace")
         if not is_document(rel):
-            return DocumentText(path=rel, status="text", text=_read_text(source), note=None)
+            return _plain_text(rel, source)
         probe = self._locked(
             lambda: self.manager.materializer.probe(rel, self.manager.store.index_get(rel))
         )
         return _document_text(rel, probe.status, probe.snapshot, probe.reason)
+
+
+def _plain_text(rel: str, source: Path) -> DocumentText:
+    with source.open("rb") as handle:
+        head = handle.read(_SNIFF)
+    if b"\0" in head:
+        note = "a binary file with no text form"
+        return DocumentText(path=rel, status="binary", text=None, note=note)
+    return DocumentText(path=rel, status="text", text=_read_text(source), note=None)
 
 
 def _read_text(path: Path) -> str:

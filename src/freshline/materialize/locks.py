@@ -1,13 +1,15 @@
 """Per-source locks that hold across threads and processes: `flock` on a file under
 `<data_dir>/locks/`. A flock belongs to an open file description, so two opens in one
 process exclude each other as two processes do, and the kernel drops the lock when its
-holder dies."""
+holder dies. Lock files are pruned only with their source (an unlinked lock file could
+be locked by one process while another creates and locks a new one)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,3 +35,18 @@ def source_lock(data_dir: Path, source: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def prune_locks(data_dir: Path, keep: Iterable[str]) -> list[Path]:
+    """Remove the lock files of sources not in `keep`; return what went."""
+    wanted = {f"{snapshot_id(source)}.lock" for source in keep}
+    try:
+        stale = [p for p in (data_dir / "locks").iterdir() if p.name not in wanted]
+    except OSError:
+        return []
+    removed = []
+    for path in stale:
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed

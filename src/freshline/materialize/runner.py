@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from freshline.errors import WorkspaceError
+from freshline.errors import UsageError, WorkspaceError
 from freshline.materialize.converters import Converter, Limits, converter_for
-from freshline.materialize.locks import source_lock
+from freshline.materialize.locks import prune_locks, source_lock
 from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, SnapshotStore, utc_now
 from freshline.materialize.status import DocStatus, Probe, probe
 from freshline.materialize.worker import MIB, VANISHED, Job, Outcome, WorkerPool
@@ -37,6 +37,13 @@ class MaterializeSettings:
     max_unpacked_mb: int = 256  # zip-based formats: declared uncompressed total
     max_rows: int = 500  # spreadsheets: rows shown per sheet
     idle_s: float = 30.0  # a warm worker idle this long is stopped after a run
+
+    def __post_init__(self) -> None:
+        numbers = {"workers": self.workers, "timeout_s": self.timeout_s, "memory_mb": self.memory_mb}
+        numbers |= {"max_unpacked_mb": self.max_unpacked_mb, "max_rows": self.max_rows}
+        for name, value in numbers.items():
+            if value <= 0:
+                raise UsageError(f"materialize setting {name} must be positive, not {value}")
 
     def limits(self) -> Limits:
         """The limits converters check themselves."""
@@ -155,9 +162,13 @@ class Materializer:
         """The status of one document against its index entry (cheap: no parsing)."""
         return probe(self.store, self.root, path, entry)
 
+    def probe_all(self, sources: Sequence[IndexEntry]) -> dict[str, Probe]:
+        """The status of every document among `sources` (for `freshline status`)."""
+        return {e.path: self.probe(e.path, e) for e in _documents(sources)}
+
     def prune(self, keep: Sequence[str]) -> list[Path]:
-        """Remove snapshots and markers of documents not in `keep` (no longer in scope)."""
-        return self.store.prune(keep)
+        """Remove snapshots, markers and locks of documents not in `keep` (out of scope)."""
+        return [*self.store.prune(keep), *prune_locks(self.data_dir, keep)]
 
     def in_flight(self, project: str) -> list[RunInfo]:
         """The runs of a project in progress now."""
@@ -213,10 +224,10 @@ class Materializer:
             return run, joined is None
 
     def _execute(self, project: str, sources: Sequence[IndexEntry], run: _Run) -> MaterializeResult:
-        documents = [e for e in sources if e.kind is FileKind.FILE and converter_for(e.path)]
+        documents = _documents(sources)
         for entry in documents:
             _check_relative(entry.path)
-        found = {entry.path: self.probe(entry.path, entry) for entry in documents}
+        found = self.probe_all(documents)
         todo = [e for e in documents if _wanted(found[e.path], run.retry_failed)]
         run.total = len(todo)
         converted: list[str] = []
@@ -273,6 +284,11 @@ class Materializer:
         )
         self.store.write_marker(marker)  # best effort: the stale snapshot stays usable
         return Probe(path, DocStatus.FAILED, before.snapshot, reason)
+
+
+def _documents(sources: Sequence[IndexEntry]) -> list[IndexEntry]:
+    # Symbolic links are recorded, never followed, so never converted.
+    return [e for e in sources if e.kind is FileKind.FILE and converter_for(e.path)]
 
 
 def _settled_meanwhile(before: Probe, now: Probe) -> bool:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from freshline.materialize.snapshots import SnapshotStore
+from freshline.materialize.converters import converter_for
+from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, SnapshotStore
 from freshline.store.records import IndexEntry
 
 
@@ -36,14 +37,27 @@ def probe(store: SnapshotStore, root: Path, path: str, entry: IndexEntry | None)
     """Compare the live fingerprint (from `entry`) with the snapshot's and the marker's.
 
     `entry` is the document's index entry; None means the index does not have it (yet).
+    A snapshot or marker made by another version of the converter does not count as
+    current, so an improved converter redoes its documents.
     """
     if not os.path.lexists(root / path):
         return Probe(path, DocStatus.DELETED)
+    blob = entry.blob if entry is not None else None
+    made_by = _converter_key(path)
     header = store.read_header(path)
     snapshot = store.snapshot_path(path) if header is not None else None
-    if entry is not None and header is not None and header.fingerprint == entry.blob:
+    if header is not None and (header.fingerprint, _key(header)) == (blob, made_by):
         return Probe(path, DocStatus.READY, snapshot)
     marker = store.read_marker(path)
-    if entry is not None and marker is not None and marker.fingerprint == entry.blob:
+    if marker is not None and (marker.fingerprint, _key(marker)) == (blob, made_by):
         return Probe(path, DocStatus.FAILED, snapshot, marker.reason)
     return Probe(path, DocStatus.STALE if snapshot else DocStatus.PENDING, snapshot)
+
+
+def _converter_key(path: str) -> tuple[str, str] | None:
+    converter = converter_for(path)
+    return (converter.name, converter.version) if converter is not None else None
+
+
+def _key(record: SnapshotHeader | FailureMarker) -> tuple[str, str]:
+    return (record.converter, record.version)

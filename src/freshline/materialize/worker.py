@@ -58,6 +58,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """True when the conversion produced text."""
         return self.text is not None
 
 

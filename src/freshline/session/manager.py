@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 
 from freshline.config import Config, Mode
@@ -22,6 +23,7 @@ from freshline.errors import FreshlineError, UsageError
 from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.session.documents import DocumentDesk
+from freshline.session.inscope import InScope
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.turn import PreparedTurn, Staged
 from freshline.store import Change, ChangeKind, SessionRecord, SessionState
@@ -48,6 +50,7 @@ class SessionManager:
             config.root, config.data_dir, materialize_settings(config)
         )
         self.conversations = Conversations(config.root)
+        self.in_scope = InScope(config, self.tracker)
         self._background: list[threading.Thread] = []
 
     def close(self) -> None:
@@ -83,9 +86,9 @@ class SessionManager:
             same = (s.mode, s.target, s.external_id) == (chosen.value, target, None)
             if reusable and same and not external_id:
                 return s
-        built = build_manifest(self.config, self.tracker, self.materializer, project)
+        built = self._build(project)
         session_id = uuid.uuid4().hex[:12]
-        entries = self.tracker.files_in_scope(project)
+        entries = self.in_scope.entries(project)
         self.conversations.open(
             session_id, ConversationMode(chosen.value), target, entries, project=project
         )
@@ -114,7 +117,7 @@ class SessionManager:
         """Reopen a session: its manifest is rebuilt and delivered on the next send, with a
         note that the project may have changed while it was closed."""
         s = self.get(session_id)
-        built = build_manifest(self.config, self.tracker, self.materializer, s.project, True)
+        built = self._build(s.project, resumed=True)
         s = replace(
             s,
             state=SessionState.ACTIVE if s.state is not SessionState.LANDING else s.state,
@@ -161,7 +164,7 @@ class SessionManager:
                 pending_docs=sorted(set(s.pending_docs) | set(rebuilt.pending)),
             )
         conversation = self._conversation_turn(s, message)
-        staged, updates = self._updates(s, conversation.refresh if conversation else None)
+        staged, updates = self._updates(s, conversation.merges if conversation else ())
         if rebuilt is not None:
             staged.manifest = (rebuilt.text, rebuilt.epoch, rebuilt.dirty_key)
         manifest = s.manifest if s.needs_manifest else None
@@ -173,7 +176,12 @@ class SessionManager:
         """The updates block the next send would deliver (delivers nothing, holds nothing)."""
         s = self.get(session_id)
         self.tracker.flush()
-        return self._updates(s, None)[1]
+        return self._updates(s, ())[1]
+
+    def _build(self, project: str, resumed: bool = False) -> BuiltManifest:
+        return build_manifest(
+            self.config, self.tracker, self.materializer, project, resumed, self.in_scope.entries
+        )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
         if s.state is not SessionState.LANDING:
@@ -183,7 +191,7 @@ class SessionManager:
             return None, None
         why = f"the project changed before the first send ({s.dirty_key} → {key})"
         try:
-            built = build_manifest(self.config, self.tracker, self.materializer, s.project)
+            built = self._build(s.project)
         except FreshlineError as exc:
             built, why = None, f"{why}; re-materializing failed: {exc}"
         if built is None or not built.complete:
@@ -194,12 +202,14 @@ class SessionManager:
 
     def _conversation_turn(self, s: SessionRecord, message: str) -> PendingTurn:
         scope = self.config.project(s.project).scope
-        entries = self.tracker.files_in_scope(s.project) if s.mode == Mode.LIVE.value else None
+        entries = self.in_scope.entries(s.project) if s.mode == Mode.LIVE.value else None
         return self.conversations.prepare_turn(
             s.id, message, entries, path_filter=scope.matches_path
         )
 
-    def _updates(self, s: SessionRecord, merge: MergeInfo | None) -> tuple[Staged, str | None]:
+    def _updates(
+        self, s: SessionRecord, merges: Sequence[MergeInfo]
+    ) -> tuple[Staged, str | None]:
         since = s.cursor if s.cursor is not None else s.manifest_epoch
         answer = self.tracker.changes_since(s.project, since)
         scope = self.config.project(s.project).scope
@@ -210,7 +220,7 @@ class SessionManager:
 
         news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
         compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
-        refreshed = [_refresh_entry(merge)] if merge is not None else []
+        refreshed = [_refresh_entry(m) for m in merges]
         updates = UpdatesInput.from_changes(
             s.project,
             str(self.config.root),

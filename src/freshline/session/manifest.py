@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from freshline.config import Config
 from freshline.context import ManifestInput, render_manifest
 from freshline.materialize import DocStatus, Materializer, is_document
 from freshline.session.documents import IN_PROGRESS, info
+from freshline.store.records import IndexEntry
 from freshline.tracker import Tracker
 
 
@@ -33,12 +35,16 @@ def build_manifest(
     materializer: Materializer,
     project: str,
     resumed: bool = False,
+    listing: Callable[[str], list[IndexEntry]] | None = None,
 ) -> BuiltManifest:
-    """Flush, materialize the project's documents, and render its manifest."""
+    """Flush, materialize the project's documents, and render its manifest.
+
+    `listing` gives the project's in-scope entries (default `tracker.files_in_scope`).
+    """
     tracker.flush()
     epoch = tracker.epoch(project)
     key = dirty_key(config, tracker, project)
-    entries = tracker.files_in_scope(project)
+    entries = (listing or tracker.files_in_scope)(project)
     documents = [e for e in entries if is_document(e.path)]
     result = materializer.ensure(project, epoch, documents)
     probes = [materializer.probe(e.path, e) for e in documents]

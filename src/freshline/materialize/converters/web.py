@@ -17,7 +17,7 @@ from freshline.materialize.converters.base import Converter, Limits, markdown_ta
 HIDDEN = frozenset({"script", "style", "template", "noscript", "svg", "iframe", "object"})
 BLOCKS = frozenset(
     "p div section article header footer main nav aside blockquote figure figcaption "
-    "form ul ol dl dt dd address details summary hr br".split()
+    "form dl dt dd address details summary hr".split()
 )
 HEADINGS = {f"h{n}": n for n in range(1, 7)}
 CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
@@ -63,6 +63,7 @@ class _Reader(HTMLParser):
         self.hidden = 0
         self.in_head = False
         self.in_pre = 0
+        self.lists = 0  # depth of open ul/ol, for indenting nested items
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in HIDDEN:
@@ -74,7 +75,12 @@ class _Reader(HTMLParser):
         elif tag in HEADINGS:
             self._write("\n\n" + "#" * HEADINGS[tag] + " ")
         elif tag == "li":
-            self._write("\n- ")
+            self._write("\n" + "  " * max(0, self.lists - 1) + "- ")
+        elif tag in ("ul", "ol"):
+            self.lists += 1
+            self._write("" if self.lists > 1 else "\n\n")
+        elif tag == "br":
+            self._write("\n")
         elif tag in BLOCKS:
             self._write("\n\n")
         elif tag == "pre":
@@ -93,6 +99,9 @@ class _Reader(HTMLParser):
             self.in_head = False
         elif tag in HEADINGS or tag in BLOCKS:
             self._write("\n\n")
+        elif tag in ("ul", "ol") and self.lists:
+            self.lists -= 1
+            self._write("" if self.lists else "\n\n")
         elif tag == "pre" and self.in_pre:
             self.in_pre -= 1
             self._write("\n```\n\n")
@@ -157,6 +166,13 @@ class _Table:
     cell_open: bool = False
 
 
+def _normalize(line: str) -> str:
+    words = " ".join(line.split())
+    if words.startswith("- "):  # a list item keeps its nesting
+        return line[: len(line) - len(line.lstrip(" "))] + words
+    return words
+
+
 def _tidy(text: str) -> str:
     lines: list[str] = []
     fenced = False
@@ -165,5 +181,5 @@ def _tidy(text: str) -> str:
             fenced = not fenced
             lines.append("```")
             continue
-        lines.append(line.rstrip() if fenced else " ".join(line.split()))
+        lines.append(line.rstrip() if fenced else _normalize(line))
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
