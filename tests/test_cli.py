@@ -97,7 +97,8 @@ def test_scan_status_changes(cli_ws: Workspace) -> None:
         {"kind": "created", "path": "notes/new.md", "old_path": None, "detail": None}
     ]
     status = as_json(cli_ws, "status")
-    assert status["projects"]["p"] == {"epoch": 1, "compacted_through": 0, "files": 2}  # type: ignore[index]
+    expected = {"epoch": 1, "compacted_through": 0, "files": 2, "documents": {}}
+    assert status["projects"]["p"] == expected  # type: ignore[index]
     changes = as_json(cli_ws, "changes", "p", "--since", "0")
     assert [c["path"] for c in changes["changes"]] == ["notes/new.md"]  # type: ignore[index]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from freshline.materialize import DocStatus
+from freshline.materialize import Converter, DocStatus, Limits, register, unregister
 from tests import docgen
 from tests.docgen import entry
 from tests.test_materialize_support import Env, materialize_env, running, wait_for
@@ -158,3 +158,20 @@ def test_unwritable_data_dir_reports_a_failure_and_goes_on(env: Env) -> None:
 
     assert result.failures["a.fake"].startswith("could not write the snapshot")
     assert result.snapshots == {}
+
+
+def test_a_converter_workers_cannot_load_fails_its_documents(env: Env) -> None:
+    class Local(Converter):  # a local class: it cannot be pickled to a worker
+        name, version, extensions = "local", "1", (".local",)
+
+        def extract(self, path: Path, limits: Limits) -> str:
+            return "never"
+
+    local = Local()
+    register(local)
+    try:
+        result = env.materializer().ensure("p", 1, [env.write("a.local", "x")])
+    finally:
+        unregister(local)
+
+    assert result.failures["a.local"].startswith("could not load the converter (")

@@ -144,3 +144,13 @@ def test_snapshot_or_marker_of_another_converter_version_is_not_current(tmp_path
     assert probe(store, tmp_path, "a.pdf", live).status is DocStatus.STALE
     store.write_marker(FailureMarker("a.pdf", live.blob, "still bad", "pdf", "1", "t"))
     assert probe(store, tmp_path, "a.pdf", live).reason == "still bad"
+
+
+def test_every_public_name_resolves() -> None:
+    import freshline.materialize as package
+
+    assert sorted(package.__all__) == package.__all__
+    for name in package.__all__:
+        assert getattr(package, name).__name__ == name
+    with pytest.raises(AttributeError):
+        package.no_such_name  # noqa: B018

@@ -19,7 +19,7 @@ from freshline.agent.messages import AssistantReply, Message, TextCallback, Tool
 from freshline.config import Config
 from freshline.context.phrases import COMPACTED, IN_PROGRESS, RESUMED
 from freshline.conversation import Author, Event
-from freshline.errors import UsageError
+from freshline.errors import ConfigError, UsageError
 from freshline.session import PreparedTurn, SessionManager
 from freshline.store import SessionState
 from tests.conftest import Workspace
@@ -419,3 +419,32 @@ def test_in_scope_listing_follows_the_log(ws: Workspace, managers: Make):
     assert check() == ["moved/x.md", "notes/keep/k.md", "notes/plain.md"]
     deliver(m, s.id)
     assert m.conversations.log(s.id)  # the live turn was recorded from the listing
+
+
+def test_a_project_removed_and_added_again_resets_the_cursor(ws: Workspace, managers: Make):
+    ws.write("notes/a.md", "a")
+    m, sid = started(ws, managers)
+    ws.write("notes/b.md", "b")
+    deliver(m, sid)
+    assert m.get(sid).cursor == 1
+    managers(ws.configure({"q": {"include": ["notes"]}})).tracker.flush()  # p is forgotten
+    again = managers(ws.configure({"p": {"include": ["notes"]}}))
+    turn = deliver(again, sid)
+    assert COMPACTED in (turn.updates or "")
+    assert again.get(sid).cursor == again.tracker.epoch("p") == 0
+    assert deliver(again, sid).updates is None  # not stuck re-announcing the marker
+    ws.write("notes/c.md", "c")
+    assert entries(deliver(again, sid).updates, "Created:") == [absolute(m, "notes/c.md")]
+
+
+def test_a_long_lived_manager_sees_an_edited_config(ws: Workspace, managers: Make):
+    ws.write("notes/a.md", "a")
+    ws.write("drafts/idea.md", "i")
+    m, sid = started(ws, managers)
+    ws.configure({"p": {"include": ["notes", "drafts"]}})
+    turn = deliver(m, sid)
+    assert entries(turn.updates, "Newly in scope:") == [absolute(m, "drafts/idea.md")]
+    assert [e.path for e in m.in_scope.entries("p")] == ["drafts/idea.md", "notes/a.md"]
+    (ws.root / "freshline.toml").write_text("[projects.p\n")
+    with pytest.raises(ConfigError):
+        m.prepare(sid, "broken config")

@@ -161,7 +161,8 @@ def _session(manager: SessionManager, payload: HookInput, project: str) -> Sessi
         return manager.new(project, external_id=external)
     lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
     if lost or s.state is SessionState.CLOSED:
-        # The agent's context was cleared or compacted: deliver the manifest again.
+        # The agent lost its context (cleared, compacted) or the session was closed:
+        # resuming rebuilds the manifest and delivers it again.
         return manager.resume(s.id)
     return s
 
@@ -199,7 +200,7 @@ def _convert_in_background(root: Path, project: str) -> None:
     """Convert the project's documents in a detached process, so the prompt never waits
     (the next prompt announces them as readable). It holds none of Claude's pipes."""
     subprocess.Popen(
-        [sys.executable, "-m", __name__, CONVERT, str(root), project],
+        [sys.executable, "-m", "freshline.interfaces.hooks", CONVERT, str(root), project],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
@@ -39,10 +39,8 @@ class MaterializeSettings:
     idle_s: float = 30.0  # a warm worker idle this long is stopped after a run
 
     def __post_init__(self) -> None:
-        numbers = {"workers": self.workers, "timeout_s": self.timeout_s, "memory_mb": self.memory_mb}
-        numbers |= {"max_unpacked_mb": self.max_unpacked_mb, "max_rows": self.max_rows}
-        for name, value in numbers.items():
-            if value <= 0:
+        for name, value in asdict(self).items():
+            if value < 0 or (value == 0 and name != "idle_s"):  # idle_s 0: stop at once
                 raise UsageError(f"materialize setting {name} must be positive, not {value}")
 
     def limits(self) -> Limits:

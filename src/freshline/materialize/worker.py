@@ -66,6 +66,11 @@ def _cancelled() -> Outcome:
     return Outcome(reason="cancelled: the materializer was closed", cancelled=True)
 
 
+def _unloadable(exc: Exception) -> Outcome:
+    problem = f"{type(exc).__name__}: {first_line(exc)}"
+    return Outcome(reason=f"could not load the converter ({problem})")
+
+
 def blob_of(path: Path) -> str:
     """The git blob id of a file's content, read in chunks."""
     digest = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
@@ -117,6 +122,9 @@ def serve() -> None:
         except MemoryError:
             conn.send(Outcome(reason=out_of_memory(memory_mb), fatal=True))
             return
+        except Exception as exc:  # the job did not unpickle: a converter we cannot import
+            conn.send(_unloadable(exc))
+            continue
         signal.alarm(int(timeout_s) + 5)  # outlive a dead parent's time limit by little
         outcome = convert_here(job, memory_mb)
         signal.alarm(0)
@@ -148,6 +156,8 @@ class _Worker:
             self.conn.send(job)
         except OSError:
             return self._lost()
+        except Exception as exc:  # the job did not pickle; nothing reached the worker
+            return _unloadable(exc)
         ready = wait([self.conn], timeout_s)
         if ready:
             try:

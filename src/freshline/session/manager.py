@@ -13,8 +13,9 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from freshline.config import Config, Mode
+from freshline.config import Config, Mode, load_config
 from freshline.context import UpdatesInput, render_updates
 from freshline.conversation import Conversations, PendingTurn
 from freshline.conversation import Mode as ConversationMode
@@ -52,6 +53,17 @@ class SessionManager:
         self.conversations = Conversations(config.root)
         self.in_scope = InScope(config, self.tracker)
         self._background: list[threading.Thread] = []
+        self._config_stamp = _stamp(config.path)
+
+    def reload_config(self) -> Config:
+        """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
+        otherwise never see a scope change). Raises ConfigError for a broken file."""
+        stamp = _stamp(self.config.path)
+        if stamp != self._config_stamp:
+            config = load_config(self.config.root)
+            self.config = self.tracker.config = self.in_scope.config = config
+            self._config_stamp = stamp
+        return self.config
 
     def close(self) -> None:
         """Wait for background conversions, then stop the workers."""
@@ -77,7 +89,7 @@ class SessionManager:
     ) -> SessionRecord:
         """Open a session: build its manifest and conversation. A clean landing of the
         same project is reused; a dirty one never is."""
-        p = self.config.project(project)
+        p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         self.tracker.flush()
         key = dirty_key(self.config, self.tracker, project)
@@ -116,6 +128,7 @@ class SessionManager:
     def resume(self, session_id: str) -> SessionRecord:
         """Reopen a session: its manifest is rebuilt and delivered on the next send, with a
         note that the project may have changed while it was closed."""
+        self.reload_config()
         s = self.get(session_id)
         built = self._build(s.project, resumed=True)
         s = replace(
@@ -147,6 +160,7 @@ class SessionManager:
         Raises ConflictStop or SyncRequired (before any model is called) when the
         conversation's refresh cannot merge.
         """
+        self.reload_config()
         s = self.get(session_id)
         if s.state is SessionState.CLOSED:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
@@ -174,6 +188,7 @@ class SessionManager:
 
     def preview(self, session_id: str) -> str | None:
         """The updates block the next send would deliver (delivers nothing, holds nothing)."""
+        self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
         return self._updates(s, ())[1]
@@ -283,6 +298,14 @@ class SessionManager:
         """Wait for background conversions to finish."""
         while self._background:
             self._background.pop().join()
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _refresh_entry(merge: MergeInfo) -> Change:

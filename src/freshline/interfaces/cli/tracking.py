@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
@@ -11,6 +12,7 @@ import typer
 from rich.table import Table
 
 from freshline.interfaces.cli.common import JsonOption, config, console, emit
+from freshline.materialize import SnapshotStore, is_document, probe
 from freshline.store.records import Change
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.hints import watcher_alive
@@ -90,12 +92,20 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
     states = store.project_states()
     last = store.meta_get(LAST_FULL_SCAN)
     projects = {}
+    snapshots = SnapshotStore(tracker.config.data_dir)
     for name in tracker.config.projects:
         state = states.get(name)
+        files = tracker.files_in_scope(name)
+        documents = Counter(
+            probe(snapshots, tracker.root, e.path, e).status.value
+            for e in files
+            if is_document(e.path)
+        )
         projects[name] = {
             "epoch": state.epoch if state else 0,
             "compacted_through": state.compacted_through if state else 0,
-            "files": len(tracker.files_in_scope(name)),
+            "files": len(files),
+            "documents": dict(sorted(documents.items())),
         }
     return {
         "workspace": str(tracker.root),
@@ -106,16 +116,18 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
 
 
 def status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Show each project's epoch, compaction point and size, and the watcher's state.
+    """Show each project's epoch, compaction point, files, documents by status, and the watcher.
 
     Example: freshline status
     """
     data = status_data(Tracker(config(ctx)))
 
     def human() -> None:
-        table = Table("project", "epoch", "compacted through", "files")
+        table = Table("project", "epoch", "compacted through", "files", "documents")
         for name, p in data["projects"].items():
-            table.add_row(name, str(p["epoch"]), str(p["compacted_through"]), str(p["files"]))
+            docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
+            row = (str(p["epoch"]), str(p["compacted_through"]), str(p["files"]), docs)
+            table.add_row(name, *row)
         console.print(table)
         last = data["last_full_scan"]
         ago = f"{time.time() - last:.0f} s ago" if last else "never"
