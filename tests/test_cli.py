@@ -141,3 +141,17 @@ def test_every_command_has_help_an_example_and_a_readme_entry(name: str) -> None
     assert result.exit_code == 0
     assert "Example:" in result.stdout
     assert re.search(rf"freshline {re.escape(name)}\b", README.read_text()), name
+
+
+def test_materialize_converts_and_prunes_what_left_every_project(cli_ws: Workspace) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    cli_ws.write("notes/page.html", "<html><body><h1>Title</h1><p>words</p></body></html>")
+    first = as_json(cli_ws, "materialize")
+    assert first["projects"]["p"]["converted"] == ["notes/page.html"]  # type: ignore[index]
+    snapshot = Path(first["projects"]["p"]["snapshots"]["notes/page.html"])  # type: ignore[index]
+    assert "Title" in snapshot.read_text()
+    again = as_json(cli_ws, "materialize")
+    assert again["projects"]["p"]["converted"] == []  # type: ignore[index]
+    (cli_ws.root / "notes/page.html").unlink()
+    gone = as_json(cli_ws, "materialize")
+    assert str(snapshot) in gone["pruned"] and not snapshot.exists()  # type: ignore[operator]

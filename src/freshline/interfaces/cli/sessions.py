@@ -187,7 +187,8 @@ def materialize(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Convert failures again."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now.
+    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now, and drop the
+    snapshots and failure markers of documents no longer in any project.
 
     Example: freshline materialize research --retry-failed
     """
@@ -198,7 +199,9 @@ def materialize(
             m.config.project(name)
             with _progress(as_json) as report:
                 results[name] = m.materialize(name, retry_failed, progress=report)
-    data = {
+        keep = {e.path for p in m.config.projects for e in m.tracker.files_in_scope(p)}
+        pruned = m.materializer.prune(sorted(keep))
+    data: dict[str, Any] = {
         name: {
             "revision": r.revision,
             "complete": r.complete,
@@ -208,6 +211,7 @@ def materialize(
         }
         for name, r in results.items()
     }
+    data = {"projects": data, "pruned": [str(p) for p in pruned]}
 
     def human() -> None:
         for name, r in results.items():
