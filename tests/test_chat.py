@@ -18,7 +18,7 @@ from textual.widgets import Input, RichLog, Static
 from freshline.agent.backends import get_backend
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import UsageError
-from freshline.interfaces.tui import ChatApp, open_session
+from freshline.interfaces.tui import ChatApp, open_session, run_chat
 from freshline.interfaces.tui.commands import Command, Invocation, parse
 from freshline.interfaces.tui.status import Status, short_ref
 from freshline.session import SessionManager
@@ -143,14 +143,14 @@ async def test_log_diff_and_help(notes: SessionManager) -> None:
 async def test_conflict_stop_keeps_the_message_then_sync_resolves(
     code: SessionManager, tmp_path: Path
 ) -> None:
-    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 2"}}
+    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}}
     fix = {"tool": "write", "args": {"path": "src/a.py", "content": "x = 23\n"}}
     backend = get_backend(script(tmp_path, [edit, {"say": "set x"}], [fix, {"say": "fixed"}]))
     s = code.new("code", mode="isolated", target="feature").id
     app = ChatApp(code, s, backend)
     async with app.run_test(size=SIZE) as pilot:
         assert "target feature up to date" in status_bar(app)
-        await submit(pilot, "set x to 2")
+        await submit(pilot, "set x to 22")
         assert "tool edit" in transcript(app) and "model › set x" in transcript(app)
         head = code.conversations.head(s)
 
@@ -283,3 +283,11 @@ def test_status_line_says_behind_unseeded_and_moved() -> None:
     assert "epoch 3 / cursor unseeded behind" in line
     assert "docs 1 pending, 2 failed (converting)" in line
     assert "target f moved" in line
+
+
+def test_run_chat_refuses_a_bad_model_before_opening_anything(notes: SessionManager) -> None:
+    with pytest.raises(UsageError, match="unknown model backend"):
+        run_chat(notes.config, model="nope")
+    with pytest.raises(UsageError, match="takes no option base_url"):
+        run_chat(notes.config, base_url="http://127.0.0.1:1")
+    assert notes.list() == []

@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -195,6 +196,10 @@ class Demo:
         self.out.print()
         self.out.print(Rule(f"[bold]{self.step}. {escape(title)}", align="left"))
 
+    def short(self, text: str) -> str:
+        """`text` with the workspace's absolute path shortened (for one-line summaries)."""
+        return text.replace(f"{self.root}/", "")
+
     def say(self, text: str) -> None:
         """A line of narration."""
         self.out.print(text)
@@ -215,8 +220,9 @@ class Demo:
         self.out.print(Panel(escape(blocks or "(no blocks: nothing changed)"), border_style="dim",
                              title="wire blocks (sent to the model, never in the transcript)",
                              title_align="left"))
-        for line in tool_lines(result.events, 56):
-            self.say("  " + escape(line.replace(str(self.root), "…")))
+        events = [replace(e, content=self.short(e.content)) for e in result.events]
+        for line in tool_lines(events, 56):
+            self.say("  " + escape(line))
         self.say(f"[bold magenta]model ›[/] {escape(result.response)}")
         self.say(f"[dim]cursor {result.cursor_before} → {result.cursor_after}; "
                  f"conversation head {(result.head or '')[:10]}[/]")
@@ -245,7 +251,7 @@ class Demo:
         self.say(f"refs/freshline/conversations/{session}, oldest first (the visible "
                  "transcript holds the messages, never the wire blocks):")
         for event in m.conversations.log(session):
-            self.say("  " + escape(event_line(event).replace(str(self.root), "…")))
+            self.say("  " + escape(event_line(replace(event, content=self.short(event.content)))))
 
     def live_steps(self) -> None:
         """A live conversation over notes: manifest, a new note, a PDF converting."""

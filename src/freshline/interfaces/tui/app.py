@@ -183,13 +183,14 @@ class ChatApp(App[None]):
         self.query_one("#status", Static).update(status.line())
 
     def _tick(self) -> None:
-        converting = bool(self.manager.materializer.in_flight(self.status.project)) \
-            if self.status else False
+        if self.status is None:
+            return
+        converting = bool(self.manager.materializer.in_flight(self.status.project))
         if self.busy and not self._streamed:
             waited = time.monotonic() - self._started
             what = "converting documents (holding the send)" if converting else "working"
             self.query_one("#activity", Static).update(Text(f"… {what} {waited:.0f}s", "dim"))
-        elif not self.busy and self.status and converting != self.status.converting:
+        elif not self.busy and converting != self.status.converting:
             self._refresh_status()
 
     # -- transcript ----------------------------------------------------------------------
