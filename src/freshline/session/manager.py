@@ -98,8 +98,8 @@ class SessionManager:
             same = (s.mode, s.target, s.external_id) == (chosen.value, target, None)
             if reusable and same and not external_id:
                 return s
-        built = self._build(project)
         session_id = uuid.uuid4().hex[:12]
+        built = self._build(project, session_id, chosen.value)
         entries = self.in_scope.entries(project)
         self.conversations.open(
             session_id, ConversationMode(chosen.value), target, entries, project=project
@@ -130,7 +130,7 @@ class SessionManager:
         note that the project may have changed while it was closed."""
         self.reload_config()
         s = self.get(session_id)
-        built = self._build(s.project, resumed=True)
+        built = self._build(s.project, s.id, s.mode, resumed=True)
         s = replace(
             s,
             state=SessionState.ACTIVE if s.state is not SessionState.LANDING else s.state,
@@ -193,9 +193,23 @@ class SessionManager:
         self.tracker.flush()
         return self._updates(s, ())[1]
 
-    def _build(self, project: str, resumed: bool = False) -> BuiltManifest:
+    def _agent_root(self, session_id: str, mode: str) -> Path | None:
+        """Where an isolated session's agent reads and writes; None for live sessions."""
+        if mode != Mode.ISOLATED.value:
+            return None
+        return self.conversations.worktree(session_id)
+
+    def _build(
+        self, project: str, session_id: str, mode: str, resumed: bool = False
+    ) -> BuiltManifest:
         return build_manifest(
-            self.config, self.tracker, self.materializer, project, resumed, self.in_scope.entries
+            self.config,
+            self.tracker,
+            self.materializer,
+            project,
+            resumed,
+            self.in_scope.entries,
+            self._agent_root(session_id, mode),
         )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
@@ -206,7 +220,7 @@ class SessionManager:
             return None, None
         why = f"the project changed before the first send ({s.dirty_key} → {key})"
         try:
-            built = self._build(s.project)
+            built = self._build(s.project, s.id, s.mode)
         except FreshlineError as exc:
             built, why = None, f"{why}; re-materializing failed: {exc}"
         if built is None or not built.complete:
@@ -233,12 +247,17 @@ class SessionManager:
         def live_in_scope(path: str) -> bool:
             return in_scope(scope, self.store.index_get(path))
 
+        worktree = self._agent_root(s.id, s.mode)
+        if worktree is not None:
+            # The agent's tree changes only through its own edits and refreshes: the
+            # checkout's uncommitted edits are not in it, so they are not announced.
+            answer = replace(answer, changes=[], compacted=False)
         news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
         compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
         refreshed = [_refresh_entry(m) for m in merges]
         updates = UpdatesInput.from_changes(
             s.project,
-            str(self.config.root),
+            str(worktree or self.config.root),
             since,
             answer.epoch,
             [*(compacted or answer.changes), *refreshed],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from freshline.config import Config
 from freshline.context import ManifestInput, render_manifest
@@ -36,25 +37,28 @@ def build_manifest(
     project: str,
     resumed: bool = False,
     listing: Callable[[str], list[IndexEntry]] | None = None,
+    worktree: Path | None = None,
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and render its manifest.
 
     `listing` gives the project's in-scope entries (default `tracker.files_in_scope`).
+    `worktree` (isolated sessions) is where the agent reads: paths are shown under it, and
+    no documents are converted, since the agent's tools cannot reach the snapshots.
     """
     tracker.flush()
     epoch = tracker.epoch(project)
     key = dirty_key(config, tracker, project)
     entries = (listing or tracker.files_in_scope)(project)
-    documents = [e for e in entries if is_document(e.path)]
+    documents = [] if worktree else [e for e in entries if is_document(e.path)]
     result = materializer.ensure(project, epoch, documents)
     probes = [materializer.probe(e.path, e) for e in documents]
     p = config.project(project)
     text = render_manifest(
         ManifestInput(
             project=project,
-            root=str(config.root),
+            root=str(worktree or config.root),
             epoch=epoch,
-            mode=p.mode.value,
+            mode=p.mode.value if worktree is None else "isolated",
             include=p.include,
             exclude=p.exclude,
             files=[e.path for e in entries],

@@ -1,0 +1,59 @@
+"""Isolated sessions: the blocks point where the agent's tools can read, the worktree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from freshline.agent.backends import get_backend
+from freshline.agent.runtime import send
+from freshline.config import add_project, init_workspace, load_config
+from freshline.session import SessionManager
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
+    root = tmp_path / "repo"
+    init_workspace(root)
+    (root / "src").mkdir()
+    (root / "src/a.py").write_text("x = 1\n")
+    add_project(root, "code", ["src"], mode="isolated")
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "start")
+    manager = SessionManager(load_config(root))
+    yield manager, root
+    manager.close()
+
+
+def test_blocks_name_worktree_paths_the_tools_can_read(code: tuple[SessionManager, Path]) -> None:
+    manager, root = code
+    s = manager.new("code")
+    worktree = manager.conversations.worktree(s.id)
+    assert f'workspace="{worktree}"' in s.manifest
+    assert str(worktree / "src/a.py") in s.manifest
+    (root / "src/uncommitted.py").write_text("draft\n")  # not in the agent's tree
+    (root / "src/b.py").write_text("y = 2\n")
+    git(root, "add", "src/b.py")
+    git(root, "commit", "--quiet", "-m", "upstream adds b")
+    send(manager, s.id, "first", get_backend("echo"))
+    (root / "src/c.py").write_text("z = 3\n")
+    git(root, "add", "src/c.py")
+    git(root, "commit", "--quiet", "-m", "upstream adds c")
+    turn = manager.prepare(s.id, "second")
+    assert turn.updates is not None
+    assert str(worktree / "src/c.py") in turn.updates
+    assert "uncommitted.py" not in turn.updates
+    assert str(root / "src/c.py") not in turn.updates
+    assert (worktree / "src/c.py").read_text() == "z = 3\n"
