@@ -82,11 +82,15 @@ class Tracker:
 
     # -- writing -------------------------------------------------------------------------
 
-    def flush(self, full: bool = False) -> FlushResult:
+    def flush(self, full: bool = False, sync: bool = True) -> FlushResult:
         """Bring the index up to date and log changes: hinted paths if a watcher is alive,
-        else (or with `full`) the whole workspace."""
+        else (or with `full`) the whole workspace.
+
+        `sync=False` trusts the hints already stored without asking the watcher to catch
+        up first: the watcher itself flushes that way after writing a batch of hints.
+        """
         live = not full and watcher_alive(self.store)
-        if live and not cookie_sync(self.root, self.store):
+        if live and sync and not cookie_sync(self.root, self.store):
             live = False  # the watcher did not answer in time: trust nothing
         with self.store.write():
             hints = self.store.hints_take()

@@ -22,7 +22,11 @@ from freshline.tracker.tracker import FlushResult, Tracker
 
 
 class Watcher:
-    """Watches one workspace until `stop()`; usable in-process or as `freshline watch`."""
+    """Watches one workspace until `stop()`; usable in-process or as `freshline watch`.
+
+    With `on_flush`, the watcher also flushes after each batch and reports what each flush
+    logged (so `freshline watch` can convert changed documents in the background).
+    """
 
     def __init__(
         self,
@@ -50,8 +54,10 @@ class Watcher:
         return is_cookie(self.root, path) or self._relevant(path) is not None
 
     def _full_scan(self) -> None:
-        result = self.tracker.scan()
-        if self.on_flush is not None:
+        self._report(self.tracker.scan())
+
+    def _report(self, result: FlushResult) -> None:
+        if self.on_flush is not None and result.projects:
             self.on_flush(result)
 
     def run(self) -> None:
@@ -73,7 +79,10 @@ class Watcher:
                 recursive=True,
                 ignore_permission_denied=True,
             ):
-                self._handle(batch)
+                if self._handle(batch) and self.on_flush is not None:
+                    # Someone wants to act on changes (convert documents): log them now
+                    # rather than at the next reader's flush.
+                    self._report(self.tracker.flush(sync=False))
                 beat(store)
                 if time.monotonic() - last_full > interval:
                     self._full_scan()
@@ -81,7 +90,8 @@ class Watcher:
         finally:
             stop_beating(store)
 
-    def _handle(self, batch: set[tuple[watchfiles.Change, str]]) -> None:
+    def _handle(self, batch: set[tuple[watchfiles.Change, str]]) -> bool:
+        """Store the batch's hints, then release the cookies in it; whether any hint came."""
         hints: list[str] = []
         cookies: list[str] = []
         for _change, path in batch:
@@ -97,3 +107,4 @@ class Watcher:
                 os.unlink(cookie)
             except FileNotFoundError:
                 pass
+        return bool(hints)

@@ -5,14 +5,22 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import asdict
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from freshline.interfaces.cli.common import JsonOption, config, console, emit
-from freshline.materialize import SnapshotStore, is_document, probe
+from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
+from freshline.materialize import (
+    Materializer,
+    MaterializeResult,
+    SnapshotStore,
+    is_document,
+    probe,
+)
+from freshline.session.manager import materialize_settings
 from freshline.store.records import Change
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.hints import watcher_alive
@@ -67,15 +75,22 @@ def scan(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
 
 def watch(ctx: typer.Context) -> None:
-    """Watch the workspace and record hints until interrupted (Ctrl-C).
+    """Watch the workspace, log changes as they happen and convert changed documents,
+    until interrupted (Ctrl-C).
 
     Example: freshline watch &
     """
     cfg = config(ctx)
+    tracker = Tracker(cfg)
+    materializer = Materializer(cfg.root, cfg.data_dir, materialize_settings(cfg))
 
     def report(result: FlushResult) -> None:
         for name, delta in result.projects.items():
             console.print(f"{name} → epoch {delta.epoch} ({len(delta.changes)} changes)")
+            if any(is_document(c.path) for c in delta.changes):
+                documents = [e for e in tracker.files_in_scope(name) if is_document(e.path)]
+                run = materializer.submit(name, delta.epoch, documents)
+                run.add_done_callback(_report_failure)
 
     watcher = Watcher(cfg, on_flush=report)
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
@@ -84,6 +99,14 @@ def watch(ctx: typer.Context) -> None:
         watcher.run()
     except KeyboardInterrupt:
         pass
+    finally:
+        materializer.close()
+
+
+def _report_failure(run: Future[MaterializeResult]) -> None:
+    error = run.exception() if not run.cancelled() else None
+    if error is not None:
+        err_console.print(f"[red]conversion run failed:[/red] {error}")
 
 
 def status_data(tracker: Tracker) -> dict[str, Any]:
