@@ -166,6 +166,13 @@ def test_source_lines(root: str, pattern: str, line: str) -> None:
     assert groups(text)["Sources:"] == ([line], 0)
 
 
+def test_a_folder_pattern_naming_a_file_shows_as_a_file() -> None:
+    text = render_manifest(
+        ManifestInput("p", "/w", 1, include=["README.md", "docs"], files=["README.md", "docs/a"])
+    )
+    assert groups(text)["Sources:"] == (["file /w/README.md", "folder /w/docs/"], 0)
+
+
 @pytest.mark.parametrize("pattern", ["", "../x", "[[]]", "#", "a/[b"])
 def test_bad_patterns_are_refused(pattern: str) -> None:
     with pytest.raises(ConfigError, match="bad pattern"):

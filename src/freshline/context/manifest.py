@@ -70,8 +70,8 @@ def _sections(m: ManifestInput) -> list[tuple[str, list[str]]]:
     by_state = {state: [d for d in docs if d.state is state] for state in DocStatus}
     converting = [d for d in docs if d.state in _CONVERTING]
     sections = [
-        ("Sources:", _sources(m.root, m.include)),
-        ("Excluded:", _sources(m.root, m.exclude)),
+        ("Sources:", _sources(m.root, m.include, m.files)),
+        ("Excluded:", _sources(m.root, m.exclude, m.files)),
         ("Converted documents (source → snapshot):",
          [phrases.pointer(m.root, d) for d in by_state[DocStatus.READY]]),
         ("Documents still converting (read the raw file for now; "
@@ -87,8 +87,11 @@ def _sections(m: ManifestInput) -> list[tuple[str, list[str]]]:
     return sections
 
 
-def _sources(root: str, sources: Iterable[Pattern]) -> list[str]:
-    return [phrases.source(root, s) for s in phrases.sorted_sources(sources)]
+def _sources(
+    root: str, sources: Iterable[Pattern], files: Iterable[str] | None
+) -> list[str]:
+    known = frozenset(files or ())
+    return [phrases.source(root, s, known) for s in phrases.sorted_sources(sources)]
 
 
 def _unique_docs(documents: Iterable[DocumentInfo]) -> list[DocumentInfo]:

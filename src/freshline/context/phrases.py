@@ -37,8 +37,13 @@ def sorted_sources(sources: Iterable[Pattern]) -> list[Pattern]:
     return [unique[key] for key in sorted(unique, key=lambda k: (_KIND_ORDER[k[0]], k[1]))]
 
 
-def source(root: str, pattern: Pattern) -> str:
-    """A pattern as a source line: folders and globs absolute, other kinds as written."""
+def source(root: str, pattern: Pattern, files: frozenset[str] = frozenset()) -> str:
+    """A pattern as a source line: folders and globs absolute, other kinds as written.
+
+    A folder pattern that names one of `files` is a single file, and shown as one.
+    """
+    if pattern.kind is PatternKind.FOLDER and pattern.value in files:
+        return f"file {show(root, pattern.value)}"
     if pattern.kind is PatternKind.FOLDER:
         return f"folder {folder(root, pattern.value)}"
     if pattern.kind is PatternKind.GLOB:

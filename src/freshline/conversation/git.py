@@ -272,13 +272,16 @@ class Git:
     def temp_index(self, seed: Path | None = None) -> Iterator[Git]:
         """A Git bound to a private index file (a copy of `seed` when given), removed after.
 
-        With a seed the file sits next to it, so it can replace the seed atomically.
+        With a seed the file sits next to it, so it can replace the seed atomically. The copy
+        keeps the seed's mtime: git takes an entry as unchanged when its stat data matches
+        and it is older than the index file, so a fresh mtime would hide same-size edits
+        made in the tick the seed was written ("racily clean" entries).
         """
         where = seed.parent if seed is not None else None
         with tempfile.TemporaryDirectory(prefix="freshline-index-", dir=where) as tmp:
             index = Path(tmp) / "index"
             if seed is not None and seed.exists():
-                shutil.copyfile(seed, index)
+                shutil.copy2(seed, index)
             yield self.with_index(index)
 
     # --- worktrees -----------------------------------------------------------------
