@@ -80,8 +80,8 @@ def test_scripted_turn_edits_in_isolated_mode_and_preserves_modes(
     read_event = result.events[1]
     assert read_event.content == "#!/bin/sh\necho staging\n"
     assert read_event.extra == {
-        "tool_call": {"id": "call_1_1", "name": "read", "arguments": {"path": "bin/deploy.sh"}},
-        "tool": "read", "args": {"path": "bin/deploy.sh"}, "is_error": False,
+        "tool": "read", "args": {"path": "bin/deploy.sh"}, "call_id": "call_1_1",
+        "is_error": False,
     }
     assert result.events[2].extra["tool_calls"][0]["name"] == "edit"
     assert [e.extra.get("changed") for e in result.events[3:6]] == [
@@ -243,5 +243,5 @@ def test_scripted_steps_group_into_replies(tmp_path: Path, steps: list[dict[str,
     tools = [e for e in result.events if e.author is Author.TOOL]
     assert texts == expected_replies(steps)
     assert len(tools) == sum("tool" in step for step in steps)
-    ids = [e.extra["tool_call"]["id"] for e in tools]
+    ids = [e.extra["call_id"] for e in tools]
     assert len(set(ids)) == len(ids)

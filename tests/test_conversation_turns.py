@@ -12,7 +12,7 @@ import pytest
 
 from freshline.conversation import Author, Conversations, Event, Mode, repository_for
 from freshline.conversation.events import as_dict
-from freshline.errors import GitError, NotFoundError, UsageError
+from freshline.errors import ConversationMoved, NotFoundError, UsageError
 from tests.test_conversation_support import ENV, Upstream, git, scan
 
 
@@ -106,7 +106,7 @@ def test_concurrent_commit_turn_in_threads_exactly_one_wins(tmp_path: Path) -> N
         barrier.wait()
         try:
             results.append(convs.commit_turn(pending, [Event(Author.ASSISTANT, "answer")]))
-        except GitError as exc:
+        except ConversationMoved as exc:
             results.append(exc)
 
     threads = [threading.Thread(target=send, args=(p,)) for p in pendings]
@@ -116,7 +116,10 @@ def test_concurrent_commit_turn_in_threads_exactly_one_wins(tmp_path: Path) -> N
         t.join()
     wins = [r for r in results if isinstance(r, str)]
     assert len(wins) == 1 and convs.head("c1") == wins[0]
-    assert all("another send won" in str(r) for r in results if isinstance(r, Exception))
+    losses = [r for r in results if isinstance(r, Exception)]
+    assert all(str(r) == (
+        "conversation c1 moved while this turn was prepared (another send won); "
+        "nothing was recorded: send again") for r in losses)
     assert [e.author for e in convs.log("c1")] == [Author.SYSTEM, Author.USER, Author.ASSISTANT]
 
 
@@ -124,7 +127,7 @@ SENDER = """
 import sys
 from pathlib import Path
 from freshline.conversation import Author, Conversations, Event
-from freshline.errors import GitError
+from freshline.errors import ConversationMoved
 convs = Conversations(Path(sys.argv[1]))
 name, sent = sys.argv[2], 0
 for attempt in range(200):
@@ -134,7 +137,7 @@ for attempt in range(200):
     try:
         convs.commit_turn(pending, [Event(Author.ASSISTANT, f"re {name}-{sent}")])
         sent += 1
-    except GitError:
+    except ConversationMoved:
         pass
 print(sent)
 """

@@ -7,6 +7,7 @@
     │   └── NotFoundError          unknown project, session, ref or document
     ├── StoreError                 the SQLite store failed (locked, corrupt)
     ├── GitError                   a git command failed (names the command)
+    │   └── ConversationMoved      another send moved the conversation first: send again
     ├── ConflictStop               exit 3, a refresh or sync merge conflicts
     └── SyncRequired               exit 4, the target no longer descends from the last refresh
 
@@ -47,6 +48,10 @@ class StoreError(FreshlineError):
 
 class GitError(FreshlineError):
     """A git command failed."""
+
+
+class ConversationMoved(GitError):
+    """Another send moved the conversation's ref first; nothing of this turn was recorded."""
 
 
 class ConflictStop(FreshlineError):

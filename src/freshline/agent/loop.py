@@ -40,11 +40,11 @@ def assistant_event(reply: AssistantReply) -> TurnEvent:
 
 
 def tool_event(call: ToolCall, result: ToolResult) -> TurnEvent:
-    """The event for one tool call: the result as content; in extra the call (as `tool_call`,
-    and flat as `tool`/`args`, the conversation Event's field names), `is_error`, and when
-    files changed, `changed` and `mode_changes` (paths)."""
+    """The event for one tool call: the result as content; in extra the call as `tool`,
+    `args` and `call_id` (the conversation Event's field names), `is_error`, and when files
+    changed, `changed` and `mode_changes` (paths)."""
     extra: dict[str, object] = {
-        "tool_call": call.as_dict(), "tool": call.name, "args": call.arguments,
+        "tool": call.name, "args": call.arguments, "call_id": call.id,
         "is_error": result.is_error,
     }
     if result.changed:

@@ -21,7 +21,13 @@ from freshline.conversation.trees import (
     move_worktree,
     snapshot_worktree,
 )
-from freshline.errors import ConflictStop, GitError, NotFoundError, SyncRequired, UsageError
+from freshline.errors import (
+    ConflictStop,
+    ConversationMoved,
+    NotFoundError,
+    SyncRequired,
+    UsageError,
+)
 
 PathFilter = Callable[[str], bool]
 PENDING_MESSAGE = "freshline: working state before a merge (not an event)\n"
@@ -133,7 +139,7 @@ def advance(
     if worktree is not None:
         updates.append((head_ref(worktree), new, None))
     if not repo.git.update_refs_cas(updates):
-        raise GitError(
+        raise ConversationMoved(
             f"conversation {conversation} moved while this turn was prepared (another send "
             "won); nothing was recorded: send again"
         )

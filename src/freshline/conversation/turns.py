@@ -123,7 +123,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
 
     An event's tree is its own `tree` when set, else the previous event's; in isolated mode
     the last event without a tree gets a snapshot of the worktree (the agent's edits).
-    Returns the new head; raises GitError when another send moved the ref first.
+    Returns the new head; raises ConversationMoved when another send moved the ref first.
     """
     repo = pending.repo
     for event in events:

@@ -107,10 +107,10 @@ def tool_lines(events: Iterable[TurnEvent], width: int = 60) -> list[str]:
     """One line per tool call of a turn: the tool, its arguments and its result, clipped."""
     lines = []
     for event in events:
-        call = event.extra.get("tool_call")
-        if event.author is AgentAuthor.TOOL and call:
-            args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
-            lines.append(f"tool {call['name']} {clip(args, width)} → {clip(event.content, width)}")
+        name = event.extra.get("tool")
+        if event.author is AgentAuthor.TOOL and name:
+            args = json.dumps(event.extra.get("args", {}), ensure_ascii=False)
+            lines.append(f"tool {name} {clip(args, width)} → {clip(event.content, width)}")
     return lines
 
 
