@@ -1,5 +1,53 @@
-"""freshline: keep long-lived AI agent conversations fresh about the files they work on."""
+"""freshline: keep long-lived AI agent conversations fresh about the files they work on.
+
+The public API, loaded on first use so that `import freshline` stays cheap (the hook runs
+on every prompt of another agent and must not pay for the model SDKs):
+
+    from freshline import SessionManager, get_backend, load_config, send
+
+    manager = SessionManager(load_config("."))
+    session = manager.new("notes")
+    print(send(manager, session.id, "what changed?", get_backend("echo")).response)
+    manager.close()
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Change": "freshline.store.records",
+    "ChangeKind": "freshline.store.records",
+    "Config": "freshline.config",
+    "ConflictStop": "freshline.errors",
+    "Conversations": "freshline.conversation",
+    "DocStatus": "freshline.materialize",
+    "FreshlineError": "freshline.errors",
+    "Materializer": "freshline.materialize",
+    "SessionManager": "freshline.session",
+    "SyncRequired": "freshline.errors",
+    "Tracker": "freshline.tracker",
+    "UsageError": "freshline.errors",
+    "find_workspace": "freshline.config",
+    "get_backend": "freshline.agent.backends",
+    "load_config": "freshline.config",
+    "send": "freshline.agent.runtime",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'freshline' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return [*__all__, "__version__"]
