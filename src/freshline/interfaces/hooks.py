@@ -65,7 +65,7 @@ def parse_payload(text: str) -> HookInput:
     if not isinstance(data, dict):
         raise UsageError("hook payload is not a JSON object")
     try:
-        event = HookEvent(data.get("hook_event_name"))
+        event = HookEvent(str(data.get("hook_event_name")))
     except ValueError:
         raise UsageError(f"unsupported hook event {data.get('hook_event_name')!r}") from None
     session_id, cwd = data.get("session_id"), data.get("cwd")

@@ -213,6 +213,7 @@ def _read_text(path: Path) -> str:
 def _document_text(
     rel: str, status: DocStatus, snapshot: Path | None, reason: str | None
 ) -> DocumentText:
+    note: str | None
     if status is DocStatus.FAILED:
         note = f"converting this document to text failed: {reason or 'unknown reason'}"
         return DocumentText(path=rel, status=status.value, text=None, note=note)

@@ -161,7 +161,8 @@ class _Worker:
         ready = wait([self.conn], timeout_s)
         if ready:
             try:
-                return self.conn.recv()
+                outcome: Outcome = self.conn.recv()
+                return outcome
             except (EOFError, OSError):
                 return self._lost()
         self.stop()

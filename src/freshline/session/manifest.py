@@ -59,10 +59,10 @@ def build_manifest(
             root=str(worktree or config.root),
             epoch=epoch,
             mode=p.mode.value if worktree is None else "isolated",
-            include=p.include,
-            exclude=p.exclude,
-            files=[e.path for e in entries],
-            documents=[info(x) for x in probes if x.status is not DocStatus.DELETED],
+            include=p.scope.include,
+            exclude=p.scope.exclude,
+            files=tuple(e.path for e in entries),
+            documents=tuple(info(x) for x in probes if x.status is not DocStatus.DELETED),
             resumed=resumed,
         )
     )

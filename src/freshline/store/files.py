@@ -39,7 +39,7 @@ def _row(e: IndexEntry) -> tuple[Any, ...]:
         e.blob,
         e.mode,
         json.dumps(list(e.tags)),
-        json.dumps(e.properties, sort_keys=True, default=str),
+        json.dumps(e.properties, sort_keys=True, default=str) if e.properties else "{}",
     )
 
 
@@ -84,10 +84,11 @@ class IndexTable:
                 found[entry.path] = entry
         return found
 
-    def index_stats(self) -> dict[str, tuple[int, int, int]]:
-        """path → (size, mtime_ns, inode) for every entry: the cheap form a rescan compares."""
+    def index_stats(self) -> dict[bytes, tuple[int, int, int]]:
+        """Stored path (`encode_path` form) → (size, mtime_ns, inode) for every entry: the
+        cheap form a rescan compares, keyed by raw bytes so no row is decoded."""
         rows = self.db.conn.execute("SELECT path, size, mtime_ns, inode FROM files")
-        return {decode_path(p): (s, m, i) for p, s, m, i in rows}
+        return {p: (s, m, i) for p, s, m, i in rows}
 
     def index_count(self) -> int:
         """How many files the index holds."""

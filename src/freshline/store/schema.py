@@ -74,3 +74,13 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "sessions: the live tree last written and the epoch its listing covered",
+        """
+        ALTER TABLE sessions ADD COLUMN live_tree TEXT;
+        ALTER TABLE sessions ADD COLUMN live_epoch INTEGER
+        """,
+    )
+)

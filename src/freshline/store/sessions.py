@@ -40,6 +40,8 @@ class SessionRecord:
     announced_failures: dict[str, str] = field(default_factory=dict)  # path -> fingerprint
     external_id: str | None = None  # another agent's session id (hooks)
     target: str | None = None  # the conversation's checkout target (isolated mode)
+    live_tree: str | None = None  # the live conversation tree last written for a turn
+    live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
 
 
 _NAMES = [f.name for f in fields(SessionRecord)]

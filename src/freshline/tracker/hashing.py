@@ -26,14 +26,18 @@ def blob_id_file(path: str | bytes, size: int) -> tuple[str, bytes]:
     Raises OSError if the file cannot be read or changed size while being read.
     """
     h = hashlib.sha1(b"blob %d\0" % size)
-    head = b""
-    read = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            if not read:
-                head = chunk
+    # Plain os.read: a file object costs more than the hashing of a small file. O_NONBLOCK
+    # is a no-op for files, but a FIFO swapped in after the lstat fails instead of hanging.
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        head = chunk = os.read(fd, min(size + 1, CHUNK))  # whole small file in one read
+        read = 0
+        while chunk:
             read += len(chunk)
             h.update(chunk)
+            chunk = os.read(fd, CHUNK)
+    finally:
+        os.close(fd)
     if read != size:
         raise OSError(f"file changed size while being read ({size} → {read} bytes)")
     return h.hexdigest(), head

@@ -23,6 +23,7 @@ from freshline.markdown import parse_note
 from freshline.paths import is_internal
 from freshline.scope import is_markdown
 from freshline.store import Store
+from freshline.store.db import decode_path, encode_path
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
 from freshline.tracker.observed import FolderRename, Observed
@@ -48,6 +49,7 @@ class Scanner:
 
     def __init__(self, root: Path, store: Store, ignore: Iterable[str] = ()) -> None:
         self.root = str(root)
+        self.broot = os.fsencode(self.root)
         self.store = store
         self.ignore = tuple(ignore)
         self.started_ns = time.time_ns()
@@ -57,25 +59,35 @@ class Scanner:
     def _skip(self, rel: str) -> bool:
         return is_internal(rel, self.ignore)
 
-    def walk(self, top: str = "") -> Iterator[tuple[str, os.stat_result]]:
-        """Every file and link at or below `top`, with its lstat; directories pruned."""
+    def walk(self, top: bytes = b"") -> Iterator[tuple[bytes, os.stat_result]]:
+        """Every file and link at or below `top`, with its lstat; directories pruned.
+
+        Paths are raw bytes (the index's `encode_path` form): a rescan compares them with
+        the index as they are and decodes only what changed.
+        """
         # Relative paths are built by joining names: os.path.relpath per file costs more
         # than the lstat itself.
         stack = [top]
         while stack:
             rel_dir = stack.pop()
             try:
-                with os.scandir(os.path.join(self.root, rel_dir)) as it:
+                with os.scandir(os.path.join(self.broot, rel_dir)) as it:
                     entries = list(it)
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                self.warnings.append(f"{rel_dir}: cannot list directory ({exc.strerror})")
-                self.kept.append(rel_dir)
+                shown = decode_path(rel_dir)
+                self.warnings.append(f"{shown}: cannot list directory ({exc.strerror})")
+                self.kept.append(shown)
                 continue
+            prefix = rel_dir + b"/" if rel_dir else b""
+            # Below the root, with no ignore patterns, only a `.git` can be internal: the
+            # directories above were checked before being walked.
+            check_all = bool(self.ignore) or not rel_dir
             for e in entries:
-                rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
-                if self._skip(rel):
+                name = e.name
+                rel = prefix + name
+                if (check_all or name == b".git") and self._skip(decode_path(rel)):
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):
@@ -85,22 +97,23 @@ class Scanner:
                 except FileNotFoundError:
                     continue
 
-    def stat_at(self, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+    def stat_at(self, rel: str) -> Iterator[tuple[bytes, os.stat_result]]:
         """The file at `rel`, or everything below it if it is a directory."""
         if self._skip(rel):
             return
+        raw = encode_path(rel)
         try:
-            st = os.lstat(os.path.join(self.root, rel))
+            st = os.lstat(os.path.join(self.broot, raw))
         except OSError:
             return
         if stat.S_ISDIR(st.st_mode):
-            yield from self.walk(rel)
+            yield from self.walk(raw)
         elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-            yield rel, st
+            yield raw, st
 
     def entry(self, rel: str, st: os.stat_result) -> IndexEntry | None:
         """A fresh index entry (hashing the file), or None with a warning if unreadable."""
-        full = os.path.join(self.root, rel)
+        full = f"{self.root}/{rel}"
         tags: tuple[str, ...] = ()
         props: dict[str, object] = {}
         try:
@@ -137,20 +150,22 @@ class Scanner:
 
     def compare(
         self,
-        disk: Iterable[tuple[str, os.stat_result]],
-        stats: dict[str, tuple[int, int, int]],
+        disk: Iterable[tuple[bytes, os.stat_result]],
+        stats: dict[bytes, tuple[int, int, int]],
         old_entry: Callable[[str], IndexEntry | None],
     ) -> ScanResult:
-        """Compare what is on disk with the index's `stats` for the same region."""
+        """Compare what is on disk with the index's `stats` for the same region.
+
+        `stats` is consumed: what is left of it once the disk is walked was deleted.
+        """
         result = ScanResult()
         created: dict[str, IndexEntry] = {}
-        seen: set[str] = set()
-        for rel, st in disk:
+        for raw, st in disk:
             result.scanned += 1
-            seen.add(rel)
-            known = stats.get(rel)
+            known = stats.pop(raw, None)
             if known == (st.st_size, st.st_mtime_ns, st.st_ino):
                 continue
+            rel = decode_path(raw)
             fresh = self.entry(rel, st)
             if fresh is None:
                 continue
@@ -162,12 +177,15 @@ class Scanner:
             if old is not None and _content(old) != _content(fresh):
                 result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
         deleted = {}
-        for rel in stats.keys() - seen:
+        for rel in map(decode_path, stats):
             old = old_entry(rel)
             if old is not None and not self._kept(rel):
                 deleted[rel] = old
                 result.remove.append(rel)
-        renames, rest = pair_renames(deleted, created)
+        if deleted:
+            renames, rest = pair_renames(deleted, created)
+        else:  # a first scan: nothing to pair 100k creations with
+            renames, rest = [], [Observed(ChangeKind.CREATED, None, e) for e in created.values()]
         result.observed += renames + rest
         result.folders = [
             f
@@ -194,7 +212,7 @@ def targeted_scan(scanner: Scanner, paths: Iterable[str]) -> ScanResult:
     """Compare only the hinted paths (and, for directories, their subtrees)."""
     roots = _outermost(p for p in paths if not scanner._skip(p))
     region = scanner.store.index_under(roots)
-    stats = {p: (e.size, e.mtime_ns, e.inode) for p, e in region.items()}
+    stats = {encode_path(p): (e.size, e.mtime_ns, e.inode) for p, e in region.items()}
     disk = (item for rel in roots for item in scanner.stat_at(rel))
     return scanner.compare(disk, stats, region.get)
 

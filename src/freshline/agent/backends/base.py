@@ -98,5 +98,5 @@ def translate_sdk_error(exc: Exception, sdk: ModuleType, label: str, where: str)
         status = exc.status_code
         return BackendError(f"{label}: request failed (HTTP {status}): {_detail(exc)}")
     if isinstance(exc, ValueError):  # JSON and schema errors while parsing the answer
-        return BackendMalformed(f"{label}: malformed answer from {where}: {one_line(exc)}")
-    return BackendError(f"{label}: {one_line(exc)}")
+        return BackendMalformed(f"{label}: malformed answer from {where}: {one_line(str(exc))}")
+    return BackendError(f"{label}: {one_line(str(exc))}")

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -33,7 +32,9 @@ class State:
 class Group(TyperGroup):
     """A command group that turns freshline's errors into one line and an exit code."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    # typer vendors click and names its Context only privately; typer.Context is the one
+    # every command receives.
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except FreshlineError as exc:

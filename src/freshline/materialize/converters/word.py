@@ -40,7 +40,7 @@ def _block(item: Any) -> str:
 
 
 def _paragraph(paragraph: Any) -> str:
-    text = paragraph.text.strip()
+    text = str(paragraph.text).strip()
     if not text:
         return ""
     style = paragraph.style.name if paragraph.style is not None else ""
