@@ -421,17 +421,19 @@ def test_in_scope_listing_follows_the_log(ws: Workspace, managers: Make):
     assert m.conversations.log(s.id)  # the live turn was recorded from the listing
 
 
-def test_a_project_removed_and_added_again_resets_the_cursor(ws: Workspace, managers: Make):
+def test_a_project_removed_and_added_again_is_re_enumerated(ws: Workspace, managers: Make):
     ws.write("notes/a.md", "a")
     m, sid = started(ws, managers)
     ws.write("notes/b.md", "b")
     deliver(m, sid)
     assert m.get(sid).cursor == 1
-    managers(ws.configure({"q": {"include": ["notes"]}})).tracker.flush()  # p is forgotten
+    managers(ws.configure({"q": {"include": ["notes"]}})).tracker.flush()  # p is removed
+    ws.write("notes/while-away.md", "nobody logged this for p")
+    managers(ws.config()).tracker.flush()
     again = managers(ws.configure({"p": {"include": ["notes"]}}))
     turn = deliver(again, sid)
-    assert COMPACTED in (turn.updates or "")
-    assert again.get(sid).cursor == again.tracker.epoch("p") == 0
+    assert COMPACTED in (turn.updates or "")  # what happened meanwhile is unknown
+    assert again.get(sid).cursor == again.tracker.epoch("p") == 2
     assert deliver(again, sid).updates is None  # not stuck re-announcing the marker
     ws.write("notes/c.md", "c")
     assert entries(deliver(again, sid).updates, "Created:") == [absolute(m, "notes/c.md")]

@@ -262,3 +262,50 @@ def test_config_change_logs_what_entered_and_left(notes: Workspace) -> None:
     assert config[0].detail["newly_included"] == ["other/c.md"]
     paths = [(c.kind, c.path) for c in changes if c.kind is not ChangeKind.CONFIG]
     assert paths == [(D, "notes/a.md"), (D, "notes/b.md"), (C, "other/c.md")]
+
+
+def test_a_tracker_built_before_a_config_edit_flushes_with_the_new_config(
+    notes: Workspace,
+) -> None:
+    old = notes.tracker()  # a long-running process (a watcher) holds this one
+    notes.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
+    notes.tracker().scan()
+    notes.write("other/new.md", "x")
+    result = old.scan()
+    assert [c.path for c in result.projects["q"].changes] == ["other/new.md"]
+    assert old.epoch("q") == 1
+
+
+def test_equivalent_patterns_are_no_config_change(notes: Workspace) -> None:
+    notes.configure({"p": {"include": ["./notes/"]}})
+    assert logged(notes) == []
+
+
+def test_a_project_back_after_removal_asks_readers_to_re_enumerate(notes: Workspace) -> None:
+    notes.write("notes/x.md", "x")
+    assert [c.path for c in logged(notes)] == ["notes/x.md"]
+    notes.configure({"q": {"include": ["other"]}})
+    notes.tracker().scan()
+    notes.write("notes/y.md", "made while p was gone")
+    notes.tracker().scan()
+    notes.configure({"p": {"include": ["notes"]}})
+    t = notes.tracker()
+    t.scan()
+    assert t.epoch("p") == 2
+    assert t.changes_since("p", 1).compacted
+    assert not t.changes_since("p", 2).compacted
+
+
+def test_an_ignore_entry_removed_brings_its_files_in_even_on_a_hinted_flush(
+    ws: Workspace,
+) -> None:
+    ws.write("n/a.md", "a")
+    ws.write("n/build/out.md", "generated")
+    ws.configure({"p": {"include": ["n"]}}, ignore=["n/build"])
+    t = ws.tracker()
+    t.scan()
+    assert t.store.index_get("n/build/out.md") is None
+    ws.configure({"p": {"include": ["n"]}})
+    result = t.scan(["n/a.md"])  # only a hint for another file
+    assert result.full
+    assert [c.path for c in result.projects["p"].changes if c.kind is C] == ["n/build/out.md"]

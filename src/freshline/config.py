@@ -384,3 +384,12 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def config_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(mtime_ns, size, inode) of a config file: changes whenever the file is rewritten."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino

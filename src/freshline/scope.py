@@ -195,9 +195,17 @@ class Scope:
         return self.matches(FileFacts(path))
 
 
+def _parsed(patterns: Iterable[str | Pattern]) -> list[Pattern]:
+    return [p if isinstance(p, Pattern) else parse_pattern(p) for p in patterns]
+
+
+def canonical(patterns: Iterable[str | Pattern]) -> list[str]:
+    """Patterns in their canonical text, sorted and de-duplicated (`./notes/` → `notes`)."""
+    return sorted({p.text for p in _parsed(patterns)})
+
+
 def _canonical(patterns: Iterable[str | Pattern]) -> list[str]:
-    parsed = (p if isinstance(p, Pattern) else parse_pattern(p) for p in patterns)
-    return sorted({f"{p.kind.value}:{p.text}" for p in parsed})
+    return sorted({f"{p.kind.value}:{p.text}" for p in _parsed(patterns)})
 
 
 def signature(include: Iterable[str | Pattern], exclude: Iterable[str | Pattern], mode: Any) -> str:

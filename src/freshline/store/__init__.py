@@ -36,6 +36,10 @@ class Store(IndexTable, LogTable, MetaTable, SessionTable):
         """A write transaction: `with store.write(): ...`."""
         return self.db.write()
 
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A read transaction: `with store.read(): ...` reads one consistent snapshot."""
+        return self.db.read()
+
     def close(self) -> None:
         """Close this thread's connection."""
         self.db.close()

@@ -99,6 +99,16 @@ class Database:
             conn.execute("ROLLBACK")
             raise
 
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every read inside it sees one snapshot (WAL)."""
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
     def execute_write(self, sql: str, args: tuple[object, ...]) -> None:
         """Run one write statement inside the current transaction, or in its own."""
         conn = self.conn

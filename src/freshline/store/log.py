@@ -52,11 +52,6 @@ class LogTable:
             ),
         )
 
-    def project_forget(self, name: str) -> None:
-        """Drop a project's state and log (call inside `write()`)."""
-        self.db.conn.execute("DELETE FROM projects WHERE name = ?", (name,))
-        self.db.conn.execute("DELETE FROM changes WHERE project = ?", (name,))
-
     def log_append(self, project: str, epoch: int, changes: Iterable[Change]) -> None:
         """Append changes under one epoch (call inside `write()`)."""
         self.db.conn.executemany(

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from freshline.config import DATA_DIR, Config, ProjectConfig
+from freshline.config import DATA_DIR, Config, ProjectConfig, config_stamp, load_config
 from freshline.errors import NotFoundError
-from freshline.scope import Scope
+from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker.coalesce import coalesce
@@ -23,6 +23,7 @@ from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
 from freshline.tracker.scoping import in_scope, scope_batch
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
+REMOVED: dict[str, object] = {"removed": True}  # the patterns of a project taken out of the config
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,8 @@ class ChangesSince:
 def patterns_of(project: ProjectConfig, ignore: Sequence[str]) -> dict[str, object]:
     """The normalized patterns a project's log state remembers."""
     return {
-        "include": sorted(p.strip() for p in project.include),
-        "exclude": sorted(p.strip() for p in project.exclude),
+        "include": canonical(project.include),
+        "exclude": canonical(project.exclude),
         "mode": project.mode.value,
         "ignore": sorted(ignore),
     }
@@ -79,6 +80,19 @@ class Tracker:
         self.config = config
         self.root = Path(config.root)
         self.store = store or Store(self.root / DATA_DIR)
+        self._stamp = config_stamp(config.path)
+
+    def reload_config(self) -> Config:
+        """Re-read freshline.toml if it changed on disk (ConfigError if it is now broken).
+
+        Every flush does this first: a process flushing with an outdated config would log
+        changes against scopes nobody has any more.
+        """
+        stamp = config_stamp(self.config.path)
+        if stamp != self._stamp:
+            self.config = load_config(self.root)
+            self._stamp = stamp
+        return self.config
 
     # -- writing -------------------------------------------------------------------------
 
@@ -89,6 +103,7 @@ class Tracker:
         `sync=False` trusts the hints already stored without asking the watcher to catch
         up first: the watcher itself flushes that way after writing a batch of hints.
         """
+        self.reload_config()
         live = not full and watcher_alive(self.store)
         if live and sync and not cookie_sync(self.root, self.store):
             live = False  # the watcher did not answer in time: trust nothing
@@ -98,13 +113,15 @@ class Tracker:
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
+        self.reload_config()
         with self.store.write():
             return self._flush_locked(None if paths is None else list(paths))
 
     def _flush_locked(self, paths: list[str] | None) -> FlushResult:
         ignore = self.config.workspace.ignore
         scanner = Scanner(self.root, self.store, ignore)
-        if paths is None or "" in paths:
+        full = paths is None or "" in paths or self._patterns_moved()
+        if full:
             result = full_scan(scanner)
             self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
         elif paths:
@@ -114,7 +131,7 @@ class Tracker:
         config_changes, new = self._config_changes()
         self.store.index_put(result.put)
         self.store.index_delete(result.remove)
-        out = FlushResult(full=paths is None, scanned=result.scanned, warnings=result.warnings)
+        out = FlushResult(full=full, scanned=result.scanned, warnings=result.warnings)
         for name, project in self.config.projects.items():
             if name in new:  # its starting point is the index after this flush: epoch 0
                 continue
@@ -123,6 +140,16 @@ class Tracker:
             if changes:
                 out.projects[name] = self._log(name, changes)
         return out
+
+    def _patterns_moved(self) -> bool:
+        """Whether a project's patterns changed since the last flush: then only a full scan
+        is sure to find files that, say, an ignore entry kept out of the index."""
+        states = self.store.project_states()
+        ignore = self.config.workspace.ignore
+        return any(
+            name in states and states[name].patterns != patterns_of(project, ignore)
+            for name, project in self.config.projects.items()
+        )
 
     def _log(self, name: str, changes: list[Change]) -> ProjectDelta:
         state = self.store.project_state(name)
@@ -145,26 +172,29 @@ class Tracker:
         """
         ignore = self.config.workspace.ignore
         states = self.store.project_states()
-        for gone in states.keys() - self.config.projects.keys():
-            self.store.project_forget(gone)
+        for name in states.keys() - self.config.projects.keys():
+            if states[name].patterns != REMOVED:
+                self.store.project_put(replace(states[name], patterns=REMOVED))
         out: dict[str, list[Change]] = {}
         new: set[str] = set()
         for name, project in self.config.projects.items():
             patterns = patterns_of(project, ignore)
             state = states.get(name)
-            if state is not None and state.patterns == patterns:
-                continue
-            fresh = ProjectState(
-                name,
-                state.epoch if state else 0,
-                state.compacted_through if state else 0,
-                project.signature,
-                patterns,
-            )
-            self.store.project_put(fresh)
             if state is None:
                 new.add(name)
-            else:
+                self.store.project_put(ProjectState(name, 0, 0, project.signature, patterns))
+            elif state.patterns == REMOVED:
+                # Back after a removal: nobody logged what happened meanwhile, so its epoch
+                # goes on (a reader's cursor stays meaningful) and every earlier reader is
+                # told to re-enumerate.
+                epoch = state.epoch + 1
+                self.store.project_put(
+                    ProjectState(name, epoch, epoch, project.signature, patterns)
+                )
+            elif state.patterns != patterns:
+                self.store.project_put(
+                    replace(state, signature=project.signature, patterns=patterns)
+                )
                 out[name] = self._scope_shift(state.patterns, patterns)
         return out, new
 
@@ -204,10 +234,11 @@ class Tracker:
 
     def changes_since(self, project: str, since: int) -> ChangesSince:
         """Coalesced changes after epoch `since`, or a compacted marker if the log was cut."""
-        state = self._state(project)
-        if since < state.compacted_through or since > state.epoch:
-            return ChangesSince(project, since, state.epoch, True, [])
-        entries = self.store.log_read(project, since)
+        with self.store.read():  # state and rows from one snapshot: no compaction between
+            state = self._state(project)
+            if since < state.compacted_through or since > state.epoch:
+                return ChangesSince(project, since, state.epoch, True, [])
+            entries = self.store.log_read(project, since)
         return ChangesSince(
             project, since, state.epoch, False, coalesce(e.change for e in entries)
         )

@@ -16,6 +16,7 @@ from pathlib import Path
 import watchfiles
 
 from freshline.config import Config
+from freshline.errors import ConfigError
 from freshline.paths import is_internal
 from freshline.tracker.hints import HEARTBEAT_EVERY_S, beat, is_cookie, stop_beating
 from freshline.tracker.tracker import FlushResult, Tracker
@@ -32,11 +33,13 @@ class Watcher:
         self,
         config: Config,
         on_flush: Callable[[FlushResult], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         self.config = config
         self.root = Path(config.root).resolve()
         self.tracker = Tracker(config)
         self.on_flush = on_flush
+        self.on_error = on_error
         self._stop = threading.Event()
 
     def stop(self) -> None:
@@ -45,7 +48,7 @@ class Watcher:
 
     def _relevant(self, path: str) -> str | None:
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if rel.startswith("../") or is_internal(rel, self.config.workspace.ignore):
+        if rel.startswith("../") or is_internal(rel, self.tracker.config.workspace.ignore):
             return None
         return "" if rel == "." else rel
 
@@ -53,20 +56,19 @@ class Watcher:
         # The store's own writes (heartbeats) must not wake the watcher up.
         return is_cookie(self.root, path) or self._relevant(path) is not None
 
-    def _full_scan(self) -> None:
-        self._report(self.tracker.scan())
-
     def _report(self, result: FlushResult) -> None:
         if self.on_flush is not None and result.projects:
             self.on_flush(result)
 
     def run(self) -> None:
-        """Watch until stopped: heartbeat, hints, cookies, periodic full scans."""
+        """Watch until stopped: heartbeat, hints, cookies, periodic full scans.
+
+        The first full scan runs once inotify is watching (the first batch), and the
+        heartbeat starts only after it: readers trust hints alone only once no change can
+        have slipped between the scan and the watch.
+        """
         store = self.tracker.store
-        beat(store)
-        self._full_scan()
-        interval = self.config.workspace.full_scan_interval
-        last_full = time.monotonic()
+        last_full: float | None = None
         try:
             for batch in watchfiles.watch(
                 self.root,
@@ -79,16 +81,26 @@ class Watcher:
                 recursive=True,
                 ignore_permission_denied=True,
             ):
-                if self._handle(batch) and self.on_flush is not None:
+                hinted = self._handle(batch)
+                interval = self.tracker.config.workspace.full_scan_interval
+                if last_full is None or time.monotonic() - last_full > interval:
+                    self._guarded(self.tracker.scan)
+                    last_full = time.monotonic()
+                elif hinted and self.on_flush is not None:
                     # Someone wants to act on changes (convert documents): log them now
                     # rather than at the next reader's flush.
-                    self._report(self.tracker.flush(sync=False))
+                    self._guarded(lambda: self.tracker.flush(sync=False))
                 beat(store)
-                if time.monotonic() - last_full > interval:
-                    self._full_scan()
-                    last_full = time.monotonic()
         finally:
             stop_beating(store)
+
+    def _guarded(self, flush: Callable[[], FlushResult]) -> None:
+        """Flush and report; a config broken mid-watch is reported and watching goes on."""
+        try:
+            self._report(flush())
+        except ConfigError as exc:
+            if self.on_error is not None:
+                self.on_error(exc)
 
     def _handle(self, batch: set[tuple[watchfiles.Change, str]]) -> bool:
         """Store the batch's hints, then release the cookies in it; whether any hint came."""

@@ -92,7 +92,10 @@ def watch(ctx: typer.Context) -> None:
                 run = materializer.submit(name, delta.epoch, documents)
                 run.add_done_callback(_report_failure)
 
-    watcher = Watcher(cfg, on_flush=report)
+    def warn(exc: Exception) -> None:
+        err_console.print(f"[yellow]warning:[/yellow] {exc} (still watching)")
+
+    watcher = Watcher(cfg, on_flush=report, on_error=warn)
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     console.print(f"watching {cfg.root} (Ctrl-C to stop)")
     try:
