@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -10,6 +11,8 @@ from freshline.store.db import Database, decode_path, encode_path
 from freshline.store.records import FileKind, IndexEntry
 
 _COLUMNS = "path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties"
+
+Stats = dict[bytes, tuple[int, int, int]]
 
 
 def _entry(row: tuple[Any, ...]) -> IndexEntry:
@@ -38,7 +41,8 @@ def _row(e: IndexEntry) -> tuple[Any, ...]:
         e.dev,
         e.blob,
         e.mode,
-        json.dumps(list(e.tags)),
+        # Most files have neither: skip the encoder's per-call cost.
+        json.dumps(list(e.tags)) if e.tags else "[]",
         json.dumps(e.properties, sort_keys=True, default=str) if e.properties else "{}",
     )
 
@@ -53,6 +57,8 @@ class IndexTable:
     """Reads and writes of the `files` table."""
 
     db: Database
+    # (connection, its data_version, stats) of the last index_stats: see there.
+    _stats: tuple[sqlite3.Connection | None, int, Stats] | None = None
 
     def index_get(self, path: str) -> IndexEntry | None:
         """The index entry of one path, if any."""
@@ -84,11 +90,28 @@ class IndexTable:
                 found[entry.path] = entry
         return found
 
-    def index_stats(self) -> dict[bytes, tuple[int, int, int]]:
+    def index_stats(self) -> Stats:
         """Stored path (`encode_path` form) → (size, mtime_ns, inode) for every entry: the
-        cheap form a rescan compares, keyed by raw bytes so no row is decoded."""
-        rows = self.db.conn.execute("SELECT path, size, mtime_ns, inode FROM files")
-        return {p: (s, m, i) for p, s, m, i in rows}
+        cheap form a rescan compares, keyed by raw bytes so no row is decoded.
+
+        Returns a fresh dict. The rows are kept in memory while no other connection has
+        committed (`data_version`) and this one has not written the index, so a repeated
+        rescan in one process does not load 100k rows again.
+        """
+        conn = self.db.conn
+        version = conn.execute("PRAGMA data_version").fetchone()[0]  # before the rows
+        cached = self._stats
+        if cached is None or cached[0] is not conn or cached[1] != version:
+            rows = conn.execute("SELECT path, size, mtime_ns, inode FROM files")
+            cached = self._stats = (conn, version, {p: (s, m, i) for p, s, m, i in rows})
+        return dict(cached[2])
+
+    def _forget_stats(self) -> None:
+        # The write may yet roll back: reload next time rather than patch. The old dict
+        # stays until that reload replaces it, so freeing 100k rows does not land on a
+        # small flush.
+        if self._stats is not None:
+            self._stats = (None, 0, self._stats[2])
 
     def index_count(self) -> int:
         """How many files the index holds."""
@@ -96,13 +119,16 @@ class IndexTable:
 
     def index_put(self, entries: Iterable[IndexEntry]) -> None:
         """Insert or replace entries (call inside `write()`)."""
+        rows = [_row(e) for e in entries]
+        if rows:
+            self._forget_stats()
         self.db.conn.executemany(
-            f"INSERT OR REPLACE INTO files ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [_row(e) for e in entries],
+            f"INSERT OR REPLACE INTO files ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows
         )
 
     def index_delete(self, paths: Iterable[str]) -> None:
         """Remove entries (call inside `write()`)."""
-        self.db.conn.executemany(
-            "DELETE FROM files WHERE path = ?", [(encode_path(p),) for p in paths]
-        )
+        rows = [(encode_path(p),) for p in paths]
+        if rows:
+            self._forget_stats()
+        self.db.conn.executemany("DELETE FROM files WHERE path = ?", rows)

@@ -160,8 +160,9 @@ class Scanner:
         """
         result = ScanResult()
         created: dict[str, IndexEntry] = {}
+        scanned = 0
         for raw, st in disk:
-            result.scanned += 1
+            scanned += 1
             known = stats.pop(raw, None)
             if known == (st.st_size, st.st_mtime_ns, st.st_ino):
                 continue
@@ -176,7 +177,7 @@ class Scanner:
             old = old_entry(rel)
             if old is not None and _content(old) != _content(fresh):
                 result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
-        deleted = {}
+        deleted: dict[str, IndexEntry] = {}
         for rel in map(decode_path, stats):
             old = old_entry(rel)
             if old is not None and not self._kept(rel):
@@ -193,6 +194,7 @@ class Scanner:
             if not os.path.isdir(os.path.join(self.root, f.old))  # emptied, not moved
         ]
         result.warnings = self.warnings
+        result.scanned = scanned
         return result
 
     def _count_under(self, folder: str) -> int:
