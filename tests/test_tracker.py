@@ -5,8 +5,10 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -309,3 +311,25 @@ def test_an_ignore_entry_removed_brings_its_files_in_even_on_a_hinted_flush(
     result = t.scan(["n/a.md"])  # only a hint for another file
     assert result.full
     assert [c.path for c in result.projects["p"].changes if c.kind is C] == ["n/build/out.md"]
+
+
+def test_the_index_stats_cache_follows_writes_by_other_connections(ws: Workspace) -> None:
+    old = time.time() - 10
+    for i in range(4):
+        os.utime(ws.write(f"n/{i}.md", f"note {i}\n"), (old, old))
+    ws.configure({"p": {"include": ["n"]}})
+    mine, other = ws.tracker(), ws.tracker()  # two processes' connections
+    mine.scan()
+    assert mine.scan().projects == {}  # the cache is warm now
+    os.utime(ws.write("n/0.md", "changed elsewhere\n"), (old + 1, old + 1))
+    assert [c.path for c in other.scan().projects["p"].changes] == ["n/0.md"]
+    assert mine.scan().projects == {}  # logged once, by the other process
+    (ws.root / "n/1.md").unlink()
+    assert [(c.kind, c.path) for c in mine.scan().projects["p"].changes] == [(D, "n/1.md")]
+    raw = sqlite3.connect(ws.root / ".freshline/freshline.db")
+    raw.execute("UPDATE files SET size = 999 WHERE path = ?", (b"n/2.md",))
+    raw.commit()
+    raw.close()
+    mine.scan()
+    entry = mine.store.index_get("n/2.md")
+    assert entry is not None and entry.size == len("note 2\n")
