@@ -254,9 +254,16 @@ def _flow_item_end(value: str, i: int) -> int:
 
 def inline_tags(body: str) -> set[str]:
     """The inline `#tags` of a note body (LF line endings, front matter removed)."""
-    text = _COMMENTS.sub(" ", _strip_fences(body))
+    # Every tag starts with "#": text without one is skipped before the costly passes.
+    if "#" not in body:
+        return set()
+    text = _strip_fences(body)
+    if "%%" in text or "<!--" in text:
+        text = _COMMENTS.sub(" ", text)
     tags: set[str] = set()
     for paragraph in re.split(r"\n[ \t]*\n", text):
+        if "#" not in paragraph:
+            continue
         visible = _LINKS.sub(" ", _strip_code_spans(paragraph))
         words = [_tag_prefix(m[1]) for m in _TAG_START.finditer(visible)]
         tags.update(_valid_tags([w for w in words if w]))
