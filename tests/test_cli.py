@@ -155,3 +155,16 @@ def test_materialize_converts_and_prunes_what_left_every_project(cli_ws: Workspa
     (cli_ws.root / "notes/page.html").unlink()
     gone = as_json(cli_ws, "materialize")
     assert str(snapshot) in gone["pruned"] and not snapshot.exists()  # type: ignore[operator]
+
+
+def test_an_unknown_session_mode_is_a_usage_error(cli_ws: Workspace) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    code, _out, err = run(cli_ws, "session", "new", "--project", "p", "--mode", "bogus")
+    assert code == 2 and "bogus" in err
+
+
+def test_an_os_error_is_one_line_exit_1(ws: Workspace) -> None:
+    (ws.root / "blocker").write_text("a file where a folder should be")
+    result = runner.invoke(app, ["init", str(ws.root / "blocker" / "ws")])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1

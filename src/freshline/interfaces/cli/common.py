@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from freshline.config import Config, find_workspace, load_config
@@ -38,8 +40,13 @@ class Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except FreshlineError as exc:
-            err_console.print(f"[red]error:[/red] {exc}", markup=True)
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(exc.exit_code) from None
+        except (OSError, sqlite3.Error) as exc:
+            # The machine said no (a full disk, a file where a folder should be): one line
+            # and exit 1, never a traceback.
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            raise typer.Exit(1) from None
 
 
 def state(ctx: typer.Context) -> State:

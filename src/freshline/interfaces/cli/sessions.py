@@ -12,6 +12,7 @@ from rich.progress import Progress as Bar
 from rich.table import Table
 
 from freshline.agent.backends import get_backend
+from freshline.config import Mode
 from freshline.agent.runtime import send as send_turn
 from freshline.errors import ConflictStop
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
@@ -57,7 +58,7 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
 def session_new(
     ctx: typer.Context,
     project: str = typer.Option(..., "--project", "-p", help="The project to talk about."),
-    mode: str = typer.Option(None, "--mode", help="live or isolated (default: the project's)."),
+    mode: Mode = typer.Option(None, "--mode", help="live or isolated (default: the project's)."),
     target: str = typer.Option(None, "--target", help="Isolated: the rev to follow."),
     as_json: bool = JsonOption,
 ) -> None:
