@@ -12,8 +12,8 @@ from rich.progress import Progress as Bar
 from rich.table import Table
 
 from freshline.agent.backends import get_backend
-from freshline.config import Mode
 from freshline.agent.runtime import send as send_turn
+from freshline.config import Mode
 from freshline.errors import ConflictStop
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import MaterializeResult, Progress
