@@ -13,7 +13,7 @@ from freshline.conversation.git import EMPTY_TREE, Git
 from freshline.conversation.treewrite import update_tree
 from tests.test_conversation_support import git, scan
 
-PATHS = ["a", "b.txt", "d/a", "d/b", "d/e/f", "d/e/g", "d-x", "d.x", "z/y/x/w", "é.txt"]
+PATHS = ["a", "b.txt", "d", "d/a", "d/b", "d/e", "d/e/f", "d/e/g", "d-x", "d.x", "z/y/x/w", "é.txt"]
 MODES = ["100644", "100755", "120000"]
 
 
@@ -46,7 +46,7 @@ def bare(tmp_path_factory: pytest.TempPathFactory) -> Git:
     return Git(path)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=tree_changes())
 def test_update_tree_matches_git_index(bare: Git, case) -> None:
     base, changes = case

@@ -31,6 +31,7 @@ class LiveDelta:
 
     changed: tuple[IndexEntry, ...] = ()  # created or modified entries
     removed: tuple[str, ...] = ()  # paths no longer in scope
+    base: str | None = None  # the live tree it applies to (None: the head's tree)
 
 
 def live_tree(

@@ -35,11 +35,10 @@ def update_tree(git: Git, base: str | None, changes: Mapping[str, Entry | None])
     for d in sorted(dirs, key=lambda p: -p.count("/") - (p != "")):
         entries = dict(old.get(d, {}))
         for path, subdir in inside[d]:
-            if subdir is not None and path not in changes:
-                oid = written[subdir]
-                _put(entries, _name(path), (TREE_MODE, oid) if oid else None)
-            else:
-                _put(entries, _name(path), changes[path])
+            change = changes.get(path)
+            if change is None and subdir is not None and written[subdir]:
+                change = (TREE_MODE, written[subdir] or "")
+            _settle(entries, _name(path), change, subdir is not None, path in changes)
         written[d] = _serialize(entries, batch) if entries else None
         if written[d]:
             expected.append(written[d] or "")
@@ -51,11 +50,18 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _put(entries: dict[str, Entry], name: str, entry: Entry | None) -> None:
-    if entry is None:
-        entries.pop(name, None)
-    else:
+def _settle(
+    entries: dict[str, Entry], name: str, entry: Entry | None, is_dir: bool, asked: bool
+) -> None:
+    """Put `entry` under `name`, or remove what was asked to go: a file removed (`asked`)
+    or a directory left empty (`is_dir`). Removing "a" where "a" is a directory, or "a/b"
+    where "a" is a file, removes nothing."""
+    if entry is not None:
         entries[name] = entry
+        return
+    was_dir = entries.get(name, (TREE_MODE, ""))[0] == TREE_MODE
+    if was_dir == is_dir or (asked and is_dir):
+        entries.pop(name, None)
 
 
 def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:

@@ -88,8 +88,10 @@ def prepare_turn(
 ) -> PendingTurn:
     """Compute the human turn before the model is called; nothing is recorded yet.
 
-    Live: the tree is written from `entries`, or from the head's tree plus `delta` (what
-    changed since the previous turn: cheaper), else it is the head's tree. Isolated: the
+    Live: the tree is `delta` applied to its base (what changed since that tree was written:
+    costs what the delta costs), else, when there is no delta or its base tree is gone, it
+    is written from `entries` (iterated only then: a lazy iterable costs nothing when the
+    delta applies), else it is the head's tree. Isolated: the
     worktree is snapshotted and, when the target moved, merged in memory and the worktree
     moved to the result. Raises ConflictStop or SyncRequired with the ref and worktree as
     they were.
@@ -100,8 +102,9 @@ def prepare_turn(
     turn = PendingTurn(repo, conversation, chain.head, message, head_tree, (chain.head,),
                        chain.root.mode, merges=chain.syncs_since_last_turn)
     if chain.root.mode is Mode.LIVE:
-        if delta is not None:
-            return replace(turn, tree=live_tree_delta(repo.git, head_tree, delta, repo.workspace))
+        base = head_tree if delta is None else delta.base or head_tree
+        if delta is not None and (base == head_tree or not repo.git.missing_objects([base])):
+            return replace(turn, tree=live_tree_delta(repo.git, base, delta, repo.workspace))
         if entries is None:
             return turn
         return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))

@@ -3,16 +3,18 @@
 A live conversation records the project's files on every turn. Listing them from the index
 walks the whole workspace (`Tracker.files_in_scope`), so a send would cost O(workspace).
 This cache lists them once, then applies the project's coalesced changes since the epoch
-it was built at: a turn costs O(project + changes). A scope change, a compacted log or a
-new signature rebuilds it from the index.
+it was built at: a turn costs O(project + changes). `since()` gives those changes alone,
+so a turn that knows the epoch of its previous tree costs O(changes). A scope change, a
+compacted log or a new signature rebuilds from the index.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 from freshline.config import Config
-from freshline.store.records import ChangeKind, IndexEntry
+from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker import Tracker
 from freshline.tracker.scoping import in_scope
 
@@ -24,6 +26,15 @@ class _Listing:
     signature: str
     epoch: int
     entries: dict[str, IndexEntry]
+
+
+@dataclass
+class ScopeDelta:
+    """How a project's in-scope files changed after an epoch, as of `epoch`."""
+
+    epoch: int  # the epoch the changes reach (entries may be newer still)
+    changed: dict[str, IndexEntry] = field(default_factory=dict)  # entered or modified
+    removed: set[str] = field(default_factory=set)  # left the scope or deleted
 
 
 class InScope:
@@ -47,25 +58,46 @@ class InScope:
             self._listings[project] = listing
         return [listing.entries[p] for p in sorted(listing.entries)]
 
+    def since(self, project: str, epoch: int) -> ScopeDelta | None:
+        """What changed among the project's in-scope files after `epoch`; None when only a
+        full listing can tell (a scope change, a compacted log, an epoch it never had)."""
+        answer = self.tracker.changes_since(project, epoch)
+        if answer.compacted or any(c.kind in _REBUILD for c in answer.changes):
+            return None
+        delta = ScopeDelta(answer.epoch)
+        for path, entry in self._updates(project, answer.changes):
+            if entry is None:
+                delta.changed.pop(path, None)
+                delta.removed.add(path)
+            else:
+                delta.removed.discard(path)
+                delta.changed[path] = entry
+        return delta
+
     def _catch_up(self, listing: _Listing, project: str, epoch: int) -> bool:
         """Apply the changes since the listing's epoch; False when it must be rebuilt."""
         if listing.epoch == epoch:
             return True
-        answer = self.tracker.changes_since(project, listing.epoch)
-        if answer.compacted or any(c.kind in _REBUILD for c in answer.changes):
+        delta = self.since(project, listing.epoch)
+        if delta is None:
             return False
-        scope = self.config.project(project).scope
-        for change in answer.changes:
-            if change.old_path is not None:
-                listing.entries.pop(change.old_path, None)
-            if change.kind is ChangeKind.DELETED or (change.detail or {}).get("folder"):
-                listing.entries.pop(change.path, None)
-                continue
-            entry = self.tracker.store.index_get(change.path)
-            if in_scope(scope, entry):
-                assert entry is not None
-                listing.entries[change.path] = entry
-            else:
-                listing.entries.pop(change.path, None)
-        listing.epoch = answer.epoch
+        for path in delta.removed:
+            listing.entries.pop(path, None)
+        listing.entries.update(delta.changed)
+        listing.epoch = delta.epoch
         return True
+
+    def _updates(
+        self, project: str, changes: Sequence[Change]
+    ) -> Iterator[tuple[str, IndexEntry | None]]:
+        """(path, its in-scope entry now or None) for each path the changes touch, in order."""
+        scope = self.config.project(project).scope
+        for change in changes:
+            if not change.path or (change.detail or {}).get("folder"):
+                continue  # a project-level entry, or a folder summary of per-file changes
+            if change.old_path is not None:
+                yield change.old_path, None
+            entry = None
+            if change.kind is not ChangeKind.DELETED:
+                entry = self.tracker.store.index_get(change.path)
+            yield change.path, entry if in_scope(scope, entry) else None

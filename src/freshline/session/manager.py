@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from freshline.config import Config, Mode, load_config
 from freshline.context import UpdatesInput, render_updates
-from freshline.conversation import Conversations, PendingTurn
+from freshline.conversation import Conversations, LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
 from freshline.errors import FreshlineError, UsageError
@@ -27,7 +27,7 @@ from freshline.session.documents import DocumentDesk
 from freshline.session.inscope import InScope
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.turn import PreparedTurn, Staged
-from freshline.store import Change, ChangeKind, SessionRecord, SessionState
+from freshline.store import Change, ChangeKind, IndexEntry, SessionRecord, SessionState
 from freshline.tracker import Tracker
 from freshline.tracker.scoping import in_scope
 
@@ -53,6 +53,7 @@ class SessionManager:
         self.conversations = Conversations(config.root)
         self.in_scope = InScope(config, self.tracker)
         self._background: list[threading.Thread] = []
+        self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
         self._config_stamp = _stamp(config.path)
 
     def reload_config(self) -> Config:
@@ -231,10 +232,29 @@ class SessionManager:
 
     def _conversation_turn(self, s: SessionRecord, message: str) -> PendingTurn:
         scope = self.config.project(s.project).scope
-        entries = self.in_scope.entries(s.project) if s.mode == Mode.LIVE.value else None
-        return self.conversations.prepare_turn(
-            s.id, message, entries, path_filter=scope.matches_path
+        if s.mode != Mode.LIVE.value:
+            return self.conversations.prepare_turn(s.id, message, path_filter=scope.matches_path)
+        # Read first: whatever is listed next is at least this new, so the tree covers it.
+        epoch = self.tracker.epoch(s.project)
+        pending = self.conversations.prepare_turn(
+            s.id, message, self._lazy_entries(s.project), delta=self._live_delta(s)
         )
+        self._live_written[s.id] = (pending.tree, epoch)  # stored by `_accept`
+        return pending
+
+    def _live_delta(self, s: SessionRecord) -> LiveDelta | None:
+        """What changed in scope since the session's last live tree was written, to apply to
+        that tree (a live turn's tree is the project now, whatever the head's is), or None."""
+        if s.live_tree is None or s.live_epoch is None:
+            return None
+        delta = self.in_scope.since(s.project, s.live_epoch)
+        if delta is None:
+            return None
+        return LiveDelta(tuple(delta.changed.values()), tuple(delta.removed), s.live_tree)
+
+    def _lazy_entries(self, project: str) -> Iterator[IndexEntry]:
+        # Listed only if iterated: a turn the delta covers never walks the project.
+        yield from self.in_scope.entries(project)
 
     def _updates(
         self, s: SessionRecord, merges: Sequence[MergeInfo]
@@ -293,6 +313,9 @@ class SessionManager:
             if staged.manifest is not None:
                 text, epoch, key = staged.manifest
                 s = replace(s, manifest=text, manifest_epoch=epoch, dirty_key=key)
+            written = self._live_written.pop(s.id, None)
+            if written is not None and turn.conversation and turn.conversation.tree == written[0]:
+                s = replace(s, live_tree=written[0], live_epoch=written[1])
             self.store.session_put(s)
 
     # -- documents -----------------------------------------------------------------------
@@ -309,7 +332,16 @@ class SessionManager:
 
     def materialize_async(self, project: str) -> None:
         """Convert the project's documents in the background (`settle()` waits)."""
-        thread = threading.Thread(target=self.materialize, args=(project,), daemon=True)
+
+        def convert() -> None:
+            try:
+                self.materialize(project)
+            except FreshlineError:
+                # The project left the config, or the config broke, after the turn: there
+                # is nothing to convert now, and the next turn reports what is wrong.
+                pass
+
+        thread = threading.Thread(target=convert, daemon=True)
         thread.start()
         self._background.append(thread)
 
