@@ -1,0 +1,67 @@
+"""The SQLite store: migrations, WAL, waiting writers, paths that are not UTF-8."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from freshline.errors import StoreError
+from freshline.store import Store
+from freshline.store.db import DB_NAME, decode_path, encode_path
+from freshline.store.schema import MIGRATIONS
+
+
+def test_a_new_store_is_migrated_to_the_latest_schema_in_wal_mode(tmp_path: Path) -> None:
+    Store(tmp_path).meta_set("k", "v")
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_migrations_run_forward_from_an_older_schema(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.executescript(MIGRATIONS[0][1] + "; PRAGMA user_version = 1;")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('kept', 'yes')")
+    conn.commit()
+    conn.close()
+    store = Store(tmp_path)
+    assert store.meta_get("kept") == "yes"
+    assert store.session_list() == []
+
+
+def test_a_schema_newer_than_this_freshline_is_refused(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this freshline knows"):
+        Store(tmp_path).meta_get("k")
+
+
+def test_readers_go_on_and_writers_wait_while_another_writes(tmp_path: Path) -> None:
+    first = Store(tmp_path)
+    first.meta_set("k", "before")
+    holding = threading.Event()
+
+    def long_write() -> None:
+        with first.write():
+            first.meta_set("k", "after")
+            holding.set()
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=long_write)
+    thread.start()
+    holding.wait()
+    second = Store(tmp_path)  # another process opening the store meanwhile
+    assert second.meta_get("k") == "before"  # a reader sees the last commit at once
+    second.meta_set("other", "x")  # a writer waits for the lock instead of failing
+    thread.join()
+    assert second.meta_get("k") == "after"
+
+
+@pytest.mark.parametrize("path", ["plain.md", "caf\udce9.md", "日本/メモ.md", "a b/c"])
+def test_paths_round_trip(path: str) -> None:
+    assert decode_path(encode_path(path)) == path
