@@ -290,4 +290,4 @@ def test_run_chat_refuses_a_bad_model_before_opening_anything(notes: SessionMana
         run_chat(notes.config, model="nope")
     with pytest.raises(UsageError, match="takes no option base_url"):
         run_chat(notes.config, base_url="http://127.0.0.1:1")
-    assert notes.list() == []
+    assert notes.sessions() == []

@@ -251,7 +251,7 @@ def test_explicit_target_and_fixed_commit(up: Upstream) -> None:
         convs.open("fixed", Mode.ISOLATED)
     with pytest.raises(NotFoundError):
         convs.open("other", Mode.ISOLATED, target="no-such-branch")
-    assert convs.list() == ["fixed"]
+    assert convs.ids() == ["fixed"]
     up.commit("feature", {"f": "f\n"}, parent=first)
     convs.open("named", Mode.ISOLATED, target="feature")
     assert convs.log("named")[0].root.target == "refs/heads/feature"

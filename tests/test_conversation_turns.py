@@ -48,7 +48,7 @@ def test_checkout_keeps_conversations_in_its_repository(tmp_path: Path) -> None:
     root = convs.open("l1", Mode.LIVE, entries=scan(up.root))
     assert up.parents(root) == [base]
     assert up.rev("refs/freshline/conversations/l1") == root
-    assert convs.list() == ["l1"]
+    assert convs.ids() == ["l1"]
 
 
 def test_live_turn_trees_differ_exactly_by_changed_files(tmp_path: Path) -> None:

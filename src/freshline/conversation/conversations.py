@@ -74,7 +74,7 @@ class Conversations:
         """The conversation's head commit (NotFoundError when unknown)."""
         return self.repo.head(conversation)
 
-    def list(self) -> list[str]:
+    def ids(self) -> list[str]:
         """Every conversation id, sorted."""
         return self.repo.conversations()
 

@@ -246,7 +246,7 @@ class Demo:
         """The isolated conversation as git records it: one commit per event, no blocks."""
         m = self.manager
         assert m is not None
-        session = m.list("code")[-1].id
+        session = m.sessions("code")[-1].id
         self.heading("The transcript is git history")
         self.say(f"refs/freshline/conversations/{session}, oldest first (the visible "
                  "transcript holds the messages, never the wire blocks):")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from freshline.config import Config, Mode, load_config
+from freshline.config import Config, Mode
 from freshline.context import UpdatesInput, render_updates
 from freshline.conversation import Conversations, LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
@@ -54,16 +54,11 @@ class SessionManager:
         self.in_scope = InScope(config, self.tracker)
         self._background: list[threading.Thread] = []
         self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
-        self._config_stamp = _stamp(config.path)
 
     def reload_config(self) -> Config:
         """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
         otherwise never see a scope change). Raises ConfigError for a broken file."""
-        stamp = _stamp(self.config.path)
-        if stamp != self._config_stamp:
-            config = load_config(self.config.root)
-            self.config = self.tracker.config = self.in_scope.config = config
-            self._config_stamp = stamp
+        self.config = self.in_scope.config = self.tracker.reload_config()
         return self.config
 
     def close(self) -> None:
@@ -77,7 +72,7 @@ class SessionManager:
         """One session (NotFoundError when unknown)."""
         return self.store.session_get(session_id)
 
-    def list(self, project: str | None = None) -> list[SessionRecord]:
+    def sessions(self, project: str | None = None) -> list[SessionRecord]:
         """Every session, or those of one project."""
         return self.store.session_list(project)
 
@@ -349,14 +344,6 @@ class SessionManager:
         """Wait for background conversions to finish."""
         while self._background:
             self._background.pop().join()
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _refresh_entry(merge: MergeInfo) -> Change:

@@ -78,7 +78,7 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     Example: freshline session list
     """
     with manager(ctx) as m:
-        sessions = m.list()
+        sessions = m.sessions()
 
     def human() -> None:
         table = Table("id", "project", "state", "mode", "cursor")
