@@ -41,11 +41,13 @@ class SendResult:
 
 
 def history(manager: SessionManager, session_id: str) -> list[Message]:
-    """The visible transcript as model messages: user and assistant text, oldest first."""
+    """Earlier turns as the model saw them: each user message with the blocks it came with,
+    and the assistant's text, oldest first. (Tool calls and results are not replayed: their
+    effects are in the files, which the blocks point at.)"""
     out: list[Message] = []
     for e in manager.conversations.log(session_id):
-        if e.author is Author.USER:
-            out.append(Message(Role.USER, e.content))
+        if e.author is Author.USER:  # as the model received it, context blocks included
+            out.append(Message(Role.USER, e.wire or e.content))
         elif e.author is Author.ASSISTANT and e.content:
             out.append(Message(Role.ASSISTANT, e.content))
     return out
@@ -92,8 +94,12 @@ def complete(
     """Run a prepared turn through the model, record it and accept it."""
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
-    result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text)
-    head = turn.record([_event(e) for e in result.events])
+    try:
+        result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text)
+        head = turn.record([_event(e) for e in result.events])
+    except BaseException:
+        turn.abandon()
+        raise
     turn.accept()
     manager.materialize_async(s.project)
     after = manager.get(s.id).cursor

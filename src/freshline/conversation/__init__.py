@@ -10,7 +10,7 @@ from freshline.conversation.events import Author, Event, Mode, Refresh, Root
 from freshline.conversation.git import Git
 from freshline.conversation.repository import repository_for
 from freshline.conversation.trees import LiveDelta
-from freshline.conversation.turns import PendingTurn, commit_turn
+from freshline.conversation.turns import PendingTurn, abandon_turn, commit_turn
 
 __all__ = [
     "Author",
@@ -22,6 +22,7 @@ __all__ = [
     "PendingTurn",
     "Refresh",
     "Root",
+    "abandon_turn",
     "commit_turn",
     "repository_for",
 ]

@@ -56,6 +56,11 @@ class Conversations:
         )
 
     @staticmethod
+    def abandon_turn(pending: PendingTurn) -> None:
+        """Undo what preparing a turn did to an isolated worktree (see turns.abandon_turn)."""
+        turns.abandon_turn(pending)
+
+    @staticmethod
     def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
         """Record a prepared turn and its events; returns the new head."""
         return turns.commit_turn(pending, events)

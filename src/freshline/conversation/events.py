@@ -67,6 +67,9 @@ class Event:
     args: dict[str, Any] | None = None
     result: str | None = None
     mode_changes: tuple[str, ...] = ()  # paths whose mode a tool changed on purpose
+    # What the model received, when more than `content`: a user message with the context
+    # blocks before it. Later turns replay it (the APIs keep no state); never shown.
+    wire: str | None = None
     tree: str | None = field(default=None, compare=False)
     commit: str | None = field(default=None, compare=False)
 
@@ -116,7 +119,7 @@ def encode(event: Event) -> str:
         data["sync"] = _refresh_json(event.sync)
     if event.root is not None:
         data["root"] = _root_json(event.root)
-    optional = {"tool": event.tool, "args": event.args, "result": event.result}
+    optional = {"tool": event.tool, "args": event.args, "result": event.result, "wire": event.wire}
     data.update({k: v for k, v in optional.items() if v is not None})
     if event.mode_changes:
         data["mode_changes"] = sorted(event.mode_changes)
@@ -142,6 +145,7 @@ def decode(message: str, commit: str | None = None, tree: str | None = None) -> 
         args=data.get("args"),
         result=data.get("result"),
         mode_changes=tuple(data.get("mode_changes", ())),
+        wire=data.get("wire"),
         tree=tree,
         commit=commit,
     )

@@ -123,10 +123,14 @@ def sync(
     worktree = repo.worktree_git(conversation, chain.head)
     ours = snapshot_worktree(worktree)
     merge = merge_target(repo, chain, ours, target, rev, with_conflicts, path_filter)
-    move_worktree(worktree, ours, merge.tree)
     event = Event(Author.SYSTEM, f"sync {rev}", sync=merge.record)
     commit = repo.git.commit_tree(merge.tree, [chain.head, target], encode(event))
-    advance(repo, conversation, commit, chain.head, worktree)
+    move_worktree(worktree, ours, merge.tree)
+    try:
+        advance(repo, conversation, commit, chain.head, worktree)
+    except ConversationMoved:
+        move_worktree(worktree, merge.tree, ours)  # nothing recorded: nothing moved either
+        raise
     return merge.record
 
 

@@ -42,6 +42,8 @@ class PendingTurn:
     mode: Mode
     refresh: Refresh | None = None  # what this turn's refresh merged
     merges: tuple[Refresh, ...] = ()  # syncs since the last turn, then the refresh: to announce
+    unmerged: str | None = None  # isolated: the worktree's tree before the refresh moved it
+    wire: str | None = None  # what the model received for the message (see Event.wire)
 
 
 def open_conversation(
@@ -118,7 +120,16 @@ def prepare_turn(
                          base=chain.last_parent)
     move_worktree(worktree, ours, merge.tree)
     return replace(turn, tree=merge.tree, parents=(chain.head, target), refresh=merge.record,
-                   merges=(*turn.merges, merge.record))
+                   merges=(*turn.merges, merge.record), unmerged=ours)
+
+
+def abandon_turn(pending: PendingTurn) -> None:
+    """Undo what preparing an isolated turn did to the worktree (a refresh's merge, and
+    any file a tool wrote since), after a failure before `commit_turn` recorded it."""
+    if pending.mode is not Mode.ISOLATED or pending.repo.head(pending.conversation) != pending.head:
+        return  # live, or another send won the ref: the worktree is the winner's now
+    worktree = pending.repo.worktree_git(pending.conversation, pending.head)
+    move_worktree(worktree, snapshot_worktree(worktree), pending.unmerged or pending.tree)
 
 
 def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
@@ -132,7 +143,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     for event in events:
         if event.root or event.refresh or event.sync:
             raise UsageError("root, refresh and sync events are written by freshline itself")
-    human = Event(Author.USER, pending.message, refresh=pending.refresh)
+    human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
     commit = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
     tree = pending.tree
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None

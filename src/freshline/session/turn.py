@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from freshline.conversation import Event, PendingTurn, commit_turn
+from freshline.conversation import Event, PendingTurn, abandon_turn, commit_turn
 from freshline.store import SessionRecord
 
 
@@ -51,8 +51,15 @@ class PreparedTurn:
         """Write the human turn and its events to the conversation (compare-and-swap)."""
         if self.conversation is None:
             return None
-        self.head = commit_turn(self.conversation, events)
+        wire = self.wire_prompt if self.wire_prompt != self.message else None
+        self.head = commit_turn(replace(self.conversation, wire=wire), events)
         return self.head
+
+    def abandon(self) -> None:
+        """Undo what preparing did to an isolated worktree, when the turn fails before
+        `record()`: nothing is recorded, so nothing stays half-written on disk either."""
+        if self.conversation is not None and self.head is None:
+            abandon_turn(self.conversation)
 
     def accept(self) -> None:
         """Call once the backend accepted the prompt: advance the cursor, apply the sets.

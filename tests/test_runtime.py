@@ -1,0 +1,101 @@
+"""One send end to end: what the model is given across turns, and what a failure leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from freshline.agent.backends import get_backend
+from freshline.agent.backends.echo import EchoBackend
+from freshline.agent.errors import BackendRateLimited
+from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
+from freshline.agent.runtime import send
+from freshline.config import add_project, init_workspace, load_config
+from freshline.session import SessionManager
+
+from .conftest import Workspace
+
+
+class Recording(EchoBackend):
+    """The echo backend, keeping every request it was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[Message]] = []
+
+    def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec],
+        on_text: TextCallback | None = None,
+    ) -> AssistantReply:
+        self.requests.append(list(messages))
+        return super().complete(messages, tools, on_text)
+
+
+def test_later_turns_replay_the_blocks_earlier_turns_were_sent_with(ws: Workspace) -> None:
+    ws.write("notes/a.md", "a")
+    ws.configure({"p": {"include": ["notes"]}})
+    manager = SessionManager(ws.config())
+    try:
+        s = manager.new("p")
+        backend = Recording()
+        send(manager, s.id, "one", backend)
+        ws.write("notes/b.md", "b")
+        send(manager, s.id, "two", backend)
+        send(manager, s.id, "three", backend)
+    finally:
+        manager.close()
+    third = [m.content for m in backend.requests[2]]
+    assert third[0].startswith("<project_context") and third[0].endswith("one")
+    assert "<project_context_updates" in third[2] and third[2].endswith("two")
+    assert third[-1] == "three"
+    log = manager.conversations.log(s.id)
+    assert [e.content for e in log if e.author.value == "user"] == ["one", "two", "three"]
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
+    root = tmp_path / "repo"
+    init_workspace(root)
+    (root / "src").mkdir()
+    (root / "src/b.py").write_text("b = 1\n")
+    add_project(root, "code", ["src"], mode="isolated")
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "start")
+    manager = SessionManager(load_config(root))
+    yield manager, root
+    manager.close()
+
+
+def test_a_failed_isolated_send_leaves_the_worktree_as_it_was(
+    code: tuple[SessionManager, Path], tmp_path: Path
+) -> None:
+    manager, root = code
+    s = manager.new("code")
+    worktree = manager.conversations.worktree(s.id)
+    (root / "src/b.py").write_text("b = 2\n")
+    git(root, "commit", "--quiet", "-am", "upstream edits b")
+    script = tmp_path / "script.json"
+    write = {"tool": "write", "args": {"path": "src/new.py", "content": "x = 1\n"}}
+    script.write_text(json.dumps({"turns": [[write, {"fail": "rate_limit"}]]}))
+    head = manager.conversations.head(s.id)
+    with pytest.raises(BackendRateLimited):
+        send(manager, s.id, "go", get_backend(f"scripted:{script}"))
+    assert manager.conversations.head(s.id) == head
+    assert (worktree / "src/b.py").read_text() == "b = 1\n"  # the refresh was undone
+    assert not (worktree / "src/new.py").exists()  # and so was the failed turn's write
+    git(root, "reset", "--quiet", "--hard", "HEAD~1")  # upstream takes its edit back
+    git(root, "commit", "--quiet", "--allow-empty", "-m", "upstream moves on")
+    send(manager, s.id, "again", get_backend("echo"))
+    assert "b = 2" not in manager.conversations.diff(s.id)
