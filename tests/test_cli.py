@@ -110,11 +110,17 @@ def test_session_send_updates(cli_ws: Workspace) -> None:
     assert first["accepted"] and "<project_context" in first["wire_prompt"]  # type: ignore[index]
     cli_ws.write("notes/fresh.md", "fresh")
     preview = as_json(cli_ws, "updates", session)
-    assert str(cli_ws.root / "notes/fresh.md") in preview["updates"]  # type: ignore[index]
+    assert str(cli_ws.root / "notes/fresh.md") in preview["blocks"]  # type: ignore[index]
     second = as_json(cli_ws, "send", session, "again")
     assert str(cli_ws.root / "notes/fresh.md") in second["wire_prompt"]  # type: ignore[index]
     assert (second["cursor_before"], second["cursor_after"]) == (0, 1)  # type: ignore[index]
-    assert as_json(cli_ws, "updates", session)["updates"] is None  # type: ignore[index]
+    assert as_json(cli_ws, "updates", session)["blocks"] is None  # type: ignore[index]
+    assert as_json(cli_ws, "session", "close", session)["state"] == "closed"  # type: ignore[index]
+    code, _out, err = run(cli_ws, "send", session, "after close")
+    assert code == 2 and "closed" in err
+    assert as_json(cli_ws, "session", "resume", session)["state"] == "active"  # type: ignore[index]
+    resumed = as_json(cli_ws, "updates", session)["blocks"]
+    assert resumed.startswith("<project_context")  # type: ignore[union-attr]
     log = as_json(cli_ws, "log", session)
     users = [e["content"] for e in log if e["author"] == "user"]  # type: ignore[union-attr, index]
     assert users == ["hello", "again"]  # the wire blocks never reach the transcript

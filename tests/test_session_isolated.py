@@ -57,3 +57,21 @@ def test_blocks_name_worktree_paths_the_tools_can_read(code: tuple[SessionManage
     assert "uncommitted.py" not in turn.updates
     assert str(root / "src/c.py") not in turn.updates
     assert (worktree / "src/c.py").read_text() == "z = 3\n"
+
+
+def test_a_sync_announces_only_in_scope_paths_and_the_preview_shows_it(
+    code: tuple[SessionManager, Path],
+) -> None:
+    manager, root = code
+    s = manager.new("code")
+    send(manager, s.id, "first", get_backend("echo"))
+    (root / "docs").mkdir()
+    (root / "docs/secret.md").write_text("not in the project\n")
+    (root / "src/d.py").write_text("d = 4\n")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "upstream adds docs and src")
+    assert manager.sync(s.id, "main") is not None
+    preview = manager.preview(s.id)
+    assert preview is not None and "src/d.py" in preview and "secret" not in preview
+    turn = manager.prepare(s.id, "after sync")
+    assert turn.updates == preview

@@ -158,12 +158,13 @@ def _session(manager: SessionManager, payload: HookInput, project: str) -> Sessi
     external = f"{AGENT}:{project}:{payload.session_id}"
     s = manager.store.session_by_external(external)
     if s is None:
-        return manager.new(project, external_id=external)
+        # Live whatever the project's mode: the agent works in the checkout itself.
+        return manager.new(project, mode="live", external_id=external, convert=False)
     lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
     if lost or s.state is SessionState.CLOSED:
         # The agent lost its context (cleared, compacted) or the session was closed:
         # resuming rebuilds the manifest and delivers it again.
-        return manager.resume(s.id)
+        return manager.resume(s.id, convert=False)
     return s
 
 
@@ -176,7 +177,7 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
     manager = SessionManager(config)
     try:
         s = _session(manager, payload, project)
-        turn = manager.prepare(s.id, "")
+        turn = manager.prepare(s.id, "", conversation=False)
         blocks = blocks_of(turn)
         if blocks is None:
             return False

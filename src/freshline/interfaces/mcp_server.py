@@ -98,10 +98,14 @@ class FreshlineService:
     tools on worker threads, and one session's turns must not interleave."""
 
     def __init__(self, config: Config) -> None:
-        self.config = config
         self.manager = SessionManager(config)
         self._lock = threading.Lock()
         self._outstanding: dict[str, tuple[str, PreparedTurn]] = {}  # session -> token, turn
+
+    @property
+    def config(self) -> Config:
+        """The workspace's config as it is now (the server outlives edits to it)."""
+        return self.manager.reload_config()
 
     def close(self) -> None:
         """Stop the conversion workers."""
@@ -136,7 +140,9 @@ class FreshlineService:
         """A new session of `project`, for a client that has none."""
 
         def run() -> SessionInfo:
-            s = self.manager.new(project, external_id=f"mcp:{secrets.token_hex(6)}")
+            # Live whatever the project's mode: the client works in the checkout itself.
+            external = f"mcp:{secrets.token_hex(6)}"
+            s = self.manager.new(project, mode="live", external_id=external)
             return SessionInfo(session=s.id, project=s.project)
 
         return self._locked(run)
@@ -149,7 +155,7 @@ class FreshlineService:
             # A long-lived server can afford converting what changed, so documents
             # arrive readable instead of "being converted".
             self.manager.materialize(s.project)
-            turn = self.manager.prepare(session, "")
+            turn = self.manager.prepare(session, "", conversation=False)
             self._outstanding.pop(session, None)
             blocks = blocks_of(turn)
             token = None

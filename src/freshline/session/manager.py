@@ -82,9 +82,11 @@ class SessionManager:
         mode: str | None = None,
         target: str | None = None,
         external_id: str | None = None,
+        convert: bool = True,
     ) -> SessionRecord:
         """Open a session: build its manifest and conversation. A clean landing of the
-        same project is reused; a dirty one never is."""
+        same project is reused; a dirty one never is. `convert=False` answers at once and
+        converts the project's documents in the background (hooks)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         self.tracker.flush()
@@ -95,7 +97,7 @@ class SessionManager:
             if reusable and same and not external_id:
                 return s
         session_id = uuid.uuid4().hex[:12]
-        built = self._build(project, session_id, chosen.value)
+        built = self._build(project, session_id, chosen.value, convert=convert)
         entries = self.in_scope.entries(project)
         self.conversations.open(
             session_id, ConversationMode(chosen.value), target, entries, project=project
@@ -119,15 +121,27 @@ class SessionManager:
             target=target,
         )
         self.store.session_put(record)
+        if built.pending and not convert:
+            self.materialize_async(project)
         return record
 
-    def resume(self, session_id: str) -> SessionRecord:
+    def resume(self, session_id: str, convert: bool = True) -> SessionRecord:
         """Reopen a session: its manifest is rebuilt and delivered on the next send, with a
-        note that the project may have changed while it was closed."""
+        note that the project may have changed while it was closed (`convert` as in `new`)."""
         self.reload_config()
         s = self.get(session_id)
-        built = self._build(s.project, s.id, s.mode, resumed=True)
-        s = replace(
+        built = self._build(s.project, s.id, s.mode, resumed=True, convert=convert)
+        if built.pending and not convert:
+            self.materialize_async(s.project)
+        with self.store.write():  # re-read: another process may have accepted a turn
+            s = self.get(session_id)
+            s = self._resumed(s, built)
+            self.store.session_put(s)
+        return s
+
+    @staticmethod
+    def _resumed(s: SessionRecord, built: BuiltManifest) -> SessionRecord:
+        return replace(
             s,
             state=SessionState.ACTIVE if s.state is not SessionState.LANDING else s.state,
             resumed_at=time.time(),
@@ -139,22 +153,32 @@ class SessionManager:
             resumed=True,
             pending_docs=sorted(set(s.pending_docs) | set(built.pending)),
         )
-        self.store.session_put(s)
-        return s
 
     def close_session(self, session_id: str) -> SessionRecord:
         """Mark a session closed (resume reopens it)."""
-        s = replace(self.get(session_id), state=SessionState.CLOSED)
-        self.store.session_put(s)
+        with self.store.write():
+            s = replace(self.get(session_id), state=SessionState.CLOSED)
+            self.store.session_put(s)
         return s
+
+    def sync(self, session_id: str, rev: str, with_conflicts: bool = False) -> MergeInfo | None:
+        """Merge `rev` into an isolated session's conversation now; what the merge changed
+        in the project's scope reaches the agent with the next send."""
+        s = self.get(session_id)
+        scope = self.reload_config().project(s.project).scope
+        return self.conversations.sync(session_id, rev, with_conflicts, scope.matches_path)
 
     # -- turns ---------------------------------------------------------------------------
 
-    def prepare(self, session_id: str, message: str, fanout: bool = False) -> PreparedTurn:
+    def prepare(
+        self, session_id: str, message: str, fanout: bool = False, conversation: bool = True
+    ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
         Raises ConflictStop or SyncRequired (before any model is called) when the
-        conversation's refresh cannot merge.
+        conversation's refresh cannot merge. `conversation=False` is for blocks delivered
+        to an agent freshline does not run (hooks, MCP): there is no answer to record, so
+        the conversation is left as it is.
         """
         self.reload_config()
         s = self.get(session_id)
@@ -173,21 +197,24 @@ class SessionManager:
                 dirty_key=rebuilt.dirty_key,
                 pending_docs=sorted(set(s.pending_docs) | set(rebuilt.pending)),
             )
-        conversation = self._conversation_turn(s, message)
-        staged, updates = self._updates(s, conversation.merges if conversation else ())
+        pending = self._conversation_turn(s, message) if conversation else None
+        staged, updates = self._updates(s, pending.merges if pending else ())
         if rebuilt is not None:
             staged.manifest = (rebuilt.text, rebuilt.epoch, rebuilt.dirty_key)
         manifest = s.manifest if s.needs_manifest else None
-        turn = PreparedTurn(s, message, manifest, updates, held, fanout, staged, conversation)
+        turn = PreparedTurn(s, message, manifest, updates, held, fanout, staged, pending)
         turn._accept = self._accept
         return turn
 
     def preview(self, session_id: str) -> str | None:
-        """The updates block the next send would deliver (delivers nothing, holds nothing)."""
+        """The blocks the next send would deliver: the manifest when one is due, and the
+        updates (delivers nothing, holds nothing; a refresh is worked out at send time)."""
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
-        return self._updates(s, ())[1]
+        merges = self.conversations.syncs_since_last_turn(s.id)
+        blocks = [s.manifest if s.needs_manifest else None, self._updates(s, merges)[1]]
+        return "\n\n".join(b for b in blocks if b) or None
 
     def _agent_root(self, session_id: str, mode: str) -> Path | None:
         """Where an isolated session's agent reads and writes; None for live sessions."""
@@ -196,7 +223,12 @@ class SessionManager:
         return self.conversations.worktree(session_id)
 
     def _build(
-        self, project: str, session_id: str, mode: str, resumed: bool = False
+        self,
+        project: str,
+        session_id: str,
+        mode: str,
+        resumed: bool = False,
+        convert: bool = True,
     ) -> BuiltManifest:
         return build_manifest(
             self.config,
@@ -206,6 +238,7 @@ class SessionManager:
             resumed,
             self.in_scope.entries,
             self._agent_root(session_id, mode),
+            convert,
         )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
@@ -221,7 +254,8 @@ class SessionManager:
             built, why = None, f"{why}; re-materializing failed: {exc}"
         if built is None or not built.complete:
             # Send with the stale manifest, and never hold again for this dirty key.
-            self.store.session_put(replace(s, held_key=key))
+            with self.store.write():
+                self.store.session_put(replace(self.get(s.id), held_key=key))
             return why + "; sent with the previous manifest", None
         return why, built
 
@@ -266,7 +300,8 @@ class SessionManager:
         if worktree is not None:
             # The agent's tree changes only through its own edits and refreshes: the
             # checkout's uncommitted edits are not in it, so they are not announced.
-            answer = replace(answer, changes=[], compacted=False)
+            configs = [c for c in answer.changes if c.kind is ChangeKind.CONFIG]
+            answer = replace(answer, changes=configs, compacted=False)
         news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
         compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
         refreshed = [_refresh_entry(m) for m in merges]

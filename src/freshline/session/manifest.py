@@ -38,19 +38,22 @@ def build_manifest(
     resumed: bool = False,
     listing: Callable[[str], list[IndexEntry]] | None = None,
     worktree: Path | None = None,
+    convert: bool = True,
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and render its manifest.
 
     `listing` gives the project's in-scope entries (default `tracker.files_in_scope`).
     `worktree` (isolated sessions) is where the agent reads: paths are shown under it, and
     no documents are converted, since the agent's tools cannot reach the snapshots.
+    `convert=False` renders documents as they stand without converting any (for callers
+    that must answer at once; they convert in the background).
     """
     tracker.flush()
     epoch = tracker.epoch(project)
     key = dirty_key(config, tracker, project)
     entries = (listing or tracker.files_in_scope)(project)
     documents = [] if worktree else [e for e in entries if is_document(e.path)]
-    result = materializer.ensure(project, epoch, documents)
+    converted = materializer.ensure(project, epoch, documents).complete if convert else True
     probes = [materializer.probe(e.path, e) for e in documents]
     p = config.project(project)
     text = render_manifest(
@@ -67,4 +70,4 @@ def build_manifest(
         )
     )
     pending = [x.path for x in probes if x.status in IN_PROGRESS]
-    return BuiltManifest(text, epoch, key, result.complete and not pending, pending)
+    return BuiltManifest(text, epoch, key, converted and not pending, pending)

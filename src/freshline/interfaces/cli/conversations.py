@@ -24,11 +24,7 @@ def sync(
     Example: freshline sync 3f2a9c1b7d4e origin/main
     """
     with manager(ctx) as m:
-        s = m.get(session_id)
-        scope = m.config.project(s.project).scope
-        merged = m.conversations.sync(
-            session_id, rev, with_conflicts, path_filter=scope.matches_path
-        )
+        merged = m.sync(session_id, rev, with_conflicts)
         head = m.conversations.head(session_id)
     data = {"session": session_id, "head": head, "merged": asdict(merged) if merged else None}
 

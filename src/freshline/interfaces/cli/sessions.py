@@ -168,15 +168,27 @@ def _stopped(session_id: str, stop: ConflictStop, as_json: bool) -> NoReturn:
     raise typer.Exit(stop.exit_code)
 
 
+@session_app.command("close")
+def session_close(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
+    """Close a session: sends are refused until `session resume` reopens it.
+
+    Example: freshline session close 3f2a9c1b7d4e
+    """
+    with manager(ctx) as m:
+        s = m.close_session(session_id)
+    emit(session_dict(s), as_json, lambda: console.print(f"closed {s.id}"))
+
+
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver (delivers nothing).
+    """Show what the next send would deliver: the manifest when due, then the updates
+    (delivers nothing).
 
     Example: freshline updates 3f2a9c1b7d4e
     """
     with manager(ctx) as m:
         block = m.preview(session_id)
     emit(
-        {"session": session_id, "updates": block},
+        {"session": session_id, "blocks": block},
         as_json,
         lambda: console.print(block or "nothing new", markup=False),
     )

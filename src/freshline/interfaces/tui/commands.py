@@ -151,7 +151,7 @@ def _diff(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> R
 def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
     rev = next(a for a in args if not a.startswith("--"))
     try:
-        merged = manager.conversations.sync(session_id, rev, WITH_CONFLICTS in args)
+        merged = manager.sync(session_id, rev, WITH_CONFLICTS in args)
     except ConflictStop as stop:
         body = "\n".join([*stop.paths, "", f"run /sync {rev} {WITH_CONFLICTS} to record the "
                           "conflict markers and resolve them in the conversation"])
