@@ -40,6 +40,10 @@ class Store(IndexTable, LogTable, MetaTable, SessionTable):
         """A read transaction: `with store.read(): ...` reads one consistent snapshot."""
         return self.db.read()
 
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: a cheap "did anyone write?"."""
+        return self.db.data_version()
+
     def close(self) -> None:
         """Close this thread's connection."""
         self.db.close()

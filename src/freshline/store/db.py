@@ -112,6 +112,10 @@ class Database:
         finally:
             conn.execute("COMMIT")
 
+    def data_version(self) -> int:
+        """A number that changes whenever another connection commits (SQLite's own)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def execute_write(self, sql: str, args: tuple[object, ...]) -> None:
         """Run one write statement inside the current transaction, or in its own."""
         conn = self.conn

@@ -107,27 +107,45 @@ class Tracker:
         live = not full and watcher_alive(self.store)
         if live and sync and not cookie_sync(self.root, self.store):
             live = False  # the watcher did not answer in time: trust nothing
+        if not live:
+            return self._full_flush()
         with self.store.write():
-            hints = self.store.hints_take()
-            return self._flush_locked(None if not live else hints)
+            return self._flush_locked(self.store.hints_take())
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
         self.reload_config()
+        if paths is None:
+            return self._full_flush()
         with self.store.write():
-            return self._flush_locked(None if paths is None else list(paths))
+            return self._flush_locked(list(paths))
 
-    def _flush_locked(self, paths: list[str] | None) -> FlushResult:
-        ignore = self.config.workspace.ignore
-        scanner = Scanner(self.root, self.store, ignore)
-        full = paths is None or "" in paths or self._patterns_moved()
+    def _full_flush(self) -> FlushResult:
+        """Walk and hash before taking the write lock, so writers in other processes (a
+        send accepting its turn) do not wait behind a long scan; if one wrote meanwhile,
+        the scan is redone under the lock, where nothing can move."""
+        version = self.store.data_version()
+        result = self._scan(None)
+        with self.store.write():
+            self.store.hints_take()  # a full scan covers them all
+            if self.store.data_version() != version:
+                result = self._scan(None)
+            return self._apply(result, full=True)
+
+    def _flush_locked(self, paths: list[str]) -> FlushResult:
+        full = "" in paths or self._patterns_moved()
+        return self._apply(self._scan(None if full else paths), full)
+
+    def _scan(self, paths: list[str] | None) -> ScanResult:
+        scanner = Scanner(self.root, self.store, self.config.workspace.ignore)
+        if paths is None:
+            return full_scan(scanner)
+        return targeted_scan(scanner, paths) if paths else ScanResult()
+
+    def _apply(self, result: ScanResult, full: bool) -> FlushResult:
+        """Write a scan's result and log it per project (inside the write lock)."""
         if full:
-            result = full_scan(scanner)
             self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
-        elif paths:
-            result = targeted_scan(scanner, paths)
-        else:
-            result = ScanResult()
         config_changes, new = self._config_changes()
         self.store.index_put(result.put)
         self.store.index_delete(result.remove)
