@@ -11,7 +11,6 @@ crashed or ran out of memory is discarded and the next job gets a fresh one.
 
 from __future__ import annotations
 
-import hashlib
 import resource
 import signal
 import socket
@@ -31,6 +30,7 @@ from freshline.materialize.converters.base import (
     allocation_failed,
     first_line,
 )
+from freshline.tracker.hashing import blob_id_file
 
 MIB = 1024 * 1024
 VANISHED = "source file is gone"
@@ -71,19 +71,10 @@ def _unloadable(exc: Exception) -> Outcome:
     return Outcome(reason=f"could not load the converter ({problem})")
 
 
-def blob_of(path: Path) -> str:
-    """The git blob id of a file's content, read in chunks."""
-    digest = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def convert_here(job: Job, memory_mb: int) -> Outcome:
     """Run a job in this process and turn every failure into an Outcome."""
     try:
-        fingerprint = blob_of(job.path)
+        fingerprint, _head = blob_id_file(job.path, job.path.stat().st_size)
     except FileNotFoundError:
         return Outcome(reason=VANISHED)
     except OSError as exc:

@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from freshline.session.inscope import InScope
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.turn import PreparedTurn, Staged
 from freshline.store import Change, ChangeKind, IndexEntry, SessionRecord, SessionState
-from freshline.tracker import Tracker
+from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.scoping import in_scope
 
 
@@ -359,6 +360,21 @@ class SessionManager:
         return self.materializer.ensure(
             project, self.tracker.epoch(project), entries, retry_failed, progress
         )
+
+    def convert_changed(self, result: FlushResult) -> list[Future[MaterializeResult]]:
+        """Start converting, in the background, the projects whose flush touched a document
+        (a watcher's flushes feed this)."""
+        runs = []
+        for name, delta in result.projects.items():
+            if any(is_document(c.path) for c in delta.changes):
+                documents = [e for e in self.in_scope.entries(name) if is_document(e.path)]
+                runs.append(self.materializer.submit(name, delta.epoch, documents))
+        return runs
+
+    def prune_documents(self) -> list[Path]:
+        """Drop snapshots and failure markers of documents no longer in any project."""
+        keep = {e.path for p in self.reload_config().projects for e in self.in_scope.entries(p)}
+        return self.materializer.prune(sorted(keep))
 
     def materialize_async(self, project: str) -> None:
         """Convert the project's documents in the background (`settle()` waits)."""

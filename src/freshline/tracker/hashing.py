@@ -20,7 +20,7 @@ def blob_id_bytes(data: bytes) -> str:
     return h.hexdigest()
 
 
-def blob_id_file(path: str | bytes, size: int) -> tuple[str, bytes]:
+def blob_id_file(path: str | bytes | os.PathLike[str], size: int) -> tuple[str, bytes]:
     """The git blob id of a file of the given size, and its first `CHUNK` bytes.
 
     Raises OSError if the file cannot be read or changed size while being read.

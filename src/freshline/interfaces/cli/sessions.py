@@ -212,8 +212,7 @@ def materialize(
             m.config.project(name)
             with _progress(as_json) as report:
                 results[name] = m.materialize(name, retry_failed, progress=report)
-        keep = {e.path for p in m.config.projects for e in m.tracker.files_in_scope(p)}
-        pruned = m.materializer.prune(sorted(keep))
+        pruned = m.prune_documents()
     data: dict[str, Any] = {
         name: {
             "revision": r.revision,

@@ -14,13 +14,12 @@ from rich.table import Table
 
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import (
-    Materializer,
     MaterializeResult,
     SnapshotStore,
     is_document,
     probe,
 )
-from freshline.session.manager import materialize_settings
+from freshline.session import SessionManager
 from freshline.store.records import Change
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.hints import watcher_alive
@@ -81,16 +80,13 @@ def watch(ctx: typer.Context) -> None:
     Example: freshline watch &
     """
     cfg = config(ctx)
-    tracker = Tracker(cfg)
-    materializer = Materializer(cfg.root, cfg.data_dir, materialize_settings(cfg))
+    sessions = SessionManager(cfg)
 
     def report(result: FlushResult) -> None:
         for name, delta in result.projects.items():
             console.print(f"{name} → epoch {delta.epoch} ({len(delta.changes)} changes)")
-            if any(is_document(c.path) for c in delta.changes):
-                documents = [e for e in tracker.files_in_scope(name) if is_document(e.path)]
-                run = materializer.submit(name, delta.epoch, documents)
-                run.add_done_callback(_report_failure)
+        for run in sessions.convert_changed(result):
+            run.add_done_callback(_report_failure)
 
     def warn(exc: Exception) -> None:
         err_console.print(f"[yellow]warning:[/yellow] {exc} (still watching)")
@@ -103,7 +99,7 @@ def watch(ctx: typer.Context) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        materializer.close()
+        sessions.close()
 
 
 def _report_failure(run: Future[MaterializeResult]) -> None:
