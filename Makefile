@@ -20,6 +20,7 @@ demo: $(BIN)/freshline
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(BIN)/freshline

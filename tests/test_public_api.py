@@ -34,3 +34,10 @@ def test_the_docstring_example_works(ws: Workspace) -> None:
         assert result.accepted and "what changed?" in result.response
     finally:
         manager.close()
+
+
+def test_all_names_exactly_the_lazy_exports() -> None:
+    import freshline.tracker
+
+    assert freshline.__all__ == sorted(freshline._EXPORTS)
+    assert freshline.tracker.__all__ == sorted(freshline.tracker._EXPORTS)

@@ -14,7 +14,18 @@ on every prompt of another agent and must not pay for the model SDKs):
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the lazy exports below resolve to, for type checkers
+    from freshline.agent.backends import get_backend
+    from freshline.agent.runtime import send
+    from freshline.config import Config, find_workspace, load_config
+    from freshline.conversation import Conversations
+    from freshline.errors import ConflictStop, FreshlineError, SyncRequired, UsageError
+    from freshline.materialize import DocStatus, Materializer
+    from freshline.session import SessionManager
+    from freshline.store.records import Change, ChangeKind
+    from freshline.tracker import Tracker
 
 __version__ = "0.1.0"
 
@@ -37,7 +48,24 @@ _EXPORTS = {
     "send": "freshline.agent.runtime",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Change",
+    "ChangeKind",
+    "Config",
+    "ConflictStop",
+    "Conversations",
+    "DocStatus",
+    "FreshlineError",
+    "Materializer",
+    "SessionManager",
+    "SyncRequired",
+    "Tracker",
+    "UsageError",
+    "find_workspace",
+    "get_backend",
+    "load_config",
+    "send",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -154,4 +154,5 @@ def decode(message: str, commit: str | None = None, tree: str | None = None) -> 
 
 def as_dict(event: Event) -> dict[str, Any]:
     """The event's JSON object plus its commit and tree (for `log --json`)."""
-    return json.loads(encode(event)) | {"commit": event.commit, "tree": event.tree}
+    data: dict[str, Any] = json.loads(encode(event))
+    return data | {"commit": event.commit, "tree": event.tree}

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,7 +113,7 @@ class Git:
         """Run git and return stdout decoded and stripped."""
         return self.run(*args, input=input).decode("utf-8", "surrogateescape").strip()
 
-    def stream(self, *args: str) -> Iterator[bytes]:
+    def stream(self, *args: str) -> Generator[bytes, None, None]:
         """Yield stdout in chunks; stopping early ends the process."""
         proc = subprocess.Popen(
             self._argv(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env,
@@ -210,7 +210,8 @@ class Git:
     def refs(self, prefix: str) -> dict[str, str]:
         """The refs under `prefix`, name → commit id."""
         out = self.text("for-each-ref", "--format=%(refname) %(objectname)", prefix)
-        return dict(tuple(line.split(" ", 1)) for line in out.splitlines() if line)
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {name: oid for name, oid in pairs}
 
     # --- trees and commits ---------------------------------------------------------
 

@@ -7,7 +7,11 @@ not pay for the store and the scanner.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the lazy exports below resolve to, for type checkers
+    from freshline.tracker.coalesce import coalesce
+    from freshline.tracker.tracker import ChangesSince, FlushResult, ProjectDelta, Tracker
 
 _EXPORTS = {
     "ChangesSince": "freshline.tracker.tracker",
@@ -17,7 +21,7 @@ _EXPORTS = {
     "coalesce": "freshline.tracker.coalesce",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["ChangesSince", "FlushResult", "ProjectDelta", "Tracker", "coalesce"]
 
 
 def __getattr__(name: str) -> Any:

@@ -45,7 +45,7 @@ def blob_id_file(path: str | bytes | os.PathLike[str], size: int) -> tuple[str, 
 
 def blob_id_link(path: str | bytes) -> str:
     """The git blob id of a symbolic link: the id of its target string."""
-    return blob_id_bytes(os.fsencode(os.readlink(path)))
+    return blob_id_bytes(os.fsencode(os.readlink(os.fsdecode(path))))
 
 
 def git_mode(st: os.stat_result) -> int:
