@@ -22,6 +22,7 @@ from freshline.interfaces.tui import ChatApp, open_session, run_chat
 from freshline.interfaces.tui.commands import Command, Invocation, parse
 from freshline.interfaces.tui.status import Status, short_ref
 from freshline.session import SessionManager
+from freshline.tracker.watcher import Watcher
 
 SIZE = (200, 60)
 
@@ -119,6 +120,21 @@ async def test_send_shows_message_and_answer_and_moves_the_status_bar(
         assert "blocks: project_context_updates" in transcript(app)
         await submit(pilot, "/updates")
         assert "nothing new: the next send carries no updates block" in transcript(app)
+
+
+async def test_with_a_watcher_the_status_bar_falls_behind_without_a_send(
+    notes: SessionManager,
+) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"), Watcher(notes.config))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "hello")
+        write(notes.config.root, "notes/new.md", "# New\n")
+        for _ in range(200):  # the watcher logs the change and the bar follows
+            await pilot.pause(0.05)
+            if "cursor 0 behind" in status_bar(app):
+                break
+        assert "epoch 1 / cursor 0 behind" in status_bar(app)
 
 
 async def test_log_diff_and_help(notes: SessionManager) -> None:

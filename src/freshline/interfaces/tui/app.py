@@ -8,6 +8,7 @@ model's answer; the wire blocks go to the model only (`/updates` previews them).
 
 from __future__ import annotations
 
+import threading
 import time
 
 from rich.console import RenderableType
@@ -28,6 +29,7 @@ from freshline.interfaces.tui import commands
 from freshline.interfaces.tui.commands import Command, Invocation, Reply
 from freshline.interfaces.tui.status import Status, read_status
 from freshline.session import PreparedTurn, SessionManager
+from freshline.tracker.watcher import Watcher
 
 PLACEHOLDER = "Message the agent, or /status /updates /diff /sync REV /log /help /quit"
 TICK_S = 0.25  # how often the activity line and a converting status are refreshed
@@ -42,11 +44,18 @@ class ChatApp(App[None]):
 
     busy: reactive[bool] = reactive(False)
 
-    def __init__(self, manager: SessionManager, session_id: str, backend: Backend) -> None:
+    def __init__(
+        self,
+        manager: SessionManager,
+        session_id: str,
+        backend: Backend,
+        watcher: Watcher | None = None,
+    ) -> None:
         super().__init__()
         self.manager = manager
         self.session_id = session_id
         self.backend = backend
+        self.watcher = watcher
         self.status: Status | None = None
         self._streamed = ""
         self._started = 0.0
@@ -65,6 +74,15 @@ class ChatApp(App[None]):
         self._show_status(read_status(self.manager, self.session_id))
         self.set_interval(TICK_S, self._tick)
         self.query_one("#prompt", Input).focus()
+        if self.watcher is not None:
+            # Changes are logged as they happen, so the status bar shows the agent falling
+            # behind before the next send, not only after it.
+            self.watcher.on_flush = lambda _result: self.call_from_thread(self._refresh_status)
+            threading.Thread(target=self.watcher.run, daemon=True).start()
+
+    def on_unmount(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
 
     # -- input ---------------------------------------------------------------------------
 
@@ -235,7 +253,7 @@ def run_chat(
     manager = SessionManager(config)
     try:
         session_id = open_session(manager, project, session)
-        ChatApp(manager, session_id, backend).run()
+        ChatApp(manager, session_id, backend, Watcher(config)).run()
         return session_id
     finally:
         manager.close()
