@@ -29,6 +29,7 @@ from freshline.interfaces.tui import commands
 from freshline.interfaces.tui.commands import Command, Invocation, Reply
 from freshline.interfaces.tui.status import Status, read_status
 from freshline.session import PreparedTurn, SessionManager
+from freshline.tracker import FlushResult
 from freshline.tracker.watcher import Watcher
 
 PLACEHOLDER = "Message the agent, or /status /updates /diff /sync REV /log /help /quit"
@@ -77,8 +78,11 @@ class ChatApp(App[None]):
         if self.watcher is not None:
             # Changes are logged as they happen, so the status bar shows the agent falling
             # behind before the next send, not only after it.
-            self.watcher.on_flush = lambda _result: self.call_from_thread(self._refresh_status)
+            self.watcher.on_flush = self._changes_logged
             threading.Thread(target=self.watcher.run, daemon=True).start()
+
+    def _changes_logged(self, _result: FlushResult) -> None:
+        self.call_from_thread(self._refresh_status)
 
     def on_unmount(self) -> None:
         if self.watcher is not None:
