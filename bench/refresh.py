@@ -77,9 +77,9 @@ def setup(root: Path) -> tuple[Conversations, Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="1k files, 3 rounds")
+    parser.add_argument("--quick", action="store_true", help="1k files, 7 rounds")
     opts = parser.parse_args()
-    files, rounds, ahead = (1000, 3, 100) if opts.quick else (10_000, 5, 100)
+    files, rounds, ahead = (1000, 7, 100) if opts.quick else (10_000, 7, 100)
     times: dict[str, list[float]] = {"baseline": [], "prepare": [], "commit": [], "merge": []}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"

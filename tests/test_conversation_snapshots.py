@@ -4,6 +4,8 @@ as the previous snapshot (git's "racily clean" entries)."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -69,3 +71,52 @@ def test_the_recorded_turn_holds_the_agents_latest_edit(isolated: Conversations)
         head = isolated.commit_turn(pending, [Event(Author.ASSISTANT, "edited")])
         tree = Git(isolated.git_dir).tree_of(head)
         assert content(isolated, tree, "x.py") == f"x = {i % 10}\n"
+
+
+def reference_tree(worktree: Path) -> str:
+    """What a plain `git add -A` into a scratch index makes of the worktree."""
+    index = worktree.parent / "reference-index"
+    index.unlink(missing_ok=True)
+    env = {"GIT_INDEX_FILE": str(index)}
+    run = lambda *a: subprocess.run(  # noqa: E731
+        ["git", *a], cwd=worktree, env={**os.environ, **env}, capture_output=True, check=True
+    ).stdout.decode().strip()
+    run("read-tree", "HEAD")
+    run("add", "-A")
+    return run("write-tree")
+
+
+def test_a_snapshot_is_what_add_all_makes_of_awkward_edits(isolated: Conversations) -> None:
+    wt = isolated.worktree("c1")
+    pending = isolated.prepare_turn("c1", "seed")
+    for name in ("keep.txt", "gone.txt", "run.sh", "was-file", "d/x.txt"):
+        (wt / name).parent.mkdir(exist_ok=True)
+        (wt / name).write_text(f"{name}\n")
+    isolated.commit_turn(pending, [Event(Author.ASSISTANT, "seeded")])
+    (wt / "gone.txt").unlink()
+    os.chmod(wt / "run.sh", 0o755)
+    (wt / "was-file").unlink()
+    (wt / "was-file").mkdir()
+    (wt / "was-file" / "inner.txt").write_text("inner\n")
+    shutil.rmtree(wt / "d")
+    for odd in ("star*[1].txt", ":colon.txt", "sp ace.txt", "new/deep/ünï.txt"):
+        (wt / odd).parent.mkdir(parents=True, exist_ok=True)
+        (wt / odd).write_text(f"{odd}\n")
+    (wt / ".gitignore").write_text("*.log\n")
+    (wt / "noise.log").write_text("ignored\n")
+    expected = reference_tree(wt)
+    assert snapshot_worktree(isolated.repo.worktree_git("c1")) == expected
+    head = isolated.head("c1")
+    clean_check = (head, Git(isolated.git_dir).tree_of(head))
+    assert snapshot_worktree(isolated.repo.worktree_git("c1"), clean_check) == expected
+
+
+def test_a_clean_worktree_at_its_head_is_its_head_tree(isolated: Conversations) -> None:
+    head = isolated.head("c1")
+    tree = Git(isolated.git_dir).tree_of(head)
+    worktree = isolated.repo.worktree_git("c1")
+    assert snapshot_worktree(worktree, (head, tree)) == tree
+    (isolated.worktree("c1") / "a.txt").write_text("a\n")  # rewritten, same content
+    assert snapshot_worktree(worktree, (head, tree)) == tree
+    (isolated.worktree("c1") / "b.txt").write_text("b\n")
+    assert snapshot_worktree(worktree, (head, tree)) != tree

@@ -184,3 +184,14 @@ def test_environment_ignores_inherited_git_variables(repo: Upstream, monkeypatch
     g = Git(repo.root / ".git")
     assert g.rev_parse("HEAD") == repo.rev("main")
     assert g.missing_objects([repo.rev("main") or "", "1" * 40]) == {"1" * 40}
+
+
+def test_diff_commits_is_diff_trees_of_each_pair_in_one_call(repo: Upstream) -> None:
+    g = Git(repo.root / ".git")
+    base = repo.rev("main") or ""
+    one = repo.commit("main", {"a.txt": None, "b c.txt": "b\n", "d/e.txt": "e\n"})
+    two = repo.commit("main", {"d/e.txt": "e2\n"}, modes={"d/e.txt": "100755"})
+    pairs = [(base, one), (one, one), (one, two), (two, base)]
+    diffs = g.diff_commits(pairs)
+    assert diffs == [g.diff_trees(old, new) for old, new in pairs]
+    assert diffs[1] == [] and {c.path for c in diffs[0]} == {"a.txt", "b c.txt", "d/e.txt"}

@@ -45,6 +45,15 @@ class TreeChange:
     path: str
 
 
+@dataclass(frozen=True)
+class Status:
+    """What `status` found in a work tree: the checked-out commit, and what differs."""
+
+    head: str | None  # the commit HEAD names (None before the first commit)
+    staged: bool  # the index differs from HEAD
+    changed: tuple[str, ...]  # paths whose file differs from the index, or untracked
+
+
 def _environment(date: str | None) -> dict[str, str]:
     # Inherited GIT_* variables (GIT_DIR, GIT_INDEX_FILE from a hook…) would redirect us.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -249,15 +258,23 @@ class Git:
     def diff_trees(self, old: str, new: str) -> list[TreeChange]:
         """What differs between two tree-ishes, file by file (no rename detection)."""
         out = self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
-        fields = out.split(b"\0")
-        changes = []
-        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-            if not meta.startswith(b":"):
-                continue
-            old_mode, new_mode, old_oid, new_oid, status = meta[1:].decode().split()
-            name = path.decode("utf-8", "surrogateescape")
-            changes.append(TreeChange(old_mode, new_mode, old_oid, new_oid, status, name))
-        return changes
+        fields = iter(out.split(b"\0"))
+        return [_change(meta, next(fields)) for meta in fields if meta.startswith(b":")]
+
+    def diff_commits(self, pairs: Sequence[tuple[str, str]]) -> list[list[TreeChange]]:
+        """`diff_trees` of each (old, new) pair of commits, in one git call."""
+        feed = "".join(f"{new} {old}\n" for old, new in pairs).encode()
+        out = self.run(
+            "diff-tree", "--stdin", "--always", "-r", "-z", "--no-renames", "--raw", input=feed
+        )
+        diffs: list[list[TreeChange]] = []
+        fields = iter(out.split(b"\0"))
+        for field in fields:
+            if field.startswith(b":"):
+                diffs[-1].append(_change(field, next(fields)))
+            elif field:  # the commit line that starts each pair's diff
+                diffs.append([])
+        return diffs
 
     def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
         """Three-way merge two commits in memory: (tree id, conflicted paths)."""
@@ -285,6 +302,32 @@ class Git:
                 shutil.copy2(seed, index)
             yield self.with_index(index)
 
+    def status(self, refresh: bool = True) -> Status:
+        """Compare HEAD, the index and the files (every untracked file listed, renames off).
+
+        With `refresh` the index's stat cache is written back when git can, as `git status`
+        does (worth it when nothing else will write the index next).
+        """
+        optional = () if refresh else ("--no-optional-locks",)
+        out = self.run(
+            "-c", "core.untrackedCache=true", *optional, "status", "--porcelain=v2", "-z",
+            "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=none",
+        )
+        head, staged, changed = None, False, []
+        for record in out.decode("utf-8", "surrogateescape").split("\0"):
+            kind, _, rest = record.partition(" ")
+            if kind == "#" and rest.startswith("branch.oid "):
+                oid = rest.removeprefix("branch.oid ")
+                head = None if oid == "(initial)" else oid
+            elif kind == "?":
+                changed.append(rest)
+            elif kind in ("1", "u"):
+                fields = rest.split(" ", 7 if kind == "1" else 9)
+                staged = staged or fields[0][0] != "."
+                if fields[0][1] != "." or kind == "u":
+                    changed.append(fields[-1])
+        return Status(head, staged, tuple(changed))
+
     # --- worktrees -----------------------------------------------------------------
 
     def worktree_add(self, path: Path, commit: str) -> None:
@@ -296,9 +339,15 @@ class Git:
         self.run("worktree", "remove", "--force", str(path))
 
 
+def _change(meta: bytes, path: bytes) -> TreeChange:
+    old_mode, new_mode, old_oid, new_oid, status = meta[1:].decode().split()
+    name = path.decode("utf-8", "surrogateescape")
+    return TreeChange(old_mode, new_mode, old_oid, new_oid, status, name)
+
+
 def _error(args: Sequence[str], stderr: bytes) -> GitError:
-    while len(args) > 2 and args[0] == "-c":
-        args = args[2:]
+    while len(args) > 2 and args[0].startswith("-"):
+        args = args[2:] if args[0] == "-c" else args[1:]
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     first = lines[0] if lines else "failed without a message"
     return GitError(f"git {' '.join(args[:2])}: {first}")

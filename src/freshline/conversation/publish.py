@@ -62,8 +62,7 @@ def publish(repo: Repo, conversation: str, branch: str) -> str:
         raise UsageError(f"conversation {conversation} is live: only isolated work is published")
     previous = repo.git.rev_parse(ref)
     parents = _publication_parents(repo, conversation, branch, previous, chain.last_parent)
-    head_tree = chain.events[-1].tree
-    assert head_tree is not None
+    head_tree = chain.head_tree
     if previous is not None and parents == [previous] and repo.git.tree_of(previous) == head_tree:
         return previous  # already published as it stands
     _refuse_checked_out(repo, ref)

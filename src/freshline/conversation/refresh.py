@@ -12,15 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from freshline.conversation.events import Author, Event, Mode, Refresh, encode
-from freshline.conversation.git import Git
+from freshline.conversation.git import Git, TreeChange
 from freshline.conversation.policy import ModeDiff, RefreshAction, decide_refresh, exec_bit_restores
 from freshline.conversation.repository import Chain, Repo
-from freshline.conversation.trees import (
-    changed_paths,
-    head_ref,
-    move_worktree,
-    snapshot_worktree,
-)
+from freshline.conversation.trees import head_ref, move_worktree, snapshot_worktree
 from freshline.errors import (
     ConflictStop,
     ConversationMoved,
@@ -83,22 +78,30 @@ def merge_target(
     """
     git = repo.git
     base = base or _merge_base(repo, chain.head, target)
-    restores = exec_bit_restores(_mode_diffs(repo, base, ours_tree), chain.deliberate_modes)
-    ours_tree = _with_modes(repo, ours_tree, restores)
-    ours = chain.head
-    if ours_tree != chain.events[-1].tree:
-        ours = git.commit_tree(ours_tree, [chain.head], PENDING_MESSAGE)
+    previous = chain.last_parent
+    ours = _as_commit(git, chain, ours_tree)
+    ours_diff, upstream = git.diff_commits([(base, ours), (previous or base, target)])
+    restores = exec_bit_restores(_mode_diffs(ours_diff), chain.deliberate_modes)
+    if restores:
+        ours = _as_commit(git, chain, _with_modes(repo, ours_tree, restores))
     tree, conflicts = git.merge_tree(ours, target)
     if conflicts and not with_conflicts:
         raise ConflictStop(f"merging {_short(name)} conflicts in {len(conflicts)} path(s)",
                            conflicts)
-    previous = chain.last_parent
-    paths = changed_paths(git, previous or base, target)
+    paths = sorted({change.path for change in upstream})
     if path_filter is not None:
         paths = [p for p in paths if path_filter(p)]
     record = Refresh(name, previous, target, tuple(paths), tuple(sorted(restores)),
                      tuple(conflicts))
     return Merge(tree, target, record)
+
+
+def _as_commit(git: Git, chain: Chain, tree: str) -> str:
+    """The head when `tree` is its tree, else a commit of `tree` on it (merge-tree merges
+    commits; this one is never referenced)."""
+    if tree == chain.head_tree:
+        return chain.head
+    return git.commit_tree(tree, [chain.head], PENDING_MESSAGE)
 
 
 def sync(
@@ -121,7 +124,7 @@ def sync(
     if repo.git.is_ancestor(target, chain.head):
         return None
     worktree = repo.worktree_git(conversation, chain.head)
-    ours = snapshot_worktree(worktree)
+    ours = snapshot_worktree(worktree, (chain.head, chain.head_tree))
     merge = merge_target(repo, chain, ours, target, rev, with_conflicts, path_filter)
     event = Event(Author.SYSTEM, f"sync {rev}", sync=merge.record)
     commit = repo.git.commit_tree(merge.tree, [chain.head, target], encode(event))
@@ -156,10 +159,10 @@ def _merge_base(repo: Repo, head: str, target: str) -> str:
     return out.decode().strip()
 
 
-def _mode_diffs(repo: Repo, base: str, ours_tree: str) -> list[ModeDiff]:
+def _mode_diffs(changes: list[TreeChange]) -> list[ModeDiff]:
     return [
         ModeDiff(c.path, c.old_mode, c.old_oid, c.new_mode, c.new_oid)
-        for c in repo.git.diff_trees(base, ours_tree)
+        for c in changes
         if c.status == "M" and c.old_oid == c.new_oid
     ]
 

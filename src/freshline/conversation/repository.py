@@ -65,6 +65,13 @@ class Chain:
         return root
 
     @property
+    def head_tree(self) -> str:
+        """The tree of the head event."""
+        tree = self.events[-1].tree
+        assert tree is not None
+        return tree
+
+    @property
     def last_parent(self) -> str | None:
         """The latest refresh parent: the last merged target, else the base."""
         for event in reversed(self.events):
@@ -103,6 +110,7 @@ class Repo:
         self.checkout = is_checkout(self.workspace)
         self.git_dir = repository_for(self.workspace)
         self.git = Git(self.git_dir, date=date)
+        self._chains: dict[str, Chain] = {}  # the last chain read, per conversation
 
     @staticmethod
     def ref(conversation: str) -> str:
@@ -144,19 +152,34 @@ class Repo:
     def chain(self, conversation: str, head: str | None = None) -> Chain:
         """Read the first-parent chain from `head` (default: the ref) back to the root."""
         start = head or self.ref(conversation)
-        newest_first: list[Event] = []
         try:
-            for event in self._walk(start):
-                newest_first.append(event)
-                if event.root is not None:
-                    assert newest_first[0].commit is not None
-                    events = tuple(reversed(newest_first))
-                    return Chain(conversation, newest_first[0].commit, events)
+            chain = self._read(conversation, start)
         except GitError:
             if not self.exists(conversation):
                 raise NotFoundError(f"no conversation {conversation!r}") from None
             raise
-        raise GitError(f"conversation {conversation} has no root event below {start}")
+        if chain is None:
+            raise GitError(f"conversation {conversation} has no root event below {start}")
+        self._chains[conversation] = chain
+        return chain
+
+    def _read(self, conversation: str, start: str) -> Chain | None:
+        # Commits never change: the walk can stop at the head of the last chain read and
+        # reuse its events, so a read costs what the conversation gained since.
+        known = self._chains.get(conversation)
+        newest_first: list[Event] = []
+        for event in self._walk(start):
+            if known is not None and event.commit == known.head:
+                events = known.events + tuple(reversed(newest_first))
+                break
+            newest_first.append(event)
+            if event.root is not None:
+                events = tuple(reversed(newest_first))
+                break
+        else:
+            return None
+        assert events[-1].commit is not None
+        return Chain(conversation, events[-1].commit, events)
 
     def _walk(self, head: str) -> Iterator[Event]:
         # Stream the log and stop at the root: the base's own history can be very long.

@@ -2,8 +2,8 @@
 
 A live tree is the previous turn's tree with only the differing entries changed (through
 treewrite, so the cost grows with the changes), writing blobs only when the repository
-lacks them. A worktree snapshot is `git add -A` into a copy of the worktree's own index
-(its stat cache makes unchanged files free).
+lacks them. A worktree snapshot is `git status` on a copy of the worktree's own index (its
+stat cache makes unchanged files free), then `git add` of just the paths it reports.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,21 +123,45 @@ def head_ref(worktree: Git) -> str:
     return f"worktrees/{admin_dir(worktree).name}/HEAD"
 
 
-def snapshot_worktree(worktree: Git) -> str:
-    """The tree of everything in the worktree (`add -A`, modes kept); refreshes its index."""
+def snapshot_worktree(worktree: Git, head: tuple[str, str] | None = None) -> str:
+    """The tree of everything in the worktree (modes kept); refreshes its index.
+
+    `head`: the (commit, tree) the worktree should have checked out; when nothing differs
+    from it, that tree is the answer and none is written. Only the paths `status` reports
+    are added: a blanket `add -A` would re-add every racily clean entry.
+    """
     real = admin_dir(worktree) / "index"
     with worktree.temp_index(seed=real) as index:
-        index.run("-c", "core.untrackedCache=true", "add", "-A")
-        tree = index.write_tree()
+        status = index.status(refresh=head is not None)
+        if head is not None and status.head == head[0] and not (status.staged or status.changed):
+            tree = head[1]
+        else:
+            _add(index, status.changed)
+            tree = index.write_tree()
         # Write the refreshed stat cache back; a concurrent writer's index is as valid.
         os.replace(index.env["GIT_INDEX_FILE"], real)
     return tree
 
 
+def _add(index: Git, paths: Sequence[str]) -> None:
+    if not paths:
+        return
+    feed = b"".join(b":(literal)" + os.fsencode(p) + b"\0" for p in paths)
+    code, _, _ = index.run_status(
+        "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=feed
+    )
+    if code != 0:  # a listed path vanished since: the whole tree then
+        index.run("add", "-A")
+
+
 def move_worktree(worktree: Git, from_tree: str, to_tree: str) -> None:
-    """Move the files from `from_tree` (what is on disk) to `to_tree`; fails on local edits."""
+    """Move the files from `from_tree` (what is on disk, and in the index) to `to_tree`.
+
+    Fails, changing nothing, on local edits to a path that moves or an untracked file in
+    the way (a one-tree merge: the index already is `from_tree`).
+    """
     if from_tree != to_tree:
-        worktree.run("read-tree", "-m", "-u", from_tree, to_tree)
+        worktree.run("read-tree", "-m", "-u", to_tree)
 
 
 def changed_paths(git: Git, old_tree: str, new_tree: str) -> list[str]:

@@ -99,8 +99,7 @@ def prepare_turn(
     they were.
     """
     chain = repo.chain(conversation)
-    head_tree = chain.events[-1].tree
-    assert head_tree is not None
+    head_tree = chain.head_tree
     turn = PendingTurn(repo, conversation, chain.head, message, head_tree, (chain.head,),
                        chain.root.mode, merges=chain.syncs_since_last_turn)
     if chain.root.mode is Mode.LIVE:
@@ -111,7 +110,7 @@ def prepare_turn(
             return turn
         return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))
     worktree = repo.worktree_git(conversation, chain.head)
-    ours = snapshot_worktree(worktree)
+    ours = snapshot_worktree(worktree, (chain.head, head_tree))
     target = refresh_target(repo, chain) if refresh else None
     if target is None:
         return replace(turn, tree=ours)
@@ -144,17 +143,17 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
         if event.root or event.refresh or event.sync:
             raise UsageError("root, refresh and sync events are written by freshline itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
-    commit = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
-    tree = pending.tree
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
+    head = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
+    tree = pending.tree
     for i, event in enumerate(events):
         if event.tree:
             tree = event.tree
         elif worktree is not None and i == len(events) - 1:
             tree = snapshot_worktree(worktree)
-        commit = repo.git.commit_tree(tree, [commit], encode(event))
-    advance(repo, pending.conversation, commit, pending.head, worktree)
-    return commit
+        head = repo.git.commit_tree(tree, [head], encode(event))
+    advance(repo, pending.conversation, head, pending.head, worktree)
+    return head
 
 
 def close_worktree(repo: Repo, conversation: str) -> None:
