@@ -3,13 +3,32 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from freshline.config import Config, load_config
+from freshline.config import Config, add_project, init_workspace, load_config
+from freshline.session import SessionManager
 from freshline.tracker import Tracker
+
+
+def git_env(**extra: str) -> dict[str, str]:
+    """The environment the tests run git in: this (isolated) one without inherited GIT_*
+    variables, with a committer identity and no system config."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_NOSYSTEM": "1"}
+    return env | identity | extra
+
+
+def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
+    """Run git in `cwd` for a test's own setup; returns its stripped standard output."""
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, input=input, env=git_env(), check=True, capture_output=True
+    )
+    return done.stdout.decode().strip()
 
 
 @pytest.fixture(autouse=True)
@@ -75,3 +94,20 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     cwd = os.getcwd()
     yield Workspace(root)
     os.chdir(cwd)
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
+    """A git checkout on `main` with `src/a.py`, an isolated project `code` over `src`, and a
+    session manager on it."""
+    root = tmp_path / "repo"
+    init_workspace(root)
+    (root / "src").mkdir()
+    (root / "src/a.py").write_text("a = 1\n")
+    add_project(root, "code", ["src"], mode="isolated")
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "start")
+    manager = SessionManager(load_config(root))
+    yield manager, root
+    manager.close()

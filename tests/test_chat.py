@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,14 +22,9 @@ from freshline.interfaces.tui.status import Status, short_ref
 from freshline.session import SessionManager
 from freshline.tracker.watcher import Watcher
 
+from .conftest import git
+
 SIZE = (200, 60)
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@x"}
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 def write(root: Path, rel: str, text: str) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,16 +10,9 @@ from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app
 
+from .conftest import git
+
 runner = CliRunner()
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True)
-    return done.stdout.strip()
 
 
 def cli(root: Path, *args: str) -> tuple[int, str, str]:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from freshline.conversation import Author, Conversations, Event, Mode
 from freshline.errors import NotFoundError
-from tests.test_conversation_support import Upstream, git
+from tests.conftest import git
+from tests.test_conversation_support import Upstream
 
 NAMES = [f"f{i}.txt" for i in range(8)] + ["d/g.txt", "d/h.txt"]
 

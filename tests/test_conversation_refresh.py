@@ -9,7 +9,8 @@ import pytest
 
 from freshline.conversation import Author, Conversations, Event, Mode
 from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
-from tests.test_conversation_support import Upstream, git
+from tests.conftest import git
+from tests.test_conversation_support import Upstream
 
 BASE = {
     "a.txt": "one\ntwo\nthree\n",

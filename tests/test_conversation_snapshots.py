@@ -14,7 +14,8 @@ import pytest
 from freshline.conversation import Author, Conversations, Event, Mode
 from freshline.conversation.git import Git
 from freshline.conversation.trees import admin_dir, snapshot_worktree
-from tests.test_conversation_support import Upstream, git
+from tests.conftest import git
+from tests.test_conversation_support import Upstream
 
 
 @pytest.fixture

@@ -13,18 +13,7 @@ from freshline.conversation.git import ZERO, Git
 from freshline.errors import GitError
 from freshline.store.records import FileKind, IndexEntry
 
-ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.devnull,
-}
-
-
-def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
-    """Run git in `cwd` for the test's own setup; returns stripped stdout."""
-    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=ENV,
-                          check=True)
-    return proc.stdout.decode().strip()
+from .conftest import git, git_env
 
 
 class Upstream:
@@ -44,7 +33,7 @@ class Upstream:
             parent = self.rev(f"refs/heads/{branch}")
         index = self.root / ".git" / "test-index"
         index.unlink(missing_ok=True)
-        env = {**ENV, "GIT_INDEX_FILE": str(index)}
+        env = git_env(GIT_INDEX_FILE=str(index))
         run = lambda *a, input=None: subprocess.run(  # noqa: E731
             ["git", *a], cwd=self.root, input=input, capture_output=True, env=env, check=True
         ).stdout.decode().strip()
@@ -81,7 +70,7 @@ class Upstream:
     def rev(self, rev: str) -> str | None:
         """The commit `rev` names, or None."""
         proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"],
-                              cwd=self.root, capture_output=True, env=ENV)
+                              cwd=self.root, capture_output=True, env=git_env())
         return proc.stdout.decode().strip() or None
 
     def switch(self, branch: str) -> None:
@@ -91,7 +80,7 @@ class Upstream:
     def show(self, rev: str, path: str) -> str | None:
         """The content of `path` at `rev`, or None when absent."""
         proc = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=self.root,
-                              capture_output=True, env=ENV)
+                              capture_output=True, env=git_env())
         return proc.stdout.decode() if proc.returncode == 0 else None
 
     def mode(self, rev: str, path: str) -> str:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from freshline.conversation import Conversations, LiveDelta, Mode
 from freshline.conversation.git import EMPTY_TREE, Git
 from freshline.conversation.treewrite import update_tree
-from tests.test_conversation_support import git, scan
+from tests.conftest import git
+from tests.test_conversation_support import scan
 
 PATHS = ["a", "b.txt", "d", "d/a", "d/b", "d/e", "d/e/f", "d/e/g", "d-x", "d.x", "z/y/x/w", "é.txt"]
 MODES = ["100644", "100755", "120000"]

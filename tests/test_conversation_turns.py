@@ -13,7 +13,8 @@ import pytest
 from freshline.conversation import Author, Conversations, Event, Mode, repository_for
 from freshline.conversation.events import as_dict
 from freshline.errors import ConversationMoved, NotFoundError, UsageError
-from tests.test_conversation_support import ENV, Upstream, git, scan
+from tests.conftest import git, git_env
+from tests.test_conversation_support import Upstream, scan
 
 
 def write(root: Path, files: dict[str, str | None]) -> None:
@@ -146,7 +147,7 @@ print(sent)
 def test_concurrent_sends_from_processes_leave_no_gaps_or_duplicates(tmp_path: Path) -> None:
     write(tmp_path, {"a.md": "a\n"})
     Conversations(tmp_path).open("c1", Mode.LIVE)
-    env = {**ENV, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = git_env(PYTHONPATH=os.pathsep.join(sys.path))
     procs = [
         subprocess.Popen([sys.executable, "-c", SENDER, str(tmp_path), f"p{i}"],
                          stdout=subprocess.PIPE, env=env)

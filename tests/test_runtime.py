@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,10 +13,9 @@ from freshline.agent.backends.echo import EchoBackend
 from freshline.agent.errors import BackendRateLimited
 from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
 from freshline.agent.runtime import send
-from freshline.config import add_project, init_workspace, load_config
 from freshline.session import SessionManager
 
-from .conftest import Workspace
+from .conftest import Workspace, git
 
 
 class Recording(EchoBackend):
@@ -56,36 +53,14 @@ def test_later_turns_replay_the_blocks_earlier_turns_were_sent_with(ws: Workspac
     assert [e.content for e in log if e.author.value == "user"] == ["one", "two", "three"]
 
 
-def git(cwd: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-@pytest.fixture
-def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
-    root = tmp_path / "repo"
-    init_workspace(root)
-    (root / "src").mkdir()
-    (root / "src/b.py").write_text("b = 1\n")
-    add_project(root, "code", ["src"], mode="isolated")
-    git(root, "init", "--quiet", "--initial-branch=main")
-    git(root, "add", "-A")
-    git(root, "commit", "--quiet", "-m", "start")
-    manager = SessionManager(load_config(root))
-    yield manager, root
-    manager.close()
-
-
 def test_a_failed_isolated_send_leaves_the_worktree_as_it_was(
     code: tuple[SessionManager, Path], tmp_path: Path
 ) -> None:
     manager, root = code
     s = manager.new("code")
     worktree = manager.conversations.worktree(s.id)
-    (root / "src/b.py").write_text("b = 2\n")
-    git(root, "commit", "--quiet", "-am", "upstream edits b")
+    (root / "src/a.py").write_text("a = 2\n")
+    git(root, "commit", "--quiet", "-am", "upstream edits a")
     script = tmp_path / "script.json"
     write = {"tool": "write", "args": {"path": "src/new.py", "content": "x = 1\n"}}
     script.write_text(json.dumps({"turns": [[write, {"fail": "rate_limit"}]]}))
@@ -93,9 +68,9 @@ def test_a_failed_isolated_send_leaves_the_worktree_as_it_was(
     with pytest.raises(BackendRateLimited):
         send(manager, s.id, "go", get_backend(f"scripted:{script}"))
     assert manager.conversations.head(s.id) == head
-    assert (worktree / "src/b.py").read_text() == "b = 1\n"  # the refresh was undone
+    assert (worktree / "src/a.py").read_text() == "a = 1\n"  # the refresh was undone
     assert not (worktree / "src/new.py").exists()  # and so was the failed turn's write
     git(root, "reset", "--quiet", "--hard", "HEAD~1")  # upstream takes its edit back
     git(root, "commit", "--quiet", "--allow-empty", "-m", "upstream moves on")
     send(manager, s.id, "again", get_backend("echo"))
-    assert "b = 2" not in manager.conversations.diff(s.id)
+    assert "a = 2" not in manager.conversations.diff(s.id)

@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
-from freshline.config import add_project, init_workspace, load_config
 from freshline.session import SessionManager
 
-
-def git(cwd: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-@pytest.fixture
-def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
-    root = tmp_path / "repo"
-    init_workspace(root)
-    (root / "src").mkdir()
-    (root / "src/a.py").write_text("x = 1\n")
-    add_project(root, "code", ["src"], mode="isolated")
-    git(root, "init", "--quiet", "--initial-branch=main")
-    git(root, "add", "-A")
-    git(root, "commit", "--quiet", "-m", "start")
-    manager = SessionManager(load_config(root))
-    yield manager, root
-    manager.close()
+from .conftest import git
 
 
 def test_blocks_name_worktree_paths_the_tools_can_read(code: tuple[SessionManager, Path]) -> None:
