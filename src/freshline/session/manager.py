@@ -352,10 +352,15 @@ class SessionManager:
     # -- documents -----------------------------------------------------------------------
 
     def materialize(
-        self, project: str, retry_failed: bool = False, progress: ProgressFn | None = None
+        self,
+        project: str,
+        retry_failed: bool = False,
+        progress: ProgressFn | None = None,
+        flush: bool = True,
     ) -> MaterializeResult:
-        """Convert the project's documents now."""
-        self.tracker.flush()
+        """Convert the project's documents now (as the index has them, with `flush=False`)."""
+        if flush:
+            self.tracker.flush()
         entries = [e for e in self.tracker.files_in_scope(project) if is_document(e.path)]
         return self.materializer.ensure(
             project, self.tracker.epoch(project), entries, retry_failed, progress
@@ -381,7 +386,9 @@ class SessionManager:
 
         def convert() -> None:
             try:
-                self.materialize(project)
+                # The turn just flushed: convert what the index holds, and never log changes
+                # from a background thread while the caller goes on editing files.
+                self.materialize(project, flush=False)
             except FreshlineError:
                 # The project left the config, or the config broke, after the turn: there
                 # is nothing to convert now, and the next turn reports what is wrong.
