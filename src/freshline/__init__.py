@@ -13,8 +13,9 @@ on every prompt of another agent and must not pay for the model SDKs):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from freshline.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for type checkers
     from freshline.agent.backends import get_backend
@@ -68,13 +69,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'freshline' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -7,8 +7,9 @@ converters, starts without loading the runner and the store.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from freshline.lazy import exports
 
 if TYPE_CHECKING:
     from freshline.materialize.converters import (
@@ -87,8 +88,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = exports(__name__, {k: f"{__name__}.{v}" for k, v in _HOMES.items()})

@@ -6,8 +6,9 @@ not pay for the store and the scanner.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from freshline.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for type checkers
     from freshline.tracker.coalesce import coalesce
@@ -24,8 +25,4 @@ _EXPORTS = {
 __all__ = ["ChangesSince", "FlushResult", "ProjectDelta", "Tracker", "coalesce"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'freshline.tracker' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = exports(__name__, _EXPORTS)
