@@ -1,7 +1,7 @@
 """The in-scope index entries of each project, kept up to date from the change log.
 
-A live conversation records the project's files on every turn. Listing them from the index
-walks the whole workspace (`Tracker.files_in_scope`), so a send would cost O(workspace).
+A live conversation records the project's files on every turn. Listing them reads the whole
+index (`Tracker.files_in_scope`), so a send would cost O(workspace).
 This cache lists them once, then applies the project's coalesced changes since the epoch
 it was built at: a turn costs O(project + changes). `since()` gives those changes alone,
 so a turn that knows the epoch of its previous tree costs O(changes). A scope change, a
@@ -50,9 +50,8 @@ class InScope:
         signature = self.config.project(project).signature
         epoch = self.tracker.epoch(project)
         listing = self._listings.get(project)
-        if listing is None or listing.signature != signature or not self._catch_up(listing,
-                                                                                    project,
-                                                                                    epoch):
+        fresh = listing is not None and listing.signature == signature
+        if listing is None or not fresh or not self._catch_up(listing, project, epoch):
             found = self.tracker.files_in_scope(project)
             listing = _Listing(signature, epoch, {e.path: e for e in found})
             self._listings[project] = listing
