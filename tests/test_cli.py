@@ -103,6 +103,17 @@ def test_scan_status_changes(cli_ws: Workspace) -> None:
     assert [c["path"] for c in changes["changes"]] == ["notes/new.md"]  # type: ignore[index]
 
 
+@pytest.mark.parametrize("since", ["5", "-1"])
+def test_changes_since_outside_the_epochs_is_bad_input(cli_ws: Workspace, since: str) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    as_json(cli_ws, "scan")
+    cli_ws.write("notes/new.md", "x\n")
+    as_json(cli_ws, "scan")  # epoch 1
+    code, out, err = run(cli_ws, "changes", "p", "--since", since)
+    assert code == 2 and out == ""
+    assert err.strip() == f"error: --since {since}: project p has epochs 0 to 1"
+
+
 def test_session_send_updates(cli_ws: Workspace) -> None:
     run(cli_ws, "project", "add", "p", "--include", "notes")
     session = as_json(cli_ws, "session", "new", "--project", "p")["id"]  # type: ignore[index]

@@ -1,13 +1,16 @@
-"""Coalescing: table tests of every rule, and a property test against a reference replay."""
+"""Coalescing: table tests of every rule, and property tests against a model of trees."""
 
 from __future__ import annotations
+
+import random
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.store.records import Change, ChangeKind
-from freshline.tracker.coalesce import coalesce
+from freshline.tracker.coalesce import coalesce, coalesce_sets
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
 
@@ -25,11 +28,14 @@ def ch(kind: ChangeKind, path: str, old: str | None = None) -> Change:
         ([ch(R, "b", "a"), ch(R, "c", "b")], [ch(R, "c", "a")]),
         ([ch(R, "b", "a"), ch(D, "b")], [ch(D, "a")]),
         ([ch(M, "a"), ch(R, "b", "a")], [ch(M, "b"), ch(R, "b", "a")]),
+        ([ch(R, "b", "a"), ch(M, "b")], [ch(M, "b"), ch(R, "b", "a")]),
         ([ch(R, "b", "a"), ch(R, "a", "b")], []),
         ([ch(C, "a"), ch(R, "b", "a")], [ch(C, "b")]),
         ([ch(R, "b", "a"), ch(C, "a")], [ch(C, "a"), ch(R, "b", "a")]),
         ([ch(M, "a"), ch(M, "a")], [ch(M, "a")]),
-        ([ch(D, "b"), ch(R, "b", "a")], [ch(R, "b", "a")]),
+        # renamed over a path the reader still knew: never a silent overwrite
+        ([ch(D, "b"), ch(R, "b", "a")], [ch(D, "a"), ch(M, "b")]),
+        ([ch(D, "b"), ch(R, "b", "a"), ch(C, "a")], [ch(M, "a"), ch(M, "b")]),
         ([ch(R, "b", "a"), ch(D, "b"), ch(C, "a")], [ch(M, "a")]),
     ],
 )
@@ -37,89 +43,128 @@ def test_rules(sequence: list[Change], expected: list[Change]) -> None:
     assert coalesce(sequence) == expected
 
 
+@pytest.mark.parametrize(
+    ("sets", "expected"),
+    [
+        # One flush's rows are a set: the rename is not undone by the row sorted before it
+        # (a rename plus an edit between two turns reported as a rename only).
+        ([[ch(M, "t2"), ch(R, "t2", "t")]], [ch(M, "t2"), ch(R, "t2", "t")]),
+        # a swap in one flush: each rename reads the state before the set
+        ([[ch(R, "a", "b"), ch(R, "b", "a")]], [ch(R, "a", "b"), ch(R, "b", "a")]),
+        ([[ch(R, "a", "b"), ch(R, "b", "a")], [ch(R, "a", "b"), ch(R, "b", "a")]], []),
+        ([[ch(M, "b"), ch(R, "b", "a")], [ch(R, "c", "b")]], [ch(M, "c"), ch(R, "c", "a")]),
+    ],
+)
+def test_sets(sets: list[list[Change]], expected: list[Change]) -> None:
+    assert coalesce_sets(sets) == expected
+
+
 def test_project_entries_pass_through_after_paths() -> None:
     config = Change(ChangeKind.CONFIG, "", detail={"include_added": ["x"]})
-    folder = Change(R, "new", "old", detail={"folder": True})
-    out = coalesce([config, ch(C, "a"), folder, config])
-    assert out == [ch(C, "a"), config, folder]
+    moved = Change(ChangeKind.GIT, "", detail={"operation": "checkout", "count": 1})
+    out = coalesce([config, ch(C, "a"), moved, config])
+    assert out == [ch(C, "a"), config, moved]
 
 
-# -- property: the coalesced set, applied at once, equals the sequence applied in order --
+def test_folder_renames_chain_and_stay_only_while_files_moved_with_them() -> None:
+    folder = {"folder": True}
+    first = [Change(R, "b", "a", folder), ch(R, "b/x", "a/x")]
+    second = [Change(R, "c", "b", folder), ch(R, "c/x", "b/x")]
+    assert coalesce_sets([first, second]) == [ch(R, "c/x", "a/x"), Change(R, "c", "a", folder)]
+    back = [Change(R, "a", "b", folder), ch(R, "a/x", "b/x")]
+    assert coalesce_sets([first, back]) == []
 
-PATHS = ["a", "b", "c"]
+
+# -- property: the coalesced set, applied at once to the old tree, gives the new tree --
+#
+# A file's content is (lineage, version): a rename keeps both, an edit bumps the version.
+# Each batch is observed the way a scan sees it (before and after trees only): paths in
+# both with other content are modified; a deleted and a created path with the same
+# lineage pair as a rename (plus modified when the version moved).
+
+PATHS = ["a", "b", "c", "d"]
+Tree = dict[str, tuple[int, int]]
 
 
-def apply_at_once(before: dict[str, int], net: list[Change]) -> dict[str, set[str]]:
-    """What a reader knows after applying `net`: which paths exist and which it must re-read."""
-    state = {p: {"orig", p} for p in before}
+def observe(before: Tree, after: Tree) -> list[Change]:
+    """The set of changes a scan logs for one batch."""
+    out = [ch(M, p) for p in before.keys() & after.keys() if before[p] != after[p]]
+    gone = {before[p][0]: p for p in before.keys() - after.keys()}
+    for p in sorted(after.keys() - before.keys()):
+        old = gone.pop(after[p][0], None)
+        if old is None:
+            out.append(ch(C, p))
+            continue
+        out.append(ch(R, p, old))
+        if before[old] != after[p]:
+            out.append(ch(M, p))
+    return out + [ch(D, p) for p in gone.values()]
+
+
+def replay(initial: Tree, final: Tree, net: list[Change]) -> Tree:
+    """What a reader who knew `initial` knows after applying `net` at once."""
+    state = dict(initial)
+    renames = [c for c in net if c.kind is R]
+    for c in renames:
+        assert c.old_path in initial, f"phantom rename source {c.old_path}"
+        state.pop(c.old_path or "")
+    sources = {c.old_path for c in renames}
+    for c in renames:
+        assert c.path not in state or c.path in sources, f"rename overwrites {c.path}"
+        state[c.path] = initial[c.old_path or ""]
     for c in net:
-        if c.kind is R:
-            assert c.old_path is not None
-            state.pop(c.old_path, None)
-    for c in net:
-        if c.kind is R:
-            assert c.old_path is not None
-            state[c.path] = {"orig", c.old_path}
-        elif c.kind is D:
-            state.pop(c.path, None)
+        if c.kind is D:
+            assert c.path in initial, f"phantom deletion {c.path}"
+            del state[c.path]
         elif c.kind in (C, M):
-            state[c.path] = {"fresh"}
+            state[c.path] = final[c.path]
     return state
 
 
 @st.composite
-def valid_sequences(draw: st.DrawFn) -> tuple[dict[str, int], list[Change]]:
-    initial = draw(st.sets(st.sampled_from(PATHS)))
-    state = {p: 0 for p in initial}
-    seq: list[Change] = []
-    for _ in range(draw(st.integers(0, 8))):
-        present, absent = sorted(state), [p for p in PATHS if p not in state]
-        options = []
-        if absent:
-            options.append(("create", draw(st.sampled_from(absent))))
-        if present:
-            options += [("modify", draw(st.sampled_from(present))),
-                        ("delete", draw(st.sampled_from(present)))]
-        if present and absent:
-            pair = (draw(st.sampled_from(present)), draw(st.sampled_from(absent)))
-            options.append(("rename", pair))
-        op, arg = draw(st.sampled_from(options))
-        if op == "create":
-            seq.append(ch(C, arg))
-            state[arg] = 1
-        elif op == "modify":
-            seq.append(ch(M, arg))
-        elif op == "delete":
-            seq.append(ch(D, arg))
-            del state[arg]
-        else:
-            seq.append(ch(R, arg[1], arg[0]))
-            state[arg[1]] = state.pop(arg[0])
-    return {p: 0 for p in initial}, seq
+def batches(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
+    lineage = iter(range(1, 1000))
+    tree: Tree = {p: (next(lineage), 0) for p in draw(st.sets(st.sampled_from(PATHS)))}
+    initial, sets = dict(tree), []
+    for _ in range(draw(st.integers(1, 4))):
+        before = dict(tree)
+        for _ in range(draw(st.integers(0, 4))):
+            _operate(draw, tree, lineage)
+        changes = observe(before, tree)
+        random.Random(draw(st.integers())).shuffle(changes)  # a set: any order
+        sets.append(changes)
+    return initial, sets, tree
 
 
-@given(valid_sequences())
-def test_coalesced_set_matches_ordered_replay(case: tuple[dict[str, int], list[Change]]) -> None:
-    initial, seq = case
-    # Each path's content is (origin, last write tick); 0 ticks means untouched original.
-    truth = {p: (p, 0) for p in initial}
-    tick = 0
-    for c in seq:
-        tick += 1
-        if c.kind in (C, M):
-            truth[c.path] = (None, tick)
-        elif c.kind is D:
-            del truth[c.path]
-        else:
-            assert c.old_path is not None
-            origin, t = truth.pop(c.old_path)
-            truth[c.path] = (origin, t)
-    known = apply_at_once(initial, coalesce(seq))
-    assert set(known) == set(truth)
-    for path, (origin, t) in truth.items():
-        if t == 0:  # untouched content: the reader must know where it came from
-            assert known[path] == {"orig", origin}
-        else:  # rewritten content: the reader must be told to re-read it
-            assert "fresh" in known[path] or any(
-                c.kind is M and c.path == path for c in coalesce(seq)
-            )
+def _operate(draw: st.DrawFn, tree: Tree, lineage: Iterator[int]) -> None:
+    present, absent = sorted(tree), [p for p in PATHS if p not in tree]
+    options = ["create"] if absent else []
+    if present:
+        options += ["modify", "delete"]
+    if present and (absent or len(present) > 1):
+        options.append("rename")
+    op = draw(st.sampled_from(options))
+    if op == "create":
+        tree[draw(st.sampled_from(absent))] = (next(lineage), 0)
+    elif op == "modify":
+        path = draw(st.sampled_from(present))
+        tree[path] = (tree[path][0], tree[path][1] + 1)
+    elif op == "delete":
+        del tree[draw(st.sampled_from(present))]
+    else:  # onto an absent path, or over an existing one
+        source = draw(st.sampled_from(present))
+        target = draw(st.sampled_from([p for p in PATHS if p != source]))
+        tree[target] = tree.pop(source)
+
+
+@given(batches())
+def test_coalesced_sets_applied_to_the_old_tree_give_the_new_tree(
+    case: tuple[Tree, list[list[Change]], Tree],
+) -> None:
+    initial, sets, final = case
+    net = coalesce_sets(sets)
+    assert replay(initial, final, net) == final
+    assert len({(c.path, c.kind) for c in net}) == len(net)
+    for c in net:  # no content change hidden behind a rename
+        if c.kind is R and initial[c.old_path or ""] != final[c.path]:
+            assert ch(M, c.path) in net

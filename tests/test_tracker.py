@@ -13,6 +13,8 @@ import time
 import pytest
 
 from freshline.store.records import Change, ChangeKind
+from freshline.tracker import scan as scan_module
+from freshline.tracker.hints import beat
 from freshline.tracker.scan import Scanner
 
 from .conftest import Workspace
@@ -64,8 +66,10 @@ def test_rename_within_out_of_and_into_scope(notes: Workspace) -> None:
 
 
 def test_rename_with_edit_is_rename_plus_modified(notes: Workspace) -> None:
+    notes.write("notes/a.md", "# A\n\nThe first paragraph of a longer note.\n")
+    logged(notes)
     os.rename(notes.root / "notes/a.md", notes.root / "notes/z.md")
-    notes.write("notes/z.md", "# A but different\n")
+    notes.write("notes/z.md", "# A\n\nThe first paragraph of a longer note.\nAnd one more.\n")
     assert logged(notes) == [Change(M, "notes/z.md"), Change(R, "notes/z.md", "notes/a.md")]
 
 
@@ -239,6 +243,20 @@ def test_compaction_gives_a_marker_not_a_partial_list(ws: Workspace) -> None:
     assert not recent.compacted and len(recent.changes) == 4
 
 
+def test_one_flush_larger_than_the_cap_is_kept_whole(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["n"]}}, change_log_cap=5)
+    t = ws.tracker()
+    t.scan()
+    ws.write("n/first.md", "first")
+    t.scan()
+    for i in range(8):
+        ws.write(f"n/{i}.md", f"note {i}")
+    t.scan()
+    answer = t.changes_since("p", 1)
+    assert not answer.compacted and len(answer.changes) == 8
+    assert t.changes_since("p", 0).compacted
+
+
 def test_changes_since_coalesces_across_epochs(notes: Workspace) -> None:
     t = notes.tracker()
     notes.write("notes/n.md", "1")
@@ -333,3 +351,50 @@ def test_the_index_stats_cache_follows_writes_by_other_connections(ws: Workspace
     mine.scan()
     entry = mine.store.index_get("n/2.md")
     assert entry is not None and entry.size == len("note 2\n")
+
+
+def test_no_note_is_parsed_inside_a_write_transaction(
+    notes: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = notes.tracker()
+    inside: list[bool] = []
+    real = scan_module.parse_note
+
+    def checking(head: bytes) -> object:
+        inside.append(t.store.db.conn.in_transaction)
+        return real(head)
+
+    monkeypatch.setattr(scan_module, "parse_note", checking)
+    notes.write("notes/a.md", "# A #x\n")
+    notes.write("notes/c.md", "new #y\n")
+    t.store.hints_add(["notes/a.md", "notes/c.md"])
+    beat(t.store)  # a watcher is alive: the flush trusts the hints
+    assert not t.flush(sync=False).full
+    notes.write("notes/b.md", "edited\n")
+    assert t.flush(full=True).full
+    assert inside and not any(inside)
+
+
+def test_a_write_during_the_scan_is_seen_by_a_redo_under_the_lock(
+    notes: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t, other = notes.tracker(), notes.tracker()  # the other: a watcher in another process
+    real = scan_module.parse_note
+    parsed: list[bytes] = []
+
+    def interfering(head: bytes) -> object:
+        if not parsed:  # while the first pass runs, a note changes and its hint comes in
+            notes.write("notes/b.md", "changed meanwhile #late\n")
+            other.store.hints_add(["notes/b.md"])
+        parsed.append(head)
+        return real(head)
+
+    monkeypatch.setattr(scan_module, "parse_note", interfering)
+    notes.write("notes/a.md", "# A edited\n")
+    t.store.hints_add(["notes/a.md"])
+    beat(t.store)
+    result = t.flush(sync=False)
+    assert not result.full
+    assert [c.path for c in result.projects["p"].changes] == ["notes/a.md", "notes/b.md"]
+    assert parsed == [b"# A edited\n", b"changed meanwhile #late\n"]  # a.md hashed once
+    assert t.store.hints_peek() == []

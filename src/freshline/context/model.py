@@ -108,6 +108,27 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class GitMove:
+    """The checkout's HEAD moved (a `git` change): how, and the project's paths it changed."""
+
+    operation: str
+    from_commit: str  # "" when the branch had no commit before
+    to_commit: str
+    count: int
+
+    @classmethod
+    def from_detail(cls, detail: Mapping[str, Any] | None) -> GitMove:
+        """Read a `git` change's detail: operation, from, to, count."""
+        data = dict(detail or {})
+        return cls(
+            operation=str(data.get("operation", "other")),
+            from_commit=str(data.get("from", "")),
+            to_commit=str(data.get("to", "")),
+            count=int(data.get("count", 0)),
+        )
+
+
+@dataclass(frozen=True)
 class ManifestInput:
     """Everything `render_manifest` shows."""
 
@@ -149,6 +170,7 @@ class UpdatesInput:
     compacted: bool = False
     config: tuple[ConfigChange, ...] = ()  # in the order they happened
     refreshed: tuple[Refresh, ...] = ()  # in the order they happened
+    git: tuple[GitMove, ...] = ()  # HEAD moves, in the order they happened
     resumed: bool = False
     cap: int = 100  # entry lines per group
 
@@ -172,19 +194,23 @@ class UpdatesInput:
         kept: list[Change] = []
         config: list[ConfigChange] = []
         refreshed: list[Refresh] = []
+        git: list[GitMove] = []
         compacted = False
         for change in changes:
             if change.kind is ChangeKind.CONFIG:
                 config.append(ConfigChange.from_detail(change.detail))
             elif change.kind is ChangeKind.REFRESHED:
                 refreshed.append(Refresh.from_detail(change.detail))
+            elif change.kind is ChangeKind.GIT:
+                git.append(GitMove.from_detail(change.detail))
             elif change.kind is ChangeKind.COMPACTED:
                 compacted = True
             else:
                 kept.append(change)
         return cls(
             project, root, from_epoch, to_epoch, changes=tuple(kept),
-            config=tuple(config), refreshed=tuple(refreshed), compacted=compacted, **rest,
+            config=tuple(config), refreshed=tuple(refreshed), git=tuple(git),
+            compacted=compacted, **rest,
         )
 
 

@@ -8,7 +8,7 @@ from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, PatternKind
 
 from .model import DocumentInfo
-from .wire import ARROW, absolute, show, show_path, show_text
+from .wire import ARROW, absolute, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
     "Paths are absolute. Read files with your tools; for a converted document read its "
@@ -87,3 +87,14 @@ def annotated(path_text: str, notes: list[str | None]) -> str:
     """An entry followed by its notes in parentheses, if it has any."""
     kept = [note for note in notes if note]
     return f"{path_text} ({'; '.join(kept)})" if kept else path_text
+
+
+def git_move(operation: str, from_commit: str, to_commit: str, count: int) -> str:
+    """One line for a HEAD move: `HEAD moved a1b2c3d → e4f5a6b by checkout (3 paths in
+    this project)`."""
+    start = short_commit(from_commit) if from_commit else "(no commit)"
+    paths = "1 path" if count == 1 else f"{count} paths"
+    return (
+        f"HEAD moved {start}{ARROW}{short_commit(to_commit)} by {show_text(operation, 40)} "
+        f"({paths} in this project)"
+    )

@@ -111,6 +111,9 @@ def render_updates(u: UpdatesInput) -> str | None:
         body.extend(scope_lines)
         for refresh in u.refreshed:
             body.extend(_refresh(view, refresh))
+        body.extend(
+            phrases.git_move(m.operation, m.from_commit, m.to_commit, m.count) for m in u.git
+        )
         unclaimed = [c for c in u.changes
                      if not (c.kind is ChangeKind.CREATED and c.path in claimed)]
         body.extend(_changes(view, unclaimed))

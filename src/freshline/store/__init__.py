@@ -32,6 +32,11 @@ class Store(IndexTable, LogTable, MetaTable, SessionTable):
     def __init__(self, data_dir: Path) -> None:
         self.db = Database(data_dir)
 
+    @property
+    def data_dir(self) -> Path:
+        """The directory holding the database (`.freshline/`)."""
+        return self.db.path.parent
+
     def write(self) -> AbstractContextManager[sqlite3.Connection]:
         """A write transaction: `with store.write(): ...`."""
         return self.db.write()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from freshline.store.db import Database, decode_path, encode_path
@@ -31,7 +31,7 @@ def _entry(row: tuple[Any, ...]) -> IndexEntry:
     )
 
 
-def _row(e: IndexEntry) -> tuple[Any, ...]:
+def _row(e: IndexEntry, lines: bytes | None) -> tuple[Any, ...]:
     return (
         encode_path(e.path),
         e.kind.value,
@@ -44,6 +44,7 @@ def _row(e: IndexEntry) -> tuple[Any, ...]:
         # Most files have neither: skip the encoder's per-call cost.
         json.dumps(list(e.tags)) if e.tags else "[]",
         json.dumps(e.properties, sort_keys=True, default=str) if e.properties else "{}",
+        lines,
     )
 
 
@@ -117,13 +118,30 @@ class IndexTable:
         """How many files the index holds."""
         return int(self.db.conn.execute("SELECT count(*) FROM files").fetchone()[0])
 
-    def index_put(self, entries: Iterable[IndexEntry]) -> None:
-        """Insert or replace entries (call inside `write()`)."""
-        rows = [_row(e) for e in entries]
+    def index_sketches(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """The line sketches stored for `paths` (text files only; see tracker.similarity)."""
+        conn = self.db.conn
+        found: dict[str, bytes] = {}
+        for path in paths:
+            row = conn.execute(
+                "SELECT lines FROM files WHERE path = ?", (encode_path(path),)
+            ).fetchone()
+            if row and row[0] is not None:
+                found[path] = bytes(row[0])
+        return found
+
+    def index_put(
+        self, entries: Iterable[IndexEntry], sketches: Mapping[str, bytes] | None = None
+    ) -> None:
+        """Insert or replace entries, each with its line sketch if `sketches` has one
+        (call inside `write()`)."""
+        lines = sketches or {}
+        rows = [_row(e, lines.get(e.path)) for e in entries]
         if rows:
             self._forget_stats()
         self.db.conn.executemany(
-            f"INSERT OR REPLACE INTO files ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows
+            f"INSERT OR REPLACE INTO files ({_COLUMNS}, lines) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
         )
 
     def index_delete(self, paths: Iterable[str]) -> None:

@@ -91,10 +91,14 @@ class LogTable:
         ]
 
     def log_compact(self, project: str, cap: int) -> int | None:
-        """Drop the oldest whole epochs until at most `cap` rows remain; the last epoch dropped."""
+        """Drop the oldest whole epochs until at most `cap` rows remain, but never the newest
+        (one flush larger than the cap is kept whole: its readers get the list, not a
+        marker); the last epoch dropped, or None."""
         conn = self.db.conn
-        total = conn.execute("SELECT count(*) FROM changes WHERE project = ?", (project,))
-        excess = total.fetchone()[0] - cap
+        total, oldest, newest = conn.execute(
+            "SELECT count(*), min(epoch), max(epoch) FROM changes WHERE project = ?", (project,)
+        ).fetchone()
+        excess = total - cap
         if excess <= 0:
             return None
         # Drop whole epochs only, so a reader never sees half of one.
@@ -102,6 +106,8 @@ class LogTable:
             "SELECT epoch FROM changes WHERE project = ? ORDER BY id LIMIT 1 OFFSET ?",
             (project, excess - 1),
         ).fetchone()
-        through = int(row[0])
+        through = min(int(row[0]), int(newest) - 1)
+        if through < int(oldest):
+            return None  # only the newest epoch is left: nothing to drop
         conn.execute("DELETE FROM changes WHERE project = ? AND epoch <= ?", (project, through))
         return through

@@ -19,6 +19,11 @@ class MetaTable:
             with self.db.write() as conn:
                 conn.executemany("INSERT INTO hints (path) VALUES (?)", rows)
 
+    def hints_peek(self) -> list[str]:
+        """Every pending hint, left in place (a flush scans them before taking the lock)."""
+        rows = self.db.conn.execute("SELECT path FROM hints")
+        return sorted({decode_path(r[0]) for r in rows})
+
     def hints_take(self) -> list[str]:
         """Remove and return every pending hint (call inside `write()`)."""
         conn = self.db.conn

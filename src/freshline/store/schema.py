@@ -84,3 +84,12 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "files: the line sketch of text files, the content evidence of a rename that edited",
+        """
+        ALTER TABLE files ADD COLUMN lines BLOB
+        """,
+    )
+)

@@ -17,8 +17,18 @@ class Observed:
 
     @property
     def content_changed(self) -> bool:
-        """Whether the bytes differ between the two sides (a rename may also edit)."""
-        return self.old is not None and self.new is not None and self.old.blob != self.new.blob
+        """Whether the content differs between the two sides (a rename may also edit):
+        the bytes, the kind (file or link) or the executable bit."""
+        return (
+            self.old is not None
+            and self.new is not None
+            and content_of(self.old) != content_of(self.new)
+        )
+
+
+def content_of(e: IndexEntry) -> tuple[str, str, int]:
+    """What a change of content is measured on: blob id, kind and git mode."""
+    return e.blob, e.kind.value, e.mode
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,16 @@ from freshline.store import Store
 from freshline.store.db import decode_path, encode_path
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
-from freshline.tracker.observed import FolderRename, Observed
+from freshline.tracker.observed import FolderRename, Observed, content_of
 from freshline.tracker.renames import folder_renames, pair_renames
+from freshline.tracker.similarity import TEXT_CAP, sketch
 
 RACY_WINDOW_NS = 2_000_000_000
+
+StatKey = tuple[int, int, int, int]
+Memo = dict[str, tuple[StatKey, IndexEntry, bytes | None]]
+"""What one flush already hashed (path → stat it was hashed at, entry, sketch): a scan
+redone under the write lock re-reads only what changed since the first pass."""
 
 
 @dataclass
@@ -39,6 +45,7 @@ class ScanResult:
     observed: list[Observed] = field(default_factory=list)
     folders: list[FolderRename] = field(default_factory=list)
     put: list[IndexEntry] = field(default_factory=list)
+    sketches: dict[str, bytes] = field(default_factory=dict)  # of the text files in `put`
     remove: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     scanned: int = 0
@@ -47,7 +54,9 @@ class ScanResult:
 class Scanner:
     """One scan of one workspace against the index in `store`."""
 
-    def __init__(self, root: Path, store: Store, ignore: Iterable[str] = ()) -> None:
+    def __init__(
+        self, root: Path, store: Store, ignore: Iterable[str] = (), memo: Memo | None = None
+    ) -> None:
         self.root = str(root)
         self.broot = os.fsencode(self.root)
         self.store = store
@@ -55,6 +64,8 @@ class Scanner:
         self.started_ns = time.time_ns()
         self.warnings: list[str] = []
         self.kept: list[str] = []  # unreadable directories: entries below them stay
+        self.memo: Memo = {} if memo is None else memo
+        self.sketches: dict[str, bytes] = {}
 
     def _skip(self, rel: str) -> bool:
         return is_internal(rel, self.ignore)
@@ -112,16 +123,36 @@ class Scanner:
             yield raw, st
 
     def entry(self, rel: str, st: os.stat_result) -> IndexEntry | None:
-        """A fresh index entry (hashing the file), or None with a warning if unreadable."""
+        """A fresh index entry (hashing the file), or None with a warning if unreadable.
+
+        A text file's line sketch is kept in `sketches`."""
+        key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+        known = self.memo.get(rel)
+        if known is not None and known[0] == key:
+            _, entry, lines = known
+        else:
+            found = self._hash(rel, st)
+            if found is None:
+                return None
+            entry, lines = found
+            self.memo[rel] = (key, entry, lines)
+        if lines is not None:
+            self.sketches[rel] = lines
+        return entry
+
+    def _hash(self, rel: str, st: os.stat_result) -> tuple[IndexEntry, bytes | None] | None:
         full = f"{self.root}/{rel}"
         tags: tuple[str, ...] = ()
         props: dict[str, object] = {}
+        lines = None
         try:
             if stat.S_ISLNK(st.st_mode):
                 kind, blob = FileKind.LINK, blob_id_link(full)
             else:
                 kind = FileKind.FILE
                 blob, head = blob_id_file(full, st.st_size)
+                if len(head) == st.st_size <= TEXT_CAP:  # the whole file was read
+                    lines = sketch(head)
                 if is_markdown(rel):
                     note = parse_note(head)
                     tags, props = tuple(sorted(note.tags)), dict(note.properties)
@@ -143,7 +174,7 @@ class Scanner:
             mode=git_mode(st),
             tags=tags,
             properties=props,
-        )
+        ), lines
 
     def _kept(self, rel: str) -> bool:
         return any(rel == k or rel.startswith(k + "/") for k in self.kept)
@@ -175,7 +206,7 @@ class Scanner:
                 created[rel] = fresh
                 continue
             old = old_entry(rel)
-            if old is not None and _content(old) != _content(fresh):
+            if old is not None and content_of(old) != content_of(fresh):
                 result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
         deleted: dict[str, IndexEntry] = {}
         for rel in map(decode_path, stats):
@@ -183,26 +214,40 @@ class Scanner:
             if old is not None and not self._kept(rel):
                 deleted[rel] = old
                 result.remove.append(rel)
-        if deleted:
-            renames, rest = pair_renames(deleted, created)
-        else:  # a first scan: nothing to pair 100k creations with
-            renames, rest = [], [Observed(ChangeKind.CREATED, None, e) for e in created.values()]
+        self._pair(result, deleted, created)
+        result.sketches = self.sketches
+        result.warnings = self.warnings
+        result.scanned = scanned
+        return result
+
+    def _pair(
+        self, result: ScanResult, deleted: dict[str, IndexEntry], created: dict[str, IndexEntry]
+    ) -> None:
+        if not deleted or not created:  # a first scan: nothing to pair 100k creations with
+            result.observed += [Observed(ChangeKind.DELETED, e, None) for e in deleted.values()]
+            result.observed += [Observed(ChangeKind.CREATED, None, e) for e in created.values()]
+            return
+        renames, rest = pair_renames(deleted, created, self.store.index_sketches, self.text)
         result.observed += renames + rest
         result.folders = [
             f
             for f in folder_renames(renames, self._count_under)
             if not os.path.isdir(os.path.join(self.root, f.old))  # emptied, not moved
         ]
-        result.warnings = self.warnings
-        result.scanned = scanned
-        return result
+
+    def text(self, rel: str) -> bytes | None:
+        """A created file's bytes, if it is a text file small enough to compare (it has a
+        line sketch), else None."""
+        if rel not in self.sketches:
+            return None
+        try:
+            with open(os.path.join(self.broot, encode_path(rel)), "rb") as f:
+                return f.read(TEXT_CAP + 1)
+        except OSError:
+            return None
 
     def _count_under(self, folder: str) -> int:
         return len(self.store.index_under([folder])) if folder else self.store.index_count()
-
-
-def _content(e: IndexEntry) -> tuple[str, str, int]:
-    return e.blob, e.kind.value, e.mode
 
 
 def full_scan(scanner: Scanner) -> ScanResult:

@@ -7,10 +7,11 @@ scope is a creation of the new one; a note that gained a tag enters a tag projec
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from freshline.scope import FileFacts, Scope
 from freshline.store.records import Change, ChangeKind, IndexEntry
+from freshline.tracker.gitmoves import HeadMove
 from freshline.tracker.observed import FolderRename, Observed
 
 
@@ -47,10 +48,8 @@ def scope_observed(o: Observed, scope: Scope) -> list[Change]:
 def scope_batch(
     observed: Iterable[Observed], folders: Iterable[FolderRename], scope: Scope
 ) -> list[Change]:
-    """Every change a batch makes to a project, folder renames summarized once each.
-
-    Order matters to `coalesce`: a rename comes before the modification of its new path.
-    """
+    """Every change a batch makes to a project, folder renames summarized once each: one
+    set, every change relative to the state before the batch."""
     changes = [c for o in observed for c in scope_observed(o, scope)]
     renamed = [c for c in changes if c.kind is ChangeKind.RENAMED]
     for f in folders:
@@ -58,3 +57,26 @@ def scope_batch(
             folder = Change(ChangeKind.RENAMED, f.new, old_path=f.old, detail={"folder": True})
             changes.append(folder)
     return changes
+
+
+def scope_move(
+    move: HeadMove, scope: Scope, facts: Callable[[str], list[IndexEntry]]
+) -> list[Change]:
+    """The `git` entry a HEAD move makes in a project: the paths it changed there, each
+    judged by what is known of it (its entry now or before), else by its path alone.
+    Nothing when the move changed no path of the project."""
+    paths = sorted(p for p in move.paths if _touches(scope, p, facts(p)))
+    if not paths:
+        return []
+    detail = {
+        "operation": move.operation,
+        "from": move.old,
+        "to": move.new,
+        "paths": paths,
+        "count": len(paths),
+    }
+    return [Change(ChangeKind.GIT, "", detail=detail)]
+
+
+def _touches(scope: Scope, path: str, known: list[IndexEntry]) -> bool:
+    return any(in_scope(scope, e) for e in known) if known else scope.matches_path(path)

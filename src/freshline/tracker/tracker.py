@@ -1,28 +1,33 @@
 """The tracker: flush the workspace into the index, and log what changed per project.
 
 The index in the store is the truth; watchers only hint which paths to look at. A flush
-takes the store's write lock first (`BEGIN IMMEDIATE`), then reads the index, scans and
-writes, so two processes flushing at once are serialized and each change is logged once.
+scans first, then takes the store's write lock (`BEGIN IMMEDIATE`) to write, re-scanning
+under the lock only if another connection wrote meanwhile; so two processes flushing at
+once are serialized, each change is logged once, and nobody waits behind a scan.
 """
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from pathlib import Path
 
 from freshline.config import DATA_DIR, Config, ProjectConfig, config_stamp, load_config
-from freshline.errors import NotFoundError
+from freshline.errors import GitError, NotFoundError
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
-from freshline.tracker.coalesce import coalesce
+from freshline.tracker.coalesce import coalesce_sets
+from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
-from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
-from freshline.tracker.scoping import in_scope, scope_batch
+from freshline.tracker.scan import Memo, Scanner, ScanResult, full_scan, targeted_scan
+from freshline.tracker.scoping import in_scope, scope_batch, scope_move
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
+GIT_HEAD = "tracker.git_head"  # the commit HEAD named at the last flush ("" before any)
 REMOVED: dict[str, object] = {"removed": True}  # the patterns of a project taken out of the config
 
 
@@ -43,6 +48,21 @@ class FlushResult:
     scanned: int
     projects: dict[str, ProjectDelta] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Work:
+    """What a flush found out before taking the write lock."""
+
+    result: ScanResult
+    full: bool
+    head: str | None  # the commit HEAD names; None when the workspace is no git checkout
+    head_before: str | None = None  # as the last flush recorded it (None: never)
+    move: HeadMove | None = None
+
+
+def _everything() -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -107,57 +127,99 @@ class Tracker:
         live = not full and watcher_alive(self.store)
         if live and sync and not cookie_sync(self.root, self.store):
             live = False  # the watcher did not answer in time: trust nothing
-        if not live:
-            return self._full_flush()
-        with self.store.write():
-            return self._flush_locked(self.store.hints_take())
+        return self._flush(self.store.hints_peek if live else _everything, take_hints=True)
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
         self.reload_config()
         if paths is None:
-            return self._full_flush()
-        with self.store.write():
-            return self._flush_locked(list(paths))
+            return self._flush(_everything, take_hints=True)
+        wanted = list(paths)
+        return self._flush(lambda: wanted, take_hints=False)
 
-    def _full_flush(self) -> FlushResult:
-        """Walk and hash before taking the write lock, so writers in other processes (a
-        send accepting its turn) do not wait behind a long scan; if one wrote meanwhile,
-        the scan is redone under the lock, where nothing can move."""
+    def _flush(self, paths_of: Callable[[], list[str] | None], take_hints: bool) -> FlushResult:
+        """Walk, hash and parse notes before taking the write lock, so writers in other
+        processes (a send accepting its turn) never wait behind a scan and no note is
+        parsed inside a write transaction. If another connection wrote meanwhile (a hint,
+        another flush) the scan is redone under the lock, where nothing can move; what the
+        first pass hashed is reused while its stat is unchanged.
+
+        `paths_of()` names the paths to scan (None: everything); with `take_hints` the
+        flush consumes the stored hints (it covers them).
+        """
+        memo: Memo = {}
         version = self.store.data_version()
-        result = self._scan(None)
+        work = self._prepare(paths_of(), memo)
         with self.store.write():
-            self.store.hints_take()  # a full scan covers them all
             if self.store.data_version() != version:
-                result = self._scan(None)
-            return self._apply(result, full=True)
+                work = self._prepare(paths_of(), memo)
+            if take_hints:
+                self.store.hints_take()
+            return self._apply(work)
 
-    def _flush_locked(self, paths: list[str]) -> FlushResult:
-        full = "" in paths or self._patterns_moved()
-        return self._apply(self._scan(None if full else paths), full)
-
-    def _scan(self, paths: list[str] | None) -> ScanResult:
-        scanner = Scanner(self.root, self.store, self.config.workspace.ignore)
-        if paths is None:
-            return full_scan(scanner)
-        return targeted_scan(scanner, paths) if paths else ScanResult()
-
-    def _apply(self, result: ScanResult, full: bool) -> FlushResult:
-        """Write a scan's result and log it per project (inside the write lock)."""
+    def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
+        """Everything a flush finds out before it writes: the scan and where HEAD went."""
+        full = paths is None or "" in paths or self._patterns_moved()
+        gitdir = git_dir(self.root)
+        head = read_head(gitdir) if gitdir is not None else None
+        scanner = Scanner(self.root, self.store, self.config.workspace.ignore, memo)
         if full:
+            result = full_scan(scanner)
+        else:
+            result = targeted_scan(scanner, paths or []) if paths else ScanResult()
+        work = _Work(result, full, head)
+        if gitdir is None or head is None:
+            return work
+        work.head_before = self.store.meta_get(GIT_HEAD)
+        if work.head_before is not None and work.head_before != head:
+            try:
+                work.move = head_move(gitdir, work.head_before, head)
+            except GitError as exc:
+                result.warnings.append(f"HEAD moved but its paths are unknown: {exc}")
+        return work
+
+    def _apply(self, work: _Work) -> FlushResult:
+        """Write a scan's result and log it per project (inside the write lock)."""
+        result = work.result
+        if work.full:
             self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
+        if work.head is not None and work.head != work.head_before:
+            self.store.meta_set(GIT_HEAD, work.head)
         config_changes, new = self._config_changes()
-        self.store.index_put(result.put)
+        self.store.index_put(result.put, result.sketches)
         self.store.index_delete(result.remove)
-        out = FlushResult(full=full, scanned=result.scanned, warnings=result.warnings)
+        out = FlushResult(full=work.full, scanned=result.scanned, warnings=result.warnings)
+        moved = self._head_moved(work)
         for name, project in self.config.projects.items():
             if name in new:  # its starting point is the index after this flush: epoch 0
                 continue
             batch = scope_batch(result.observed, result.folders, project.scope)
-            changes = coalesce(config_changes.get(name, []) + batch)
+            batch += moved(project.scope)
+            changes = coalesce_sets([config_changes.get(name, []), batch])
             if changes:
                 out.projects[name] = self._log(name, changes)
         return out
+
+    def _head_moved(self, work: _Work) -> Callable[[Scope], list[Change]]:
+        """The `git` entry a project gets for this flush's HEAD move (none without one).
+
+        A path the move touched is judged by its entry now and before the flush; one this
+        flush did not see (a watcher logged it earlier) is looked up in the index."""
+        move = work.move
+        if move is None:
+            return lambda _scope: []
+        now = {e.path: e for e in work.result.put}
+        before = {o.old.path: o.old for o in work.result.observed if o.old is not None}
+
+        @functools.cache  # asked once per project
+        def facts(path: str) -> list[IndexEntry]:
+            found = [e for e in (now.get(path), before.get(path)) if e is not None]
+            if not found:
+                entry = self.store.index_get(path)
+                found = [entry] if entry is not None else []
+            return found
+
+        return lambda scope: scope_move(move, scope, facts)
 
     def _patterns_moved(self) -> bool:
         """Whether a project's patterns changed since the last flush: then only a full scan
@@ -257,9 +319,10 @@ class Tracker:
             if since < state.compacted_through or since > state.epoch:
                 return ChangesSince(project, since, state.epoch, True, [])
             entries = self.store.log_read(project, since)
-        return ChangesSince(
-            project, since, state.epoch, False, coalesce(e.change for e in entries)
-        )
+        # Each epoch's rows are one set (renames read the state before it), not a sequence.
+        epochs = groupby(entries, key=lambda e: e.epoch)
+        changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
+        return ChangesSince(project, since, state.epoch, False, changes)
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order."""

@@ -12,6 +12,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from freshline.context.model import GitMove
+from freshline.context.phrases import git_move
+from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import (
     MaterializeResult,
@@ -19,8 +22,9 @@ from freshline.materialize import (
     is_document,
     probe,
 )
+from freshline.paths import shown
 from freshline.session import SessionManager
-from freshline.store.records import Change
+from freshline.store.records import Change, ChangeKind
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.hints import watcher_alive
 from freshline.tracker.tracker import LAST_FULL_SCAN
@@ -35,10 +39,14 @@ def change_dict(c: Change) -> dict[str, Any]:
 
 
 def change_line(c: Change) -> str:
-    """A change as one line for people."""
+    """A change as one line for people (odd file names escaped, see `paths.shown`)."""
+    if c.kind is ChangeKind.GIT:
+        move = GitMove.from_detail(c.detail)
+        line = git_move(move.operation, move.from_commit, move.to_commit, move.count)
+        return f"{c.kind.value:<9} {line}"
     if c.old_path is not None:
-        return f"{c.kind.value:<9} {c.old_path} → {c.path}"
-    return f"{c.kind.value:<9} {c.path}"
+        return f"{c.kind.value:<9} {shown(c.old_path)} → {shown(c.path)}"
+    return f"{c.kind.value:<9} {shown(c.path)}"
 
 
 def flush_dict(result: FlushResult) -> dict[str, Any]:
@@ -169,7 +177,11 @@ def changes(
 
     Example: freshline changes research --since 3
     """
-    answer = Tracker(config(ctx)).changes_since(project, since)
+    tracker = Tracker(config(ctx))
+    epoch = tracker.epoch(project)
+    if not 0 <= since <= epoch:
+        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+    answer = tracker.changes_since(project, since)
     data = {
         "project": project,
         "since": since,
