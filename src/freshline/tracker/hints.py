@@ -5,11 +5,16 @@ fresh; it first drops a cookie file into `.freshline/cookies/` and waits for the
 to remove it. File events arrive in order, so once the watcher has seen the cookie it
 has already written hints for everything before it: the flush sees changes made a moment
 ago without waiting for the debounce (Watchman's sync-cookie idea).
+
+The heartbeat is the modification time of `.freshline/watcher.heartbeat`, touched by a
+thread of its own: a watcher busy scanning or converting is still alive, and a beat never
+waits for the store's write lock.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -29,20 +34,84 @@ def cookie_dir(root: Path) -> Path:
     return Path(root) / DATA_DIR / COOKIE_DIR
 
 
+def _heartbeat(store: Store) -> Path:
+    return store.data_dir / HEARTBEAT
+
+
 def beat(store: Store) -> None:
     """Record that a watcher is alive now."""
-    store.meta_set(HEARTBEAT, repr(time.time()))
+    path = _heartbeat(store)
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        path.write_bytes(b"%d\n" % os.getpid())
 
 
 def stop_beating(store: Store) -> None:
     """Record that the watcher stopped (so flushes go back to full scans at once)."""
-    store.meta_set(HEARTBEAT, "0")
+    _heartbeat(store).unlink(missing_ok=True)
 
 
 def watcher_alive(store: Store) -> bool:
     """Whether a watcher's heartbeat is fresh."""
-    value = store.meta_get(HEARTBEAT)
-    return value is not None and time.time() - float(value) < HEARTBEAT_TTL_S
+    try:
+        beaten = _heartbeat(store).stat().st_mtime
+    except OSError:
+        return False
+    return time.time() - beaten < HEARTBEAT_TTL_S
+
+
+class Heartbeat:
+    """Beats every `HEARTBEAT_EVERY_S` seconds from its own thread, from `start()` until
+    `stop()`, so a watcher busy with a long scan or conversion is still alive to readers.
+    `pause()` tells readers at once that the watcher's hints cannot be trusted for now;
+    `resume()` that they can again."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.Lock()  # a beat in flight never outlives a pause
+        self._started = False
+        self._paused = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="freshline-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        """Beat now (unless paused), then keep beating in the background."""
+        with self._lock:
+            self._started = True
+            self._beat()
+        self._thread.start()
+
+    def pause(self) -> None:
+        """Stop beating and say so, until `resume()`."""
+        with self._lock:
+            self._paused = True
+            stop_beating(self.store)
+
+    def resume(self) -> None:
+        """Beat again (once started)."""
+        with self._lock:
+            self._paused = False
+            self._beat()
+
+    def _beat(self) -> None:
+        if self._started and not self._paused:
+            try:
+                beat(self.store)
+            except OSError:  # the data dir went away: readers see a stale beat, as they should
+                pass
+
+    def _run(self) -> None:
+        while not self._stop.wait(HEARTBEAT_EVERY_S):
+            with self._lock:
+                self._beat()
+
+    def stop(self) -> None:
+        """Stop beating and record that the watcher is gone."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        stop_beating(self.store)
 
 
 def cookie_sync(root: Path, store: Store, timeout: float = COOKIE_WAIT_S) -> bool:
