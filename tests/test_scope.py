@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from freshline.errors import WorkspaceError
-from freshline.paths import confine, is_internal, normalize_rel, to_abs
+from freshline.paths import confine, is_internal, normalize_rel, shown, to_abs
 from freshline.scope import (
     FileFacts,
     PatternKind,
@@ -441,4 +441,13 @@ def test_confine_refuses_loops_and_nul(workspace: Path) -> None:
 def test_error_messages_are_printable() -> None:
     with pytest.raises(WorkspaceError) as info:
         normalize_rel(os.fsdecode(b"../caf\xe9\n"))
-    assert str(info.value) == "../caf\\udce9\\n: '..' escapes the workspace"
+    assert str(info.value) == "../caf\\xe9\\n: '..' escapes the workspace"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("plain/name.md", "plain/name.md"), ("back\\slash", "back\\slash"),
+     ("a\\b\n", "a\\\\b\\n"), (os.fsdecode(b"\xff\tx"), "\\xff\\tx")],
+)
+def test_shown_escapes_only_what_needs_it_and_unambiguously(text: str, expected: str) -> None:
+    assert shown(text) == expected

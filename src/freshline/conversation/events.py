@@ -10,9 +10,12 @@ events `tool`, `args`, `result`, `mode_changes`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Author(StrEnum):
@@ -123,7 +126,10 @@ def encode(event: Event) -> str:
     data.update({k: v for k, v in optional.items() if v is not None})
     if event.mode_changes:
         data["mode_changes"] = sorted(event.mode_changes)
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # A file name that is not UTF-8 arrives as lone surrogates, which UTF-8 cannot encode:
+    # JSON's \uXXXX escape keeps them, and decodes back to the same string.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def decode(message: str, commit: str | None = None, tree: str | None = None) -> Event | None:

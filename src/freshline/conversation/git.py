@@ -21,6 +21,7 @@ from freshline.errors import GitError
 ZERO = "0" * 40  # the "old value" that makes update-ref create a ref only if it is absent
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 IDENTITY = {"name": "freshline", "email": "freshline@localhost"}
+_ARGS_BYTES = 64 * 1024  # path bytes per `hash-object` call: far below any argument limit
 
 
 @dataclass(frozen=True)
@@ -153,12 +154,23 @@ class Git:
         return self.text("hash-object", "-w", "--no-filters", "--", str(path))
 
     def hash_paths_write(self, paths: Sequence[Path]) -> list[str]:
-        """Write the blobs of many files in one call; ids in the same order."""
-        if not paths:
-            return []
-        feed = "".join(f"{p}\n" for p in paths).encode("utf-8", "surrogateescape")
-        out = self.text("hash-object", "-w", "--no-filters", "--stdin-paths", input=feed)
-        return out.split("\n")
+        """Write the blobs of many files, a few calls in all; ids in the same order.
+
+        The paths go as arguments: `--stdin-paths` reads one per line, and a file name
+        may hold a newline."""
+        ids: list[str] = []
+        chunk: list[str] = []
+        size = 0
+        for path in map(os.fsdecode, paths):
+            chunk.append(path)
+            size += len(path) + 1
+            if size > _ARGS_BYTES:
+                ids += self._hash_files(chunk)
+                chunk, size = [], 0
+        return ids + self._hash_files(chunk) if chunk else ids
+
+    def _hash_files(self, paths: list[str]) -> list[str]:
+        return self.text("hash-object", "-w", "--no-filters", "--", *paths).split("\n")
 
     def missing_objects(self, oids: Iterable[str]) -> set[str]:
         """The ids among `oids` that the repository does not hold (one cat-file call)."""

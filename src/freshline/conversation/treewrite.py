@@ -77,16 +77,20 @@ def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
 def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
     """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
     order = sorted(dirs)
-    feed = "".join(f"{base}:{d}\n" if d else f"{base}\n" for d in order)
-    out = git.run("cat-file", "--batch", input=feed.encode("utf-8", "surrogateescape"))
+    names = [(f"{base}:{d}" if d else base).encode("utf-8", "surrogateescape") for d in order]
+    # NUL-separated (-z): a directory name may hold a newline. A missing object's reply
+    # repeats its name, so it is matched whole rather than cut at the first newline.
+    out = git.run("cat-file", "--batch", "-z", input=b"".join(n + b"\0" for n in names))
     trees: dict[str, dict[str, Entry]] = {}
     pos = 0
-    for d in order:
+    for d, name in zip(order, names, strict=True):
+        missing = name + b" missing\n"
+        if out.startswith(missing, pos):
+            pos += len(missing)
+            continue
         end = out.index(b"\n", pos)
         header = out[pos:end].split()
         pos = end + 1
-        if header[-1] == b"missing":
-            continue
         size = int(header[2])
         if header[1] == b"tree":
             trees[d] = _parse(out[pos : pos + size])

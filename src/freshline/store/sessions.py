@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from freshline.errors import NotFoundError
-from freshline.store.db import Database
+from freshline.store.db import Database, decode_path, encode_path
 
 
 class SessionState(StrEnum):
@@ -46,12 +46,19 @@ class SessionRecord:
 
 _NAMES = [f.name for f in fields(SessionRecord)]
 _JSON = {"pending_docs", "announced_failures"}
+# Text that may quote a file name that is not UTF-8 (lone surrogates, which SQLite's TEXT
+# cannot hold): stored as bytes with the surrogates kept as the raw bytes they stand for.
+_ANY_NAME = {"manifest"}
 
 
 def _to_row(s: SessionRecord) -> tuple[Any, ...]:
     values = []
     for name, value in zip(_NAMES, astuple(s), strict=True):
-        values.append(json.dumps(value, sort_keys=True) if name in _JSON else value)
+        if name in _JSON:
+            value = json.dumps(value, sort_keys=True)
+        elif name in _ANY_NAME:
+            value = encode_path(value)
+        values.append(value)
     return tuple(values)
 
 
@@ -59,6 +66,9 @@ def _from_row(row: tuple[Any, ...]) -> SessionRecord:
     data = dict(zip(_NAMES, row, strict=True))
     for name in _JSON:
         data[name] = json.loads(data[name])
+    for name in _ANY_NAME:
+        if isinstance(data[name], bytes):
+            data[name] = decode_path(data[name])
     data["state"] = SessionState(data["state"])
     data["needs_manifest"] = bool(data["needs_manifest"])
     data["resumed"] = bool(data["resumed"])

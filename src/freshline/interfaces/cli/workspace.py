@@ -10,6 +10,7 @@ from rich.table import Table
 
 from freshline.config import ProjectConfig, add_project, init_workspace, remove_project
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, workspace_root
+from freshline.paths import shown
 from freshline.scope import describe, parse_pattern
 from freshline.tracker import Tracker
 
@@ -122,7 +123,7 @@ def project_files(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> 
 
     def human() -> None:
         for p in paths:
-            console.print(p, markup=False)
+            console.print(shown(p), markup=False)
         console.print(f"[dim]{len(paths)} files[/dim]")
 
     emit(paths, as_json, human)
