@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from freshline.interfaces.cli import conversations, integrations, sessions, tracking, workspace
+from freshline.interfaces.cli import (
+    conversations,
+    integrations,
+    selftest,
+    sessions,
+    tracking,
+    workspace,
+)
 from freshline.interfaces.cli.common import Group, state
 
 app = typer.Typer(
@@ -34,6 +41,7 @@ app.command()(tracking.scan)
 app.command()(tracking.watch)
 app.command()(tracking.status)
 app.command()(tracking.changes)
+app.command()(selftest.selftest)
 app.command()(sessions.materialize)
 app.add_typer(sessions.session_app, name="session")
 app.command()(sessions.send)
