@@ -9,16 +9,15 @@ list back.
 
 from __future__ import annotations
 
-import posixpath
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from .wire import tag
 
 
-class Pool(Enum):
+class Pool(StrEnum):
     """Which roll-up an entry belongs to (`rollup.py` folds them in a fixed order)."""
 
     FILES = "files"  # manifest: the project's files
@@ -142,42 +141,50 @@ class Placement:
         self.listed: set[int] = set()  # ids of listed entries
         self._tops: dict[tuple[Pool, str], str | None] = {}
         for entry in plan.entries():
-            self._place(entry)
+            pool = entry.pool
+            if pool is None:
+                if not folds.minimal:
+                    self.listed.add(id(entry))
+            elif folds.minimal:
+                self._count(pool, "", entry)
+            elif pool is not Pool.CHANGES or not self._folded_by_git(entry):
+                top = self._top(pool, entry.folder)
+                if top is None:
+                    self.listed.add(id(entry))
+                else:
+                    self._count(pool, top, entry)
 
-    def _place(self, entry: Entry) -> None:
-        pool, folds = entry.pool, self.folds
-        if pool is None:
-            if not folds.minimal:
-                self.listed.add(id(entry))
-            return
-        if folds.minimal:
-            self._count(self.groups.setdefault(pool, {}), "", entry)
-            return
-        if pool is Pool.CHANGES and entry.rename in folds.renames:
-            return  # its folder's rename line says it all
-        op = next((i for i in entry.ops if i in folds.ops), None)
-        if pool is Pool.CHANGES and op is not None:
-            self.ops.setdefault(op, Counter())[entry.label] += entry.count
-            return
-        top = self._top(pool, entry.folder)
-        if top is None:
-            self.listed.add(id(entry))
-        else:
-            self._count(self.groups.setdefault(pool, {}), top, entry)
+    def _folded_by_git(self, entry: Entry) -> bool:
+        """Whether a path change is in a folded folder rename or git operation (counted
+        in the operation's line)."""
+        if entry.rename is not None and entry.rename in self.folds.renames:
+            return True  # its folder's rename line says it all
+        for op in entry.ops:
+            if op in self.folds.ops:
+                counts = self.ops.get(op)
+                if counts is None:
+                    counts = self.ops[op] = Counter()
+                counts[entry.label] += entry.count
+                return True
+        return False
 
-    @staticmethod
-    def _count(groups: dict[str, Counter[str]], folder: str, entry: Entry) -> None:
-        groups.setdefault(folder, Counter())[entry.label] += entry.count
+    def _count(self, pool: Pool, folder: str, entry: Entry) -> None:
+        by_folder = self.groups.get(pool)
+        if by_folder is None:
+            by_folder = self.groups[pool] = {}
+        counts = by_folder.get(folder)
+        if counts is None:  # not setdefault: a Counter per entry costs
+            counts = by_folder[folder] = Counter()
+        counts[entry.label] += entry.count
 
     def _top(self, pool: Pool, folder: str) -> str | None:
         """The highest folded folder holding `folder` (itself included), if any."""
         key = (pool, folder)
         if key not in self._tops:
-            folded = self.folds.folded(pool)
-            parent = posixpath.dirname(folder) if folder else None
+            parent = folder.rpartition("/")[0] if folder else None
             above = self._top(pool, parent) if parent is not None else None
-            self._tops[key] = above if above is not None else (
-                folder if folder in folded else None)
+            folded = folder in self.folds.folded(pool)
+            self._tops[key] = above if above is not None else folder if folded else None
         return self._tops[key]
 
     def is_listed(self, entry: Entry) -> bool:
