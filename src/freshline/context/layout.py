@@ -58,7 +58,7 @@ class Text:
 
 
 @dataclass(frozen=True)
-class List:
+class Section:
     """A heading and its entries (sorted, duplicates once). Without entries left to list
     the heading goes too, unless `sticky`. `groups` merges that pool's folder groups into
     the list (the manifest's files)."""
@@ -92,7 +92,7 @@ class WayBack:
     line: str
 
 
-Part = Text | List | Groups | GitLine | WayBack
+Part = Text | Section | Groups | GitLine | WayBack
 
 
 @dataclass
@@ -127,7 +127,7 @@ class Plan:
     def entries(self) -> Iterable[Entry]:
         """Every entry of every list."""
         for part in self.parts:
-            if isinstance(part, List):
+            if isinstance(part, Section):
                 yield from part.entries
 
 
@@ -223,7 +223,7 @@ def _lines(plan: Plan, part: Part, placed: Placement) -> list[str]:
     return _list(plan, part, placed)
 
 
-def _list(plan: Plan, part: List, placed: Placement) -> list[str]:
+def _list(plan: Plan, part: Section, placed: Placement) -> list[str]:
     keyed = {(e.key or e.path, e.text) for e in part.entries if id(e) in placed.listed}
     if part.groups is not None:
         groups = placed.groups.get(part.groups, {})

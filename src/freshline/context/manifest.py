@@ -51,7 +51,7 @@ from freshline.scope import Pattern, PatternKind
 
 from . import phrases
 from .budget import Budget
-from .layout import Entry, Folds, Groups, List, Part, Placement, Plan, Pool, Text, WayBack
+from .layout import Entry, Folds, Groups, Part, Placement, Plan, Pool, Section, Text, WayBack
 from .model import DocumentInfo, FileGroup, ManifestInput
 from .rollup import folder_order
 from .wire import count, show
@@ -87,7 +87,7 @@ def _sources(m: ManifestInput) -> list[Part]:
         return [Entry("", phrases.source(m.root, p, known), key=f"{i:06}")
                 for i, p in enumerate(phrases.sorted_sources(patterns))]
 
-    return [List("Sources:", listed(m.include)), List("Excluded:", listed(m.exclude))]
+    return [Section("Sources:", listed(m.include)), Section("Excluded:", listed(m.exclude))]
 
 
 def _documents(m: ManifestInput) -> list[Part]:
@@ -97,14 +97,14 @@ def _documents(m: ManifestInput) -> list[Part]:
         return Entry(d.path, text, label, Pool.DOCUMENTS)
 
     return [
-        List("Converted documents (source → snapshot):",
+        Section("Converted documents (source → snapshot):",
              [entry(d, "converted", phrases.pointer(m.root, d))
               for d in docs if d.state is DocStatus.READY]),
-        List("Documents still converting (read the raw file for now; "
+        Section("Documents still converting (read the raw file for now; "
              "the snapshot follows on a later turn):",
              [entry(d, "converting", _converting(m.root, d))
               for d in docs if d.state in _CONVERTING]),
-        List("Failed documents:",
+        Section("Failed documents:",
              [entry(d, "failed",
                     phrases.annotated(show(m.root, d.path), [phrases.failure(d)]))
               for d in docs if d.state is DocStatus.FAILED]),
@@ -132,7 +132,7 @@ def _files(m: ManifestInput) -> list[Part]:
     entries = [Entry(f, show(m.root, f), phrases.FILES, Pool.FILES) for f in files]
     entries += [Entry(g.folder, "", phrases.FILES, Pool.FILES, count=g.count, folded_at=g.folder)
                 for g in m.file_groups]
-    return [List(f"Files ({count(total)}):", entries, groups=Pool.FILES)]
+    return [Section(f"Files ({count(total)}):", entries, groups=Pool.FILES)]
 
 
 def _start(plan: Plan, most: int) -> Folds:

@@ -64,7 +64,7 @@ from freshline.store.records import Change, ChangeKind
 
 from . import phrases
 from .budget import Budget
-from .layout import Entry, GitLine, Groups, List, Part, Plan, Pool, Text, WayBack
+from .layout import Entry, GitLine, Groups, Part, Plan, Pool, Section, Text, WayBack
 from .model import ConfigChange, DocumentInfo, GitOperation, Refresh, UpdatesInput
 from .wire import ARROW, count, short_commit, show, show_text
 
@@ -160,7 +160,7 @@ def updates_plan(
 
 
 def _says_something(part: Part) -> bool:
-    return not isinstance(part, List) or bool(part.entries) or part.sticky
+    return not isinstance(part, Section) or bool(part.entries) or part.sticky
 
 
 def _git_writer(op: GitOperation) -> Callable[[Counter[str] | None], str]:
@@ -192,7 +192,7 @@ def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
             lists[c.kind].append(Entry(c.path, text, key=c.old_path or ""))
         else:
             lists[c.kind].append(entry(c))
-    return [List(heading, lists[kind]) for kind, heading in _GROUPS]
+    return [Section(heading, lists[kind]) for kind, heading in _GROUPS]
 
 
 def _is_folder(change: Change) -> bool:
@@ -258,7 +258,7 @@ def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]
     # in this order (include before exclude), not sorted: it reads better
     heading = "Scope changed:" if lines else "Scope changed."
     return [Text(heading), *(Text(line) for line in lines),
-            List("Newly in scope:", [b.entry(p, "newly in scope") for p in brought])]
+            Section("Newly in scope:", [b.entry(p, "newly in scope") for p in brought])]
 
 
 def _mode(mode: str | None) -> str:
@@ -273,8 +273,8 @@ def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
         changed: Part = Text(f"{head}; no paths in this project changed.")
     else:
         entries = [b.entry(p, "changed by a refresh") for p in refresh.paths]
-        changed = List(f"{head}; paths it changed:", entries, sticky=True)
-    conflicts = List(
+        changed = Section(f"{head}; paths it changed:", entries, sticky=True)
+    conflicts = Section(
         f"Conflicts left with markers by the refresh from {target} "
         "(resolve them before relying on these files):",
         [b.entry(p, "left with conflict markers", show(b.u.root, p), needed=True)
@@ -286,14 +286,14 @@ def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
 def _documents(b: _Builder) -> list[Part]:
     root = b.u.root
     return [
-        List("Snapshots ready since an earlier turn (read these instead of the raw files):",
+        Section("Snapshots ready since an earlier turn (read these instead of the raw files):",
              [b.entry(d.path, "with a snapshot now ready", phrases.pointer(root, d), needed=True)
               for d in b.u.ready_documents]),
-        List("Documents that failed to convert:",
+        Section("Documents that failed to convert:",
              [b.entry(d.path, "failed to convert",
                       phrases.annotated(show(root, d.path), [phrases.failure(d)]), needed=True)
               for d in b.u.failed_documents]),
-        List("Snapshots no longer valid (do not cite them):",
+        Section("Snapshots no longer valid (do not cite them):",
              [b.entry(path, "with an invalid old snapshot",
                       f"{show(root, snap)} (was the snapshot of {show(root, path)})", needed=True)
               for path, snap in b.u.invalid_snapshots]),
