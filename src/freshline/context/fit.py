@@ -3,8 +3,9 @@
 `render_blocks` renders a manifest and an updates block together (either may be absent)
 so that what the channel delivers, the blocks joined by a blank line and measured by the
 budget's meter, never exceeds the budget. It folds entries in the order `rollup.moves`
-gives, as few as it can: the cost only falls as folds are added, so a binary search over
-the number of folds finds the shortest prefix that fits, rendering a handful of times.
+gives, as few as it can. Each fold lowers the cost (all but a block's first group, which
+adds its heading), so a binary search over the number of folds finds a prefix that fits
+where one fold fewer did not, rendering a handful of times (once when all fits).
 """
 
 from __future__ import annotations
@@ -54,15 +55,14 @@ def render_blocks(
         manifest_plan(manifest, budget) if manifest is not None else None,
         updates_plan(updates, budget, priority) if updates is not None else None,
     ]
-    if budget is None:
-        return _blocks(plans, [], 0)
+    whole = _blocks(plans, [], 0)
+    if budget is None or budget.fits(whole.text or ""):
+        return whole
     sequence = moves(plans)
 
     def fits(made: int) -> bool:
         return budget.fits(_blocks(plans, sequence, made).text or "")
 
-    if fits(0):
-        return _blocks(plans, sequence, 0)
     low, high = 0, len(sequence)  # `low` folds do not fit; `high` do (or are all there are)
     while high - low > 1:
         middle = (low + high) // 2
