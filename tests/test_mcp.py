@@ -125,7 +125,7 @@ async def test_errors_are_mcp_errors_and_the_server_keeps_serving(notes: Any) ->
             client, "read_document", path="../escape.md"
         )
         assert "no such file" in await call_error(client, "read_document", path="notes/none.md")
-        assert "internal to the workspace" in await call_error(
+        assert "an internal path of freshline or git" in await call_error(
             client, "read_document", path=".freshline/freshline.db"
         )
         with pytest.raises(MCPError):

@@ -16,12 +16,12 @@ from freshline.agent.backends.base import Backend
 from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
-from freshline.agent.tools import Toolbox, ToolMode
+from freshline.agent.tools import Toolbox, ToolMode, encodable
 from freshline.conversation import Author, Event
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
+from freshline.session.rules import isolated_rules, live_rules
 from freshline.store import SessionRecord
-from freshline.tracker.scoping import in_scope
 
 
 @dataclass
@@ -54,8 +54,8 @@ def history(manager: SessionManager, session_id: str) -> list[Message]:
 
 
 def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
-    """The tools for a session: the live workspace, or the conversation's worktree."""
-    scope = manager.config.project(s.project).scope
+    """The tools for a session: its project in the live workspace, or the conversation's
+    worktree less what the project excludes; never secrets or internal files."""
 
     def lookup(rel: str) -> Probe | None:
         if not is_document(rel):
@@ -63,13 +63,26 @@ def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
         return manager.materializer.probe(rel, manager.store.index_get(rel))
 
     if s.mode == "isolated":
-        return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED)
+        worktree = manager.conversations.worktree(s.id)
+        rules = isolated_rules(manager.config.project(s.project), worktree)
+        return Toolbox(worktree, ToolMode.ISOLATED, rules)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
-        in_scope=lambda rel: in_scope(scope, manager.store.index_get(rel)),
+        live_rules(manager, [s.project]),
         read_document=lookup,
     )
+
+
+def _encodable(value: Any) -> Any:
+    """`value` with every string made encodable (a model may send lone surrogates)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def _event(e: TurnEvent) -> Event:
@@ -77,10 +90,10 @@ def _event(e: TurnEvent) -> Event:
     x = e.extra
     return Event(
         author,
-        e.content,
+        encodable(e.content),
         tool=x.get("tool"),
-        args=x.get("args"),
-        mode_changes=tuple(x.get("mode_changes", ())),
+        args=_encodable(x.get("args")),
+        mode_changes=tuple(encodable(p) for p in x.get("mode_changes", ())),
     )
 
 
