@@ -229,3 +229,25 @@ def test_a_lone_surrogate_path_is_refused_and_the_send_goes_on(
     log = manager.conversations.log(s.id)
     assert any("\\udc80x.py" in json.dumps(e.args) for e in log if e.args)
     assert log[-1].content == "ok \\udc82"
+
+
+def test_the_snapshots_the_blocks_name_are_readable_and_no_others(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    ws.write("notes/paper.html", "<p>the paper says hello</p>")
+    ws.write("other/x.html", f"<p>{VALUES[7]}</p>")
+    ws.configure({"notes": {"include": ["notes"]}, "other": {"include": ["other"]}})
+    manager = SessionManager(ws.config())
+    try:
+        manager.new("other")  # converts other/x.html: its snapshot exists too
+        s = manager.new("notes")
+        store = manager.materializer.store
+        ours, theirs = store.snapshot_path("notes/paper.html"), store.snapshot_path("other/x.html")
+        assert str(ours) in s.manifest and theirs.is_file()
+        steps = reads(str(ours), str(theirs), ".freshline/snapshots")
+        result = send(manager, s.id, "read", get_backend(script(tmp_path, steps)))
+    finally:
+        manager.close()
+    mine, other, folder = (e.content for e in result.events if e.author.value == "tool")
+    assert "the paper says hello" in mine
+    assert "internal" in other and not leaked(other) and "internal" in folder

@@ -195,11 +195,9 @@ class Scope:
         """Whether the file is in scope: not internal, not a secret, included, not excluded."""
         if not self.include or paths.is_internal(facts.path, self.ignore):
             return False
-        if secret_pattern(facts.path, self.allow_secrets) is not None:
+        if self.excludes(facts) or not any(pattern_matches(p, facts) for p in self.include):
             return False
-        if self.excludes(facts):
-            return False
-        return any(pattern_matches(p, facts) for p in self.include)
+        return secret_pattern(facts.path, self.allow_secrets) is None
 
     def excludes(self, facts: FileFacts) -> bool:
         """Whether an exclusion matches the file (what an isolated agent may not touch)."""

@@ -66,16 +66,49 @@ def _each() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((p, re.compile(_source(p) + r"\Z", flags)) for p in SECRET_PATTERNS)
 
 
-@functools.lru_cache(maxsize=1)
-def _any() -> re.Pattern[str]:
-    # One pass for the common answer ("not a secret"); the single patterns only on a hit.
-    alternatives = "|".join(_source(p) for p in SECRET_PATTERNS)
-    return re.compile(f"(?:{alternatives})" + r"\Z", re.IGNORECASE | re.DOTALL)
+def _quick() -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], re.Pattern[str]]:
+    """The last components of the file patterns, by kind: exact names (`.env`), prefixes
+    (`id_rsa*`), suffixes (`*.pem`) and the rest (`*secret*.json`) as one regex."""
+    exact: set[str] = set()
+    prefixes: list[str] = []
+    suffixes: list[str] = []
+    others: list[str] = []
+    for pattern in SECRET_PATTERNS:
+        if pattern.endswith("/"):
+            continue
+        last = pattern.split("/")[-1].lower()
+        if "*" not in last:
+            exact.add(last)
+        elif last.count("*") == 1 and last.endswith("*"):
+            prefixes.append(last[:-1])
+        elif last.count("*") == 1 and last.startswith("*"):
+            suffixes.append(last[1:])
+        else:
+            others.append(_component(last))
+    regex = re.compile(f"(?:{'|'.join(others) or '(?!)'})" + r"\Z", re.DOTALL)
+    return frozenset(exact), tuple(prefixes), tuple(suffixes), regex
+
+
+# A cheap first look that rules out nearly every path: most are no secret at all.
+_EXACT, _PREFIXES, _SUFFIXES, _OTHERS = _quick()
+_FOLDERS = tuple(f"/{p.lower()}" for p in SECRET_PATTERNS if p.endswith("/"))
+
+
+def _maybe(path: str) -> bool:
+    """False when no pattern can match `path`; True when one might."""
+    low = path.lower()
+    name = low[low.rfind("/") + 1 :]
+    if name in _EXACT or name.startswith(_PREFIXES) or name.endswith(_SUFFIXES):
+        return True
+    if _OTHERS.match(name):
+        return True
+    # every folder pattern names a dot-folder
+    return ("/." in low or low[0] == ".") and any(f in f"/{low}/" for f in _FOLDERS)
 
 
 def secret_patterns(path: str) -> list[str]:
     """Every built-in pattern that matches a workspace-relative path, in list order."""
-    if not path or _any().match(path) is None:
+    if not path or not _maybe(path):
         return []
     return [text for text, regex in _each() if regex.match(path)]
 
