@@ -16,6 +16,7 @@ from freshline.interfaces.cli import app
 from freshline.scope import FileFacts, Scope
 from freshline.sensitive import (
     SECRET_PATTERNS,
+    _each,
     check_allowed,
     is_secret,
     secret_pattern,
@@ -103,6 +104,18 @@ def test_allowing_takes_the_exact_pattern_only() -> None:
 @given(st.lists(st.sampled_from(["a", "b", ".x", "notes", "Ä"]), min_size=1, max_size=4))
 def test_ordinary_names_are_never_secrets(parts: list[str]) -> None:
     assert not is_secret("/".join(parts))
+
+
+FRAGMENTS = [".env", ".ENV.local", "id_rsa", "ID_ED25519.pub", "x.pem", ".ssh", ".SSH",
+             ".aws", "credentials", "config.json", ".docker", "a", "my_Secret.json",
+             "kubeconfig", ".gnupg", "k.keystore", "secret", ".json", "id_", "pem"]
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=4))
+def test_the_quick_look_never_misses_what_the_patterns_match(parts: list[str]) -> None:
+    path = "/".join(parts)
+    slow = [text for text, regex in _each() if regex.match(path)]
+    assert secret_patterns(path) == slow
 
 
 def test_config_allow_secrets_is_validated_and_signed(ws: Workspace) -> None:

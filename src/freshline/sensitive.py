@@ -102,8 +102,8 @@ def _maybe(path: str) -> bool:
         return True
     if _OTHERS.match(name):
         return True
-    # every folder pattern names a dot-folder
-    return ("/." in low or low[0] == ".") and any(f in f"/{low}/" for f in _FOLDERS)
+    wrapped = f"/{low}/"
+    return any(folder in wrapped for folder in _FOLDERS)
 
 
 def secret_patterns(path: str) -> list[str]:
