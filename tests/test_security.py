@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from freshline.interfaces.cli import app
 from freshline.interfaces.hooks import run_claude_code
 from freshline.interfaces.mcp_server import FreshlineService
 from freshline.session import SessionManager
+from freshline.store.records import Change, ChangeKind
 
 from .conftest import Workspace, git
 
@@ -251,3 +253,23 @@ def test_the_snapshots_the_blocks_name_are_readable_and_no_others(
     mine, other, folder = (e.content for e in result.events if e.author.value == "tool")
     assert "the paper says hello" in mine
     assert "internal" in other and not leaked(other) and "internal" in folder
+
+
+def test_a_log_written_before_the_deny_list_is_not_announced(vault: Workspace) -> None:
+    manager = SessionManager(vault.config())
+    try:
+        s = manager.new("notes")
+        send(manager, s.id, "first", get_backend("echo"))
+        vault.write("notes/b.md", "b\n")
+        state = manager.store.project_state("notes")
+        assert state is not None
+        old = [Change(ChangeKind.CREATED, "notes/.env"),  # as an older freshline logged them
+               Change(ChangeKind.RENAMED, "notes/b.md", old_path="notes/id_rsa")]
+        with manager.store.write():
+            manager.store.log_append("notes", state.epoch + 1, old)
+            manager.store.project_put(replace(state, epoch=state.epoch + 1))
+        result = send(manager, s.id, "second", get_backend("echo"))
+    finally:
+        manager.close()
+    assert f"{vault.root}/notes/b.md" in result.wire_prompt
+    assert ".env" not in result.wire_prompt and "id_rsa" not in result.wire_prompt

@@ -9,13 +9,16 @@ worktree's own files), and, as everywhere, minus secrets and internal files.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from freshline.access import Rules, file_facts
 from freshline.config import ProjectConfig
 from freshline.scope import FileFacts, PatternKind
+from freshline.sensitive import is_secret
+from freshline.store.records import Change, ChangeKind
 
 if TYPE_CHECKING:
     from freshline.session.manager import SessionManager
@@ -92,3 +95,17 @@ def isolated_rules(project: ProjectConfig, worktree: Path) -> Rules:
         admits_folder=lambda rel: not scope.excludes_folder(rel),
         not_admitted=f"excluded by project {project.name!r}",
     )
+
+
+def without_secrets(changes: Sequence[Change], allowed: Collection[str]) -> list[Change]:
+    """`changes` less every secret path, for a block. Scopes keep secrets out of the log;
+    this drops what a log written before the deny list (or under an opt-in since
+    withdrawn) still names. A rename from a secret name is announced as a creation."""
+    out: list[Change] = []
+    for change in changes:
+        if change.path and is_secret(change.path, allowed):
+            continue
+        if change.old_path and is_secret(change.old_path, allowed):
+            change = replace(change, kind=ChangeKind.CREATED, old_path=None)
+        out.append(change)
+    return out
