@@ -16,6 +16,8 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from freshline.errors import WorkspaceError
 from freshline.interfaces.mcp_server import main, mcp_command
 
+from .conftest import git
+
 
 @asynccontextmanager
 async def connect(root: Path) -> AsyncIterator[ClientSession]:
@@ -148,7 +150,7 @@ async def test_errors_are_mcp_errors_and_the_server_keeps_serving(notes: Any) ->
             client, "read_document", path="../escape.md"
         )
         assert "no such file" in await call_error(client, "read_document", path="notes/none.md")
-        assert "internal to the workspace" in await call_error(
+        assert "an internal path of freshline or git" in await call_error(
             client, "read_document", path=".freshline/freshline.db"
         )
         with pytest.raises(MCPError):
@@ -193,6 +195,23 @@ async def test_read_document_text_and_snapshot_status(notes: Any) -> None:
         assert ready["status"] == "ready" and "Quarterly figures are up." in ready["text"]
 
 
+
+
+async def test_read_document_serves_only_the_sessions_project(notes: Any) -> None:
+    git(notes.root, "init", "--quiet")
+    git(notes.root, "config", "remote.origin.url", "https://token@example.com/x")
+    (notes.root / "notes/gitcfg").symlink_to("../.git/config")
+    notes.write("notes/.env", "KEY=token\n")
+    async with connect(notes.root) as client:
+        session = (await call(client, "open_session", project="p"))["session"]
+        assert "where it leads" in await call_error(client, "read_document", path="notes/gitcfg")
+        assert "a secret" in await call_error(client, "read_document", path="notes/.env")
+        mine = await call(client, "read_document", path="notes/a.md", session=session)
+        assert mine["text"] == "# A\n"
+        assert "not in project 'p'" in await call_error(
+            client, "read_document", path="other/x.md", session=session
+        )
+        assert (await call(client, "read_document", path="other/x.md"))["text"] == "# X\n"
 
 
 def test_no_workspace_is_one_line_and_exit_2(

@@ -16,14 +16,14 @@ from freshline.agent.backends.base import Backend
 from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
-from freshline.agent.tools import Toolbox, ToolMode
+from freshline.agent.tools import Toolbox, ToolMode, encodable
 from freshline.context import Channel
 from freshline.conversation import Author, Event
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.delivery import changes_page
+from freshline.session.rules import isolated_rules, live_rules
 from freshline.store import SessionRecord
-from freshline.tracker.scoping import in_scope
 
 
 @dataclass
@@ -58,9 +58,9 @@ def history(manager: SessionManager, session_id: str) -> list[Message]:
 def toolbox_for(
     manager: SessionManager, s: SessionRecord, channel: Channel = Channel.SEND
 ) -> Toolbox:
-    """The tools for a session: the live workspace, or the conversation's worktree, and
+    """The tools for a session: its project in the live workspace, or the conversation's
+    worktree less what the project excludes (never secrets or internal files), and
     `changes`, which pages the project's changes within `channel`'s budget."""
-    scope = manager.config.project(s.project).scope
 
     def lookup(rel: str) -> Probe | None:
         if not is_document(rel):
@@ -71,14 +71,27 @@ def toolbox_for(
         return changes_page(manager, s.id, since, page, channel, limit=most).text
 
     if s.mode == "isolated":
-        return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED, changes=changes)
+        worktree = manager.conversations.worktree(s.id)
+        rules = isolated_rules(manager.config.project(s.project), worktree)
+        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
-        in_scope=lambda rel: in_scope(scope, manager.store.index_get(rel)),
+        live_rules(manager, [s.project]),
         read_document=lookup,
         changes=changes,
     )
+
+
+def _encodable(value: Any) -> Any:
+    """`value` with every string made encodable (a model may send lone surrogates)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def _event(e: TurnEvent) -> Event:
@@ -86,10 +99,10 @@ def _event(e: TurnEvent) -> Event:
     x = e.extra
     return Event(
         author,
-        e.content,
+        encodable(e.content),
         tool=x.get("tool"),
-        args=x.get("args"),
-        mode_changes=tuple(x.get("mode_changes", ())),
+        args=_encodable(x.get("args")),
+        mode_changes=tuple(encodable(p) for p in x.get("mode_changes", ())),
     )
 
 

@@ -179,13 +179,19 @@ class Placement:
 
     def _top(self, pool: Pool, folder: str) -> str | None:
         """The highest folded folder holding `folder` (itself included), if any."""
-        key = (pool, folder)
-        if key not in self._tops:
-            parent = folder.rpartition("/")[0] if folder else None
-            above = self._top(pool, parent) if parent is not None else None
-            folded = folder in self.folds.folded(pool)
-            self._tops[key] = above if above is not None else folder if folded else None
-        return self._tops[key]
+        # Iterative, not recursive: a workspace may nest folders thousands deep.
+        chain: list[str] = []
+        current: str | None = folder
+        while current is not None and (pool, current) not in self._tops:
+            chain.append(current)
+            current = current.rpartition("/")[0] if current else None
+        above = self._tops[(pool, current)] if current is not None else None
+        folded = self.folds.folded(pool)
+        for name in reversed(chain):  # from the highest unknown folder down
+            if above is None and name in folded:
+                above = name
+            self._tops[(pool, name)] = above
+        return self._tops[(pool, folder)]
 
     def is_listed(self, entry: Entry) -> bool:
         """Whether `entry` is listed one by one."""

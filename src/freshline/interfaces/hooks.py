@@ -27,6 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
+from freshline.access import Rules, reach
 from freshline.config import Config, find_workspace, load_config
 from freshline.context import Channel, Encoding, Meter
 from freshline.errors import NotFoundError, UsageError
@@ -190,8 +191,9 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
     """Write the pending blocks as hook output and accept them; False when nothing changed."""
     root = find_workspace(payload.cwd)
     config = load_config(root)
-    rel = payload.cwd.resolve().relative_to(root).as_posix()
-    project = project_for(config, "" if rel == "." else rel)
+    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
+    here = reach(root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
+    project = project_for(config, here.rel)
     manager = SessionManager(config)
     try:
         s = _session(manager, payload, project)

@@ -33,15 +33,17 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import FunctionResource
 from pydantic import Field
 
+from freshline.access import Reached, reach
 from freshline.config import Config, find_workspace, load_config
 from freshline.context import ChangesPage, Channel, Encoding, Meter
-from freshline.errors import FreshlineError, NotFoundError, UsageError, WorkspaceError
+from freshline.errors import FreshlineError, NotFoundError, UsageError
 from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
-from freshline.paths import confine, is_internal, to_abs
+from freshline.paths import shown
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.delivery import changes_page, delivery_budget
 from freshline.session.manifest import build_manifest
+from freshline.session.rules import live_rules
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
@@ -203,14 +205,22 @@ class FreshlineService:
 
         return self._locked(run)
 
-    def read_document(self, path: str) -> DocumentText:
-        """A workspace file's text, or a converted document's snapshot text or status."""
-        rel = confine(self.config.root, path)
-        source = to_abs(self.config.root, rel)
-        if is_internal(rel, self.config.workspace.ignore):
-            raise WorkspaceError(f"{path}: internal to the workspace; not readable")
+    def read_document(self, path: str, session: str | None = None) -> DocumentText:
+        """A file's text, or a converted document's snapshot text or status.
+
+        Only a file of the session's project (without a session: of some project), never
+        a secret or an internal file, judged where the path leads (AccessDenied if not).
+        """
+
+        def confined() -> Reached:
+            m = self.manager
+            projects = [m.get(session).project] if session else list(self.config.projects)
+            return reach(self.config.root, path, live_rules(m, projects))
+
+        reached = self._locked(confined)
+        rel, source = reached.rel, reached.path
         if not source.is_file():
-            raise NotFoundError(f"{path}: no such file in the workspace")
+            raise NotFoundError(shown(f"{path}: no such file in the workspace"))
         if not is_document(rel):
             return _plain_text(rel, source)
         probe = self._locked(
@@ -330,9 +340,13 @@ def build_server(service: FreshlineService) -> MCPServer:
     @server.tool()
     def read_document(
         path: Annotated[str, Field(description="A path relative to the workspace root.")],
+        session: Annotated[
+            str | None, Field(description="Your session: only its project's files are read.")
+        ] = None,
     ) -> DocumentText:
-        """Read a file; a converted document (pdf, docx, ...) reads as its text snapshot."""
-        return _tool_errors(lambda: service.read_document(path))
+        """Read a project's file; a converted document (pdf, docx, ...) reads as its text
+        snapshot. Secrets and files outside the project are refused."""
+        return _tool_errors(lambda: service.read_document(path, session))
 
     for name in service.config.projects:
         server.add_resource(

@@ -40,6 +40,7 @@ from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
 from freshline.session.inscope import InScope
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
+from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged
 from freshline.store import Change, ChangeKind, IndexEntry, SessionRecord, SessionState
 from freshline.tracker import FlushResult, Tracker
@@ -339,8 +340,10 @@ class SessionManager:
         self, s: SessionRecord, merges: Sequence[MergeInfo]
     ) -> tuple[Staged, UpdatesInput]:
         since = s.cursor if s.cursor is not None else s.manifest_epoch
+        project = self.config.project(s.project)
         answer = self.tracker.changes_since(s.project, since)
-        scope = self.config.project(s.project).scope
+        answer = replace(answer, changes=without_secrets(answer.changes, project.allow_secrets))
+        scope = project.scope
         desk = DocumentDesk(self.materializer, self.store.index_get)
 
         def live_in_scope(path: str) -> bool:
