@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from freshline import paths
+from freshline.ignore import IgnoreRules
 from freshline.markdown import parse_tag
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -189,26 +190,40 @@ def pattern_matches(pattern: Pattern, facts: FileFacts) -> bool:
 
 @dataclass(frozen=True)
 class Scope:
-    """A project's inclusions and exclusions plus the workspace's ignore patterns."""
+    """A project's inclusions and exclusions plus the workspace's ignore rules.
+
+    `ignore` are the `[workspace] ignore` patterns; `rules`, when given, all of the
+    workspace's ignore rules (freshline.ignore). A scanned index holds no ignored path, so
+    a project's scope needs only the patterns; the tracker gives the rules to the scopes
+    it compares when the rules change.
+    """
 
     include: tuple[Pattern, ...]
     exclude: tuple[Pattern, ...] = ()
     ignore: tuple[str, ...] = ()
+    rules: IgnoreRules | None = field(default=None, compare=False)
 
     @classmethod
     def from_strings(
-        cls, include: Iterable[str], exclude: Iterable[str] = (), ignore: Iterable[str] = ()
+        cls,
+        include: Iterable[str],
+        exclude: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        rules: IgnoreRules | None = None,
     ) -> Scope:
         """Build a scope from pattern texts; raises ValueError for a malformed pattern."""
         return cls(
             tuple(parse_pattern(p) for p in include),
             tuple(parse_pattern(p) for p in exclude),
             tuple(ignore),
+            rules,
         )
 
     def matches(self, facts: FileFacts) -> bool:
-        """Whether the file is in scope: not internal, included, and not excluded."""
+        """Whether the file is in scope: not internal or ignored, included, not excluded."""
         if not self.include or paths.is_internal(facts.path, self.ignore):
+            return False
+        if self.rules is not None and self.rules.ignored(facts.path):
             return False
         if any(pattern_matches(p, facts) for p in self.exclude):
             return False

@@ -169,6 +169,7 @@ def _config(view: _View, config: ConfigChange, brought: list[str]) -> list[str]:
     ]
     if config.mode_from != config.mode_to:
         entries.append(f"mode: {_mode(config.mode_from)}{ARROW}{_mode(config.mode_to)}")
+    entries += [f"ignore rules changed in {show(view.u.root, f)}" for f in config.ignore_files]
     # not view.section: the order above (include before exclude) reads better than sorted
     changed = section("Scope changed:", entries, view.u.cap) or ["Scope changed."]
     return changed + view.section("Newly in scope:", map(view.entry, brought))
