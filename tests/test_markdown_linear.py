@@ -4,12 +4,10 @@ counting the Python lines it runs, never by a clock (bench/markdown.py times it)
 from __future__ import annotations
 
 import ast
-import base64
 import random
 import re
 import re._parser as sre  # the standard library's own regex parser: its tree is what we check
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -18,6 +16,9 @@ import pytest
 
 import freshline.markdown as markdown
 from freshline.markdown import body, frontmatter, parse_note
+
+from . import pathological
+from .pathological import Line
 
 MODULES = (markdown, body, frontmatter)
 _REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
@@ -103,27 +104,12 @@ def _names_used(node: ast.AST) -> set[str]:
 # --- counting the work ------------------------------------------------------------------------
 
 
-def _url_like(n: int, rng: random.Random) -> str:
-    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%"
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def _base64(n: int, rng: random.Random) -> str:
-    return base64.b64encode(rng.randbytes(n)).decode()[:n]
-
-
-def _hex(n: int, rng: random.Random) -> str:
-    return rng.randbytes(n // 2 + 1).hex()[:n]
-
-
-def _repeated(unit: str) -> Callable[[int, random.Random], str]:
+def _repeated(unit: str) -> Line:
     return lambda n, _rng: (unit * (n // len(unit) + 1))[:n]
 
 
 KINDS = {
-    "url-like": _url_like,
-    "base64": _base64,
-    "hex": _hex,
+    **pathological.KINDS,
     "url-ish words": _repeated("http#a "),
     "scheme run": _repeated("abc+def.ghi-"),
     "wiki opens": _repeated("[[ "),
