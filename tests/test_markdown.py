@@ -7,7 +7,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from freshline.markdown import LIST_KEYS, NoteFacts, parse_note, parse_tag
+from freshline.markdown import LIST_KEYS, NoteFacts, frontmatter, parse_note, parse_tag
 
 
 def tags(text: str | bytes) -> set[str]:
@@ -388,3 +388,16 @@ def test_emitted_front_matter_round_trips(
     )
     facts = parse_note(f"---\n{source}---\n{body}")
     assert facts.properties == _as_written(properties)
+
+
+def test_the_pure_python_parser_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where PyYAML was built without libyaml, its own Python parser does the work."""
+    text = (
+        "---\ntags: [a, '#b']\nreview:\n  next: 2025-12-23\nrelated:\n  - [[Some Note]]\n"
+        "done: true\nanswer: yes\nn: 1.50\n---\n#c\n"
+    )
+    with_c = parse_note(text)
+    pure = type("PureComposer", (yaml.SafeLoader,), {"resolve": frontmatter._Composer.resolve})
+    monkeypatch.setattr(frontmatter, "_Composer", pure)
+    assert parse_note(text) == with_c
+    assert with_c.properties["related"] == ["[[Some Note]]"] and with_c.tags == {"a", "b", "c"}
