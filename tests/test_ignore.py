@@ -172,16 +172,18 @@ def test_a_scan_skips_exactly_what_git_ignores(ws: Workspace) -> None:
 
 def test_a_workspace_inside_a_repository_honours_the_files_above_it(ws: Workspace) -> None:
     git(ws.root, "init", "-q")
-    ws.write(".gitignore", "vault/drafts/\n*.bak\n")
-    (ws.root / ".git" / "info" / "exclude").write_text("secret.md\n")
-    vault = Workspace(ws.root / "vault")
-    vault.root.mkdir()
+    ws.write(".gitignore", "mid/vault/drafts/\n*.bak\n*.txt\n")
+    ws.write("mid/.gitignore", "!keep.txt\n")  # nearer the workspace: it decides first
+    (ws.root / ".git" / "info" / "exclude").write_text("secret.md\n!c.bak\n")
+    vault = Workspace(ws.root / "mid" / "vault")
+    vault.root.mkdir(parents=True)
     vault.configure({"p": {"include": ["**"]}})
-    for rel in ("drafts/a.md", "b.bak", "secret.md", "deep/secret.md", "c.md", ".gitignore"):
+    for rel in ("drafts/a.md", "b.bak", "c.bak", "secret.md", "deep/secret.md", "c.md",
+                "keep.txt", "other.txt"):
         vault.write(rel, "x\n")
     vault.write(".gitignore", ".freshline/\n")
     walked = scanned(vault.root, IgnoreSettings())
-    assert walked == {"c.md", ".gitignore"}
+    assert walked == {"c.md", ".gitignore", "keep.txt"}
     assert walked == all_files(vault.root) - git_ignored(vault.root)
 
 

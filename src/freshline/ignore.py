@@ -123,8 +123,9 @@ class IgnoreState:
 
 
 def _outer_order(files: Iterable[RuleFile]) -> tuple[RuleFile, ...]:
-    """Files above the root in git's order: deeper folders first, the exclude file last."""
-    return tuple(sorted(files, key=lambda f: (f.name.endswith("exclude"), -len(f.name))))
+    """Files above the root in git's order: the nearest folder's first (`../` before
+    `../../`), the exclude file last."""
+    return tuple(sorted(files, key=lambda f: (f.name.endswith("exclude"), len(f.name))))
 
 
 # --- one gitignore-style file -------------------------------------------------------------

@@ -156,14 +156,13 @@ class Tracker:
         above the root read again); a changed rule means a full scan."""
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         ignore = self._ignore_now(rules)
-        full = "" in paths or ignore is None or self._patterns_moved(ignore)
-        result = ScanResult()
-        if not full and ignore is not None:
-            result = self._scan(paths, ignore.rules())
-            result.ignore = ignore
-        if full or result.changed(GITIGNORE):  # a .gitignore's rules reach past the hints
-            full, result = True, self._scan(None, rules)
-        return self._apply(result, full)
+        if "" in paths or ignore is None or self._patterns_moved(ignore):
+            return self._apply(self._scan(None, rules), full=True)
+        result = self._scan(paths, ignore.rules())
+        if result.changed(GITIGNORE):  # a .gitignore's rules reach past the hinted paths
+            return self._apply(self._scan(None, rules), full=True)
+        result.ignore = ignore
+        return self._apply(result, full=False)
 
     def _scan(self, paths: list[str] | None, rules: IgnoreRules | None = None) -> ScanResult:
         rules = rules or load_rules(self.root, self.config.workspace.ignore_settings)
