@@ -184,7 +184,8 @@ def test_all_workspace_settings(tmp_path: Path) -> None:
 def test_the_template_lists_every_workspace_setting(tmp_path: Path) -> None:
     init_workspace(tmp_path)
     text = (tmp_path / "freshline.toml").read_text()
-    settings = [line[2:] for line in text.splitlines() if re.match(r"# \w+ = ", line)]
+    table = text.partition("[workspace]\n")[2].partition("\n[")[0]
+    settings = [line[2:] for line in table.splitlines() if re.match(r"# \w+ = ", line)]
     assert len(settings) == len(fields(WorkspaceSettings))
     (tmp_path / "freshline.toml").write_text("[workspace]\n" + "\n".join(settings) + "\n")
     assert load_config(tmp_path).workspace == WorkspaceSettings()
@@ -199,7 +200,7 @@ ERRORS = [
         "[projects.x]\ninclude = ['a']\n[projects.x]\ninclude = ['b']\n",
         "invalid TOML: Cannot declare ('projects', 'x') twice (at line 3, column 12)",
     ),
-    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects)"),
+    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects, delivery)"),
     (
         "[workspace]\ndebounce = 1\n",
         "workspace.debounce: unknown key (expected one of: debounce_ms, change_log_cap, "

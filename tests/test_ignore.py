@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from freshline.context import ConfigChange, UpdatesInput, render_updates
 from freshline.ignore import IgnoreSettings, IgnoreState, RuleFile, load_rules
 from freshline.interfaces.cli import app
 from freshline.store.records import Change, ChangeKind
@@ -306,8 +307,11 @@ def test_each_source_can_be_turned_off(vault: Workspace) -> None:
 
 
 def test_updates_block_names_the_ignore_file(vault: Workspace) -> None:
-    from freshline.context import ConfigChange
-
-    vault.write(".gitignore", "*\n")
-    detail = config_detail(changes(vault))
-    assert ConfigChange.from_detail(detail).ignore_files == (".gitignore",)
+    vault.write(".gitignore", ".venv/\nnode_modules/\ndrafts/\n")
+    found = changes(vault)
+    config = ConfigChange.from_detail(config_detail(found))
+    paths = tuple(c for c in found if c.kind is not ChangeKind.CONFIG)
+    block = render_updates(UpdatesInput("p", str(vault.root), 1, 2, paths, config=(config,)))
+    assert block is not None
+    assert f"Scope changed:\n- ignore rules changed in {vault.root}/.gitignore\n" in block
+    assert f"- {vault.root}/drafts/b.md" in block

@@ -68,7 +68,7 @@ async def test_tools_deliver_updates_once_acknowledged(notes: Any) -> None:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == {
             "list_projects", "project_manifest", "open_session", "project_updates",
-            "acknowledge", "read_document",
+            "acknowledge", "project_changes", "read_document",
         }
         projects = await call(client, "list_projects")
         assert [p["name"] for p in projects] == ["p", "q"]
@@ -90,6 +90,29 @@ async def test_tools_deliver_updates_once_acknowledged(notes: Any) -> None:
 
         nothing = await call(client, "project_updates", session=session)
         assert nothing["blocks"] is None and nothing["token"] is None
+
+
+async def test_a_rolled_up_delivery_fits_the_budget_and_pages_the_rest(notes: Any) -> None:
+    for i in range(400):
+        notes.write(f"notes/batch {i // 50}/new note {i:03}.md", "# new\n")
+    with (notes.root / "freshline.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n[delivery]\nmcp = 3000\n")
+    async with connect(notes.root) as client:
+        session = (await call(client, "open_session", project="p"))["session"]
+        result = await client.call_tool("project_updates", {"session": session})
+        assert len(_text(result)) <= 3_000  # what the client passes on to its model
+        blocks = (result.structured_content or {})["blocks"]
+        assert blocks.endswith("</project_context>")
+        assert "Files (402):" in blocks and "counted per folder" in blocks
+        await call(client, "acknowledge", session=session,
+                   token=(result.structured_content or {})["token"])
+        notes.write("notes/one more.md", "# new\n")
+        page = await client.call_tool("project_changes", {"session": session, "since": 0})
+        assert len(_text(page)) <= 3_000
+        data = page.structured_content or {}
+        assert data["page"] == 1 and data["pages"] >= 1 and "one more.md" in data["text"]
+        message = await call_error(client, "project_changes", session=session, page=99)
+        assert "page 99 does not exist" in message
 
 
 async def test_unacknowledged_blocks_are_delivered_again(notes: Any) -> None:

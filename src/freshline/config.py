@@ -32,7 +32,7 @@ CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_TOP_KEYS = ("workspace", "projects")
+_TOP_KEYS = ("workspace", "projects", "delivery")
 _PROJECT_KEYS = ("include", "exclude", "mode")
 
 _TEMPLATE = """\
@@ -50,6 +50,15 @@ _TEMPLATE = """\
 # materialize_timeout_s = 60   # time limit for converting one document, seconds
 # materialize_memory_mb = 1024 # memory limit of a conversion worker
 # workers = 2                  # conversion worker processes
+
+[delivery]
+# the most characters the blocks may take per delivery channel; past that they roll up
+# budget_chars = 20000         # every channel without its own key (the hook stays <= 9000)
+# hook = 9000                  # Claude Code hook (Claude Code cuts at 10,000)
+# mcp = 20000                  # MCP tool results
+# chat = 30000                 # freshline chat
+# send = 30000                 # freshline send
+# acp = 20000                  # ACP proxy
 """
 
 
@@ -95,6 +104,37 @@ _MINIMUMS = {
 }
 
 
+# Each delivery channel's budget in characters when freshline.toml sets none.
+CHANNEL_BUDGETS = {"hook": 9_000, "mcp": 20_000, "chat": 30_000, "send": 30_000, "acp": 20_000}
+# Limits of the clients themselves: `budget_chars` never raises a channel above them
+# (Claude Code shows a hook's output whole only up to 10,000 characters).
+_CHANNEL_CEILINGS = {"hook": 9_000}
+BUDGET_RANGE = (2_000, 10_000_000)  # both blocks at their smallest take about 1,300
+
+
+@dataclass(frozen=True)
+class DeliverySettings:
+    """The `[delivery]` table: budgets in characters, for all channels and per channel."""
+
+    budget_chars: int | None = None
+    hook: int | None = None
+    mcp: int | None = None
+    chat: int | None = None
+    send: int | None = None
+    acp: int | None = None
+
+    def budget(self, channel: str) -> int:
+        """The channel's budget: its own key, else `budget_chars` (never above the
+        channel's ceiling), else the channel's default."""
+        own = getattr(self, channel)
+        if own is not None:
+            return int(own)
+        default = CHANNEL_BUDGETS[channel]
+        if self.budget_chars is None:
+            return default
+        return min(self.budget_chars, _CHANNEL_CEILINGS.get(channel, self.budget_chars))
+
+
 @dataclass(frozen=True)
 class ProjectConfig:
     """One `[projects.NAME]` table; `ignore` is the workspace's, so `scope` is complete."""
@@ -123,6 +163,7 @@ class Config:
     root: Path
     workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     projects: dict[str, ProjectConfig] = field(default_factory=dict)
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)
 
     @property
     def path(self) -> Path:
@@ -220,7 +261,20 @@ def _validate(root: Path, data: dict[str, Any]) -> Config:
     projects = {
         name: _project(name, table, workspace.ignore) for name, table in raw_projects.items()
     }
-    return Config(root, workspace, projects)
+    raw_delivery = data.get("delivery", {})
+    _expect("delivery", raw_delivery, dict, "a table")
+    return Config(root, workspace, projects, _delivery(raw_delivery))
+
+
+def _delivery(table: dict[str, Any]) -> DeliverySettings:
+    _check_keys("delivery", table, (f.name for f in fields(DeliverySettings)))
+    low, high = BUDGET_RANGE
+    for name, value in table.items():
+        key = f"delivery.{name}"
+        _expect(key, value, int, "an integer (characters)")
+        if not low <= value <= high:
+            raise _error(key, f"must be between {low:,} and {high:,} characters, got {value}")
+    return DeliverySettings(**table)
 
 
 def _workspace(table: dict[str, Any]) -> WorkspaceSettings:

@@ -17,9 +17,11 @@ from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
 from freshline.agent.tools import Toolbox, ToolMode
+from freshline.context import Channel
 from freshline.conversation import Author, Event
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
+from freshline.session.delivery import changes_page
 from freshline.store import SessionRecord
 from freshline.tracker.scoping import in_scope
 
@@ -53,8 +55,11 @@ def history(manager: SessionManager, session_id: str) -> list[Message]:
     return out
 
 
-def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
-    """The tools for a session: the live workspace, or the conversation's worktree."""
+def toolbox_for(
+    manager: SessionManager, s: SessionRecord, channel: Channel = Channel.SEND
+) -> Toolbox:
+    """The tools for a session: the live workspace, or the conversation's worktree, and
+    `changes`, which pages the project's changes within `channel`'s budget."""
     scope = manager.config.project(s.project).scope
 
     def lookup(rel: str) -> Probe | None:
@@ -62,13 +67,17 @@ def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
             return None
         return manager.materializer.probe(rel, manager.store.index_get(rel))
 
+    def changes(since: int | None, page: int, most: int) -> str:
+        return changes_page(manager, s.id, since, page, channel, limit=most).text
+
     if s.mode == "isolated":
-        return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED)
+        return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED, changes=changes)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
         in_scope=lambda rel: in_scope(scope, manager.store.index_get(rel)),
         read_document=lookup,
+        changes=changes,
     )
 
 
@@ -90,12 +99,14 @@ def complete(
     backend: Backend,
     on_text: TextCallback | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    channel: Channel = Channel.SEND,
 ) -> SendResult:
     """Run a prepared turn through the model, record it and accept it."""
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
+    tools = toolbox_for(manager, s, channel)
     try:
-        result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text)
+        result = run_turn(backend, messages, tools, max_iterations, on_text)
         head = turn.record([_event(e) for e in result.events])
     except BaseException:
         turn.abandon()
@@ -126,10 +137,12 @@ def send(
     backend: Backend,
     on_text: TextCallback | None = None,
     on_prepared: Callable[[PreparedTurn], None] | None = None,
+    channel: Channel = Channel.SEND,
 ) -> SendResult:
-    """Prepare, run and accept one turn. Raises ConflictStop / SyncRequired before the
-    model is called, and backend errors with nothing recorded or advanced."""
-    turn = manager.prepare(session_id, message)
+    """Prepare, run and accept one turn, its blocks fitted to `channel`'s budget. Raises
+    ConflictStop / SyncRequired before the model is called, and backend errors with nothing
+    recorded or advanced."""
+    turn = manager.prepare(session_id, message, channel=channel)
     if on_prepared is not None:
         on_prepared(turn)
-    return complete(manager, turn, backend, on_text)
+    return complete(manager, turn, backend, on_text, channel=channel)

@@ -1,5 +1,5 @@
 """The tools a model may use, confined to one root: list, read, search, and in isolated mode
-write, edit and chmod.
+write, edit and chmod; with a session, `changes` pages its project's change list.
 
 A tool never raises to the model's caller: refusals and failures become error results the
 model reads and can act on. Every output is capped, so a huge file or a broad search cannot
@@ -20,6 +20,7 @@ from typing import Any
 from freshline.agent import tool_specs
 from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
+from freshline.errors import FreshlineError
 from freshline.materialize.status import DocStatus, Probe
 from freshline.paths import is_internal
 
@@ -41,6 +42,10 @@ class ToolMode(StrEnum):
 
 DocumentLookup = Callable[[str], Probe | None]
 """Given a root-relative path, the materializer's probe of it, or None for a plain file."""
+
+ChangesPager = Callable[[int | None, int, int], str]
+"""Given `since` (None: the session's cursor), a page number and the most characters a page
+may take, that page of the session's project's changes."""
 
 
 @dataclass
@@ -88,7 +93,8 @@ class Toolbox:
     """The tools offered to a model, confined to `root`.
 
     `in_scope` limits search to the project's files; `read_document` tells read and search
-    which paths are converted documents (read their snapshot instead).
+    which paths are converted documents (read their snapshot instead); `changes` offers the
+    `changes` tool, paging the session's project's changes (it reads no file).
     """
 
     def __init__(
@@ -99,6 +105,7 @@ class Toolbox:
         read_document: DocumentLookup | None = None,
         output_cap: int = DEFAULT_OUTPUT_CAP,
         offer_chmod: bool = True,
+        changes: ChangesPager | None = None,
     ) -> None:
         self.confinement = Confinement(root)
         self.mode = ToolMode(mode)
@@ -110,6 +117,9 @@ class Toolbox:
             "read": (tool_specs.READ, self._read),
             "search": (tool_specs.SEARCH, self._search),
         }
+        self.changes = changes
+        if changes is not None:
+            handlers["changes"] = (tool_specs.CHANGES, self._changes)
         if self.mode is ToolMode.ISOLATED:
             handlers["write"] = (tool_specs.WRITE, self._write)
             handlers["edit"] = (tool_specs.EDIT, self._edit)
@@ -244,6 +254,16 @@ class Toolbox:
             return f"[{shown} has fewer than {start} lines]"
         tail = f"\n[output capped at {self.output_cap} characters]" if capped else ""
         return f"[{shown} lines {start}-{last}]\n" + "".join(taken) + tail
+
+    def _changes(self, args: dict[str, Any]) -> _Outcome:
+        since, page = _arg(args, "since", int, None), _arg(args, "page", int, 1)
+        if (since is not None and since < 0) or page < 1:
+            raise ToolError("since must be at least 0 and page at least 1")
+        assert self.changes is not None
+        try:
+            return _Outcome(self.changes(since, page, self.output_cap))
+        except FreshlineError as exc:
+            raise ToolError(str(exc)) from None
 
     # --- search ------------------------------------------------------------------------------
 

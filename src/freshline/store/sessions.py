@@ -33,7 +33,7 @@ class SessionRecord:
     manifest_epoch: int  # the epoch captured when the manifest's materialization began
     dirty_key: str  # `signature#epoch` the manifest was built for
     held_key: str | None  # the dirty key a landing already held for (hold at most once)
-    manifest: str  # the rendered manifest block, delivered while needs_manifest
+    manifest: str  # the manifest's input (JSON), rendered and delivered while needs_manifest
     needs_manifest: bool
     resumed: bool
     pending_docs: list[str] = field(default_factory=list)  # announced as in progress
