@@ -25,6 +25,7 @@ import tomlkit.items
 
 from freshline import scope, sensitive
 from freshline.errors import ConfigError, NotFoundError, WorkspaceError, os_failure
+from freshline.ignore import IgnoreSettings
 from freshline.paths import shown
 
 CONFIG_NAME = "freshline.toml"
@@ -43,6 +44,9 @@ _TEMPLATE = """\
 # change_log_cap = 1000        # change-log rows kept per project
 # full_scan_interval = 300     # seconds between full rescans while watching
 # ignore = []                  # folders or globs that are never in any project
+# respect_gitignore = true     # .gitignore files and .git/info/exclude ignore paths too
+# respect_obsidian = true      # so do Obsidian's "Excluded files" (.obsidian/app.json)
+# ignore_trash = true          # and Obsidian's trash, .trash/
 # materialize_timeout_s = 60   # time limit for converting one document, seconds
 # materialize_memory_mb = 1024 # memory limit of a conversion worker
 # workers = 2                  # conversion worker processes
@@ -79,8 +83,19 @@ class WorkspaceSettings:
     materialize_timeout_s: int = 60
     materialize_memory_mb: int = 1024
     workers: int = 2
+    respect_gitignore: bool = True
+    respect_obsidian: bool = True
+    ignore_trash: bool = True
+
+    @property
+    def ignore_settings(self) -> IgnoreSettings:
+        """Which ignore sources apply (freshline.ignore)."""
+        return IgnoreSettings(
+            self.ignore, self.respect_gitignore, self.respect_obsidian, self.ignore_trash
+        )
 
 
+_SWITCHES = ("respect_gitignore", "respect_obsidian", "ignore_trash")
 # The range each numeric setting accepts: past these, a value that parses would overflow
 # a timer or a resource limit later, or start more workers than any machine has cores.
 _RANGES = {
@@ -282,6 +297,10 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
         key = f"workspace.{name}"
         if name == "ignore":
             values[name] = _patterns(key, value, _check_ignore)
+            continue
+        if name in _SWITCHES:
+            _expect(key, value, bool, "a boolean")
+            values[name] = value
             continue
         _expect(key, value, int, "an integer")
         low, high = _RANGES[name]
