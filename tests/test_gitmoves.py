@@ -88,7 +88,7 @@ def test_the_updates_block_says_it_in_one_line(repo: Workspace) -> None:
     )
     main, topic = git(repo.root, "rev-parse", "main"), git(repo.root, "rev-parse", "topic")
     assert block is not None
-    assert f"HEAD moved {main[:7]} → {topic[:7]} by checkout (2 paths in this project)" in block
+    assert f"HEAD moved {main[:7]} → {topic[:7]} by checkout: 2 paths in this project" in block
 
 
 @pytest.mark.parametrize(

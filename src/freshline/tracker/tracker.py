@@ -9,14 +9,16 @@ once are serialized, each change is logged once, and nobody waits behind a scan.
 from __future__ import annotations
 
 import functools
+import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from itertools import groupby
+from itertools import chain, groupby
 from pathlib import Path
 
 from freshline.config import DATA_DIR, Config, ProjectConfig, config_stamp, load_config
 from freshline.errors import GitError, NotFoundError
+from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
@@ -27,6 +29,7 @@ from freshline.tracker.scan import Memo, Scanner, ScanResult, full_scan, targete
 from freshline.tracker.scoping import in_scope, scope_batch, scope_move
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
+IGNORE_RULES = "tracker.ignore_rules"  # the ignore rules the last full scan walked by
 GIT_HEAD = "tracker.git_head"  # the commit HEAD named at the last flush ("" before any)
 REMOVED: dict[str, object] = {"removed": True}  # the patterns of a project taken out of the config
 
@@ -76,21 +79,40 @@ class ChangesSince:
     changes: list[Change]  # coalesced; empty when compacted
 
 
-def patterns_of(project: ProjectConfig, ignore: Sequence[str]) -> dict[str, object]:
-    """The normalized patterns a project's log state remembers."""
-    return {
+def patterns_of(project: ProjectConfig, ignore: IgnoreState) -> dict[str, object]:
+    """The normalized patterns a project's log state remembers, with the ignore rules
+    (an ignore file that changes is a config change)."""
+    patterns: dict[str, object] = {
         "include": canonical(project.include),
         "exclude": canonical(project.exclude),
         "mode": project.mode.value,
-        "ignore": sorted(ignore),
+        **_ignore_patterns(ignore),
     }
+    if project.allow_secrets:  # absent when empty, as states written before it had it
+        patterns["allow_secrets"] = sorted(project.allow_secrets)
+    return patterns
+
+
+def _ignore_patterns(ignore: IgnoreState) -> dict[str, object]:
+    patterns: dict[str, object] = {"ignore": sorted(ignore.ignore)}
+    rules = ignore.rules_json()
+    if rules:  # left out when there are none, as before ignore files were read
+        patterns["ignore_rules"] = rules
+    return patterns
+
+
+def _ignore_of(patterns: dict[str, object]) -> IgnoreState:
+    ignore, rules = patterns.get("ignore", []), patterns.get("ignore_rules")
+    assert isinstance(ignore, list) and (rules is None or isinstance(rules, dict))
+    return IgnoreState.from_json(ignore, rules)
 
 
 def _scope_of(patterns: dict[str, object]) -> Scope:
     include, exclude = patterns["include"], patterns["exclude"]
-    ignore = patterns.get("ignore", [])
-    assert isinstance(include, list) and isinstance(exclude, list) and isinstance(ignore, list)
-    return Scope.from_strings(include, exclude, ignore)
+    allowed = patterns.get("allow_secrets", [])
+    assert isinstance(include, list) and isinstance(exclude, list) and isinstance(allowed, list)
+    ignore = _ignore_of(patterns)
+    return Scope.from_strings(include, exclude, ignore.ignore, allowed, ignore.rules())
 
 
 class Tracker:
@@ -159,33 +181,60 @@ class Tracker:
 
     def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
-        full = paths is None or "" in paths or self._patterns_moved()
+        rules = load_rules(self.root, self.config.workspace.ignore_settings)
+        result = self._hinted_scan(paths, rules, memo) if paths is not None else None
+        work = _Work(result or full_scan(Scanner(self.root, self.store, rules, memo)),
+                     full=result is None, head=None)
         gitdir = git_dir(self.root)
-        head = read_head(gitdir) if gitdir is not None else None
-        scanner = Scanner(self.root, self.store, self.config.workspace.ignore, memo)
-        if full:
-            result = full_scan(scanner)
-        else:
-            result = targeted_scan(scanner, paths or []) if paths else ScanResult()
-        work = _Work(result, full, head)
-        if gitdir is None or head is None:
+        if gitdir is None:
             return work
+        work.head = read_head(gitdir)
         work.head_before = self.store.meta_get(GIT_HEAD)
-        if work.head_before is not None and work.head_before != head:
+        if work.head_before is not None and work.head_before != work.head:
             try:
-                work.move = head_move(gitdir, work.head_before, head)
+                work.move = head_move(gitdir, work.head_before, work.head)
             except GitError as exc:
-                result.warnings.append(f"HEAD moved but its paths are unknown: {exc}")
+                work.result.warnings.append(f"HEAD moved but its paths are unknown: {exc}")
         return work
+
+    def _hinted_scan(
+        self, paths: list[str], rules: IgnoreRules, memo: Memo
+    ) -> ScanResult | None:
+        """The scan of `paths` alone, by the ignore rules the last full scan walked by (with
+        the files above the root read again); None when only a full scan will do (a rule
+        changed, or the patterns did)."""
+        ignore = self._ignore_now(rules)
+        if "" in paths or ignore is None or self._patterns_moved(ignore):
+            return None
+        scanner = Scanner(self.root, self.store, ignore.rules(), memo)
+        result = targeted_scan(scanner, paths) if paths else ScanResult()
+        if result.changed(GITIGNORE):  # a .gitignore's rules reach past the hinted paths
+            return None
+        result.ignore = ignore
+        return result
+
+    def _ignore_now(self, rules: IgnoreRules) -> IgnoreState | None:
+        """The ignore rules as they stand, each folder's .gitignore as the last full scan
+        read it (a changed one is seen by the scan that finds it changed); None before
+        the first full scan."""
+        known = self.store.meta_get(IGNORE_RULES)
+        if known is None:
+            return None
+        nested = tuple(f for f in _ignore_of(json.loads(known)).files if not f.outer)
+        return replace(rules.state(), files=rules.outer + nested)
 
     def _apply(self, work: _Work) -> FlushResult:
         """Write a scan's result and log it per project (inside the write lock)."""
         result = work.result
+        assert result.ignore is not None  # set by a full scan, or by the hinted one
+        ignore = result.ignore
         if work.full:
             self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
+            self.store.meta_set(IGNORE_RULES, json.dumps(_ignore_patterns(ignore)))
         if work.head is not None and work.head != work.head_before:
             self.store.meta_set(GIT_HEAD, work.head)
-        config_changes, new = self._config_changes()
+        created = [o.new for o in result.observed if o.kind is ChangeKind.CREATED and o.new]
+        config_changes, new = self._config_changes(ignore, created)
         self.store.index_put(result.put, result.sketches)
         self.store.index_delete(result.remove)
         out = FlushResult(full=work.full, scanned=result.scanned, warnings=result.warnings)
@@ -221,11 +270,10 @@ class Tracker:
 
         return lambda scope: scope_move(move, scope, facts)
 
-    def _patterns_moved(self) -> bool:
+    def _patterns_moved(self, ignore: IgnoreState) -> bool:
         """Whether a project's patterns changed since the last flush: then only a full scan
         is sure to find files that, say, an ignore entry kept out of the index."""
         states = self.store.project_states()
-        ignore = self.config.workspace.ignore
         return any(
             name in states and states[name].patterns != patterns_of(project, ignore)
             for name, project in self.config.projects.items()
@@ -243,14 +291,16 @@ class Tracker:
         )
         return ProjectDelta(name, epoch, changes)
 
-    def _config_changes(self) -> tuple[dict[str, list[Change]], set[str]]:
+    def _config_changes(
+        self, ignore: IgnoreState, created: list[IndexEntry]
+    ) -> tuple[dict[str, list[Change]], set[str]]:
         """Bring each project's remembered patterns up to date: the changes of those whose
         patterns moved, and the names of projects seen for the first time.
 
         Runs before the batch is applied, so old and new scopes are compared on the same
         (pre-batch) facts; the batch's own changes follow and coalesce with these.
+        `created` are the batch's new files: among them, those an old ignore rule kept out.
         """
-        ignore = self.config.workspace.ignore
         states = self.store.project_states()
         for name in states.keys() - self.config.projects.keys():
             if states[name].patterns != REMOVED:
@@ -275,21 +325,23 @@ class Tracker:
                 self.store.project_put(
                     replace(state, signature=project.signature, patterns=patterns)
                 )
-                out[name] = self._scope_shift(state.patterns, patterns)
+                out[name] = self._scope_shift(state.patterns, patterns, created)
         return out, new
 
-    def _scope_shift(self, old: dict[str, object], new: dict[str, object]) -> list[Change]:
+    def _scope_shift(
+        self, old: dict[str, object], new: dict[str, object], created: list[IndexEntry]
+    ) -> list[Change]:
         before, after = _scope_of(old), _scope_of(new)
         entered: list[str] = []
         left: list[str] = []
-        for entry in self.store.index_iter():
+        for entry in chain(self.store.index_iter(), created):
             was, now = in_scope(before, entry), in_scope(after, entry)
             if now and not was:
                 entered.append(entry.path)
             elif was and not now:
                 left.append(entry.path)
         detail = _pattern_diff(old, new)
-        detail["newly_included"] = entered
+        detail["newly_included"] = sorted(entered)
         detail["no_longer_included"] = left
         config = Change(ChangeKind.CONFIG, "", detail=detail)
         return [
@@ -338,12 +390,15 @@ def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, o
         return set(value) if isinstance(value, list) else set()
 
     detail: dict[str, object] = {}
-    for key in ("include", "exclude", "ignore"):
+    for key in ("include", "exclude", "ignore", "allow_secrets"):
         added, removed = as_set(new, key) - as_set(old, key), as_set(old, key) - as_set(new, key)
         if added:
             detail[f"{key}_added"] = sorted(added)
         if removed:
             detail[f"{key}_removed"] = sorted(removed)
+    files = _ignore_of(old).changed_files(_ignore_of(new))
+    if files:
+        detail["ignore_files"] = files
     if old.get("mode") != new.get("mode"):
         detail["mode"] = {"from": old.get("mode"), "to": new.get("mode")}
     return detail

@@ -73,6 +73,9 @@ class Watcher:
         have slipped between the scan and the watch. An error in the worker stops the
         watcher and is raised here.
         """
+        # Made before watching starts: a folder created later is watched only once
+        # inotify reports it, and a cookie dropped into it meanwhile would go unseen.
+        cookie_dir(self.root).mkdir(parents=True, exist_ok=True)
         worker = _Worker(self)
         worker.start()
         try:

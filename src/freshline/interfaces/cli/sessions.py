@@ -14,6 +14,7 @@ from rich.table import Table
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send as send_turn
 from freshline.config import Mode
+from freshline.context import Channel
 from freshline.errors import ConflictStop
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import MaterializeResult, Progress
@@ -97,12 +98,13 @@ def session_show(ctx: typer.Context, session_id: str, as_json: bool = JsonOption
     """
     with manager(ctx) as m:
         s = m.get(session_id)
-    data = session_dict(s) | {"manifest": s.manifest}
+        manifest = m.manifest_text(session_id)
+    data = session_dict(s) | {"manifest": manifest}
 
     def human() -> None:
         for key, value in session_dict(s).items():
             console.print(f"{key}: {value}", markup=False)
-        console.print(s.manifest, markup=False)
+        console.print(manifest, markup=False)
 
     emit(data, as_json, human)
 
@@ -180,13 +182,13 @@ def session_close(ctx: typer.Context, session_id: str, as_json: bool = JsonOptio
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver: the manifest when due, then the updates
-    (delivers nothing).
+    """Show what the next send would deliver at its budget: the manifest when due, then
+    the updates (delivers nothing).
 
     Example: freshline updates 3f2a9c1b7d4e
     """
     with manager(ctx) as m:
-        block = m.preview(session_id)
+        block = m.preview(session_id, Channel.SEND)
     emit(
         {"session": session_id, "blocks": block},
         as_json,

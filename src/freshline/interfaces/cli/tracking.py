@@ -12,8 +12,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from freshline.context.model import GitMove
-from freshline.context.phrases import git_move
+from freshline.context.model import GitOperation
+from freshline.context.phrases import git_operation
 from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import (
@@ -41,8 +41,7 @@ def change_dict(c: Change) -> dict[str, Any]:
 def change_line(c: Change) -> str:
     """A change as one line for people (odd file names escaped, see `paths.shown`)."""
     if c.kind is ChangeKind.GIT:
-        move = GitMove.from_detail(c.detail)
-        line = git_move(move.operation, move.from_commit, move.to_commit, move.count)
+        line = git_operation(GitOperation.from_detail(c.detail), None)
         return f"{c.kind.value:<9} {line}"
     if c.old_path is not None:
         return f"{c.kind.value:<9} {shown(c.old_path)} → {shown(c.path)}"
