@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from freshline import SessionManager, get_backend, send
 from freshline.config import add_project, init_workspace, load_config
+from freshline.conversation.events import Author, Event, decode, encode
+from freshline.conversation.git import EMPTY_TREE, Git
 from freshline.conversation.repository import repository_for
 from freshline.interfaces.cli import app
 
@@ -126,3 +128,13 @@ def test_cli_output_names_odd_files_on_one_line(tmp_path: Path) -> None:
     assert {c["path"] for c in json.loads(as_json.stdout)["changes"]} == {
         "notes/caf\udce9.md", "notes/new\nline.md",
     }
+
+
+def test_a_tool_call_naming_an_odd_file_is_recorded_and_read_back(tmp_path: Path) -> None:
+    repo = tmp_path / "repo.git"
+    Git().run("init", "--quiet", "--bare", str(repo))
+    name = os.fsdecode(b"notes/caf\xe9\n.md")
+    event = Event(Author.TOOL, f"read {name}", tool="read", args={"path": name})
+    commit = Git(repo).commit_tree(EMPTY_TREE, [], encode(event))
+    message = Git(repo).run("cat-file", "commit", commit).split(b"\n\n", 1)[1]
+    assert decode(message.decode("utf-8")) == event

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from freshline.errors import StoreError
 from freshline.store import Store
 from freshline.store.db import DB_NAME, decode_path, encode_path
+from freshline.store.files import _tags_json
 from freshline.store.schema import MIGRATIONS
 
 
@@ -65,3 +69,8 @@ def test_readers_go_on_and_writers_wait_while_another_writes(tmp_path: Path) -> 
 @pytest.mark.parametrize("path", ["plain.md", "caf\udce9.md", "日本/メモ.md", "a b/c"])
 def test_paths_round_trip(path: str) -> None:
     assert decode_path(encode_path(path)) == path
+
+
+@given(st.lists(st.text(max_size=8), min_size=1, max_size=4).map(tuple))
+def test_tags_are_stored_as_the_json_encoder_writes_them(tags: tuple[str, ...]) -> None:
+    assert _tags_json(tags) == json.dumps(list(tags))

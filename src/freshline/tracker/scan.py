@@ -34,8 +34,7 @@ from freshline.tracker.similarity import TEXT_CAP, sketch
 
 RACY_WINDOW_NS = 2_000_000_000
 
-StatKey = tuple[int, int, int, int]
-Memo = dict[str, tuple[StatKey, IndexEntry, bytes | None]]
+Memo = dict[str, tuple[os.stat_result, IndexEntry, bytes | None]]
 """What one flush already hashed (path → stat it was hashed at, entry, sketch): a scan
 redone under the write lock re-reads only what changed since the first pass."""
 
@@ -153,16 +152,15 @@ class Scanner:
         """A fresh index entry (hashing the file), or None with a warning if unreadable.
 
         A text file's line sketch is kept in `sketches`."""
-        key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
         known = self.memo.get(rel)
-        if known is not None and known[0] == key:
+        if known is not None and _same_stat(known[0], st):
             _, entry, lines = known
         else:
             found = self._hash(rel, st)
             if found is None:
                 return None
             entry, lines = found
-            self.memo[rel] = (key, entry, lines)
+            self.memo[rel] = (st, entry, lines)
         if lines is not None:
             self.sketches[rel] = lines
         return entry
@@ -275,6 +273,12 @@ class Scanner:
 
     def _count_under(self, folder: str) -> int:
         return len(self.store.index_under([folder])) if folder else self.store.index_count()
+
+
+def _same_stat(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_size, a.st_mtime_ns, a.st_ino, a.st_ctime_ns) == (
+        b.st_size, b.st_mtime_ns, b.st_ino, b.st_ctime_ns
+    )
 
 
 def full_scan(scanner: Scanner) -> ScanResult:

@@ -23,7 +23,7 @@ RENAME_SIMILARITY = 0.5
 
 def sketch(data: bytes) -> bytes | None:
     """The line sketch of a file's bytes, or None for a binary or too large file."""
-    if len(data) > TEXT_CAP or b"\0" in data[:BINARY_SNIFF]:
+    if len(data) > TEXT_CAP or data.find(b"\0", 0, BINARY_SNIFF) >= 0:
         return None
     return array("I", map(zlib.crc32, data.split(b"\n"))).tobytes()
 
