@@ -148,12 +148,12 @@ class IndexTable:
         """Insert or replace entries, each with its line sketch if `sketches` has one
         (call inside `write()`)."""
         lines = sketches or {}
-        rows = [_row(e, lines.get(e.path)) for e in entries]
-        if rows:
+        written = list(entries)
+        if written:
             self._forget_stats()
-        self.db.conn.executemany(
+        self.db.conn.executemany(  # rows made one at a time: 100k of them at once weigh
             f"INSERT OR REPLACE INTO files ({_COLUMNS}, lines) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
+            (_row(e, lines.get(e.path)) for e in written),
         )
 
     def index_delete(self, paths: Iterable[str]) -> None:

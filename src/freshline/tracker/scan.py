@@ -78,7 +78,7 @@ class Scanner:
         self.started_ns = time.time_ns()
         self.warnings: list[str] = []
         self.kept: list[str] = []  # unreadable directories: entries below them stay
-        self.memo: Memo = {} if memo is None else memo
+        self.memo = memo
         self.sketches: dict[str, bytes] = {}
 
     def _skip(self, rel: str, is_dir: bool = False) -> bool:
@@ -152,7 +152,7 @@ class Scanner:
         """A fresh index entry (hashing the file), or None with a warning if unreadable.
 
         A text file's line sketch is kept in `sketches`."""
-        known = self.memo.get(rel)
+        known = self.memo.get(rel) if self.memo is not None else None
         if known is not None and _same_stat(known[0], st):
             _, entry, lines = known
         else:
@@ -160,7 +160,8 @@ class Scanner:
             if found is None:
                 return None
             entry, lines = found
-            self.memo[rel] = (st, entry, lines)
+            if self.memo is not None:
+                self.memo[rel] = (st, entry, lines)
         if lines is not None:
             self.sketches[rel] = lines
         return entry

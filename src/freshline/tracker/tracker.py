@@ -163,8 +163,8 @@ class Tracker:
         """Walk, hash and parse notes before taking the write lock, so writers in other
         processes (a send accepting its turn) never wait behind a scan and no note is
         parsed inside a write transaction. If another connection wrote meanwhile (a hint,
-        another flush) the scan is redone under the lock, where nothing can move; what the
-        first pass hashed is reused while its stat is unchanged.
+        another flush) the scan is redone under the lock, where nothing can move; a hinted
+        one reuses what its first pass hashed while the file's stat is unchanged.
 
         `paths_of()` names the paths to scan (None: everything); with `take_hints` the
         flush consumes the stored hints (it covers them).
@@ -183,7 +183,8 @@ class Tracker:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         result = self._hinted_scan(paths, rules, memo) if paths is not None else None
-        work = _Work(result or full_scan(Scanner(self.root, self.store, rules, memo)),
+        # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
+        work = _Work(result or full_scan(Scanner(self.root, self.store, rules)),
                      full=result is None, head=None)
         gitdir = git_dir(self.root)
         if gitdir is None:
