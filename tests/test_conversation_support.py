@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from freshline.conversation.conflicts import Conflict, ConflictKind
 from freshline.conversation.git import ZERO, Git
 from freshline.errors import GitError
 from freshline.store.records import FileKind, IndexEntry
@@ -159,12 +160,13 @@ def test_merge_tree_reports_conflicted_paths(repo: Upstream) -> None:
     ours = repo.commit("ours", {"a.txt": "a\nOURS\nc\n", "d.txt": "d\n"}, parent=base)
     theirs = repo.commit("theirs", {"a.txt": "a\nTHEIRS\nc\n", "e.txt": "e\n"}, parent=base)
     g = Git(repo.root / ".git")
-    tree, conflicts = g.merge_tree(ours, theirs)
-    assert conflicts == ["a.txt"]
-    content = g.run("cat-file", "blob", f"{tree}:a.txt").decode()
+    merged = g.merge_tree(ours, theirs)
+    assert merged.conflicts == (Conflict(ConflictKind.CONTENT, ("a.txt",)),)
+    content = g.run("cat-file", "blob", f"{merged.tree}:a.txt").decode()
     assert "<<<<<<<" in content and "OURS" in content and "THEIRS" in content
-    clean, none = g.merge_tree(ours, repo.commit("t2", {"e.txt": "e\n"}, parent=base))
-    assert none == [] and {e.path for e in g.ls_tree(clean)} == {"a.txt", "d.txt", "e.txt"}
+    clean = g.merge_tree(ours, repo.commit("t2", {"e.txt": "e\n"}, parent=base))
+    assert clean.conflicts == ()
+    assert {e.path for e in g.ls_tree(clean.tree)} == {"a.txt", "d.txt", "e.txt"}
 
 
 def test_environment_ignores_inherited_git_variables(repo: Upstream, monkeypatch) -> None:

@@ -26,6 +26,7 @@ class Confined:
     path: Path  # the real path to operate on (symlinks resolved)
     rel: str  # root-relative POSIX path of `path` ("" for the root itself)
     shown: str  # the absolute path as shown to the model
+    given: Path | None = None  # the path as named, before symlinks were resolved
 
 
 class Confinement:
@@ -51,4 +52,4 @@ class Confinement:
         real_rel = "" if real == self.real_root else real.relative_to(self.real_root).as_posix()
         if is_internal(rel) or is_internal(real_rel):
             raise ToolError(f"{raw}: an internal path of freshline or git; refused")
-        return Confined(real, real_rel, self.shown(real_rel))
+        return Confined(real, real_rel, self.shown(real_rel), to_abs(self.root, rel))

@@ -2,22 +2,27 @@
 
 The wire prompt (blocks + message) goes to the model; the transcript records the
 message alone, so the blocks never appear in the visible conversation. If anything
-fails before the backend answered, nothing is recorded and the cursor stays.
+fails before the backend answered, nothing is recorded and the cursor stays. A send holds
+the session's turn lock from prepare to accept, so sends on one session take turns in
+every process; a tool event that wrote files records the worktree's tree after it.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from freshline.agent.backends.base import Backend
-from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
+from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, EventCallback, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
 from freshline.agent.tools import Toolbox, ToolMode
 from freshline.conversation import Author, Event
+from freshline.conversation.journal import checkpoint
+from freshline.conversation.turnlock import WaitNotice
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
 from freshline.store import SessionRecord
@@ -72,7 +77,7 @@ def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
     )
 
 
-def _event(e: TurnEvent) -> Event:
+def _event(e: TurnEvent, tree: str | None) -> Event:
     author = Author.TOOL if e.author is AgentAuthor.TOOL else Author.ASSISTANT
     x = e.extra
     return Event(
@@ -80,8 +85,30 @@ def _event(e: TurnEvent) -> Event:
         e.content,
         tool=x.get("tool"),
         args=x.get("args"),
+        changed=tuple(x.get("changed", ())),
         mode_changes=tuple(x.get("mode_changes", ())),
+        tree=tree,
     )
+
+
+def _tree_keeper(
+    manager: SessionManager, turn: PreparedTurn
+) -> tuple[EventCallback, dict[int, str]]:
+    """A callback giving each tool event that wrote files the worktree's tree after it
+    (by the event's position in the turn), and the trees it gave."""
+    trees: dict[int, str] = {}
+    deliberate: set[str] = set()
+    position = itertools.count()
+
+    def keep(e: TurnEvent) -> None:
+        i = next(position)
+        deliberate.update(e.extra.get("mode_changes", ()))
+        if e.extra.get("changed") and turn.conversation is not None:
+            checkpoint("tool:wrote")
+            trees[i] = manager.conversations.snapshot_event(turn.conversation, deliberate)
+            checkpoint("tool:snapshot")
+
+    return keep, trees
 
 
 def complete(
@@ -94,13 +121,16 @@ def complete(
     """Run a prepared turn through the model, record it and accept it."""
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
+    keep, trees = _tree_keeper(manager, turn)
     try:
-        result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text)
-        head = turn.record([_event(e) for e in result.events])
+        result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text,
+                          keep if s.mode == "isolated" else None)
+        head = turn.record([_event(e, trees.get(i)) for i, e in enumerate(result.events)])
     except BaseException:
         turn.abandon()
         raise
     turn.accept()
+    checkpoint("accept:done")
     manager.materialize_async(s.project)
     after = manager.get(s.id).cursor
     refresh = turn.conversation.refresh if turn.conversation else None
@@ -126,10 +156,17 @@ def send(
     backend: Backend,
     on_text: TextCallback | None = None,
     on_prepared: Callable[[PreparedTurn], None] | None = None,
+    wait: bool = True,
+    on_wait: WaitNotice | None = None,
 ) -> SendResult:
-    """Prepare, run and accept one turn. Raises ConflictStop / SyncRequired before the
-    model is called, and backend errors with nothing recorded or advanced."""
-    turn = manager.prepare(session_id, message)
-    if on_prepared is not None:
-        on_prepared(turn)
-    return complete(manager, turn, backend, on_text)
+    """Prepare, run and accept one turn, holding the session's turn lock throughout.
+
+    Raises ConflictStop / SyncRequired before the model is called, backend errors with
+    nothing recorded or advanced, and SessionBusy when `wait` is False and another send on
+    the session is running (`on_wait` hears who, after a second of waiting).
+    """
+    with manager.turn_lock(session_id, wait, on_wait):
+        turn = manager.prepare(session_id, message)
+        if on_prepared is not None:
+            on_prepared(turn)
+        return complete(manager, turn, backend, on_text)

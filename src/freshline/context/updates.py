@@ -15,8 +15,9 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/Drafts/idea.md
     Refreshed from main (1a2b3c4 → 5d6e7f8); paths it changed:
     - /home/u/vault/src/app.py
-    Conflicts left with markers by the refresh from main (resolve them before ...):
-    - /home/u/vault/src/db.py
+    Conflicts left by the refresh from main (resolve them before relying on these files):
+    - /home/u/vault/src/db.py (content: remove the conflict markers)
+    - /home/u/vault/CHANGES.rst (modify/delete: no conflict markers; delete it, or ...)
     Created:
     - /home/u/vault/new.md
     - /home/u/vault/b.pdf (converting: read the raw file for now; the snapshot follows ...)
@@ -183,10 +184,13 @@ def _refresh(view: _View, refresh: Refresh) -> list[str]:
     span = f"{short_commit(refresh.from_commit)}{ARROW}{short_commit(refresh.to_commit)}"
     head = f"Refreshed from {target} ({span})"
     lines = view.section(f"{head}; paths it changed:", map(view.entry, refresh.paths))
+    kinds = dict(refresh.conflict_kinds)
     conflicts = view.section(
-        f"Conflicts left with markers by the refresh from {target} "
+        f"Conflicts left by the refresh from {target} "
         "(resolve them before relying on these files):",
-        ((path, show(view.u.root, path)) for path in refresh.conflicts),
+        ((path, phrases.annotated(show(view.u.root, path),
+                                  [phrases.conflict(kinds.get(path))]))
+         for path in refresh.conflicts),
     )
     return (lines or [f"{head}; no paths in this project changed."]) + conflicts
 

@@ -8,19 +8,27 @@ failure becomes a GitError naming the command and the first line git wrote to st
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from freshline.conversation.conflicts import MergeResult, parse_merge_tree
 from freshline.errors import GitError
 
 ZERO = "0" * 40  # the "old value" that makes update-ref create a ref only if it is absent
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 IDENTITY = {"name": "freshline", "email": "freshline@localhost"}
+# Another git holds a lock file (an index or a ref): the command did nothing, so it is
+# retried for up to LOCK_WAIT_S before the caller hears of it.
+_LOCKED = re.compile(rb"Unable to create '([^']+\.lock)': File exists")
+LOCK_WAIT_S = 2.0
+_CAS_FAILED = (b"but expected", b"already exists", b"unable to resolve reference")
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,26 @@ class Git:
         return out
 
     def run_status(self, *args: str, input: bytes | None = None) -> tuple[int, bytes, bytes]:
-        """Run git and return (exit code, stdout, stderr) without judging the code."""
+        """Run git and return (exit code, stdout, stderr) without judging the code.
+
+        A run that failed only because another git held a lock file is tried again for a
+        little while; if the lock stays, GitError says which file (one line).
+        """
+        deadline, pause = time.monotonic() + LOCK_WAIT_S, 0.01
+        while True:
+            code, out, err = self._once(args, input)
+            locked = _LOCKED.search(err) if code != 0 else None
+            if locked is None:
+                return code, out, err
+            if time.monotonic() >= deadline:
+                raise GitError(
+                    f"git {_name(args)}: {os.fsdecode(locked.group(1))} is held by another git "
+                    "process (if none is running, a killed one left it: remove the file)"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+    def _once(self, args: Sequence[str], input: bytes | None) -> tuple[int, bytes, bytes]:
         try:
             proc = subprocess.run(
                 self._argv(args), input=input, capture_output=True, env=self.env, cwd=self.cwd
@@ -212,7 +239,7 @@ class Git:
         code, _, err = self.run_status("update-ref", "--stdin", input=feed)
         if code == 0:
             return True
-        if b"but expected" in err or b"already exists" in err or b"cannot lock" in err:
+        if any(reason in err for reason in _CAS_FAILED):
             return False
         raise _error(("update-ref", updates[0][0]), err)
 
@@ -276,15 +303,35 @@ class Git:
                 diffs.append([])
         return diffs
 
-    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
-        """Three-way merge two commits in memory: (tree id, conflicted paths)."""
+    def merge_tree(self, ours: str, theirs: str) -> MergeResult:
+        """Three-way merge two commits in memory: the tree, and each conflict with its kind."""
         code, out, err = self.run_status(
-            "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs
+            "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs
         )
         if code not in (0, 1):
             raise _error(("merge-tree", "--write-tree"), err)
-        tree, *paths = out.decode("utf-8", "surrogateescape").split("\0")
-        return tree, list(dict.fromkeys(p for p in paths if p))
+        return parse_merge_tree(out)
+
+    def contents(self, tree: str, paths: Iterable[str]) -> dict[str, bytes | None]:
+        """The paths `tree` holds → their content (None for a directory or submodule);
+        absent paths are left out. One `cat-file --batch` call."""
+        wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+        if not wanted:
+            return {}
+        feed = "".join(f"{tree}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+        out = self.run("cat-file", "--batch", input=feed)
+        found: dict[str, bytes | None] = {}
+        pos = 0
+        for path in wanted:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            pos = end + 1
+            if header[-1] == b"missing":
+                continue
+            size = int(header[2])
+            found[path] = out[pos : pos + size] if header[1] == b"blob" else None
+            pos += size + 1
+        return found
 
     @contextmanager
     def temp_index(self, seed: Path | None = None) -> Iterator[Git]:
@@ -345,9 +392,14 @@ def _change(meta: bytes, path: bytes) -> TreeChange:
     return TreeChange(old_mode, new_mode, old_oid, new_oid, status, name)
 
 
-def _error(args: Sequence[str], stderr: bytes) -> GitError:
+def _name(args: Sequence[str]) -> str:
+    """The command's name and first argument, options before it skipped."""
     while len(args) > 2 and args[0].startswith("-"):
         args = args[2:] if args[0] == "-c" else args[1:]
+    return " ".join(args[:2])
+
+
+def _error(args: Sequence[str], stderr: bytes) -> GitError:
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     first = lines[0] if lines else "failed without a message"
-    return GitError(f"git {' '.join(args[:2])}: {first}")
+    return GitError(f"git {_name(args)}: {first}")

@@ -21,6 +21,7 @@ from freshline.errors import GitError, NotFoundError, UsageError
 REF_PREFIX = "refs/freshline/conversations/"
 PRIVATE_REPO = Path(".freshline") / "conversations.git"
 WORKTREES = Path(".freshline") / "worktrees"
+TURNS = Path(".freshline") / "turns"  # per conversation: the turn lock and journal
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -95,11 +96,11 @@ class Chain:
         """Paths whose mode a tool changed on purpose."""
         return frozenset(p for e in self.events for p in e.mode_changes)
 
-    @property
-    def recorded_conflicts(self) -> tuple[str, ...]:
-        """Paths any sync recorded with conflict markers."""
-        paths = (p for e in self.events if e.merged is not None for p in e.merged.conflicts)
-        return tuple(dict.fromkeys(paths))
+    def touched_after(self, index: int) -> frozenset[str]:
+        """Paths tool events after event `index` wrote, deleted or chmod-ed."""
+        return frozenset(
+            p for e in self.events[index + 1 :] for p in (*e.changed, *e.mode_changes)
+        )
 
 
 class Repo:
@@ -120,6 +121,10 @@ class Repo:
     def worktree(self, conversation: str) -> Path:
         """Where an isolated conversation's agent works."""
         return self.workspace / WORKTREES / check_id(conversation)
+
+    def turn_file(self, conversation: str, suffix: str) -> Path:
+        """The conversation's turn lock (`lock`) or journal (`json`)."""
+        return self.workspace / TURNS / f"{check_id(conversation)}.{suffix}"
 
     def worktree_git(self, conversation: str, head: str | None = None) -> Git:
         """A Git running inside the conversation's worktree.

@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from freshline.context import UpdatesInput, render_updates
 from freshline.conversation import Conversations, LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
+from freshline.conversation.conflicts import path_kinds
+from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
 from freshline.materialize.runner import ProgressFn
@@ -131,6 +134,7 @@ class SessionManager:
         note that the project may have changed while it was closed (`convert` as in `new`)."""
         self.reload_config()
         s = self.get(session_id)
+        self.conversations.recover(s.id)
         built = self._build(s.project, s.id, s.mode, resumed=True, convert=convert)
         if built.pending and not convert:
             self.materialize_async(s.project)
@@ -171,6 +175,15 @@ class SessionManager:
 
     # -- turns ---------------------------------------------------------------------------
 
+    def turn_lock(
+        self, session_id: str, wait: bool = True, on_wait: WaitNotice | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the session's turn lock: one turn at a time across threads and processes
+        (`agent.runtime.send` holds it from prepare to accept). Taking it first rolls back
+        a turn a dead process left unfinished. Raises SessionBusy when `wait` is False and
+        a turn is running; `on_wait` hears who holds it after a second of waiting."""
+        return self.conversations.lock(session_id, wait, on_wait)
+
     def prepare(
         self, session_id: str, message: str, fanout: bool = False, conversation: bool = True
     ) -> PreparedTurn:
@@ -209,11 +222,17 @@ class SessionManager:
 
     def preview(self, session_id: str) -> str | None:
         """The blocks the next send would deliver: the manifest when one is due, and the
-        updates (delivers nothing, holds nothing; a refresh is worked out at send time)."""
+        updates, with the refresh the send would merge worked out in memory (delivers,
+        holds and moves nothing). Raises ConflictStop or SyncRequired when the next send
+        would stop on one."""
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
-        merges = self.conversations.syncs_since_last_turn(s.id)
+        if s.mode == Mode.LIVE.value:
+            merges = self.conversations.syncs_since_last_turn(s.id)
+        else:
+            scope = self.config.project(s.project).scope
+            merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
         blocks = [s.manifest if s.needs_manifest else None, self._updates(s, merges)[1]]
         return "\n\n".join(b for b in blocks if b) or None
 
@@ -410,6 +429,7 @@ def _refresh_entry(merge: MergeInfo) -> Change:
         "from": merge.from_rev or "",
         "to": merge.to,
         "paths": list(merge.paths),
-        "conflicts": list(merge.conflicts),
+        "conflicts": list(merge.conflict_paths),
+        "conflict_kinds": path_kinds(merge.conflicts),
     }
     return Change(ChangeKind.REFRESHED, "", detail=detail)
