@@ -2,8 +2,12 @@
 
 A checkout of N files (10k; --quick: 1k) and an isolated conversation with one agent edit;
 each round the target moves 100 commits ahead, then the baseline (`git merge-tree
---write-tree` + `git commit-tree` for the head and the new target) and freshline's
-refreshing turn run on the same commits. Prints the median times and their ratio (goal ≤ 2).
+--write-tree` + `git commit-tree` for the head and the new target), freshline's refreshing
+turn (the model answers without writing files, recorded as `agent.runtime` records it: the
+answer's tree is the turn's), and `git merge` in a plain checkout of the same head (the
+same work on disk: check the files, merge, update the files and the index, commit) run on
+the same commits. Prints the median times and both ratios (goals: ≤ 2 against plumbing,
+≤ 1 against `git merge`).
 """
 
 from __future__ import annotations
@@ -99,8 +103,9 @@ def main() -> None:
             turn = convs.prepare_turn("bench", "next")
             times["prepare"].append(time.perf_counter() - start)
             assert turn.refresh is not None and turn.refresh.to == tip
+            answer = Event(Author.ASSISTANT, "ok", tree=turn.tree)
             times["commit"].append(timed(
-                lambda turn=turn: convs.commit_turn(turn, [Event(Author.ASSISTANT, "ok")])))
+                lambda turn=turn, answer=answer: convs.commit_turn(turn, [answer])))
             times["merge"].append(timed(
                 lambda tip=tip: git(plain, "merge", "-q", "--no-edit", tip)))
     ms = {name: statistics.median(values) * 1000 for name, values in times.items()}
@@ -111,7 +116,7 @@ def main() -> None:
           f"(prepare {ms['prepare']:.1f}, commit {ms['commit']:.1f})")
     print(f"  for reference, `git merge` in a checkout: {ms['merge']:7.1f} ms")
     print(f"  ratio vs baseline (goal <= 2): {mine / ms['baseline']:.2f}")
-    print(f"  ratio vs git merge in a checkout: {mine / ms['merge']:.2f}")
+    print(f"  ratio vs git merge in a checkout (goal <= 1): {mine / ms['merge']:.2f}")
 
 
 if __name__ == "__main__":

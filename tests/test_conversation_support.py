@@ -177,12 +177,42 @@ def test_environment_ignores_inherited_git_variables(repo: Upstream, monkeypatch
     assert g.missing_objects([repo.rev("main") or "", "1" * 40]) == {"1" * 40}
 
 
-def test_diff_commits_is_diff_trees_of_each_pair_in_one_call(repo: Upstream) -> None:
+def test_diff_pairs_is_diff_trees_of_each_pair_in_one_call(repo: Upstream) -> None:
     g = Git(repo.root / ".git")
     base = repo.rev("main") or ""
     one = repo.commit("main", {"a.txt": None, "b c.txt": "b\n", "d/e.txt": "e\n"})
     two = repo.commit("main", {"d/e.txt": "e2\n"}, modes={"d/e.txt": "100755"})
     pairs = [(base, one), (one, one), (one, two), (two, base)]
-    diffs = g.diff_commits(pairs)
-    assert diffs == [g.diff_trees(old, new) for old, new in pairs]
+    trees = [(g.tree_of(old), g.tree_of(new)) for old, new in pairs]
+    diffs = g.diff_pairs(pairs, trees)
+    assert diffs == [g.diff_trees(old, new) for old, new in [*pairs, *trees]]
     assert diffs[1] == [] and {c.path for c in diffs[0]} == {"a.txt", "b c.txt", "d/e.txt"}
+
+
+def test_a_git_lock_released_meanwhile_is_retried_and_a_stuck_one_is_one_line(
+    repo: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = Git(repo.root / ".git")
+    lock = repo.root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    codes: list[int] = []
+    once = g._once
+
+    def another_git_finishes(args, input):  # the holder lets go after our first attempt
+        result = once(args, input)
+        codes.append(result[0])
+        lock.unlink(missing_ok=True)
+        return result
+
+    monkeypatch.setattr(g, "_once", another_git_finishes)
+    g.run("read-tree", "HEAD")
+    assert codes[0] != 0 and codes[-1] == 0
+
+    monkeypatch.setattr("freshline.conversation.git.LOCK_WAIT_S", 0.05)
+    lock.write_bytes(b"")
+    with pytest.raises(GitError) as stuck:
+        Git(repo.root / ".git").run("read-tree", "HEAD")
+    assert str(stuck.value) == (
+        f"git read-tree HEAD: {lock} is held by another git process (if none is running, "
+        "a killed one left it: remove the file)"
+    )

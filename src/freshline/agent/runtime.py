@@ -9,7 +9,6 @@ every process; a tool event that wrote files records the worktree's tree after i
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
 from freshline.agent.tools import Toolbox, ToolMode
 from freshline.conversation import Author, Event
+from freshline.conversation import Mode as ConversationMode
 from freshline.conversation.journal import checkpoint
 from freshline.conversation.turnlock import WaitNotice
 from freshline.materialize import Probe, is_document
@@ -93,20 +93,25 @@ def _event(e: TurnEvent, tree: str | None) -> Event:
 
 def _tree_keeper(
     manager: SessionManager, turn: PreparedTurn
-) -> tuple[EventCallback, dict[int, str]]:
-    """A callback giving each tool event that wrote files the worktree's tree after it
-    (by the event's position in the turn), and the trees it gave."""
-    trees: dict[int, str] = {}
+) -> tuple[EventCallback, list[str | None]]:
+    """A callback recording, per event of an isolated turn, the agent's tree after it: a
+    snapshot after a tool that wrote files, else the tree before. (Edits made outside the
+    tools meanwhile are the human side's: the next human turn records them.)"""
+    trees: list[str | None] = []
     deliberate: set[str] = set()
-    position = itertools.count()
 
     def keep(e: TurnEvent) -> None:
-        i = next(position)
+        pending = turn.conversation
+        if pending is None or pending.mode is not ConversationMode.ISOLATED:
+            trees.append(None)  # live: every event saw the turn's tree
+            return
         deliberate.update(e.extra.get("mode_changes", ()))
-        if e.extra.get("changed") and turn.conversation is not None:
+        tree = trees[-1] if trees else pending.tree
+        if e.extra.get("changed"):
             checkpoint("tool:wrote")
-            trees[i] = manager.conversations.snapshot_event(turn.conversation, deliberate)
+            tree = manager.conversations.snapshot_event(pending, deliberate)
             checkpoint("tool:snapshot")
+        trees.append(tree)
 
     return keep, trees
 
@@ -124,8 +129,9 @@ def complete(
     keep, trees = _tree_keeper(manager, turn)
     try:
         result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text,
-                          keep if s.mode == "isolated" else None)
-        head = turn.record([_event(e, trees.get(i)) for i, e in enumerate(result.events)])
+                          keep)
+        head = turn.record([_event(e, tree) for e, tree in zip(result.events, trees,
+                                                               strict=True)])
     except BaseException:
         turn.abandon()
         raise

@@ -59,7 +59,8 @@ class Status:
 
     head: str | None  # the commit HEAD names (None before the first commit)
     staged: bool  # the index differs from HEAD
-    changed: tuple[str, ...]  # paths whose file differs from the index, or untracked
+    changed: tuple[str, ...]  # paths whose file differs from the index, or untracked (a
+    # directory holding only untracked files is one entry, ending with "/")
 
 
 def _environment(date: str | None) -> dict[str, str]:
@@ -204,6 +205,12 @@ class Git:
         code, out, _ = self.run_status("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
         return out.decode().strip() if code == 0 else None
 
+    def rev_parse_all(self, revs: Sequence[str]) -> list[str] | None:
+        """The commit each of `revs` names, in one call; None when any names none."""
+        code, out, _ = self.run_status("rev-parse", *(f"{rev}^{{commit}}" for rev in revs))
+        ids = out.decode().split()
+        return ids if code == 0 and len(ids) == len(revs) else None
+
     def tree_of(self, commit: str) -> str:
         """The tree id of a commit."""
         return self.text("rev-parse", f"{commit}^{{tree}}")
@@ -288,9 +295,13 @@ class Git:
         fields = iter(out.split(b"\0"))
         return [_change(meta, next(fields)) for meta in fields if meta.startswith(b":")]
 
-    def diff_commits(self, pairs: Sequence[tuple[str, str]]) -> list[list[TreeChange]]:
-        """`diff_trees` of each (old, new) pair of commits, in one git call."""
-        feed = "".join(f"{new} {old}\n" for old, new in pairs).encode()
+    def diff_pairs(
+        self, commits: Sequence[tuple[str, str]] = (), trees: Sequence[tuple[str, str]] = ()
+    ) -> list[list[TreeChange]]:
+        """`diff_trees` of each (old, new) pair of commits, then of trees, in one git call."""
+        lines = [f"{new} {old}" for old, new in commits]  # a commit and its "parent"
+        lines += [f"{old} {new}" for old, new in trees]  # two trees, in diff order
+        feed = "".join(f"{line}\n" for line in lines).encode()
         out = self.run(
             "diff-tree", "--stdin", "--always", "-r", "-z", "--no-renames", "--raw", input=feed
         )
@@ -299,7 +310,14 @@ class Git:
         for field in fields:
             if field.startswith(b":"):
                 diffs[-1].append(_change(field, next(fields)))
-            elif field:  # the commit line that starts each pair's diff
+                continue
+            # Each pair's diff starts with a header: a commit id ending in NUL, or the two
+            # tree ids of a tree pair ending in a newline (glued to what follows it).
+            *echoed, last = field.split(b"\n")
+            diffs.extend([] for _ in echoed)
+            if last.startswith(b":"):
+                diffs[-1].append(_change(last, next(fields)))
+            elif last:
                 diffs.append([])
         return diffs
 
@@ -350,15 +368,17 @@ class Git:
             yield self.with_index(index)
 
     def status(self, refresh: bool = True) -> Status:
-        """Compare HEAD, the index and the files (every untracked file listed, renames off).
+        """Compare HEAD, the index and the files (renames off).
 
-        With `refresh` the index's stat cache is written back when git can, as `git status`
-        does (worth it when nothing else will write the index next).
+        Untracked files are listed as `git status` does by default, a wholly untracked
+        directory as one entry: that mode is the one git 2.39's untracked cache serves,
+        which spares a walk of every directory. With `refresh` the index's stat cache is
+        written back when git can, as `git status` does.
         """
         optional = () if refresh else ("--no-optional-locks",)
         out = self.run(
             "-c", "core.untrackedCache=true", *optional, "status", "--porcelain=v2", "-z",
-            "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=none",
+            "--branch", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none",
         )
         head, staged, changed = None, False, []
         for record in out.decode("utf-8", "surrogateescape").split("\0"):

@@ -20,7 +20,6 @@ from freshline.conversation.git import Git
 from freshline.conversation.policy import RefreshAction, decide_refresh, exec_bit_restores
 from freshline.conversation.repository import Chain, Repo
 from freshline.conversation.trees import (
-    changed_paths,
     head_ref,
     mode_diffs,
     move_worktree,
@@ -49,13 +48,15 @@ class Merge:
     record: Refresh
 
 
-def refresh_target(repo: Repo, chain: Chain) -> str | None:
-    """The target commit this turn must merge, or None; raises SyncRequired or ConflictStop."""
+def refresh_target(repo: Repo, chain: Chain, target: str | None) -> str | None:
+    """The target commit this turn must merge, or None; raises SyncRequired or ConflictStop.
+
+    `target`: the commit the conversation's followed ref names now (Repo.current).
+    """
     root = chain.root
-    if root.mode is not Mode.ISOLATED or not (root.target or "").startswith("refs/"):
+    if chain.followed is None:
         return None  # live conversations read the workspace; a fixed commit never moves
     assert root.target is not None
-    target = repo.git.rev_parse(root.target)
     last = chain.last_parent
     if target is None:
         raise SyncRequired(f"target {_short(root.target)} no longer exists: {_sync_hint(chain)}")
@@ -91,20 +92,25 @@ def merge_target(
     git = repo.git
     base = base or _merge_base(repo, chain.head, target)
     ours = _as_commit(git, chain, ours_tree)
-    ours_diff = mode_diffs(git.diff_trees(base, ours))
+    merged = git.merge_tree(ours, target)
+    # Merged first, both diffs in one call: residue to restore is rare, and then the
+    # merge is done again.
+    residue, changed = git.diff_pairs([(base, ours)], [(ours_tree, merged.tree)])
+    ours_diff = mode_diffs(residue)
     restores = exec_bit_restores(ours_diff, chain.deliberate_modes)
     if restores:
         blobs = {d.path: d.our_oid for d in ours_diff}
         modes = {path: (mode, blobs[path]) for path, mode in restores.items()}
-        ours = _as_commit(git, chain, update_tree(git, ours_tree, modes))
-    merged = git.merge_tree(ours, target)
+        restored = _as_commit(git, chain, update_tree(git, ours_tree, modes))
+        merged = git.merge_tree(restored, target)
+        changed = git.diff_trees(ours_tree, merged.tree)
     if merged.conflicts and not with_conflicts:
         raise ConflictStop(
             f"merging {_short(name)} conflicts in {len(merged.paths)} path(s): "
             f"{by_kind(merged.conflicts)}",
             list(merged.paths), path_kinds(merged.conflicts),
         )
-    paths = changed_paths(git, ours_tree, merged.tree)
+    paths = sorted({c.path for c in changed})
     if path_filter is not None:
         paths = [p for p in paths if path_filter(p)]
     record = Refresh(name, chain.last_parent, target, tuple(paths), tuple(sorted(restores)),

@@ -9,12 +9,12 @@ is read back from its commits: there is no other state.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.conversation.events import Author, Event, Refresh, Root, decode
+from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
 from freshline.errors import GitError, NotFoundError, UsageError
 
@@ -64,6 +64,13 @@ class Chain:
         root = self.events[0].root
         assert root is not None
         return root
+
+    @property
+    def followed(self) -> str | None:
+        """The ref an isolated conversation follows (a fixed commit never moves: None)."""
+        target = self.root.target
+        isolated = self.root.mode is Mode.ISOLATED
+        return target if isolated and target and target.startswith("refs/") else None
 
     @property
     def head_tree(self) -> str:
@@ -168,10 +175,33 @@ class Repo:
         self._chains[conversation] = chain
         return chain
 
+    def extend(self, conversation: str, old_head: str, events: Sequence[Event]) -> None:
+        """Remember that `events` (commit and tree set) now follow `old_head`: the writer
+        that just recorded them spares the next read its walk."""
+        known = self._chains.get(conversation)
+        if known is not None and known.head == old_head and events:
+            assert events[-1].commit is not None
+            self._chains[conversation] = Chain(
+                conversation, events[-1].commit, known.events + tuple(events)
+            )
+
+    def current(self, conversation: str) -> tuple[Chain, str | None]:
+        """The conversation's chain now and the commit its followed ref names (None when it
+        follows none, or the ref is gone): one git call when the chain was read before."""
+        known = self._chains.get(conversation)
+        if known is not None and known.followed is not None:
+            ids = self.git.rev_parse_all([self.ref(conversation), known.followed])
+            if ids is not None:
+                return self.chain(conversation, ids[0]), ids[1]
+        chain = self.chain(conversation)
+        return chain, self.git.rev_parse(chain.followed) if chain.followed else None
+
     def _read(self, conversation: str, start: str) -> Chain | None:
         # Commits never change: the walk can stop at the head of the last chain read and
         # reuse its events, so a read costs what the conversation gained since.
         known = self._chains.get(conversation)
+        if known is not None and known.head == start:
+            return known
         newest_first: list[Event] = []
         for event in self._walk(start):
             if known is not None and event.commit == known.head:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from freshline.conversation import recovery
-from freshline.conversation.events import Author, Event, Mode, Refresh, Root, encode
+from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
 from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.conversation.journal import Journal, checkpoint
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
@@ -106,14 +106,14 @@ def prepare_turn(
     the turn lock) and the worktree moved to the result. Raises ConflictStop or
     SyncRequired with the ref and worktree as they were.
     """
-    chain = repo.chain(conversation)
+    chain, target = repo.current(conversation)
     turn = _start(repo, chain, message)
     if chain.root.mode is Mode.LIVE:
         return _live_turn(repo, turn, chain.head_tree, entries, delta)
     worktree = repo.worktree_git(conversation, chain.head)
     before = snapshot_worktree(worktree, (chain.head, chain.head_tree))
     checkpoint("prepare:snapshot")
-    turn = _isolated_turn(repo, chain, turn, before, refresh, path_filter)
+    turn = _isolated_turn(repo, chain, turn, before, refresh, target, path_filter)
     recovery.begin(repo, conversation, chain.head, before)
     checkpoint("prepare:journal")
     move_worktree(worktree, before, turn.tree)
@@ -126,13 +126,13 @@ def preview_turn(
 ) -> PendingTurn:
     """What `prepare_turn` would compute now, moving nothing (not even the worktree's
     index): the refresh it would merge, or the ConflictStop / SyncRequired it would hit."""
-    chain = repo.chain(conversation)
+    chain, target = repo.current(conversation)
     turn = _start(repo, chain, "")
     if chain.root.mode is Mode.LIVE:
         return turn
     worktree = repo.worktree_git(conversation, chain.head)
     before = snapshot_worktree(worktree, (chain.head, chain.head_tree), keep_index=False)
-    return _isolated_turn(repo, chain, turn, before, True, path_filter)
+    return _isolated_turn(repo, chain, turn, before, True, target, path_filter)
 
 
 def _start(repo: Repo, chain: Chain, message: str) -> PendingTurn:
@@ -154,12 +154,13 @@ def _live_turn(
 
 def _isolated_turn(
     repo: Repo, chain: Chain, turn: PendingTurn, before: str, refresh: bool,
-    path_filter: PathFilter | None,
+    followed: str | None, path_filter: PathFilter | None,
 ) -> PendingTurn:
-    """The human turn of an isolated conversation whose worktree holds `before`."""
+    """The human turn of an isolated conversation whose worktree holds `before`;
+    `followed`: the commit the followed ref names now (Repo.current)."""
     ours, _ = normalize_modes(repo.git, chain.head_tree, before)
     turn = replace(turn, tree=ours, before=before)
-    target = refresh_target(repo, chain) if refresh else None
+    target = refresh_target(repo, chain, followed) if refresh else None
     if target is None:
         return turn
     assert chain.root.target is not None
@@ -204,6 +205,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
     head = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
+    recorded = [_as_read(human, pending.tree, head)]
     tree, on_disk = pending.tree, None
     for i, event in enumerate(events):
         if event.tree:
@@ -213,13 +215,22 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             deliberate = frozenset(p for e in events for p in e.mode_changes)
             tree, _ = normalize_modes(repo.git, pending.tree, on_disk, deliberate)
         head = repo.git.commit_tree(tree, [head], encode(event))
+        recorded.append(_as_read(event, tree, head))
     checkpoint("record:commits")
     if worktree is not None and on_disk is not None:
         move_worktree(worktree, on_disk, tree)  # modes set outside the tools, put back
     advance(repo, pending.conversation, head, pending.head, worktree)
+    repo.extend(pending.conversation, pending.head, recorded)
     checkpoint("record:advanced")
     recovery.finish(repo, pending.conversation)
     return head
+
+
+def _as_read(event: Event, tree: str, commit: str) -> Event:
+    """The event as reading its commit back gives it (canonical field order included)."""
+    read = decode(encode(event), commit=commit, tree=tree)
+    assert read is not None
+    return read
 
 
 def close_worktree(repo: Repo, conversation: str) -> None:
