@@ -10,11 +10,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import SessionBusy
+from freshline.interfaces.cli import app
 from freshline.session import SessionManager
 
 from .conftest import git, git_env
@@ -152,3 +155,25 @@ def test_a_second_send_waits_with_a_message_or_fails_fast(
     finally:
         release.set()
         thread.join()
+
+
+def test_cli_send_with_no_wait_fails_at_once_while_a_turn_runs(
+    code: tuple[SessionManager, Path],
+) -> None:
+    manager, root = code
+    session = manager.new("code").id
+    results: list[Result] = []
+
+    def cli_send(*extra: str) -> None:  # another thread: the lock is per thread, too
+        results.append(CliRunner().invoke(
+            app, ["--workspace", str(root), "send", session, "hi", *extra]))
+
+    with manager.turn_lock(session):
+        thread = threading.Thread(target=cli_send, args=("--no-wait",))
+        thread.start()
+        thread.join()
+    assert results[0].exit_code == 1
+    assert f"session {session} is busy: another thread of this process holds it" in (
+        results[0].stderr)
+    cli_send()
+    assert results[1].exit_code == 0

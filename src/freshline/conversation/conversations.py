@@ -105,11 +105,6 @@ class Conversations:
         """Merge an explicit rev now (see refresh.sync)."""
         return _refresh.sync(self.repo, conversation, rev, with_conflicts, path_filter)
 
-    def syncs_since_last_turn(self, conversation: str) -> tuple[Refresh, ...]:
-        """What syncs merged since the last human turn (the next turn announces them)."""
-        self.recover(conversation)
-        return tuple(self.repo.chain(conversation).syncs_since_last_turn)
-
     def head(self, conversation: str) -> str:
         """The conversation's head commit (NotFoundError when unknown)."""
         return self.repo.head(conversation)

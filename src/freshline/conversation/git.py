@@ -334,20 +334,30 @@ class Git:
         """The paths `tree` holds → their content (None for a directory or submodule);
         absent paths are left out. One `cat-file --batch` call."""
         wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
-        if not wanted:
-            return {}
-        feed = "".join(f"{tree}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+        found = self.objects([f"{tree}:{p}" for p in wanted])
+        return {
+            path: data if kind == "blob" else None
+            for path, (kind, data) in zip(wanted, found, strict=True) if kind
+        }
+
+    def objects(self, names: Sequence[str]) -> list[tuple[str, bytes]]:
+        """(type, content) of each object name (`<tree>:<path>` too), in one `cat-file
+        --batch` call; ("", b"") for a name that names nothing."""
+        if not names:
+            return []
+        feed = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
         out = self.run("cat-file", "--batch", input=feed)
-        found: dict[str, bytes | None] = {}
+        found: list[tuple[str, bytes]] = []
         pos = 0
-        for path in wanted:
+        for _ in names:
             end = out.index(b"\n", pos)
             header = out[pos:end].split()
             pos = end + 1
             if header[-1] == b"missing":
+                found.append(("", b""))
                 continue
             size = int(header[2])
-            found[path] = out[pos : pos + size] if header[1] == b"blob" else None
+            found.append((header[1].decode(), out[pos : pos + size]))
             pos += size + 1
         return found
 

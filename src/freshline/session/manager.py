@@ -228,11 +228,8 @@ class SessionManager:
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
-        if s.mode == Mode.LIVE.value:
-            merges = self.conversations.syncs_since_last_turn(s.id)
-        else:
-            scope = self.config.project(s.project).scope
-            merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
+        scope = self.config.project(s.project).scope
+        merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
         blocks = [s.manifest if s.needs_manifest else None, self._updates(s, merges)[1]]
         return "\n\n".join(b for b in blocks if b) or None
 
