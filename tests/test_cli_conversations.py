@@ -170,3 +170,46 @@ def test_seen_chat_updates_command_tells_the_truth(repo: Path, tmp_path: Path) -
         assert reply.error and "sync is required" in reply.title
     finally:
         manager.close()
+
+
+def test_seen_modify_delete_conflicts_are_named_by_kind_and_block_publish(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Seen: the agent edits two files, upstream deletes both; `sync --with-conflicts`
+    reported markers that were not there and `publish` exited 0 with both files back."""
+    (repo / "src/tests").mkdir()
+    commit(repo, "src/CHANGES.rst", "changes\n", "changes")
+    commit(repo, "src/tests/test_utils.py", "t = 1\n", "tests")
+    edits = [{"tool": "edit", "args": {"path": "src/CHANGES.rst", "old": "changes",
+                                       "new": "changes, edited"}},
+             {"tool": "edit", "args": {"path": "src/tests/test_utils.py", "old": "t = 1",
+                                       "new": "t = 2"}},
+             {"say": "edited both"}]
+    resolve = [{"tool": "delete", "args": {"path": "src/CHANGES.rst"}},
+               {"tool": "write", "args": {"path": "src/tests/test_utils.py",
+                                          "content": "t = 2\n"}},
+               {"say": "resolved"}]
+    session, model = open_session(repo, tmp_path, edits)
+    assert cli(repo, "send", session, "edit both", "--model", model)[0] == 0
+    git(repo, "rm", "--quiet", "src/CHANGES.rst", "src/tests/test_utils.py")
+    git(repo, "commit", "--quiet", "-m", "upstream deletes both")
+
+    code, out, err = cli(repo, "sync", session, "main", "--with-conflicts")
+    assert code == 0, err
+    assert "conflict (modify/delete): src/CHANGES.rst" in out and "markers" not in out
+    assert "conflict (modify/delete): src/tests/test_utils.py" in out
+    code, _out, err = cli(repo, "publish", session, "--branch", "agent/x")
+    assert code == 3
+    assert "modify/delete: src/CHANGES.rst, src/tests/test_utils.py" in err
+    assert git(repo, "branch", "--list", "agent/x") == ""
+    assert "unresolved conflict (modify/delete): src/CHANGES.rst" in cli(repo, "diff", session)[2]
+
+    (tmp_path / "resolve.json").write_text(json.dumps({"turns": [resolve]}))
+    code, out, err = cli(repo, "send", session, "resolve", "--model",
+                         f"scripted:{tmp_path / 'resolve.json'}")
+    assert code == 0, err
+    code, out, err = cli(repo, "publish", session, "--branch", "agent/x", "--json")
+    assert code == 0, err
+    published = json.loads(out)["commit"]
+    assert git(repo, "ls-tree", "-r", "--name-only", published).split() == [
+        "src/a.py", "src/tests/test_utils.py"]

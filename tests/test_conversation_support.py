@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from freshline.conversation.conflicts import Conflict, ConflictKind
-from freshline.conversation.git import ZERO, Git
+from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.errors import GitError
 from freshline.store.records import FileKind, IndexEntry
 
@@ -216,3 +216,16 @@ def test_a_git_lock_released_meanwhile_is_retried_and_a_stuck_one_is_one_line(
         f"git read-tree HEAD: {lock} is held by another git process (if none is running, "
         "a killed one left it: remove the file)"
     )
+
+
+def test_commit_chain_writes_what_commit_tree_writes(repo: Upstream) -> None:
+    g = Git(repo.root / ".git", date="1700000000 +0200")
+    head = repo.rev("main") or ""
+    tree = g.tree_of(head)
+    ids = g.commit_chain(tree, [head], "first ✓", [(EMPTY_TREE, "second"), (tree, "third\n")])
+    one = g.commit_tree(tree, [head], "first ✓")
+    two = g.commit_tree(EMPTY_TREE, [one], "second")
+    assert ids == [one, two, g.commit_tree(tree, [two], "third\n")]
+    assert git(repo.root, "fsck", "--no-progress", "--no-dangling", "--strict") == ""
+    now = Git(repo.root / ".git").commit_chain(tree, [], "undated", [])
+    assert git(repo.root, "cat-file", "-t", now[0]) == "commit"

@@ -7,6 +7,7 @@ failure becomes a GitError naming the command and the first line git wrote to st
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -264,6 +265,46 @@ class Git:
         for parent in parents:
             args += ["-p", parent]
         return self.text(*args, input=message.encode("utf-8"))
+
+    def commit_chain(
+        self, tree: str, parents: Sequence[str], message: str, then: Sequence[tuple[str, str]]
+    ) -> list[str]:
+        """Write a commit of `tree` on `parents`, then one per (tree, message) of `then`,
+        each on the one before, in one git call; returns their ids in order.
+
+        The ids are computed here with git's object hashing (so each commit can name the
+        one before) and checked against what git writes, as `git commit-tree` would write
+        them: freshline's identity, the fixed date if there is one, else now.
+        """
+        stamp = f"{IDENTITY['name']} <{IDENTITY['email']}> {self._date()}"
+        bodies: list[bytes] = []
+        ids: list[str] = []
+        for commit_tree, commit_message in [(tree, message), *then]:
+            header = [f"tree {commit_tree}", *(f"parent {p}" for p in parents),
+                      f"author {stamp}", f"committer {stamp}"]
+            body = ("\n".join(header) + "\n\n" + commit_message).encode("utf-8")
+            bodies.append(body)
+            ids.append(hashlib.sha1(b"commit %d\0" % len(body) + body).hexdigest())
+            parents = [ids[-1]]
+        with tempfile.TemporaryDirectory(prefix="freshline-commits-") as tmp:
+            files = [Path(tmp) / str(i) for i in range(len(bodies))]
+            for file, body in zip(files, bodies, strict=True):
+                file.write_bytes(body)
+            feed = "".join(f"{file}\n" for file in files).encode()
+            written = self.text("hash-object", "-t", "commit", "-w", "--no-filters",
+                                "--stdin-paths", input=feed).split()
+        if written != ids:
+            raise GitError("git hash-object: commit ids differ from the ones computed")
+        return ids
+
+    def _date(self) -> str:
+        fixed = self.env.get("GIT_COMMITTER_DATE")
+        if fixed:
+            return fixed
+        now = time.time()
+        offset = time.localtime(now).tm_gmtoff // 60
+        sign = "-" if offset < 0 else "+"
+        return f"{int(now)} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
 
     def write_tree(self) -> str:
         """Write the current index as a tree."""

@@ -2,8 +2,8 @@
 
 A live tree is the previous turn's tree with only the differing entries changed (through
 treewrite, so the cost grows with the changes), writing blobs only when the repository
-lacks them. A worktree snapshot is `git status` on a copy of the worktree's own index (its
-stat cache makes unchanged files free), then `git add` of just the paths it reports.
+lacks them. A worktree snapshot is `git status` on the worktree's own index (its stat
+cache makes unchanged files free), then `git add` of just the paths it reports.
 """
 
 from __future__ import annotations
@@ -131,22 +131,22 @@ def snapshot_worktree(
 
     `head`: the (commit, tree) the worktree should have checked out; when nothing differs
     from it, that tree is the answer and none is written. Only the paths `status` reports
-    are added: a blanket `add -A` would re-add every racily clean entry. `keep_index=False`
-    leaves the worktree's index as it was (a preview, which holds no turn lock).
+    are added: a blanket `add -A` would re-add every racily clean entry. The worktree's own
+    index is used (the turn lock keeps other writers away); `keep_index=False` works on a
+    copy instead and leaves the index as it was (a preview, which holds no lock).
     """
-    real = admin_dir(worktree) / "index"
-    with worktree.temp_index(seed=real) as index:
-        status = index.status(refresh=head is not None and keep_index)
-        if head is not None and status.head == head[0] and not (status.staged or status.changed):
-            tree = head[1]
-        else:
-            _add(index, status.changed)
-            tree = index.write_tree()
-        if keep_index:
-            # The index now matches the files (the stat cache refreshed); the turn lock
-            # keeps any other writer of this worktree's index away meanwhile.
-            os.replace(index.env["GIT_INDEX_FILE"], real)
-    return tree
+    if keep_index:
+        return _snapshot(worktree, head, refresh=True)
+    with worktree.temp_index(seed=admin_dir(worktree) / "index") as index:
+        return _snapshot(index, head, refresh=False)
+
+
+def _snapshot(index: Git, head: tuple[str, str] | None, refresh: bool) -> str:
+    status = index.status(refresh=refresh)
+    if head is not None and status.head == head[0] and not (status.staged or status.changed):
+        return head[1]
+    _add(index, status.changed)
+    return index.write_tree()
 
 
 def normalize_modes(

@@ -14,7 +14,8 @@ event's tree has them (trees.normalize_modes); a tool's chmod is kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from freshline.conversation.trees import (
     normalize_modes,
     snapshot_worktree,
 )
-from freshline.errors import NotFoundError, UsageError
+from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
 from freshline.store.records import IndexEntry
 
 
@@ -111,9 +112,10 @@ def prepare_turn(
     if chain.root.mode is Mode.LIVE:
         return _live_turn(repo, turn, chain.head_tree, entries, delta)
     worktree = repo.worktree_git(conversation, chain.head)
-    before = snapshot_worktree(worktree, (chain.head, chain.head_tree))
-    checkpoint("prepare:snapshot")
-    turn = _isolated_turn(repo, chain, turn, before, refresh, target, path_filter)
+    before, turn = _snapshot_and_merge(
+        repo, chain, turn, worktree, True, lambda before: _isolated_turn(
+            repo, chain, turn, before, refresh, target, path_filter)
+    )
     recovery.begin(repo, conversation, chain.head, before)
     checkpoint("prepare:journal")
     move_worktree(worktree, before, turn.tree)
@@ -131,8 +133,43 @@ def preview_turn(
     if chain.root.mode is Mode.LIVE:
         return turn
     worktree = repo.worktree_git(conversation, chain.head)
-    before = snapshot_worktree(worktree, (chain.head, chain.head_tree), keep_index=False)
-    return _isolated_turn(repo, chain, turn, before, True, target, path_filter)
+    return _snapshot_and_merge(
+        repo, chain, turn, worktree, False, lambda before: _isolated_turn(
+            repo, chain, turn, before, True, target, path_filter)
+    )[1]
+
+
+def _snapshot_and_merge(
+    repo: Repo, chain: Chain, turn: PendingTurn, worktree: Git, keep_index: bool,
+    compute: Callable[[str], PendingTurn],
+) -> tuple[str, PendingTurn]:
+    """Snapshot the worktree and `compute` the turn from it: (worktree's tree, turn).
+
+    The worktree is usually clean, so the turn is computed for the head's tree while
+    `git status` checks the files in another thread (both mostly wait on git); when the
+    worktree turns out to differ, it is computed again from the snapshot.
+    """
+    with ThreadPoolExecutor(1, thread_name_prefix="freshline-snapshot") as pool:
+        snapshot = pool.submit(snapshot_worktree, worktree, (chain.head, chain.head_tree),
+                               keep_index)
+        guess = _outcome(lambda: compute(chain.head_tree))
+        before = snapshot.result()
+    checkpoint("prepare:snapshot")
+    return before, guess() if before == chain.head_tree else compute(before)
+
+
+def _outcome(compute: Callable[[], PendingTurn]) -> Callable[[], PendingTurn]:
+    """`compute` run now; calling the result returns its turn or raises its stop."""
+    try:
+        turn = compute()
+    except (ConflictStop, SyncRequired) as stop:
+        caught = stop  # the `as` name is gone after the except block
+
+        def stopped() -> PendingTurn:
+            raise caught
+
+        return stopped
+    return lambda: turn
 
 
 def _start(repo: Repo, chain: Chain, message: str) -> PendingTurn:
@@ -204,21 +241,23 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             raise UsageError("root, refresh and sync events are written by freshline itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
-    head = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
-    recorded = [_as_read(human, pending.tree, head)]
-    tree, on_disk = pending.tree, None
+    trees: list[str] = [pending.tree]
+    on_disk = None
     for i, event in enumerate(events):
-        if event.tree:
-            tree = event.tree
-        elif worktree is not None and i == len(events) - 1:
+        tree = event.tree or trees[-1]
+        if not event.tree and worktree is not None and i == len(events) - 1:
             on_disk = snapshot_worktree(worktree)
             deliberate = frozenset(p for e in events for p in e.mode_changes)
             tree, _ = normalize_modes(repo.git, pending.tree, on_disk, deliberate)
-        head = repo.git.commit_tree(tree, [head], encode(event))
-        recorded.append(_as_read(event, tree, head))
+        trees.append(tree)
+    messages = [encode(e) for e in events]
+    ids = repo.git.commit_chain(pending.tree, pending.parents, encode(human),
+                                list(zip(trees[1:], messages, strict=True)))
+    recorded = [_as_read(e, t, c) for e, t, c in zip([human, *events], trees, ids, strict=True)]
+    head = ids[-1]
     checkpoint("record:commits")
     if worktree is not None and on_disk is not None:
-        move_worktree(worktree, on_disk, tree)  # modes set outside the tools, put back
+        move_worktree(worktree, on_disk, trees[-1])  # modes set outside the tools, put back
     advance(repo, pending.conversation, head, pending.head, worktree)
     repo.extend(pending.conversation, pending.head, recorded)
     checkpoint("record:advanced")
