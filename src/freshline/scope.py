@@ -1,7 +1,8 @@
 """Project scope: parse include/exclude patterns and match a file's facts against them.
 
-Pure: no I/O. A file is in scope when it is not internal, some inclusion matches and no
-exclusion does. Pattern kinds and their canonical text:
+Pure: no I/O. A file is in scope when it is not internal, not a secret (`sensitive`) the
+project did not allow, some inclusion matches and no exclusion does. Pattern kinds and
+their canonical text:
 
     folder     Research/Papers      the path equals it or lies below it
     glob       notes/**/*.md        whole-path match from the root; `*` `?` `[..]` stay in
@@ -10,22 +11,25 @@ exclusion does. Pattern kinds and their canonical text:
     tag        #paper               markdown tags contain `paper` or `paper/…`, any case
     note       [[Reading List]]     markdown file named `Reading List.md` (any case; a title
                                     with `/` is matched against the path without extension)
-    property   [status:active]      front matter `status` (key in any case) equals `active`
-                                    (value case-sensitive, compared as text) or, for a list,
-                                    contains it
+    property   [status:active]      front matter `status` equals `active`, both in any case
+                                    (values compared as written); a list matches on any
+                                    item, a nested map by `key.sub` (`[review.next:2025-12-23]`)
+                                    on its values, and a link `[[Note]]` also by `Note`
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from freshline import paths
+from freshline.ignore import IgnoreRules
 from freshline.markdown import parse_tag
+from freshline.sensitive import secret_pattern
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -126,13 +130,36 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _property_matches(pattern: Pattern, properties: Mapping[str, Any]) -> bool:
-    key = pattern.key.casefold()
+def property_values(properties: Mapping[str, Any], key: str) -> Iterator[Any]:
+    """The scalar values a property pattern's `key` reaches, keys compared in any case.
+
+    `a.b` names the key `b` of the map `a` (or a key named `a.b` itself); a list yields its
+    items, and the maps in a list are searched as maps are.
+    """
+    want = key.casefold()
     for name, value in properties.items():
-        if name.casefold() != key or value is None:
-            continue
-        values = value if isinstance(value, list | tuple) else [value]
-        if any(v is not None and _as_text(v) == pattern.value for v in values):
+        have = name.casefold()
+        if have == want:
+            yield from _leaves(value)
+        elif want.startswith(have + "."):
+            for nested in _leaves(value, maps=True):
+                if isinstance(nested, Mapping):
+                    yield from property_values(nested, want[len(have) + 1 :])
+
+
+def _leaves(value: Any, maps: bool = False) -> Iterator[Any]:
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _leaves(item, maps)
+    elif value is not None and (maps or not isinstance(value, Mapping)):
+        yield value
+
+
+def _property_matches(pattern: Pattern, properties: Mapping[str, Any]) -> bool:
+    want = pattern.value.casefold()
+    for value in property_values(properties, pattern.key):
+        text = _as_text(value).casefold()
+        if text == want or (text.startswith("[[") and text.endswith("]]") and text[2:-2] == want):
             return True
     return False
 
@@ -165,30 +192,59 @@ def pattern_matches(pattern: Pattern, facts: FileFacts) -> bool:
 
 @dataclass(frozen=True)
 class Scope:
-    """A project's inclusions and exclusions plus the workspace's ignore patterns."""
+    """A project's inclusions and exclusions, the workspace's ignore rules, and the
+    built-in secret patterns the project opted into (`allow_secrets`).
+
+    `ignore` are the `[workspace] ignore` patterns; `rules`, when given, all of the
+    workspace's ignore rules (freshline.ignore). A scanned index holds no ignored path, so
+    a project's scope needs only the patterns; the tracker gives the rules to the scopes
+    it compares when the rules change.
+    """
 
     include: tuple[Pattern, ...]
     exclude: tuple[Pattern, ...] = ()
     ignore: tuple[str, ...] = ()
+    allow_secrets: frozenset[str] = frozenset()
+    rules: IgnoreRules | None = field(default=None, compare=False)
 
     @classmethod
     def from_strings(
-        cls, include: Iterable[str], exclude: Iterable[str] = (), ignore: Iterable[str] = ()
+        cls,
+        include: Iterable[str],
+        exclude: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        allow_secrets: Iterable[str] = (),
+        rules: IgnoreRules | None = None,
     ) -> Scope:
         """Build a scope from pattern texts; raises ValueError for a malformed pattern."""
         return cls(
             tuple(parse_pattern(p) for p in include),
             tuple(parse_pattern(p) for p in exclude),
             tuple(ignore),
+            frozenset(allow_secrets),
+            rules,
         )
 
     def matches(self, facts: FileFacts) -> bool:
-        """Whether the file is in scope: not internal, included, and not excluded."""
+        """Whether the file is in scope: not internal, ignored or a secret; included and
+        not excluded."""
         if not self.include or paths.is_internal(facts.path, self.ignore):
             return False
-        if any(pattern_matches(p, facts) for p in self.exclude):
+        if self.rules is not None and self.rules.ignored(facts.path):
             return False
-        return any(pattern_matches(p, facts) for p in self.include)
+        if self.excludes(facts) or not any(pattern_matches(p, facts) for p in self.include):
+            return False
+        return secret_pattern(facts.path, self.allow_secrets) is None
+
+    def excludes(self, facts: FileFacts) -> bool:
+        """Whether an exclusion matches the file (what an isolated agent may not touch)."""
+        return any(pattern_matches(p, facts) for p in self.exclude)
+
+    def excludes_folder(self, folder: str) -> bool:
+        """Whether a folder exclusion covers `folder` (everything below it is excluded)."""
+        return any(
+            p.kind is PatternKind.FOLDER and paths.under(folder, p.value) for p in self.exclude
+        )
 
     def matches_path(self, path: str) -> bool:
         """Whether a path is in scope judged by the path alone (no tags or properties)."""
@@ -208,13 +264,20 @@ def _canonical(patterns: Iterable[str | Pattern]) -> list[str]:
     return sorted({f"{p.kind.value}:{p.text}" for p in _parsed(patterns)})
 
 
-def signature(include: Iterable[str | Pattern], exclude: Iterable[str | Pattern], mode: Any) -> str:
+def signature(
+    include: Iterable[str | Pattern],
+    exclude: Iterable[str | Pattern],
+    mode: Any,
+    allow_secrets: Iterable[str] = (),
+) -> str:
     """A stable hash of the normalized patterns and mode (order and duplicates ignored)."""
-    payload = {
+    payload: dict[str, object] = {
         "include": _canonical(include),
         "exclude": _canonical(exclude),
         "mode": str(getattr(mode, "value", mode)),
     }
+    if allowed := sorted(set(allow_secrets)):  # absent when empty: older signatures stay valid
+        payload["allow_secrets"] = allowed
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(blob.encode("ascii")).hexdigest()[:16]
 

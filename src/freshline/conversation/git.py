@@ -202,12 +202,20 @@ class Git:
         }
 
     def rev_parse(self, rev: str) -> str | None:
-        """The commit id `rev` names, or None when it names nothing."""
-        code, out, _ = self.run_status("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        """The commit id `rev` names, or None when it names nothing (`rev` is never taken
+        for an option, whatever it starts with)."""
+        if "\0" in rev:
+            return None
+        code, out, _ = self.run_status(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+        )
         return out.decode().strip() if code == 0 else None
 
     def rev_parse_all(self, revs: Sequence[str]) -> list[str] | None:
-        """The commit each of `revs` names, in one call; None when any names none."""
+        """The commit each of `revs` names, in one call; None when any names none (or
+        could pass for an option: without --verify, rev-parse has no end of options)."""
+        if any(rev.startswith("-") or "\0" in rev for rev in revs):
+            return None
         code, out, _ = self.run_status("rev-parse", *(f"{rev}^{{commit}}" for rev in revs))
         ids = out.decode().split()
         return ids if code == 0 and len(ids) == len(revs) else None

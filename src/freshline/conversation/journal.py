@@ -35,8 +35,12 @@ def write(path: Path, head: str, tree: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     record = Journal(head, tree, os.getpid())
     partial = path.with_name(path.name + f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps(asdict(record)), encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps(asdict(record)), encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)  # a full disk: nothing half-written stays
+        raise
 
 
 def read(path: Path) -> Journal | None:

@@ -9,6 +9,10 @@ output is the delivery: the turn is accepted right after it is written.
 
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
+
+Claude Code shows hook output whole only up to 10,000 characters (past that the model sees
+a 2 KB preview, without the closing tag), so the blocks are fitted to the `hook` budget
+(`[delivery]`, 9,000 by default) as measured on the hook's stdout: the JSON line printed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
+from freshline.access import Rules, reach
 from freshline.config import Config, find_workspace, load_config
+from freshline.context import Channel, Encoding, Meter
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
 from freshline.scope import Pattern, PatternKind
@@ -81,6 +87,19 @@ def blocks_of(turn: PreparedTurn) -> str | None:
     """The manifest and updates blocks of a prepared turn (its message left out)."""
     parts = [b for b in (turn.manifest, turn.updates) if b]
     return "\n\n".join(parts) if parts else None
+
+
+def hook_output(event: HookEvent, blocks: str) -> str:
+    """The line the hook prints: Claude Code's JSON with the blocks as additional context
+    (ASCII-only JSON, so no locale can garble it)."""
+    output = {"hookSpecificOutput": {"hookEventName": event.value, "additionalContext": blocks}}
+    return json.dumps(output) + "\n"
+
+
+def hook_meter(event: HookEvent) -> Meter:
+    """How the hook's stdout counts the blocks: the JSON around them, then the blocks as
+    an ASCII JSON string."""
+    return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
 
 
 # --- which project holds the working directory ------------------------------------------
@@ -172,22 +191,19 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
     """Write the pending blocks as hook output and accept them; False when nothing changed."""
     root = find_workspace(payload.cwd)
     config = load_config(root)
-    rel = payload.cwd.resolve().relative_to(root).as_posix()
-    project = project_for(config, "" if rel == "." else rel)
+    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
+    here = reach(root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
+    project = project_for(config, here.rel)
     manager = SessionManager(config)
     try:
         s = _session(manager, payload, project)
-        turn = manager.prepare(s.id, "", conversation=False)
+        turn = manager.prepare(
+            s.id, "", conversation=False, channel=Channel.HOOK, meter=hook_meter(payload.event)
+        )
         blocks = blocks_of(turn)
         if blocks is None:
             return False
-        output = {
-            "hookSpecificOutput": {
-                "hookEventName": payload.event.value,
-                "additionalContext": blocks,
-            }
-        }
-        out.write(json.dumps(output) + "\n")
+        out.write(hook_output(payload.event, blocks))
         out.flush()
         turn.accept()
         if turn.staged.pending:

@@ -16,7 +16,8 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from freshline.config import Config, find_workspace, load_config
-from freshline.errors import FreshlineError
+from freshline.errors import FreshlineError, os_failure
+from freshline.paths import shown
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -45,7 +46,8 @@ class Group(TyperGroup):
         except (OSError, sqlite3.Error) as exc:
             # The machine said no (a full disk, a file where a folder should be): one line
             # and exit 1, never a traceback.
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            message = os_failure(exc) if isinstance(exc, OSError) else f"the store failed: {exc}"
+            err_console.print(f"[red]error:[/red] {escape(shown(str(message)))}")
             raise typer.Exit(1) from None
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send as send_turn
 from freshline.config import Mode
+from freshline.context import Channel
 from freshline.errors import ConflictStop, SyncRequired
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import MaterializeResult, Progress
@@ -101,12 +102,13 @@ def session_show(ctx: typer.Context, session_id: str, as_json: bool = JsonOption
     """
     with manager(ctx) as m:
         s = m.get(session_id)
-    data = session_dict(s) | {"manifest": s.manifest}
+        manifest = m.manifest_text(session_id)
+    data = session_dict(s) | {"manifest": manifest}
 
     def human() -> None:
         for key, value in session_dict(s).items():
             console.print(f"{key}: {value}", markup=False)
-        console.print(s.manifest, markup=False)
+        console.print(manifest, markup=False)
 
     emit(data, as_json, human)
 
@@ -198,15 +200,15 @@ def session_close(ctx: typer.Context, session_id: str, as_json: bool = JsonOptio
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver: the manifest when due, then the updates,
-    including the refresh it would merge (delivers and moves nothing). Exits 3 or 4 when
-    the next send would stop on a conflict or need a sync.
+    """Show what the next send would deliver at its budget: the manifest when due, then
+    the updates, including the refresh it would merge (delivers and moves nothing). Exits 3
+    or 4 when the next send would stop on a conflict or need a sync.
 
     Example: freshline updates 3f2a9c1b7d4e
     """
     with manager(ctx) as m:
         try:
-            block = m.preview(session_id)
+            block = m.preview(session_id, Channel.SEND)
         except (ConflictStop, SyncRequired) as stop:
             _stopped({"session": session_id, "blocks": None}, stop, as_json)
     emit(

@@ -41,8 +41,19 @@ def project_dict(p: ProjectConfig) -> dict[str, Any]:
         "include": list(p.include),
         "exclude": list(p.exclude),
         "mode": p.mode.value,
+        "allow_secrets": list(p.allow_secrets),
         "signature": p.signature,
     }
+
+
+def secrets_sentence(p: ProjectConfig) -> str:
+    """What a project does with secrets, in words."""
+    if not p.allow_secrets:
+        return ("secrets (.env, *.pem, id_rsa*, .ssh/, ... see the README) are never in this "
+                "project: never listed, read or sent to a model")
+    named = ", ".join(p.allow_secrets)
+    return (f"this project OPTS IN to secrets matching {named} (allow_secrets): such files are "
+            "listed, read and may be sent to a model; every other secret stays refused")
 
 
 @project_app.command("add")
@@ -81,7 +92,8 @@ def project_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
 @project_app.command("show")
 def project_show(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """Show one project's patterns, what each one means, and its signature.
+    """Show one project's patterns, what each one means, its signature, and whether it
+    opted into any secrets.
 
     Example: freshline project show research
     """
@@ -94,6 +106,7 @@ def project_show(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> N
         for label, patterns in (("include", project.include), ("exclude", project.exclude)):
             for raw in patterns:
                 console.print(f"  {label}  {raw:<30} {describe(parse_pattern(raw))}")
+        console.print(f"  {secrets_sentence(project)}", markup=False)
 
     emit(data, as_json, human)
 

@@ -23,6 +23,7 @@ from textual.widgets import Input, RichLog, Static
 from freshline.agent.backends import Backend, get_backend
 from freshline.agent.runtime import SendResult, send
 from freshline.config import Config
+from freshline.context import Channel
 from freshline.conversation import Author
 from freshline.errors import ConflictStop, FreshlineError, SyncRequired, UsageError
 from freshline.interfaces.tui import commands
@@ -130,6 +131,7 @@ class ChatApp(App[None]):
                 self.manager, self.session_id, message, self.backend,
                 on_text=lambda chunk: self.call_from_thread(self._stream, chunk),
                 on_prepared=lambda turn: self.call_from_thread(self._prepared, turn),
+                channel=Channel.CHAT,
                 on_wait=lambda who: self.call_from_thread(
                     self.note, f"waiting for another send on this session ({who})"),
             )

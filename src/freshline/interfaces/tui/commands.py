@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import TurnEvent
+from freshline.context import Channel
 from freshline.conversation import Event
 from freshline.errors import ConflictStop, SyncRequired, UsageError
 from freshline.interfaces.tui.status import read_status, short_ref
@@ -34,7 +35,7 @@ class Command(StrEnum):
 
 HELP = {
     Command.STATUS: "/status — project, mode, epoch vs cursor, documents, target",
-    Command.UPDATES: "/updates — preview the updates the next send will deliver",
+    Command.UPDATES: "/updates — preview the blocks the next send will deliver, at its budget",
     Command.DIFF: "/diff — the conversation's own work as a patch",
     Command.SYNC: "/sync REV [--with-conflicts] — merge REV into the conversation now",
     Command.LOG: "/log — the transcript as git records it, one commit per event",
@@ -139,13 +140,15 @@ def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) ->
 
 def _updates(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
     try:
-        block = manager.preview(session_id)
+        block = manager.preview(session_id, Channel.CHAT)
     except ConflictStop as stop:
         return Reply(f"the next send would stop: {stop}", "\n".join(conflict_lines(stop)),
                      error=True)
     except SyncRequired as stop:
         return Reply("the next send would stop: a sync is required", str(stop), error=True)
-    return Reply("updates (the next send will deliver)",
+    budget = manager.config.delivery.budget(Channel.CHAT.value)
+    size = f"{len(block or ''):,} of {budget:,} characters"
+    return Reply(f"updates (the next send will deliver; {size})",
                  block or "nothing new: the next send carries no updates block")
 
 
