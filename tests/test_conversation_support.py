@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from freshline.conversation import batch
 from freshline.conversation.conflicts import Conflict, ConflictKind
 from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.errors import GitError
@@ -184,7 +185,7 @@ def test_diff_pairs_is_diff_trees_of_each_pair_in_one_call(repo: Upstream) -> No
     two = repo.commit("main", {"d/e.txt": "e2\n"}, modes={"d/e.txt": "100755"})
     pairs = [(base, one), (one, one), (one, two), (two, base)]
     trees = [(g.tree_of(old), g.tree_of(new)) for old, new in pairs]
-    diffs = g.diff_pairs(pairs, trees)
+    diffs = batch.diff_pairs(g, pairs, trees)
     assert diffs == [g.diff_trees(old, new) for old, new in [*pairs, *trees]]
     assert diffs[1] == [] and {c.path for c in diffs[0]} == {"a.txt", "b c.txt", "d/e.txt"}
 
@@ -222,10 +223,11 @@ def test_commit_chain_writes_what_commit_tree_writes(repo: Upstream) -> None:
     g = Git(repo.root / ".git", date="1700000000 +0200")
     head = repo.rev("main") or ""
     tree = g.tree_of(head)
-    ids = g.commit_chain(tree, [head], "first ✓", [(EMPTY_TREE, "second"), (tree, "third\n")])
+    then = [(EMPTY_TREE, "second"), (tree, "third\n")]
+    ids = batch.commit_chain(g, tree, [head], "first ✓", then)
     one = g.commit_tree(tree, [head], "first ✓")
     two = g.commit_tree(EMPTY_TREE, [one], "second")
     assert ids == [one, two, g.commit_tree(tree, [two], "third\n")]
     assert git(repo.root, "fsck", "--no-progress", "--no-dangling", "--strict") == ""
-    now = Git(repo.root / ".git").commit_chain(tree, [], "undated", [])
+    now = batch.commit_chain(Git(repo.root / ".git"), tree, [], "undated", [])
     assert git(repo.root, "cat-file", "-t", now[0]) == "commit"

@@ -8,6 +8,7 @@ publications fast-forward, and its diff against the target is the conversation's
 
 from __future__ import annotations
 
+from freshline.conversation import batch
 from freshline.conversation.conflicts import Conflict, by_kind, is_resolved, path_kinds
 from freshline.conversation.events import Mode
 from freshline.conversation.git import ZERO
@@ -50,10 +51,11 @@ def unresolved_conflicts(repo: Repo, chain: Chain) -> list[Conflict]:
     ]
     if not recorded:
         return []
-    present = repo.git.contents(chain.head, (p for *_, m in recorded for p in m.conflict_paths))
+    paths = (p for *_, merged in recorded for p in merged.conflict_paths)
+    present = batch.contents(repo.git, chain.head, paths)
     remaining: list[Conflict] = []
     for index, tree, merged in recorded:
-        held = set(repo.git.contents(tree, merged.conflict_paths))
+        held = set(batch.contents(repo.git, tree, merged.conflict_paths))
         touched = chain.touched_after(index)
         remaining += [
             c for c in merged.conflicts

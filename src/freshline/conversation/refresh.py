@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from freshline.conversation import recovery
+from freshline.conversation import batch, recovery
 from freshline.conversation.conflicts import by_kind, path_kinds
 from freshline.conversation.events import Author, Event, Mode, Refresh, encode
 from freshline.conversation.git import Git
@@ -95,7 +95,7 @@ def merge_target(
     merged = git.merge_tree(ours, target)
     # Merged first, both diffs in one call: residue to restore is rare, and then the
     # merge is done again.
-    residue, changed = git.diff_pairs([(base, ours)], [(ours_tree, merged.tree)])
+    residue, changed = batch.diff_pairs(git, [(base, ours)], [(ours_tree, merged.tree)])
     ours_diff = mode_diffs(residue)
     restores = exec_bit_restores(ours_diff, chain.deliberate_modes)
     if restores:

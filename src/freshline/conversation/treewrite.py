@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from posixpath import dirname
 
+from freshline.conversation import batch
 from freshline.conversation.git import EMPTY_TREE, Git
 from freshline.errors import GitError
 
@@ -77,7 +78,7 @@ def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
 def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
     """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
     order = sorted(dirs)
-    found = git.objects([f"{base}:{d}" if d else base for d in order])
+    found = batch.objects(git, [f"{base}:{d}" if d else base for d in order])
     return {d: _parse(data) for d, (kind, data) in zip(order, found, strict=True)
             if kind == "tree"}
 

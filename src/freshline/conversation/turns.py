@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from freshline.conversation import recovery
+from freshline.conversation import batch, recovery
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
 from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.conversation.journal import Journal, checkpoint
@@ -251,7 +251,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             tree, _ = normalize_modes(repo.git, pending.tree, on_disk, deliberate)
         trees.append(tree)
     messages = [encode(e) for e in events]
-    ids = repo.git.commit_chain(pending.tree, pending.parents, encode(human),
+    ids = batch.commit_chain(repo.git, pending.tree, pending.parents, encode(human),
                                 list(zip(trees[1:], messages, strict=True)))
     recorded = [_as_read(e, t, c) for e, t, c in zip([human, *events], trees, ids, strict=True)]
     head = ids[-1]
