@@ -87,8 +87,11 @@ class SessionManager:
     # -- sessions ------------------------------------------------------------------------
 
     def get(self, session_id: str) -> SessionRecord:
-        """One session (NotFoundError when unknown)."""
-        return self.store.session_get(session_id)
+        """One session (NotFoundError when unknown), after rolling back a turn a dead
+        process left unfinished in its conversation (a live turn is left alone)."""
+        s = self.store.session_get(session_id)
+        self.conversations.recover(s.id)
+        return s
 
     def sessions(self, project: str | None = None) -> list[SessionRecord]:
         """Every session, or those of one project."""
@@ -148,7 +151,6 @@ class SessionManager:
         note that the project may have changed while it was closed (`convert` as in `new`)."""
         self.reload_config()
         s = self.get(session_id)
-        self.conversations.recover(s.id)
         built = self._build(s.project, s.id, s.mode, resumed=True, convert=convert)
         if built.pending and not convert:
             self.materialize_async(s.project)
