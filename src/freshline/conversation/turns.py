@@ -112,10 +112,8 @@ def prepare_turn(
     if chain.root.mode is Mode.LIVE:
         return _live_turn(repo, turn, chain.head_tree, entries, delta)
     worktree = repo.worktree_git(conversation, chain.head)
-    before, turn = _snapshot_and_merge(
-        repo, chain, turn, worktree, True, lambda before: _isolated_turn(
-            repo, chain, turn, before, refresh, target, path_filter)
-    )
+    before, turn = _snapshot_and_merge(chain, worktree, True, lambda before: _isolated_turn(
+        repo, chain, turn, before, refresh, target, path_filter))
     recovery.begin(repo, conversation, chain.head, before)
     checkpoint("prepare:journal")
     move_worktree(worktree, before, turn.tree)
@@ -133,15 +131,12 @@ def preview_turn(
     if chain.root.mode is Mode.LIVE:
         return turn
     worktree = repo.worktree_git(conversation, chain.head)
-    return _snapshot_and_merge(
-        repo, chain, turn, worktree, False, lambda before: _isolated_turn(
-            repo, chain, turn, before, True, target, path_filter)
-    )[1]
+    return _snapshot_and_merge(chain, worktree, False, lambda before: _isolated_turn(
+        repo, chain, turn, before, True, target, path_filter))[1]
 
 
 def _snapshot_and_merge(
-    repo: Repo, chain: Chain, turn: PendingTurn, worktree: Git, keep_index: bool,
-    compute: Callable[[str], PendingTurn],
+    chain: Chain, worktree: Git, keep_index: bool, compute: Callable[[str], PendingTurn]
 ) -> tuple[str, PendingTurn]:
     """Snapshot the worktree and `compute` the turn from it: (worktree's tree, turn).
 
@@ -252,7 +247,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
         trees.append(tree)
     messages = [encode(e) for e in events]
     ids = batch.commit_chain(repo.git, pending.tree, pending.parents, encode(human),
-                                list(zip(trees[1:], messages, strict=True)))
+                             list(zip(trees[1:], messages, strict=True)))
     recorded = [_as_read(e, t, c) for e, t, c in zip([human, *events], trees, ids, strict=True)]
     head = ids[-1]
     checkpoint("record:commits")
