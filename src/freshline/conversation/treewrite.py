@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from posixpath import dirname
 
+from freshline.conversation import batch
 from freshline.conversation.git import EMPTY_TREE, Git
 from freshline.errors import GitError
 
@@ -77,25 +78,9 @@ def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
 def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
     """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
     order = sorted(dirs)
-    names = [(f"{base}:{d}" if d else base).encode("utf-8", "surrogateescape") for d in order]
-    # NUL-separated (-z): a directory name may hold a newline. A missing object's reply
-    # repeats its name, so it is matched whole rather than cut at the first newline.
-    out = git.run("cat-file", "--batch", "-z", input=b"".join(n + b"\0" for n in names))
-    trees: dict[str, dict[str, Entry]] = {}
-    pos = 0
-    for d, name in zip(order, names, strict=True):
-        missing = name + b" missing\n"
-        if out.startswith(missing, pos):
-            pos += len(missing)
-            continue
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        size = int(header[2])
-        if header[1] == b"tree":
-            trees[d] = _parse(out[pos : pos + size])
-        pos += size + 1
-    return trees
+    found = batch.objects(git, [f"{base}:{d}" if d else base for d in order])
+    return {d: _parse(data) for d, (kind, data) in zip(order, found, strict=True)
+            if kind == "tree"}
 
 
 def _parse(raw: bytes) -> dict[str, Entry]:
