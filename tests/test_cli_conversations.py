@@ -47,8 +47,9 @@ def open_session(root: Path, tmp_path: Path, *turns: list[dict[str, object]]) ->
 
 
 def test_refresh_conflict_exit_3_then_sync_and_publish(repo: Path, tmp_path: Path) -> None:
+    read = {"tool": "read", "args": {"path": "src/a.py"}}  # tools write only what was read
     edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 2"}}
-    session, model = open_session(repo, tmp_path, [edit, {"say": "done"}], [{"say": "ok"}])
+    session, model = open_session(repo, tmp_path, [read, edit, {"say": "done"}], [{"say": "ok"}])
     code, out, err = cli(repo, "send", session, "change a", "--model", model, "--json")
     assert code == 0, err
     commit(repo, "src/a.py", "a = 3\n", "teammate edits the same line")
