@@ -22,7 +22,7 @@ from freshline.context import (
     render_updates,
 )
 from freshline.errors import FreshlineError
-from freshline.session.provenance import ledger_news
+from freshline.session.provenance import LedgerNews, ledger_news
 from freshline.store import Change, ChangeKind, LedgerEntry, LedgerKind, Store
 from freshline.tracker.hashing import blob_id_bytes, blob_of
 
@@ -82,7 +82,7 @@ def test_blob_of_is_gits_blob_id(tmp_path: Path) -> None:
 
 
 def news(changes: list[Change], rows: list[LedgerEntry], current: dict[str, str | None],
-         git: tuple[GitOperation, ...] = (), refreshes: tuple[Refresh, ...] = ()):  # noqa: ANN201
+         git: tuple[GitOperation, ...] = (), refreshes: tuple[Refresh, ...] = ()) -> LedgerNews:
     return ledger_news(ME, changes, rows, current, git, refreshes,
                        {OTHER: "claude-code"})
 

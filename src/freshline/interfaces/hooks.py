@@ -10,6 +10,11 @@ output is the delivery: the turn is accepted right after it is written.
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
 
+A `PostToolUse` payload (Claude's `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`)
+only feeds the session's read ledger (`record_tool_use`, `hook_ledger.py`) and prints
+nothing: Claude's own writes are then not announced back, and files it read that change
+later open the next prompt's updates.
+
 Claude Code shows hook output whole only up to 10,000 characters (past that the model sees
 a 2 KB preview, without the closing tag), so the blocks are fitted to the `hook` budget
 (`[delivery]`, 9,000 by default) as measured on the hook's stdout: the JSON line printed.

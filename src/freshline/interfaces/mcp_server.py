@@ -2,8 +2,9 @@
 
 Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
 blocks plus a delivery token), `acknowledge` (the token advances the session's cursor),
-`project_changes` (pages the full list behind a rolled-up block) and `read_document`. Each
-project's manifest is also a resource, `freshline://project/<name>/manifest`.
+`project_changes` (pages the full list behind a rolled-up block) and `read_document` (with
+a session, what it returns is recorded in that session's read ledger). Each project's
+manifest is also a resource, `freshline://project/<name>/manifest`.
 
 Blocks and pages fit the `mcp` budget (`[delivery]`), counted on the text content the
 client passes on: the result's JSON, as the SDK writes it.

@@ -8,6 +8,10 @@ the cursor to the epoch the prompt covered.
 Each delivery names its channel (`freshline.context.Channel`): the blocks are rendered to
 that channel's budget (`[delivery]` in freshline.toml) and rolled up when they do not fit
 (`session/delivery.py` pages the full list a rolled-up block points to).
+
+The read ledger (`session/ledger.py`) reads each delivery's changes first: the session's
+own writes are left out, the files its agent read that changed since open the updates
+block, and other sessions' writes are named.
 """
 
 from __future__ import annotations
