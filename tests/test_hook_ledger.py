@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from freshline.config import load_config
 from freshline.errors import UsageError
 from freshline.interfaces.hook_ledger import MATCHER, ToolUse, tool_use
 from freshline.interfaces.hooks import HookEvent, parse_payload
@@ -16,7 +17,9 @@ from freshline.session import SessionManager
 from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_of
 
+from .conftest import git
 from .test_hook import PAYLOADS, context, hook
+from .test_ledger_turns import log_checkout
 
 RECORDED_ROOT = "/home/user/notes"  # the recorded workspace, replaced by the test's
 CLAUDE = "37b520b7-fdba-41e4-a481-45bf386fb6a5"
@@ -52,8 +55,6 @@ def claude(ws: Any, log: Path) -> Any:
 
 
 def ledger(root: Path, session: str = CLAUDE) -> dict[tuple[str, LedgerKind], Any]:
-    from freshline.config import load_config
-
     manager = SessionManager(load_config(root))
     try:
         s = manager.store.session_by_external(f"claude-code:notes:{session}")
@@ -157,3 +158,32 @@ def test_a_broken_post_tool_use_payload_is_logged_and_passes(claude: Any, log: P
     del data["tool_name"]
     assert hook(json.dumps(data)) == ""
     assert "tool_name" in log.read_text()
+
+
+def test_a_git_checkout_is_named_through_the_hook(ws: Any, log: Path) -> None:
+    ws.write("notes/g.md", "# G on main\n")
+    ws.configure({"notes": {"include": ["notes"]}})
+    root = ws.root
+    git(root, "init", "--quiet", "--initial-branch=main")
+    (root / ".gitignore").write_text(".freshline/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "start")
+    git(root, "checkout", "--quiet", "-b", "other")
+    ws.write("notes/g.md", "# G on other\n")
+    git(root, "commit", "--quiet", "-am", "other")
+    git(root, "checkout", "--quiet", "main")
+    hook(prompt(root))
+    read = recorded("post_tool_use_read", root, tool_input={"file_path": str(root / "notes/g.md")})
+    assert hook(read) == ""
+    before = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "--quiet", "other")
+    manager = SessionManager(load_config(root))
+    try:
+        log_checkout(manager, root, before, ["notes/g.md"], project="notes")
+    finally:
+        manager.close()
+    updates = context(hook(prompt(root)), "UserPromptSubmit")
+    after = git(root, "rev-parse", "HEAD")
+    assert updates.split("\n")[2] == (
+        f"- you read {root}/notes/g.md at turn 1; it has changed since "
+        f"(by git checkout ({before[:7]} → {after[:7]}))")

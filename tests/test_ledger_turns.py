@@ -64,17 +64,18 @@ def repo(ws: Workspace) -> Workspace:
     return ws
 
 
-def log_checkout(manager: SessionManager, root: Path, before: str, paths: list[str]) -> None:
+def log_checkout(manager: SessionManager, root: Path, before: str, paths: list[str],
+                 project: str = "p") -> None:
     """What the tracker's typed git entry says after `git checkout` (issue 11 writes it):
     the per-path changes are logged by a flush, the `git` entry beside them."""
     manager.tracker.flush()
     store = manager.store
     with store.write():
-        state = store.project_state("p")
+        state = store.project_state(project)
         assert state is not None
         detail = {"operation": "checkout", "from": before, "to": git(root, "rev-parse", "HEAD"),
                   "paths": paths, "count": len(paths)}
-        store.log_append("p", state.epoch, [Change(ChangeKind.GIT, "", detail=detail)])
+        store.log_append(project, state.epoch, [Change(ChangeKind.GIT, "", detail=detail)])
 
 
 def test_a_scripted_live_conversation(repo: Workspace, tmp_path: Path) -> None:
