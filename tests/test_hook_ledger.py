@@ -19,7 +19,7 @@ from freshline.tracker.hashing import blob_of
 
 from .conftest import git
 from .test_hook import PAYLOADS, context, hook
-from .test_ledger_turns import log_checkout
+from .test_ledger_turns import branched, log_checkout
 
 RECORDED_ROOT = "/home/user/notes"  # the recorded workspace, replaced by the test's
 CLAUDE = "37b520b7-fdba-41e4-a481-45bf386fb6a5"
@@ -161,17 +161,9 @@ def test_a_broken_post_tool_use_payload_is_logged_and_passes(claude: Any, log: P
 
 
 def test_a_git_checkout_is_named_through_the_hook(ws: Any, log: Path) -> None:
-    ws.write("notes/g.md", "# G on main\n")
     ws.configure({"notes": {"include": ["notes"]}})
+    branched(ws)
     root = ws.root
-    git(root, "init", "--quiet", "--initial-branch=main")
-    (root / ".gitignore").write_text(".freshline/\n")
-    git(root, "add", "-A")
-    git(root, "commit", "--quiet", "-m", "start")
-    git(root, "checkout", "--quiet", "-b", "other")
-    ws.write("notes/g.md", "# G on other\n")
-    git(root, "commit", "--quiet", "-am", "other")
-    git(root, "checkout", "--quiet", "main")
     hook(prompt(root))
     read = recorded("post_tool_use_read", root, tool_input={"file_path": str(root / "notes/g.md")})
     assert hook(read) == ""

@@ -46,13 +46,10 @@ def tool_results(result: SendResult) -> list[str]:
     return [e.content for e in result.events if e.author.value == "tool"]
 
 
-@pytest.fixture
-def repo(ws: Workspace) -> Workspace:
-    """A live project `p` over notes/ in a git checkout on main, with a branch `other`
-    where notes/g.md differs."""
-    ws.write("notes/a.md", "# A\n")
+def branched(ws: Workspace) -> None:
+    """Make the configured workspace a git checkout on main, with a branch `other` where
+    notes/g.md differs."""
     ws.write("notes/g.md", "# G on main\n")
-    ws.configure({"p": {"include": ["notes"]}})
     git(ws.root, "init", "--quiet", "--initial-branch=main")
     (ws.root / ".gitignore").write_text(".freshline/\n")
     git(ws.root, "add", "-A")
@@ -61,6 +58,14 @@ def repo(ws: Workspace) -> Workspace:
     ws.write("notes/g.md", "# G on other\n")
     git(ws.root, "commit", "--quiet", "-am", "other")
     git(ws.root, "checkout", "--quiet", "main")
+
+
+@pytest.fixture
+def repo(ws: Workspace) -> Workspace:
+    """A live project `p` over notes/ in a `branched` checkout."""
+    ws.write("notes/a.md", "# A\n")
+    ws.configure({"p": {"include": ["notes"]}})
+    branched(ws)
     return ws
 
 
