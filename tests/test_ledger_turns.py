@@ -352,3 +352,17 @@ def test_stale_reads_stay_listed_when_the_budget_rolls_up_the_rest(ws: Workspace
     assert turn.updates is not None and len(turn.wire_prompt) <= 2000 + len("now?") + 2
     assert f"- you read {ws.root}/notes/deep/a.md at turn 1; it has changed since" in turn.updates
     assert re.search(r"notes/deep/: 300 created", turn.updates)  # the rest is grouped
+
+
+def test_a_deletion_by_the_agent_is_its_own(code: tuple[SessionManager, Path],
+                                            tmp_path: Path) -> None:
+    manager, _ = code
+    s = manager.new("code")
+    worktree = manager.conversations.worktree(s.id)
+    model = script(tmp_path, [read("src/a.py"), {"tool": "delete", "args": {"path": "src/a.py"}}],
+                   [{"tool": "write", "args": {"path": "src/a.py", "content": "new\n"}}])
+    send(manager, s.id, "one", model)
+    last = manager.store.ledger_last(s.id, "src/a.py")
+    assert last is not None and (last.kind, last.blob) == (LedgerKind.WRITE, "")
+    created = send(manager, s.id, "two", model)  # no file: it may be created again
+    assert tool_results(created) == [f"created {worktree}/src/a.py (4 bytes)"]

@@ -1,5 +1,5 @@
 """The tools a model may use, confined to one root: list, read, search, and in isolated mode
-write, edit and chmod; with a session, `changes` pages its project's change list.
+write, edit, delete and chmod; with a session, `changes` pages its project's change list.
 
 With a turn's ledger (`freshline.session.ledger.TurnLedger`), `read` and `search` record
 the content (git blob id) of each file they showed, and `write` and `edit` what they wrote;
@@ -156,6 +156,7 @@ class Toolbox:
         if self.mode is ToolMode.ISOLATED:
             handlers["write"] = (tool_specs.WRITE, self._write)
             handlers["edit"] = (tool_specs.EDIT, self._edit)
+            handlers["delete"] = (tool_specs.DELETE, self._delete)
             if offer_chmod:
                 handlers["chmod"] = (tool_specs.CHMOD, self._chmod)
         self._handlers = handlers
@@ -188,7 +189,7 @@ class Toolbox:
         entry = self._handlers.get(call.name)
         if entry is not None:
             return entry[1](call.arguments if isinstance(call.arguments, dict) else {})
-        if call.name in {"write", "edit", "chmod"}:
+        if call.name in {"write", "edit", "delete", "chmod"}:
             raise ToolError("not available in live mode: the workspace is read-only here")
         raise ToolError(f"unknown tool; available: {', '.join(self._handlers)}")
 
@@ -460,6 +461,17 @@ class Toolbox:
                             "(include more surrounding text)")
         self._replace(target, text.replace(old, new, 1))
         return _Outcome(f"edited {target.shown}", changed=(target.rel,))
+
+    def _delete(self, args: dict[str, Any]) -> _Outcome:
+        target = self._writable(args)
+        given = Path(os.path.normpath(self.confinement.root / _arg(args, "path", str)))
+        if given.is_symlink():  # deleting it would delete the file it points at
+            raise ToolError(f"{given}: a symbolic link; delete refuses links")
+        if not target.path.is_file():
+            raise ToolError(f"{target.shown}: no such file")
+        target.path.unlink()
+        self.witness.deleted(target.rel)
+        return _Outcome(f"deleted {target.shown}", changed=(target.rel,))
 
     def _chmod(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args)

@@ -1,7 +1,8 @@
 """The tools' side of the read ledger: what the agent saw and wrote, and the write guard.
 
 `read` and `search` tell the witness which content (git blob id) they showed, `write` and
-`edit` what they wrote; the witness notes it in the turn's `TurnLedger`. Before a write
+`edit` what they wrote, `delete` what it deleted; the witness notes it in the turn's
+`TurnLedger`. Before a write
 replaces a file, `guard` checks that the file holds the content the agent last read or
 wrote in this conversation, by content, never by mtime: otherwise the agent would
 overwrite an edit it never saw. A file that does not exist may always be created. Without
@@ -48,6 +49,11 @@ class Witness:
         """A tool wrote `text` (as UTF-8) to root-relative `rel`."""
         if self.ledger is not None:
             self.ledger.note(rel, blob_id_bytes(text.encode("utf-8")), LedgerKind.WRITE)
+
+    def deleted(self, rel: str) -> None:
+        """A tool deleted root-relative `rel` (the ledger's blob for "no file")."""
+        if self.ledger is not None:
+            self.ledger.note(rel, "", LedgerKind.WRITE)
 
     def guard(self, target: Confined) -> None:
         """Raise ToolError unless the agent may replace `target`: it does not exist, or it
