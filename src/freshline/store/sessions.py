@@ -57,6 +57,7 @@ class SessionRecord:
     target: str | None = None  # the conversation's checkout target (isolated mode)
     live_tree: str | None = None  # the live conversation tree last written for a turn
     live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
+    turns: int = 0  # turns delivered: each accepted turn that carried something counts one
 
 
 _NAMES = [f.name for f in fields(SessionRecord)]
