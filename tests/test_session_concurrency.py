@@ -35,7 +35,11 @@ manager = SessionManager(load_config(Path(root)))
 backend = get_backend(model)
 for n in range(int(rounds)):
     if model == "echo":  # live: a new note before each send, to be announced once
-        (Path(root) / "notes" / f"{name}-{n}.md").write_text("x")
+        # written whole (temp file, rename): another sender's flush may look at any moment,
+        # and a file it saw empty, then with its text, is truly created then modified
+        draft = Path(root) / f"{name}-{n}.draft"  # outside the project
+        draft.write_text("x")
+        draft.replace(Path(root) / "notes" / f"{name}-{n}.md")
     send(manager, session, f"{name}-{n}", backend)
 manager.close()
 print("ok")
