@@ -77,7 +77,7 @@ def test_init_completes_a_partial_workspace(tmp_path: Path) -> None:
     assert (tmp_path / CONFIG_NAME).read_text() == "# mine\n"
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / DATA_DIR).mkdir()
-    assert init_workspace(tmp_path / "new") == ["created freshline.toml"]
+    assert init_workspace(tmp_path / "new", nested=True) == ["created freshline.toml"]
 
 
 def test_init_creates_missing_directory(tmp_path: Path) -> None:
@@ -185,11 +185,12 @@ ERRORS = [
         "[projects.x]\ninclude = ['a']\n[projects.x]\ninclude = ['b']\n",
         "invalid TOML: Cannot declare ('projects', 'x') twice (at line 3, column 12)",
     ),
-    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects)"),
+    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects, model)"),
     (
         "[workspace]\ndebounce = 1\n",
         "workspace.debounce: unknown key (expected one of: debounce_ms, change_log_cap, "
-        "full_scan_interval, ignore, materialize_timeout_s, materialize_memory_mb, workers)",
+        "full_scan_interval, ignore, materialize_timeout_s, materialize_memory_mb, workers, "
+        "autowatch, autowatch_idle)",
     ),
     (
         "[projects.x]\ninclude = ['a']\nexclud = ['b']\n",

@@ -161,7 +161,8 @@ class Toolbox:
             (e for e in os.scandir(target.path) if not is_internal(_join(target.rel, e.name))),
             key=lambda e: e.name,
         )
-        lines = [f"{target.shown}/ ({len(entries)} entries)"]
+        count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+        lines = [f"{target.shown}/ ({count})"]
         lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
         if len(entries) > LIST_LIMIT:
             lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")

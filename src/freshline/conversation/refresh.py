@@ -86,7 +86,8 @@ def merge_target(
         ours = _as_commit(git, chain, _with_modes(repo, ours_tree, restores))
     tree, conflicts = git.merge_tree(ours, target)
     if conflicts and not with_conflicts:
-        raise ConflictStop(f"merging {_short(name)} conflicts in {len(conflicts)} path(s)",
+        raise ConflictStop(f"merging {_short(name)} conflicts in {len(conflicts)} "
+                           f"{'path' if len(conflicts) == 1 else 'paths'}",
                            conflicts)
     paths = sorted({change.path for change in upstream})
     if path_filter is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from freshline.markdown import parse_note
-from freshline.paths import is_internal
+from freshline.paths import INTERNAL_NAMES, is_internal
 from freshline.scope import is_markdown
 from freshline.store import Store
 from freshline.store.db import decode_path, encode_path
@@ -30,6 +30,8 @@ from freshline.tracker.observed import FolderRename, Observed
 from freshline.tracker.renames import folder_renames, pair_renames
 
 RACY_WINDOW_NS = 2_000_000_000
+
+_INTERNAL = frozenset(os.fsencode(name) for name in INTERNAL_NAMES)
 
 
 @dataclass
@@ -81,13 +83,13 @@ class Scanner:
                 self.kept.append(shown)
                 continue
             prefix = rel_dir + b"/" if rel_dir else b""
-            # Below the root, with no ignore patterns, only a `.git` can be internal: the
-            # directories above were checked before being walked.
+            # Below the root, with no ignore patterns, only internal names can be internal:
+            # the directories above were checked before being walked.
             check_all = bool(self.ignore) or not rel_dir
             for e in entries:
                 name = e.name
                 rel = prefix + name
-                if (check_all or name == b".git") and self._skip(decode_path(rel)):
+                if (check_all or name in _INTERNAL) and self._skip(decode_path(rel)):
                     continue
                 try:
                     if e.is_dir(follow_symlinks=False):

@@ -11,16 +11,25 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from freshline.config import DATA_DIR, Config, ProjectConfig, config_stamp, load_config
-from freshline.errors import NotFoundError
+from freshline.config import (
+    DATA_DIR,
+    Config,
+    ProjectConfig,
+    config_stamp,
+    load_config,
+    unknown_project,
+)
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker.coalesce import coalesce
 from freshline.tracker.hints import cookie_sync, watcher_alive
-from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
 from freshline.tracker.scoping import in_scope, scope_batch
+
+if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
+    from freshline.tracker.scan import ScanResult  # `status` only reads the index
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
 REMOVED: dict[str, object] = {"removed": True}  # the patterns of a project taken out of the config
@@ -137,6 +146,8 @@ class Tracker:
         return self._apply(self._scan(None if full else paths), full)
 
     def _scan(self, paths: list[str] | None) -> ScanResult:
+        from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
+
         scanner = Scanner(self.root, self.store, self.config.workspace.ignore)
         if paths is None:
             return full_scan(scanner)
@@ -242,7 +253,7 @@ class Tracker:
         state = self.store.project_state(project)
         if state is None:
             if project not in self.config.projects:
-                raise NotFoundError(f"unknown project '{project}'")
+                raise unknown_project(project, self.config.projects)
             return ProjectState(project, 0, 0, "", {})
         return state
 
