@@ -1,8 +1,9 @@
 """The `openai:MODEL` backend: any OpenAI-compatible chat-completions server (OpenAI, Ollama,
 vLLM, llama.cpp) through the official SDK.
 
-Streams by default, assembling tool-call fragments by index. Retries are off so a failure
-surfaces at once as a BackendError; the caller decides whether to try again.
+Streams by default, assembling tool-call fragments by index. The SDK's own retries are
+off: 429 and 5xx answers are retried by `retry.with_retries` (bounded, with jitter), other
+failures surface at once as a BackendError.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import openai
 from freshline.agent.backends.base import (
     Backend,
     api_key_for,
+    check_base_url,
     setting,
     translate_sdk_error,
 )
+from freshline.agent.backends.retry import RetryPolicy, with_retries
 from freshline.agent.errors import BackendMalformed
 from freshline.agent.messages import (
     AssistantReply,
@@ -30,6 +33,7 @@ from freshline.agent.messages import (
 )
 
 DEFAULT_TIMEOUT = 120.0
+KEY_ENV = "OPENAI_API_KEY"
 
 
 def wire_message(message: Message) -> dict[str, Any]:
@@ -84,11 +88,13 @@ class OpenAIBackend(Backend):
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         stream: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self.name = f"openai:{model}"
-        self.base_url = setting(base_url, "OPENAI_BASE_URL")
-        key = api_key_for("openai", setting(api_key, "OPENAI_API_KEY"), "OPENAI_API_KEY",
+        self.base_url = check_base_url("openai", setting(base_url, "OPENAI_BASE_URL"))
+        self.retry = retry or RetryPolicy()
+        key = api_key_for("openai", setting(api_key, KEY_ENV), "OPENAI_API_KEY",
                           self.base_url)
         self.stream = stream
         self.client = openai.OpenAI(
@@ -102,7 +108,14 @@ class OpenAIBackend(Backend):
         tools: Sequence[ToolSpec],
         on_text: TextCallback | None = None,
     ) -> AssistantReply:
-        """Send the history and tools; return the model's text and tool calls."""
+        """Send the history and tools; return the model's text and tool calls (429 and
+        5xx answers are retried per `retry`)."""
+        return with_retries(lambda relay: self._once(messages, tools, relay), on_text,
+                            self.retry)
+
+    def _once(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextCallback | None
+    ) -> AssistantReply:
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [wire_message(message) for message in messages],
@@ -116,7 +129,7 @@ class OpenAIBackend(Backend):
             with chunks:
                 return _assemble(chunks, on_text, self.where)
         except (openai.OpenAIError, ValueError) as exc:
-            raise translate_sdk_error(exc, openai, "openai", self.where) from exc
+            raise translate_sdk_error(exc, openai, "openai", self.where, KEY_ENV) from exc
 
     def _reply(self, completion: Any, on_text: TextCallback | None) -> AssistantReply:
         if not getattr(completion, "choices", None):
