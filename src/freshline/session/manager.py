@@ -317,10 +317,12 @@ class SessionManager:
             failed_documents=news.failed,
             invalid_snapshots=news.invalid,
         )
+        block = render_updates(updates)
         staged = Staged(
-            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures
+            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures,
+            told=updates if block else None,
         )
-        return staged, render_updates(updates)
+        return staged, block
 
     def _accept(self, turn: PreparedTurn) -> None:
         staged = turn.staged
