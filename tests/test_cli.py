@@ -54,6 +54,7 @@ def test_project_add_list_show_files_rm(cli_ws: Workspace) -> None:
     assert added == {
         "name": "p", "include": ["notes"], "exclude": ["notes/old"], "mode": "live",
         "signature": added["signature"],  # type: ignore[index]
+        "files": 1,
     }
     assert "# my comment stays" in toml.read_text()
     assert [p["name"] for p in as_json(cli_ws, "project", "list")] == ["p"]  # type: ignore[union-attr]

@@ -57,6 +57,7 @@ def test_refresh_conflict_exit_3_then_sync_and_publish(repo: Path, tmp_path: Pat
     assert code == 3
     assert json.loads(out) == {
         "session": session, "accepted": False, "sent": False, "conflicts": ["src/a.py"],
+        "error": "merging main conflicts in 1 path", "exit": 3,
     }
     assert cli(repo, "log", session, "--json")[1] == log_before  # nothing recorded
     code, out, err = cli(repo, "sync", session, "main", "--with-conflicts", "--json")

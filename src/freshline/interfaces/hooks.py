@@ -21,14 +21,17 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from freshline.config import Config, find_workspace, load_config
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
 from freshline.scope import Pattern, PatternKind
-from freshline.session import PreparedTurn, SessionManager
 from freshline.store import SessionRecord, SessionState
+from freshline.tracker.autowatch import ensure as ensure_watcher
+
+if TYPE_CHECKING:  # the session layer loads only when there is something to deliver
+    from freshline.session import PreparedTurn, SessionManager
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
 AGENT = "claude-code"
@@ -172,8 +175,11 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
     """Write the pending blocks as hook output and accept them; False when nothing changed."""
     root = find_workspace(payload.cwd)
     config = load_config(root)
-    rel = payload.cwd.resolve().relative_to(root).as_posix()
-    project = project_for(config, "" if rel == "." else rel)
+    if nothing_due_for(config, payload):
+        return False
+    project = _project(config, payload)
+    from freshline.session import SessionManager
+
     manager = SessionManager(config)
     try:
         s = _session(manager, payload, project)
@@ -197,6 +203,26 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
         manager.close()
 
 
+def _project(config: Config, payload: HookInput) -> str:
+    rel = payload.cwd.resolve().relative_to(config.root).as_posix()
+    return project_for(config, "" if rel == "." else rel)
+
+
+def nothing_due_for(config: Config, payload: HookInput) -> bool:
+    """The common prompt, answered without loading the session layer: Claude's session is
+    known, kept its context, and has been told everything (see `session.due`)."""
+    from freshline.session.due import nothing_due
+    from freshline.tracker import Tracker
+
+    project = _project(config, payload)
+    tracker = Tracker(config)
+    ensure_watcher(config, tracker.store)
+    tracker.flush()
+    s = tracker.store.session_by_external(f"{AGENT}:{project}:{payload.session_id}")
+    lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
+    return s is not None and not lost and nothing_due(s, tracker.epoch(project))
+
+
 def _convert_in_background(root: Path, project: str) -> None:
     """Convert the project's documents in a detached process, so the prompt never waits
     (the next prompt announces them as readable). It holds none of Claude's pipes."""
@@ -212,6 +238,8 @@ def _convert_in_background(root: Path, project: str) -> None:
 def convert(root: Path, project: str) -> None:
     """Convert one project's documents now; failures go to the hook log."""
     try:
+        from freshline.session import SessionManager
+
         manager = SessionManager(load_config(root))
         try:
             manager.materialize(project)
