@@ -12,7 +12,6 @@ The watchers are stopped at the end. Usage: python bench/cli.py [--quick] (10k, 
 from __future__ import annotations
 
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 from freshline.store import Store
-from freshline.tracker.autowatch import holder
+from freshline.tracker.autowatch import stop
 from freshline.tracker.hints import watcher_alive
 
 FRESHLINE = str(Path(sys.executable).with_name("freshline"))
@@ -72,15 +71,6 @@ def start_watcher(root: Path) -> None:
         time.sleep(0.1)
 
 
-def stop_watcher(root: Path) -> None:
-    pid = holder(root)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while holder(root) and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-
 def sends(root: Path) -> list[float]:
     """Seconds of `freshline send` after each round of 10 changed files."""
     session = freshline(root, "session", "new", "--project", "all").strip()
@@ -123,7 +113,7 @@ def main() -> None:
                     print(f"  no-change scan ÷ git status --porcelain: {scan / status:4.2f}  "
                           f"({scan * 1000:.0f} ms vs {status * 1000:.0f} ms)  (goal ≤ 1.5)")
             finally:
-                stop_watcher(root)
+                stop(root)
     small, big = (statistics.median(results[n]) for n in (1000, large))
     print(f"  send after {CHANGES} changes: {big * 1000:.0f} ms at {large // 1000}k, "
           f"{small * 1000:.0f} ms at 1k (median of {ROUNDS})")

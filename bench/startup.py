@@ -18,7 +18,6 @@ from __future__ import annotations
 import compileall
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import time
 from pathlib import Path
 
 import freshline
-from freshline.tracker.autowatch import holder
+from freshline.tracker.autowatch import stop
 
 PYTHON = sys.executable
 FRESHLINE = str(Path(PYTHON).with_name("freshline"))
@@ -59,15 +58,6 @@ def hook_payload(root: Path) -> str:
                        "cwd": str(root / "notes"), "prompt": "hi"})
 
 
-def stop_watcher(root: Path) -> None:
-    pid = holder(root)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while holder(root) and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-
 def main() -> None:
     runs = 5 if "--quick" in sys.argv else 20
     compileall.compile_dir(str(Path(freshline.__file__).parent), quiet=1)
@@ -96,7 +86,7 @@ def main() -> None:
                 print(f"  {label:<28} {took * 1000:6.1f} ms   ÷ python -c pass: "
                       f"{took / base:4.1f}  (goal ≤ 5)")
         finally:
-            stop_watcher(root)
+            stop(root)
         print("with the autowatch off (every command does the work itself):")
         for label, args, stdin in rows[1:]:
             took = best_of(runs, args, root, off, stdin)

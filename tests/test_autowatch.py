@@ -46,10 +46,7 @@ def notes(ws: Workspace) -> Iterator[Workspace]:
     ws.write("n/a.md", "# A\n")
     ws.configure({"p": {"include": ["n"]}}, autowatch_idle=60)
     yield ws
-    pid = holder(ws.root)  # never leave a watcher behind
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        wait_for(lambda: holder(ws.root) is None)
+    assert autowatch.stop(ws.root)  # never leave a watcher behind
 
 
 @pytest.mark.parametrize(

@@ -323,7 +323,9 @@ def test_run_chat_refuses_a_bad_model_before_opening_anything(notes: SessionMana
 # --- the input: lines, history, completion, Ctrl-C -------------------------------------
 
 
-async def test_a_paste_keeps_every_line_and_ctrl_j_or_shift_enter_adds_one(notes: SessionManager) -> None:
+async def test_a_paste_keeps_every_line_and_ctrl_j_or_shift_enter_adds_one(
+    notes: SessionManager,
+) -> None:
     s = notes.new("notes").id
     app = ChatApp(notes, s, get_backend("echo"))
     async with app.run_test(size=SIZE) as pilot:

@@ -17,8 +17,8 @@ runner = CliRunner()
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def run(ws: Workspace, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--workspace", str(ws.root), *args])
+def run(ws: Workspace, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["--workspace", str(ws.root), *args], input=stdin)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -17,19 +17,10 @@ from freshline.tracker import Tracker
 
 from .conftest import Workspace, git
 from .fake_model_servers import FakeModelServer, FakeReply, closed_port
+from .test_cli import as_json as ok_json
+from .test_cli import run
 
 runner = CliRunner()
-
-
-def run(ws: Workspace, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--workspace", str(ws.root), *args], input=stdin)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def ok_json(ws: Workspace, *args: str) -> object:
-    code, out, err = run(ws, *args, "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 @pytest.fixture

@@ -130,3 +130,23 @@ def start(config: Config) -> subprocess.Popen[bytes]:
             cwd=root,
             start_new_session=True,  # not in the caller's process group: Ctrl-C there spares it
         )
+
+
+def stop(root: Path, timeout: float = 20.0) -> bool:
+    """Ask the workspace's watcher to stop (SIGTERM) and wait until it let the lock go;
+    False when it is still there after `timeout` seconds."""
+    import signal
+    import time
+
+    pid = holder(root)
+    if pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    while holder(root) is not None:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

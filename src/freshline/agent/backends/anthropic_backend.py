@@ -14,13 +14,13 @@ from typing import Any
 import anthropic
 
 from freshline.agent.backends.base import (
-    Backend,
+    RetryingBackend,
     api_key_for,
     check_base_url,
     setting,
     translate_sdk_error,
 )
-from freshline.agent.backends.retry import RetryPolicy, with_retries
+from freshline.agent.backends.retry import RetryPolicy
 from freshline.agent.errors import BackendMalformed
 from freshline.agent.messages import (
     AssistantReply,
@@ -76,7 +76,7 @@ def wire_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
-class AnthropicBackend(Backend):
+class AnthropicBackend(RetryingBackend):
     """Messages with tools, streamed."""
 
     def __init__(
@@ -103,20 +103,10 @@ class AnthropicBackend(Backend):
         )
         self.where = str(self.client.base_url).rstrip("/")
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        on_text: TextCallback | None = None,
-    ) -> AssistantReply:
-        """Send the history and tools; return the model's text and tool calls (429 and
-        5xx answers are retried per `retry`)."""
-        return with_retries(lambda relay: self._once(messages, tools, relay), on_text,
-                            self.retry)
-
-    def _once(
+    def attempt(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextCallback | None
     ) -> AssistantReply:
+        """Send the history and tools once; return the model's text and tool calls."""
         system, wire = wire_messages(messages)
         request: dict[str, Any] = {
             "model": self.model, "max_tokens": self.max_tokens, "messages": wire,

@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from freshline.agent.backends.retry import RetryPolicy, with_retries
 from freshline.agent.errors import (
     BackendAuthError,
     BackendConfigError,
@@ -45,6 +46,29 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release connections; the default holds none."""
+
+
+class RetryingBackend(Backend):
+    """A backend over an HTTP API: `complete` makes an `attempt`, retried per `retry` when
+    the server answers 429 or 5xx (see `retry.py`)."""
+
+    retry: RetryPolicy
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        on_text: TextCallback | None = None,
+    ) -> AssistantReply:
+        """Answer, retrying a rate-limited or failed request before any text streamed."""
+        return with_retries(lambda relay: self.attempt(messages, tools, relay), on_text,
+                            self.retry)
+
+    @abstractmethod
+    def attempt(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextCallback | None
+    ) -> AssistantReply:
+        """One request to the server."""
 
 
 def setting(explicit: str | None, env_var: str) -> str | None:

@@ -15,13 +15,13 @@ from typing import Any
 import openai
 
 from freshline.agent.backends.base import (
-    Backend,
+    RetryingBackend,
     api_key_for,
     check_base_url,
     setting,
     translate_sdk_error,
 )
-from freshline.agent.backends.retry import RetryPolicy, with_retries
+from freshline.agent.backends.retry import RetryPolicy
 from freshline.agent.errors import BackendMalformed
 from freshline.agent.messages import (
     AssistantReply,
@@ -77,7 +77,7 @@ def parse_arguments(raw: str | None, name: str) -> dict[str, Any]:
     return value
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(RetryingBackend):
     """Chat completions with tools, streamed."""
 
     def __init__(
@@ -102,20 +102,10 @@ class OpenAIBackend(Backend):
         )
         self.where = str(self.client.base_url).rstrip("/")
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        on_text: TextCallback | None = None,
-    ) -> AssistantReply:
-        """Send the history and tools; return the model's text and tool calls (429 and
-        5xx answers are retried per `retry`)."""
-        return with_retries(lambda relay: self._once(messages, tools, relay), on_text,
-                            self.retry)
-
-    def _once(
+    def attempt(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextCallback | None
     ) -> AssistantReply:
+        """Send the history and tools once; return the model's text and tool calls."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [wire_message(message) for message in messages],
