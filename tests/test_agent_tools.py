@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from freshline.access import Rules
 from freshline.agent import Toolbox, ToolCall, ToolMode, ToolResult
 from freshline.materialize import DocStatus, Probe
 
@@ -309,7 +310,7 @@ def test_search_finds_lines_with_absolute_paths(live: Toolbox, root: Path) -> No
 def test_search_respects_scope_internal_dirs_and_binaries(root: Path) -> None:
     (root / "blob.bin").write_bytes(b"alpha\0\0")
     (root / ".git" / "alpha").write_text("alpha")
-    box = Toolbox(root, "live", in_scope=lambda rel: rel != "notes/b.md")
+    box = Toolbox(root, "live", Rules(admits=lambda rel: rel != "notes/b.md"))
     result = call(box, "search", pattern="(?i)alpha")
     assert result.content == f"{root}/notes/a.md:2: alpha line"
 

@@ -53,7 +53,7 @@ def test_project_add_list_show_files_rm(cli_ws: Workspace) -> None:
     added = as_json(cli_ws, "project", "add", "p", "--include", "notes", "--exclude", "notes/old")
     assert added == {
         "name": "p", "include": ["notes"], "exclude": ["notes/old"], "mode": "live",
-        "signature": added["signature"],  # type: ignore[index]
+        "allow_secrets": [], "signature": added["signature"],  # type: ignore[index]
         "files": 1,
     }
     assert "# my comment stays" in toml.read_text()

@@ -185,7 +185,10 @@ ERRORS = [
         "[projects.x]\ninclude = ['a']\n[projects.x]\ninclude = ['b']\n",
         "invalid TOML: Cannot declare ('projects', 'x') twice (at line 3, column 12)",
     ),
-    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects, model)"),
+    (
+        "colour = 'red'\n",
+        "colour: unknown key (expected one of: workspace, projects, model, delivery)",
+    ),
     (
         "[workspace]\ndebounce = 1\n",
         "workspace.debounce: unknown key (expected one of: debounce_ms, change_log_cap, "
@@ -194,7 +197,7 @@ ERRORS = [
     ),
     (
         "[projects.x]\ninclude = ['a']\nexclud = ['b']\n",
-        "projects.x.exclud: unknown key (expected one of: include, exclude, mode)",
+        "projects.x.exclud: unknown key (expected one of: include, exclude, mode, allow_secrets)",
     ),
     ("workspace = 3\n", "workspace: expected a table, got an integer"),
     ("projects = 'x'\n", "projects: expected a table, got a string"),
@@ -203,8 +206,11 @@ ERRORS = [
         "workspace.debounce_ms: expected an integer, got a string",
     ),
     ("[workspace]\nworkers = true\n", "workspace.workers: expected an integer, got a boolean"),
-    ("[workspace]\nworkers = 0\n", "workspace.workers: must be at least 1, got 0"),
-    ("[workspace]\ndebounce_ms = -1\n", "workspace.debounce_ms: must be at least 0, got -1"),
+    ("[workspace]\nworkers = 0\n", "workspace.workers: must be between 1 and 64, got 0"),
+    (
+        "[workspace]\ndebounce_ms = -1\n",
+        "workspace.debounce_ms: must be between 0 and 60000, got -1",
+    ),
     (
         "[workspace]\nignore = 'build'\n",
         "workspace.ignore: expected an array of patterns, got a string",

@@ -56,7 +56,7 @@ def test_model_settings_are_read(tmp_path: Path) -> None:
         ("[model]\nmodel = 'x'\n", "model.model: unknown key (expected one of: default, "),
         ("model = 'x'\n", "model: expected a table, got a string"),
         ("[workspace]\nautowatch = 1\n", "workspace.autowatch: expected true or false"),
-        ("[workspace]\nautowatch_idle = 0\n", "workspace.autowatch_idle: must be at least 1"),
+        ("[workspace]\nautowatch_idle = 0\n", "workspace.autowatch_idle: must be between 1 and"),
     ],
 )
 def test_bad_settings_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:

@@ -62,9 +62,10 @@ def manifest_scenarios() -> dict[str, ManifestInput]:
         "manifest_large": ManifestInput(**base, files=many),
         "manifest_resumed": ManifestInput(**base, resumed=True, mode="isolated"),
         "manifest_empty": ManifestInput(project="empty", root=ROOT, epoch=0, files=[]),
-        "manifest_capped": ManifestInput(
-            project="big", root=ROOT, epoch=7, include=["notes"], list_files_max=500,
-            files=many, cap=10, documents=[doc(f"d{i}.pdf", "ready") for i in range(12)]),
+        "manifest_folders": ManifestInput(
+            project="big", root=ROOT, epoch=7, include=["notes", "README.md"], list_files_max=6,
+            files=["README.md", *many[:3], *(f"notes/{y}/{m:02}/n{i}.md" for y in (2023, 2024)
+                                               for m in range(1, 13) for i in range(3))]),
         "manifest_unicode": ManifestInput(
             project='Ré "search" <1>', root="/", epoch=3, include=["Été 2024/Notes", "#café"],
             files=["Été 2024/Notes/naïve idea.md", "Été 2024/Notes/日本語 メモ.md",
@@ -125,7 +126,14 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
                 "paths": ["src/app.py", "README.md"], "conflicts": ["src/db.py"]}),
             Change(K.REFRESHED, "", detail={"target": "release/2.x", "from": "v1", "to": "v2"})]),
         "updates_resumed": u(resumed=True),
-        "updates_capped": u(changes=[*many, Change(K.DELETED, "x.md")], cap=3),
+        "updates_git": u(changes=[
+            *many, Change(K.DELETED, "x.md"),
+            Change(K.GIT, "", detail={"operation": "checkout", "from": "a1b2c3d4" * 5,
+                                      "to": "e4f5a6b7" * 5, "paths": ["x.md", "notes/n001.md"],
+                                      "count": 2}),
+            Change(K.GIT, "", detail={"operation": "commit", "from": "", "to": "e4f5a6b7" * 5}),
+            Change(K.GIT, "", detail={"operation": "other", "from": "e4f5a6b7" * 5,
+                                      "to": "0123abcd" * 5, "paths": ["y.md"]})]),
         "updates_unicode": UpdatesInput(
             "Ré", "/", 0, 1, changes=[
                 Change(K.CREATED, "Été 2024/naïve idea.md"),
@@ -163,14 +171,14 @@ def test_golden(name: str) -> None:
 ])
 def test_source_lines(root: str, pattern: str, line: str) -> None:
     text = render_manifest(ManifestInput("p", root, 1, include=[pattern]))
-    assert groups(text)["Sources:"] == ([line], 0)
+    assert groups(text)["Sources:"] == [line]
 
 
 def test_a_folder_pattern_naming_a_file_shows_as_a_file() -> None:
     text = render_manifest(
         ManifestInput("p", "/w", 1, include=["README.md", "docs"], files=["README.md", "docs/a"])
     )
-    assert groups(text)["Sources:"] == (["file /w/README.md", "folder /w/docs/"], 0)
+    assert groups(text)["Sources:"] == ["file /w/README.md", "folder /w/docs/"]
 
 
 @pytest.mark.parametrize("pattern", ["", "../x", "[[]]", "#", "a/[b"])
@@ -202,17 +210,21 @@ def test_relative_root_is_refused() -> None:
 
 
 @pytest.mark.parametrize(("path", "shown"), [
-    ("/w/plain name ü.md", "/w/plain name ü.md"),
-    ("/w/a\nb", '"/w/a\\nb"'), ("/w/a\u2028b", '"/w/a\u2028b"'), ("/w/a ", '"/w/a "'),
-    ("/w/</tag>", '"/w/<\\/tag>"'), ("/w/a → b", '"/w/a → b"'), ("/w/a→b", "/w/a→b"),
+    ("/w/plain name ü.md", "/w/plain name ü.md"), ("/w/a\\b", "/w/a\\b"),
+    ("/w/a\nb", "/w/a\\nb"), ("/w/a\u2028b", "/w/a\\u2028b"), ("/w/a  ", "/w/a\\u0020\\u0020"),
+    ("/w/</tag>", "/w/&lt;/tag&gt;"), ("/w/a & b", "/w/a &amp; b"),
+    ("/w/a → b", "/w/a \\u2192 b"), ("/w/a→b", "/w/a→b"), ("/w/\u202egnp.exe", "/w/\\u202egnp.exe"),
+    ("/w/\udcff.md", "/w/\\xff.md"), ("/w/\x1b[31m", "/w/\\u001b[31m"), ("/w/\x85", "/w/\\u0085"),
+    ("/w/zero\u200bwidth", "/w/zero\\u200bwidth"), ("/w/tag\U000e0041", "/w/tag\\U000e0041"),
 ])
 def test_show_path(path: str, shown: str) -> None:
     assert show_path(path) == shown
 
 
-def test_show_text_flattens_and_shortens() -> None:
-    assert show_text("a\n\tb  </c>") == "a b <\\/c>"
+def test_show_text_flattens_shortens_and_escapes() -> None:
+    assert show_text("a\n\tb  </c>") == "a b &lt;/c&gt;"
     assert show_text("x" * 500, 10) == "x" * 9 + "…"
+    assert show_text("<" * 500, 3) == "&lt;&lt;…"  # shortened first: no escape is cut
 
 
 def test_short_commit() -> None:
@@ -282,7 +294,7 @@ def test_manifest_with_exactly_the_small_limit_lists_files() -> None:
     listed = render_manifest(ManifestInput("p", ROOT, 1, files=files, list_files_max=3))
     counted = render_manifest(ManifestInput("p", ROOT, 1, files=files, list_files_max=2))
     assert "Files (3):" in listed and f"- {ROOT}/n2.md" in listed
-    assert "Files: 3 in scope" in counted and "n2.md" not in counted
+    assert f"- {ROOT}/: 3 files" in counted and "n2.md" not in counted
 
 
 def test_blocks_are_wrapped_in_their_tags() -> None:
@@ -298,7 +310,7 @@ def test_blocks_are_wrapped_in_their_tags() -> None:
 
 # ---------------------------------------------------------------- properties
 
-MORE_LINE = re.compile(r"… and (\d+) more")
+GROUP_LINE = re.compile(r"(/.*/): (\d[\d,]*) (.+)")
 PATH_GROUPS = {K.CREATED: "Created:", K.MODIFIED: "Modified:", K.DELETED: "Deleted:",
                K.RENAMED: "Renamed:"}
 
@@ -315,16 +327,13 @@ def path_changes(draw: st.DrawFn) -> Change:
     return Change(kind, draw(rel_paths), old)
 
 
-def groups(text: str) -> dict[str, tuple[list[str], int]]:
-    """Each heading's entries and its `… and K more` count."""
-    found: dict[str, tuple[list[str], int]] = defaultdict(lambda: ([], 0))
+def groups(text: str) -> dict[str, list[str]]:
+    """Each heading's entries."""
+    found: dict[str, list[str]] = defaultdict(list)
     heading = ""
     for line in text.split("\n")[1:-1]:
-        entries, more = found[heading]
         if line.startswith("- "):
-            entries.append(line[2:])
-        elif match := MORE_LINE.fullmatch(line):
-            found[heading] = (entries, int(match.group(1)))
+            found[heading].append(line[2:])
         else:
             heading = line
     return found
@@ -335,28 +344,20 @@ def expected_entry(change: Change) -> str:
     return f"{ROOT}/{change.old_path} → {new}" if change.old_path else new
 
 
-def assert_capped(shown: list[str], more: int, expected: set[str], cap: int) -> None:
-    assert set(shown) <= expected
-    assert len(shown) == min(cap, len(expected)) and len(shown) + more == len(expected)
-
-
-@given(st.lists(path_changes(), max_size=12), st.integers(0, 6), st.data())
-def test_updates_name_every_path_or_count_it(
-    changes: list[Change], cap: int, data: st.DataObject,
-) -> None:
+@given(st.lists(path_changes(), max_size=12), st.data())
+def test_updates_name_every_path_without_a_budget(changes: list[Change], data: st.DataObject,
+                                                  ) -> None:
     paths = sorted({p for c in changes for p in (c.path, c.old_path) if p})
     states = data.draw(st.lists(st.sampled_from(list(DocStatus)), max_size=len(paths)))
     docs = [DocumentInfo(p, s, f"{SNAP}/{i}.md", "why") for i, (p, s) in
             enumerate(zip(paths, states, strict=False))]
-    text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, documents=docs, cap=cap))
+    text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, documents=docs))
     assert (text is None) == (not changes)
     found = groups(text or "")
     for kind, heading in PATH_GROUPS.items():
-        shown, more = found[heading]
-        without_notes = [entry.split(" (")[0] for entry in shown]  # no "(" in these paths
-        assert len(set(without_notes)) == len(shown)
-        assert_capped(without_notes, more,
-                      {expected_entry(c) for c in changes if c.kind is kind}, cap)
+        shown = [entry.split(" (")[0] for entry in found[heading]]  # no "(" in these paths
+        assert len(set(shown)) == len(shown)
+        assert set(shown) == {expected_entry(c) for c in changes if c.kind is kind}
 
 
 @st.composite
@@ -374,7 +375,7 @@ def updates_inputs(draw: st.DrawFn) -> UpdatesInput:
         failed_documents=[doc(p, "failed", "x") for p in draw(paths)],
         invalid_snapshots=[(p, f"{SNAP}/{p}.md") for p in draw(paths)],
         compacted=draw(st.booleans()), config=config, refreshed=refreshed,
-        resumed=draw(st.booleans()), cap=draw(st.integers(0, 4)))
+        resumed=draw(st.booleans()))
 
 
 def shuffled(u: UpdatesInput, rnd: random.Random) -> UpdatesInput:
@@ -387,7 +388,7 @@ def shuffled(u: UpdatesInput, rnd: random.Random) -> UpdatesInput:
         u.project, u.root, u.from_epoch, u.to_epoch, changes=mix(u.changes),
         documents=mix(u.documents), ready_documents=mix(u.ready_documents),
         failed_documents=mix(u.failed_documents), invalid_snapshots=mix(u.invalid_snapshots),
-        compacted=u.compacted, resumed=u.resumed, cap=u.cap, refreshed=u.refreshed,
+        compacted=u.compacted, resumed=u.resumed, refreshed=u.refreshed,
         config=[ConfigChange(mix(c.include_added), newly_included=mix(c.newly_included))
                 for c in u.config])
 
@@ -408,14 +409,13 @@ def test_updates_none_iff_nothing_to_say(u: UpdatesInput) -> None:
 @given(updates_inputs())
 def test_updates_show_only_absolute_paths(u: UpdatesInput) -> None:
     text = render_updates(u) or ""
-    for heading, (entries, _) in groups(text).items():
+    for heading, entries in groups(text).items():
         if heading != "Scope changed:":  # entries there start with what changed
             assert all(e.startswith(ROOT + "/") for e in entries), heading
 
 
-def manifest_entries(files: list[str], docs: list[tuple[str, DocStatus]], list_max: int,
-                     ) -> dict[str, set[str]]:
-    """What each manifest section must hold for `include=["notes"]`, before the cap."""
+def manifest_entries(docs: list[tuple[str, DocStatus]]) -> dict[str, set[str]]:
+    """What each document section must hold for `include=["notes"]`."""
     def entry(path: str, state: DocStatus) -> str:
         snapshot = f"{ROOT}/{SNAP}/{path}.md"
         return {DocStatus.READY: f"{ROOT}/{path} → {snapshot}",
@@ -426,45 +426,55 @@ def manifest_entries(files: list[str], docs: list[tuple[str, DocStatus]], list_m
     def of(*states: DocStatus) -> set[str]:
         return {entry(p, s) for p, s in docs if s in states}
 
-    wanted = {
+    return {
         "Sources:": {f"folder {ROOT}/notes/"},
         "Converted documents (source → snapshot):": of(DocStatus.READY),
         "Documents still converting (read the raw file for now; the snapshot follows on a "
         "later turn):": of(DocStatus.PENDING, DocStatus.STALE),
         "Failed documents:": of(DocStatus.FAILED),
     }
-    if len(set(files)) <= list_max:
-        wanted[f"Files ({len(set(files))}):"] = {f"{ROOT}/{f}" for f in files}
-    return wanted
+
+
+def assert_files_listed_or_grouped(text: str, files: list[str], list_max: int) -> None:
+    """Every file is listed, or counted in a listed folder group; no more than `list_max`
+    lines; the counts add up."""
+    unique = set(files)
+    found = {h: e for h, e in groups(text).items() if h.startswith("Files (")}
+    if not unique:
+        assert not found and ("Files: none in scope yet." in text)
+        return
+    [(heading, entries)] = found.items()
+    assert heading == f"Files ({len(unique):,}):"
+    assert len(entries) <= max(list_max, 1)
+    listed = {e for e in entries if not GROUP_LINE.fullmatch(e)}
+    folders = {m.group(1): int(m.group(2).replace(",", "")) for e in entries
+               if (m := GROUP_LINE.fullmatch(e))}
+    for f in unique:
+        full = f"{ROOT}/{f}"
+        assert (full in listed) != any(full.startswith(g) for g in folders), full
+    assert len(listed) + sum(folders.values()) == len(unique)
 
 
 @given(st.lists(rel_paths, max_size=15),
        st.lists(st.tuples(rel_paths, st.sampled_from(list(DocStatus))), max_size=8),
-       st.integers(0, 12), st.integers(0, 10), st.randoms(use_true_random=False))
+       st.integers(0, 10), st.randoms(use_true_random=False))
 @settings(max_examples=150)
 def test_manifest_names_every_path_or_counts_it(
-    files: list[str], docs: list[tuple[str, DocStatus]], cap: int, list_max: int,
-    rnd: random.Random,
+    files: list[str], docs: list[tuple[str, DocStatus]], list_max: int, rnd: random.Random,
 ) -> None:
     def manifest() -> str:
         records = [DocumentInfo(p, s, f"{SNAP}/{p}.md", "why") for p, s in docs]
         return render_manifest(ManifestInput("p", ROOT, 1, include=["notes"], files=files,
-                                             documents=records, cap=cap,
-                                             list_files_max=list_max))
+                                             documents=records, list_files_max=list_max))
 
     text = manifest()
     rnd.shuffle(files)
     rnd.shuffle(docs)
     assert manifest() == text
     found = groups(text)
-    wanted = manifest_entries(files, docs, list_max)
-    for heading, entries in wanted.items():
-        assert_capped(*found[heading], entries, len(found[heading][0]))
-    shown = sum(len(found[heading][0]) for heading in wanted)
-    assert shown == min(cap, sum(map(len, wanted.values())))
-    assert {h for h, (entries, more) in found.items() if entries or more} <= set(wanted)
-    many = len(set(files)) > list_max
-    assert (f"Files: {len(set(files))} in scope, too many" in text) == many
+    for heading, entries in manifest_entries(docs).items():
+        assert set(found[heading]) == entries
+    assert_files_listed_or_grouped(text, files, list_max)
 
 
 def test_modes_may_be_the_config_enum() -> None:
@@ -482,6 +492,6 @@ def test_newly_included_paths_are_named_once_and_only_while_created() -> None:
     u = UpdatesInput("p", ROOT, 1, 2, config=[config, config],
                      changes=[Change(K.CREATED, "Drafts/a.md"), Change(K.CREATED, "c.md")])
     found = groups(render_updates(u) or "")
-    assert found["Newly in scope:"] == ([f"{ROOT}/Drafts/a.md"], 0)
-    assert found["Created:"] == ([f"{ROOT}/c.md"], 0)
+    assert found["Newly in scope:"] == [f"{ROOT}/Drafts/a.md"]
+    assert found["Created:"] == [f"{ROOT}/c.md"]
     assert "Drafts/b.md" not in (render_updates(u) or "")

@@ -16,6 +16,8 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from freshline.errors import WorkspaceError
 from freshline.interfaces.mcp_server import main, mcp_command
 
+from .conftest import git
+
 
 @asynccontextmanager
 async def connect(root: Path) -> AsyncIterator[ClientSession]:
@@ -68,7 +70,7 @@ async def test_tools_deliver_updates_once_acknowledged(notes: Any) -> None:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == {
             "list_projects", "project_manifest", "open_session", "project_updates",
-            "acknowledge", "read_document",
+            "acknowledge", "project_changes", "read_document",
         }
         projects = await call(client, "list_projects")
         assert [p["name"] for p in projects] == ["p", "q"]
@@ -90,6 +92,29 @@ async def test_tools_deliver_updates_once_acknowledged(notes: Any) -> None:
 
         nothing = await call(client, "project_updates", session=session)
         assert nothing["blocks"] is None and nothing["token"] is None
+
+
+async def test_a_rolled_up_delivery_fits_the_budget_and_pages_the_rest(notes: Any) -> None:
+    for i in range(400):
+        notes.write(f"notes/batch {i // 50}/new note {i:03}.md", "# new\n")
+    with (notes.root / "freshline.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n[delivery]\nmcp = 3000\n")
+    async with connect(notes.root) as client:
+        session = (await call(client, "open_session", project="p"))["session"]
+        result = await client.call_tool("project_updates", {"session": session})
+        assert len(_text(result)) <= 3_000  # what the client passes on to its model
+        blocks = (result.structured_content or {})["blocks"]
+        assert blocks.endswith("</project_context>")
+        assert "Files (402):" in blocks and "counted per folder" in blocks
+        await call(client, "acknowledge", session=session,
+                   token=(result.structured_content or {})["token"])
+        notes.write("notes/one more.md", "# new\n")
+        page = await client.call_tool("project_changes", {"session": session, "since": 0})
+        assert len(_text(page)) <= 3_000
+        data = page.structured_content or {}
+        assert data["page"] == 1 and data["pages"] >= 1 and "one more.md" in data["text"]
+        message = await call_error(client, "project_changes", session=session, page=99)
+        assert "page 99 does not exist" in message
 
 
 async def test_unacknowledged_blocks_are_delivered_again(notes: Any) -> None:
@@ -125,7 +150,7 @@ async def test_errors_are_mcp_errors_and_the_server_keeps_serving(notes: Any) ->
             client, "read_document", path="../escape.md"
         )
         assert "no such file" in await call_error(client, "read_document", path="notes/none.md")
-        assert "internal to the workspace" in await call_error(
+        assert "an internal path of freshline or git" in await call_error(
             client, "read_document", path=".freshline/freshline.db"
         )
         with pytest.raises(MCPError):
@@ -170,6 +195,23 @@ async def test_read_document_text_and_snapshot_status(notes: Any) -> None:
         assert ready["status"] == "ready" and "Quarterly figures are up." in ready["text"]
 
 
+
+
+async def test_read_document_serves_only_the_sessions_project(notes: Any) -> None:
+    git(notes.root, "init", "--quiet")
+    git(notes.root, "config", "remote.origin.url", "https://token@example.com/x")
+    (notes.root / "notes/gitcfg").symlink_to("../.git/config")
+    notes.write("notes/.env", "KEY=token\n")
+    async with connect(notes.root) as client:
+        session = (await call(client, "open_session", project="p"))["session"]
+        assert "where it leads" in await call_error(client, "read_document", path="notes/gitcfg")
+        assert "a secret" in await call_error(client, "read_document", path="notes/.env")
+        mine = await call(client, "read_document", path="notes/a.md", session=session)
+        assert mine["text"] == "# A\n"
+        assert "not in project 'p'" in await call_error(
+            client, "read_document", path="other/x.md", session=session
+        )
+        assert (await call(client, "read_document", path="other/x.md"))["text"] == "# X\n"
 
 
 def test_no_workspace_is_one_line_and_exit_2(

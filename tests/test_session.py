@@ -17,11 +17,12 @@ from freshline.agent.backends.base import Backend
 from freshline.agent.errors import BackendError, BackendUnreachable
 from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
 from freshline.config import Config
+from freshline.context import manifest_from_json, render_manifest
 from freshline.context.phrases import COMPACTED, IN_PROGRESS, RESUMED
 from freshline.conversation import Author, Event
 from freshline.errors import ConfigError, UsageError
 from freshline.session import PreparedTurn, SessionManager
-from freshline.store import SessionState
+from freshline.store import SessionRecord, SessionState
 from tests.conftest import Workspace
 from tests.docgen import write_pdf
 
@@ -57,6 +58,11 @@ def deliver(
     turn.accept()
     m.materialize_async(turn.session.project)
     return turn
+
+
+def manifest(s: SessionRecord) -> str:
+    """The manifest block a session record holds (it stores the manifest's input)."""
+    return render_manifest(manifest_from_json(s.manifest))
 
 
 def entries(block: str | None, heading: str) -> list[str]:
@@ -127,12 +133,12 @@ def test_reopening_after_a_new_pdf_gives_its_snapshot(ws: Workspace, managers: M
     reopened = m.new("p")
     assert reopened.id != landing.id  # a dirty landing never is
     snapshot = m.materializer.store.snapshot_path("notes/paper.pdf")
-    pointers = entries(reopened.manifest, "Converted documents")
+    pointers = entries(manifest(reopened), "Converted documents")
     assert pointers == [f"{absolute(m, 'notes/paper.pdf')} → {snapshot}"]
     assert "Attention is all you need" in snapshot.read_text()
     assert reopened.cursor == reopened.manifest_epoch  # complete: seeded
     turn = deliver(m, reopened.id)
-    assert turn.manifest == reopened.manifest and turn.updates is None
+    assert turn.manifest == manifest(reopened) and turn.updates is None
 
 
 # -- acknowledged cursor ------------------------------------------------------------------
@@ -163,7 +169,7 @@ def test_a_failed_first_send_keeps_the_manifest_for_the_next(ws: Workspace, mana
         deliver(m, s.id, "hi", Refusing())
     assert m.get(s.id).state is SessionState.LANDING
     turn = deliver(m, s.id, "hi")
-    assert turn.manifest == s.manifest
+    assert turn.manifest == manifest(s)
     assert m.get(s.id).state is SessionState.ACTIVE
     assert deliver(m, s.id).manifest is None
 
@@ -289,7 +295,7 @@ def test_deleted_document_invalidates_its_snapshot(ws: Workspace, managers: Make
     write_pdf(ws.root / "notes/gone.pdf", [["Soon gone"]])
     m, sid = started(ws, managers)
     snapshot = m.materializer.store.snapshot_path("notes/gone.pdf")
-    assert str(snapshot) in m.get(sid).manifest
+    assert str(snapshot) in manifest(m.get(sid))
     (ws.root / "notes/gone.pdf").unlink()
     turn = deliver(m, sid)
     assert entries(turn.updates, "Deleted:") == [absolute(m, "notes/gone.pdf")]
@@ -366,7 +372,7 @@ def test_dirty_landing_holds_and_sends_a_fresh_manifest(ws: Workspace, managers:
     assert turn.manifest is not None and absolute(m, "notes/b.md") in turn.manifest
     assert turn.updates is None  # the fresh manifest already covers b.md
     after = m.get(s.id)
-    assert after.manifest == turn.manifest and after.cursor == m.tracker.epoch("p")
+    assert manifest(after) == turn.manifest and after.cursor == m.tracker.epoch("p")
 
 
 def test_failed_re_materialization_holds_once_then_sends(ws: Workspace, managers: Make):
@@ -378,7 +384,7 @@ def test_failed_re_materialization_holds_once_then_sends(ws: Workspace, managers
         deliver(m, s.id, "first", Refusing())
     turn = deliver(m, s.id, "second")
     assert turn.held is None  # no hold loop: this dirty key already held once
-    assert turn.manifest == s.manifest  # the stale one
+    assert turn.manifest == manifest(s)  # the stale one
     assert absolute(m, "notes/stuck.pdf") in entries(turn.updates, "Created:")[0]
     held = m.prepare(s.id, "third")
     assert held.held is None and held.manifest is None
@@ -391,7 +397,7 @@ def test_a_failed_hold_says_why(ws: Workspace, managers: Make):
     never_settles(m, ws, "notes/stuck.pdf")
     turn = m.prepare(s.id, "first")
     assert turn.held is not None and "sent with the previous manifest" in turn.held
-    assert turn.manifest == s.manifest
+    assert turn.manifest == manifest(s)
 
 
 # -- the in-scope listing a live turn records ------------------------------------------------

@@ -15,8 +15,9 @@ def test_blocks_name_worktree_paths_the_tools_can_read(code: tuple[SessionManage
     manager, root = code
     s = manager.new("code")
     worktree = manager.conversations.worktree(s.id)
-    assert f'workspace="{worktree}"' in s.manifest
-    assert str(worktree / "src/a.py") in s.manifest
+    manifest = manager.manifest_text(s.id)
+    assert f'workspace="{worktree}"' in manifest
+    assert str(worktree / "src/a.py") in manifest
     (root / "src/uncommitted.py").write_text("draft\n")  # not in the agent's tree
     (root / "src/b.py").write_text("y = 2\n")
     git(root, "add", "src/b.py")

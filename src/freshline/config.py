@@ -18,8 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freshline import scope
-from freshline.errors import ConfigError, NotFoundError, WorkspaceError
+from freshline import scope, sensitive
+from freshline.errors import ConfigError, NotFoundError, WorkspaceError, os_failure
 from freshline.paths import shown
 
 if TYPE_CHECKING:  # tomlkit is imported by the edits that use it: reading needs only tomllib
@@ -30,8 +30,8 @@ CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_TOP_KEYS = ("workspace", "projects", "model")
-_PROJECT_KEYS = ("include", "exclude", "mode")
+_TOP_KEYS = ("workspace", "projects", "model", "delivery")
+_PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
 
 _TEMPLATE = """\
 # freshline workspace. Projects are named scopes of this folder; add one with
@@ -47,6 +47,9 @@ _TEMPLATE = """\
 # workers = 2                  # conversion worker processes
 # autowatch = true             # the first command that flushes starts `freshline watch`
 # autowatch_idle = 3600        # seconds without requests before that watcher exits
+#
+# Secrets (.env, *.pem, id_rsa*, .ssh/, ... see the README) are never in any project. A
+# project reads one kind only if it names the exact pattern: allow_secrets = [".env"]
 
 [model]
 # default = "echo"             # e.g. "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"
@@ -54,6 +57,15 @@ _TEMPLATE = """\
 # retries = 3                  # retries of a request answered 429 or 5xx
 # retry_wait_s = 1.0           # the first wait before a retry (doubles, with jitter)
 # retry_max_wait_s = 30.0      # the longest single wait
+
+[delivery]
+# the most characters the blocks may take per delivery channel; past that they roll up
+# budget_chars = 20000         # every channel without its own key (the hook stays <= 9000)
+# hook = 9000                  # Claude Code hook (Claude Code cuts at 10,000)
+# mcp = 20000                  # MCP tool results
+# chat = 30000                 # freshline chat
+# send = 30000                 # freshline send
+# acp = 20000                  # ACP proxy
 """
 
 
@@ -90,17 +102,49 @@ class ModelSettings:
     retry_max_wait_s: float = 30.0  # the longest single wait
 
 
-# The smallest value each numeric setting accepts.
-_MINIMUMS = {
-    "debounce_ms": 0,
-    "change_log_cap": 1,
-    "full_scan_interval": 1,
-    "materialize_timeout_s": 1,
-    "materialize_memory_mb": 16,
-    "workers": 1,
-    "autowatch_idle": 1,
+# The range each numeric setting accepts: past these, a value that parses would overflow
+# a timer or a resource limit later, or start more workers than any machine has cores.
+_RANGES = {
+    "debounce_ms": (0, 60_000),
+    "change_log_cap": (1, 10_000_000),
+    "full_scan_interval": (1, 7 * 86_400),
+    "materialize_timeout_s": (1, 86_400),
+    "materialize_memory_mb": (16, 1 << 20),
+    "workers": (1, 64),
+    "autowatch_idle": (1, 30 * 86_400),
 }
 _BOOLEANS = frozenset({"autowatch"})
+
+
+# Each delivery channel's budget in characters when freshline.toml sets none.
+CHANNEL_BUDGETS = {"hook": 9_000, "mcp": 20_000, "chat": 30_000, "send": 30_000, "acp": 20_000}
+# Limits of the clients themselves: `budget_chars` never raises a channel above them
+# (Claude Code shows a hook's output whole only up to 10,000 characters).
+_CHANNEL_CEILINGS = {"hook": 9_000}
+BUDGET_RANGE = (2_000, 10_000_000)  # both blocks at their smallest take about 1,300
+
+
+@dataclass(frozen=True)
+class DeliverySettings:
+    """The `[delivery]` table: budgets in characters, for all channels and per channel."""
+
+    budget_chars: int | None = None
+    hook: int | None = None
+    mcp: int | None = None
+    chat: int | None = None
+    send: int | None = None
+    acp: int | None = None
+
+    def budget(self, channel: str) -> int:
+        """The channel's budget: its own key, else `budget_chars` (never above the
+        channel's ceiling), else the channel's default."""
+        own = getattr(self, channel)
+        if own is not None:
+            return int(own)
+        default = CHANNEL_BUDGETS[channel]
+        if self.budget_chars is None:
+            return default
+        return min(self.budget_chars, _CHANNEL_CEILINGS.get(channel, self.budget_chars))
 
 
 @dataclass(frozen=True)
@@ -112,16 +156,19 @@ class ProjectConfig:
     exclude: tuple[str, ...] = ()
     mode: Mode = Mode.LIVE
     ignore: tuple[str, ...] = ()
+    allow_secrets: tuple[str, ...] = ()  # built-in secret patterns this project may read
 
     @cached_property
     def scope(self) -> scope.Scope:
         """The project's parsed scope, ready for matching."""
-        return scope.Scope.from_strings(self.include, self.exclude, self.ignore)
+        return scope.Scope.from_strings(
+            self.include, self.exclude, self.ignore, self.allow_secrets
+        )
 
     @property
     def signature(self) -> str:
-        """A stable hash of the normalized patterns and mode."""
-        return scope.signature(self.include, self.exclude, self.mode)
+        """A stable hash of the normalized patterns, mode and allowed secret patterns."""
+        return scope.signature(self.include, self.exclude, self.mode, self.allow_secrets)
 
 
 @dataclass(frozen=True)
@@ -132,6 +179,7 @@ class Config:
     workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     projects: dict[str, ProjectConfig] = field(default_factory=dict)
     model: ModelSettings = field(default_factory=ModelSettings)
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)
 
     @property
     def path(self) -> Path:
@@ -194,6 +242,12 @@ def _parse_toml(text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{CONFIG_NAME}: invalid TOML: {exc}") from None
+    except RecursionError:  # the parser recurses once per level of arrays and inline tables
+        raise _too_deep() from None
+
+
+def _too_deep() -> ConfigError:
+    return ConfigError(f"{CONFIG_NAME}: invalid TOML: nested far deeper than freshline.toml allows")
 
 
 def _error(key: str, what: str) -> ConfigError:
@@ -231,7 +285,20 @@ def _validate(root: Path, data: dict[str, Any]) -> Config:
     }
     raw_model = data.get("model", {})
     _expect("model", raw_model, dict, "a table")
-    return Config(root, workspace, projects, _model(raw_model))
+    raw_delivery = data.get("delivery", {})
+    _expect("delivery", raw_delivery, dict, "a table")
+    return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery))
+
+
+def _delivery(table: dict[str, Any]) -> DeliverySettings:
+    _check_keys("delivery", table, (f.name for f in fields(DeliverySettings)))
+    low, high = BUDGET_RANGE
+    for name, value in table.items():
+        key = f"delivery.{name}"
+        _expect(key, value, int, "an integer (characters)")
+        if not low <= value <= high:
+            raise _error(key, f"must be between {low:,} and {high:,} characters, got {value}")
+    return DeliverySettings(**table)
 
 
 def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
@@ -247,8 +314,9 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
             values[name] = value
             continue
         _expect(key, value, int, "an integer")
-        if value < _MINIMUMS[name]:
-            raise _error(key, f"must be at least {_MINIMUMS[name]}, got {value}")
+        low, high = _RANGES[name]
+        if not low <= value <= high:
+            raise _error(key, f"must be between {low} and {high}, got {value}")
         values[name] = value
     return WorkspaceSettings(**values)
 
@@ -307,7 +375,11 @@ def _project(name: str, table: Any, ignore: tuple[str, ...]) -> ProjectConfig:
     _check_keys(key, table, _PROJECT_KEYS)
     include = _patterns(f"{key}.include", table.get("include", []), scope.parse_pattern)
     exclude = _patterns(f"{key}.exclude", table.get("exclude", []), scope.parse_pattern)
-    return ProjectConfig(name, include, exclude, _mode(f"{key}.mode", table), ignore)
+    allowed = _patterns(
+        f"{key}.allow_secrets", table.get("allow_secrets", []), sensitive.check_allowed
+    )
+    mode = _mode(f"{key}.mode", table)
+    return ProjectConfig(name, include, exclude, mode, ignore, allowed)
 
 
 def _mode(key: str, table: dict[str, Any]) -> Mode:
@@ -484,12 +556,14 @@ def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
 
     text = _read(root)
     _validate(root, _parse_toml(text))  # refuse to edit a file that is already broken
-    doc = tomlkit.parse(text if text.endswith("\n") or not text else text + "\n")
     try:
+        doc = tomlkit.parse(text if text.endswith("\n") or not text else text + "\n")
         mutate(doc)
         new_text = tomlkit.dumps(doc)
     except tomlkit.exceptions.TOMLKitError as exc:
         raise ConfigError(f"{CONFIG_NAME}: cannot edit: {exc}") from None
+    except RecursionError:
+        raise _too_deep() from None
     config = _validate(root, _parse_toml(new_text))
     _write_atomic(root / CONFIG_NAME, new_text)
     return config
@@ -498,7 +572,10 @@ def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
 def _write_atomic(path: Path, text: str) -> None:
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise os_failure(exc, f"writing {path}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -507,8 +584,10 @@ def _write_atomic(path: Path, text: str) -> None:
         # mkstemp makes the file private; keep the old file's mode, or the usual 0644.
         os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise os_failure(exc, f"writing {path}") from exc
         raise
 
 

@@ -12,10 +12,12 @@
     └── SyncRequired               exit 4, the target no longer descends from the last refresh
 
 The library raises these; only the interfaces turn them into a one-line message and an
-exit code.
+exit code. `os_failure` words what the machine refused (a full disk, a quota) in one line.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class FreshlineError(Exception):
@@ -68,3 +70,25 @@ class SyncRequired(FreshlineError):
     """The checkout target no longer descends from the last refresh: `sync REV` decides."""
 
     exit_code = 4
+
+
+# What the machine refused, worded for people; a write is what fills a disk.
+_OS_WORDS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large for this file system or size limit",
+}
+
+
+def os_failure(exc: OSError, doing: str | None = None) -> FreshlineError:
+    """A one-line error for an OSError (exit 1): `no space left on device while writing
+    X`. `doing` says what was under way ("writing freshline.toml"); by default the
+    error's own file name is used."""
+    words = _OS_WORDS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+    if doing is not None:
+        return FreshlineError(f"{words} while {doing}")
+    if exc.filename is None:
+        return FreshlineError(words)
+    if exc.errno in _OS_WORDS:  # only writing fills a disk
+        return FreshlineError(f"{words} while writing {exc.filename}")
+    return FreshlineError(f"{words}: {exc.filename}")

@@ -1,7 +1,8 @@
 """Project scope: parse include/exclude patterns and match a file's facts against them.
 
-Pure: no I/O. A file is in scope when it is not internal, some inclusion matches and no
-exclusion does. Pattern kinds and their canonical text:
+Pure: no I/O. A file is in scope when it is not internal, not a secret (`sensitive`) the
+project did not allow, some inclusion matches and no exclusion does. Pattern kinds and
+their canonical text:
 
     folder     Research/Papers      the path equals it or lies below it
     glob       notes/**/*.md        whole-path match from the root; `*` `?` `[..]` stay in
@@ -26,6 +27,7 @@ from typing import Any
 
 from freshline import paths
 from freshline.markdown import parse_tag
+from freshline.sensitive import secret_pattern
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -165,30 +167,47 @@ def pattern_matches(pattern: Pattern, facts: FileFacts) -> bool:
 
 @dataclass(frozen=True)
 class Scope:
-    """A project's inclusions and exclusions plus the workspace's ignore patterns."""
+    """A project's inclusions and exclusions, the workspace's ignore patterns, and the
+    built-in secret patterns the project opted into (`allow_secrets`)."""
 
     include: tuple[Pattern, ...]
     exclude: tuple[Pattern, ...] = ()
     ignore: tuple[str, ...] = ()
+    allow_secrets: frozenset[str] = frozenset()
 
     @classmethod
     def from_strings(
-        cls, include: Iterable[str], exclude: Iterable[str] = (), ignore: Iterable[str] = ()
+        cls,
+        include: Iterable[str],
+        exclude: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        allow_secrets: Iterable[str] = (),
     ) -> Scope:
         """Build a scope from pattern texts; raises ValueError for a malformed pattern."""
         return cls(
             tuple(parse_pattern(p) for p in include),
             tuple(parse_pattern(p) for p in exclude),
             tuple(ignore),
+            frozenset(allow_secrets),
         )
 
     def matches(self, facts: FileFacts) -> bool:
-        """Whether the file is in scope: not internal, included, and not excluded."""
+        """Whether the file is in scope: not internal, not a secret, included, not excluded."""
         if not self.include or paths.is_internal(facts.path, self.ignore):
             return False
-        if any(pattern_matches(p, facts) for p in self.exclude):
+        if self.excludes(facts) or not any(pattern_matches(p, facts) for p in self.include):
             return False
-        return any(pattern_matches(p, facts) for p in self.include)
+        return secret_pattern(facts.path, self.allow_secrets) is None
+
+    def excludes(self, facts: FileFacts) -> bool:
+        """Whether an exclusion matches the file (what an isolated agent may not touch)."""
+        return any(pattern_matches(p, facts) for p in self.exclude)
+
+    def excludes_folder(self, folder: str) -> bool:
+        """Whether a folder exclusion covers `folder` (everything below it is excluded)."""
+        return any(
+            p.kind is PatternKind.FOLDER and paths.under(folder, p.value) for p in self.exclude
+        )
 
     def matches_path(self, path: str) -> bool:
         """Whether a path is in scope judged by the path alone (no tags or properties)."""
@@ -208,13 +227,20 @@ def _canonical(patterns: Iterable[str | Pattern]) -> list[str]:
     return sorted({f"{p.kind.value}:{p.text}" for p in _parsed(patterns)})
 
 
-def signature(include: Iterable[str | Pattern], exclude: Iterable[str | Pattern], mode: Any) -> str:
+def signature(
+    include: Iterable[str | Pattern],
+    exclude: Iterable[str | Pattern],
+    mode: Any,
+    allow_secrets: Iterable[str] = (),
+) -> str:
     """A stable hash of the normalized patterns and mode (order and duplicates ignored)."""
-    payload = {
+    payload: dict[str, object] = {
         "include": _canonical(include),
         "exclude": _canonical(exclude),
         "mode": str(getattr(mode, "value", mode)),
     }
+    if allowed := sorted(set(allow_secrets)):  # absent when empty: older signatures stay valid
+        payload["allow_secrets"] = allowed
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(blob.encode("ascii")).hexdigest()[:16]
 

@@ -1,8 +1,8 @@
-"""Confinement of tool paths to one root directory, on top of `freshline.paths.confine`.
+"""The tools' side of confinement: `freshline.access.reach` with refusals as ToolErrors.
 
-A path is checked lexically (after `..` is folded) and again after symlinks are resolved,
-so neither `../x`, an absolute path elsewhere, nor a symlink that leads out gets through.
-Internal paths (`.freshline/`, `.git/`, `freshline.toml`) are refused on either side.
+A path is resolved before it is checked (see `freshline.access`), so neither `../x`, an
+absolute path elsewhere, a symlink that leads out, an internal path, a secret nor a file
+outside the session's project gets through; a walk checks each entry it meets the same way.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.errors import FreshlineError, WorkspaceError
-from freshline.paths import confine, is_internal, to_abs
+from freshline.access import AccessDenied, Rules, reach, refusal
+from freshline.errors import FreshlineError
+from freshline.paths import to_abs
 
 
 class ToolError(FreshlineError):
@@ -26,14 +27,16 @@ class Confined:
     path: Path  # the real path to operate on (symlinks resolved)
     rel: str  # root-relative POSIX path of `path` ("" for the root itself)
     shown: str  # the absolute path as shown to the model
+    is_dir: bool = False
 
 
 class Confinement:
-    """Resolves paths given by a model against `root`, refusing any that leave it."""
+    """Resolves paths given by a model against `root` and `rules`, refusing what they bar."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, rules: Rules | None = None) -> None:
         self.root = Path(os.path.abspath(root))
         self.real_root = self.root.resolve()
+        self.rules = rules or Rules()
 
     def shown(self, rel: str) -> str:
         """The absolute path a root-relative path is shown as."""
@@ -44,11 +47,11 @@ class Confinement:
         if not isinstance(raw, str) or not raw.strip():
             raise ToolError("a path is required (absolute, or relative to the workspace)")
         try:
-            rel = confine(self.root, raw)
-        except WorkspaceError as exc:
-            raise ToolError(f"{exc}; refused") from None
-        real = to_abs(self.root, rel).resolve()
-        real_rel = "" if real == self.real_root else real.relative_to(self.real_root).as_posix()
-        if is_internal(rel) or is_internal(real_rel):
-            raise ToolError(f"{raw}: an internal path of freshline or git; refused")
-        return Confined(real, real_rel, self.shown(real_rel))
+            reached = reach(self.root, raw, self.rules)
+        except AccessDenied as exc:
+            raise ToolError(str(exc)) from None
+        return Confined(reached.path, reached.rel, self.shown(reached.rel), reached.is_dir)
+
+    def visible(self, rel: str, folder: bool) -> bool:
+        """Whether a real root-relative entry met by a walk may be shown."""
+        return refusal(rel, self.rules, folder) is None

@@ -16,12 +16,14 @@ from freshline.agent.backends.base import Backend
 from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
-from freshline.agent.tools import Toolbox, ToolMode
+from freshline.agent.tools import Toolbox, ToolMode, encodable
+from freshline.context import Channel
 from freshline.conversation import Author, Event
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
+from freshline.session.delivery import changes_page
+from freshline.session.rules import isolated_rules, live_rules
 from freshline.store import SessionRecord
-from freshline.tracker.scoping import in_scope
 
 
 @dataclass
@@ -53,23 +55,43 @@ def history(manager: SessionManager, session_id: str) -> list[Message]:
     return out
 
 
-def toolbox_for(manager: SessionManager, s: SessionRecord) -> Toolbox:
-    """The tools for a session: the live workspace, or the conversation's worktree."""
-    scope = manager.config.project(s.project).scope
+def toolbox_for(
+    manager: SessionManager, s: SessionRecord, channel: Channel = Channel.SEND
+) -> Toolbox:
+    """The tools for a session: its project in the live workspace, or the conversation's
+    worktree less what the project excludes (never secrets or internal files), and
+    `changes`, which pages the project's changes within `channel`'s budget."""
 
     def lookup(rel: str) -> Probe | None:
         if not is_document(rel):
             return None
         return manager.materializer.probe(rel, manager.store.index_get(rel))
 
+    def changes(since: int | None, page: int, most: int) -> str:
+        return changes_page(manager, s.id, since, page, channel, limit=most).text
+
     if s.mode == "isolated":
-        return Toolbox(manager.conversations.worktree(s.id), ToolMode.ISOLATED)
+        worktree = manager.conversations.worktree(s.id)
+        rules = isolated_rules(manager.config.project(s.project), worktree)
+        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
-        in_scope=lambda rel: in_scope(scope, manager.store.index_get(rel)),
+        live_rules(manager, [s.project]),
         read_document=lookup,
+        changes=changes,
     )
+
+
+def _encodable(value: Any) -> Any:
+    """`value` with every string made encodable (a model may send lone surrogates)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def _event(e: TurnEvent) -> Event:
@@ -77,10 +99,10 @@ def _event(e: TurnEvent) -> Event:
     x = e.extra
     return Event(
         author,
-        e.content,
+        encodable(e.content),
         tool=x.get("tool"),
-        args=x.get("args"),
-        mode_changes=tuple(x.get("mode_changes", ())),
+        args=_encodable(x.get("args")),
+        mode_changes=tuple(encodable(p) for p in x.get("mode_changes", ())),
     )
 
 
@@ -90,12 +112,14 @@ def complete(
     backend: Backend,
     on_text: TextCallback | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    channel: Channel = Channel.SEND,
 ) -> SendResult:
     """Run a prepared turn through the model, record it and accept it."""
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
+    tools = toolbox_for(manager, s, channel)
     try:
-        result = run_turn(backend, messages, toolbox_for(manager, s), max_iterations, on_text)
+        result = run_turn(backend, messages, tools, max_iterations, on_text)
         head = turn.record([_event(e) for e in result.events])
     except BaseException:
         turn.abandon()
@@ -126,10 +150,12 @@ def send(
     backend: Backend,
     on_text: TextCallback | None = None,
     on_prepared: Callable[[PreparedTurn], None] | None = None,
+    channel: Channel = Channel.SEND,
 ) -> SendResult:
-    """Prepare, run and accept one turn. Raises ConflictStop / SyncRequired before the
-    model is called, and backend errors with nothing recorded or advanced."""
-    turn = manager.prepare(session_id, message)
+    """Prepare, run and accept one turn, its blocks fitted to `channel`'s budget. Raises
+    ConflictStop / SyncRequired before the model is called, and backend errors with nothing
+    recorded or advanced."""
+    turn = manager.prepare(session_id, message, channel=channel)
     if on_prepared is not None:
         on_prepared(turn)
-    return complete(manager, turn, backend, on_text)
+    return complete(manager, turn, backend, on_text, channel=channel)

@@ -65,3 +65,14 @@ CHMOD = _spec(
     path=_PATH,
     executable={"type": "boolean", "description": "true for 755, false for 644"},
 )
+CHANGES = _spec(
+    "changes",
+    "Page the full list of changes to the project after an epoch: what a "
+    "<project_context_updates> block grouped by folder or by git operation. Lists paths, "
+    "never contents; moves nothing.",
+    [],
+    since={"type": "integer", "minimum": 0,
+           "description": "list changes after this epoch (the block names it; default: "
+                          "the epoch your last updates block started from)"},
+    page={"type": "integer", "minimum": 1, "description": "the page, from 1 (default 1)"},
+)

@@ -1,15 +1,18 @@
 """The tools a model may use, confined to one root: list, read, search, and in isolated mode
-write, edit and chmod.
+write, edit and chmod; with a session, `changes` pages its project's change list.
 
 A tool never raises to the model's caller: refusals and failures become error results the
 model reads and can act on. Every output is capped, so a huge file or a broad search cannot
-flood the context.
+flood the context. What a tool may see is decided by its `Rules` (`freshline.access`): the
+session's project, never a secret, never freshline's or git's own files. Writes replace a
+file (a temporary file renamed over it), so a hard link never carries them outside.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,11 +20,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from freshline.access import Rules
 from freshline.agent import tool_specs
 from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
+from freshline.errors import FreshlineError
 from freshline.materialize.status import DocStatus, Probe
-from freshline.paths import is_internal
 
 DEFAULT_OUTPUT_CAP = 20_000
 LIST_LIMIT = 500  # entries shown by one list call
@@ -41,6 +45,10 @@ class ToolMode(StrEnum):
 
 DocumentLookup = Callable[[str], Probe | None]
 """Given a root-relative path, the materializer's probe of it, or None for a plain file."""
+
+ChangesPager = Callable[[int | None, int, int], str]
+"""Given `since` (None: the session's cursor), a page number and the most characters a page
+may take, that page of the session's project's changes."""
 
 
 @dataclass
@@ -84,25 +92,37 @@ def _sniff(path: Path) -> bytes:
         return handle.read(_SNIFF)
 
 
+def encodable(text: str) -> str:
+    """`text` with lone surrogates (undecodable file-name bytes, or a model's JSON) written
+    as escapes, so it can be encoded as UTF-8: for the model's API and the commit."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 class Toolbox:
     """The tools offered to a model, confined to `root`.
 
-    `in_scope` limits search to the project's files; `read_document` tells read and search
-    which paths are converted documents (read their snapshot instead).
+    `rules` say what every tool may see (default: the whole root but internal files and
+    secrets); `read_document` tells read and search which paths are converted documents
+    (read their snapshot instead); `changes` offers the `changes` tool, paging the
+    session's project's changes (it reads no file).
     """
 
     def __init__(
         self,
         root: Path,
         mode: ToolMode | str = ToolMode.LIVE,
-        in_scope: Callable[[str], bool] | None = None,
+        rules: Rules | None = None,
         read_document: DocumentLookup | None = None,
         output_cap: int = DEFAULT_OUTPUT_CAP,
         offer_chmod: bool = True,
+        changes: ChangesPager | None = None,
     ) -> None:
-        self.confinement = Confinement(root)
+        self.confinement = Confinement(root, rules)
         self.mode = ToolMode(mode)
-        self.in_scope = in_scope or (lambda rel: True)
         self.read_document = read_document or (lambda rel: None)
         self.output_cap = output_cap
         handlers: dict[str, tuple[ToolSpec, Callable[[dict[str, Any]], _Outcome]]] = {
@@ -110,6 +130,9 @@ class Toolbox:
             "read": (tool_specs.READ, self._read),
             "search": (tool_specs.SEARCH, self._search),
         }
+        self.changes = changes
+        if changes is not None:
+            handlers["changes"] = (tool_specs.CHANGES, self._changes)
         if self.mode is ToolMode.ISOLATED:
             handlers["write"] = (tool_specs.WRITE, self._write)
             handlers["edit"] = (tool_specs.EDIT, self._edit)
@@ -135,7 +158,7 @@ class Toolbox:
         except OSError as exc:
             reason = exc.strerror or str(exc)
             outcome = _Outcome(f"{call.name} failed: {reason}", is_error=True)
-        text = outcome.text
+        text = encodable(outcome.text)
         if len(text) > self.output_cap + _NOTE_ROOM:
             text = text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters]"
         return ToolResult(call.id, call.name, text, outcome.is_error, outcome.changed,
@@ -157,16 +180,24 @@ class Toolbox:
             raise ToolError(f"{target.shown}: a file; use read")
         if not target.path.is_dir():
             raise ToolError(f"{target.shown}: no such directory")
-        entries = sorted(
-            (e for e in os.scandir(target.path) if not is_internal(_join(target.rel, e.name))),
-            key=lambda e: e.name,
-        )
+        with os.scandir(target.path) as found:
+            entries = sorted(
+                (e for e in found if self._visible(_join(target.rel, e.name), e)),
+                key=lambda e: e.name,
+            )
         count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
         lines = [f"{target.shown}/ ({count})"]
         lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
         if len(entries) > LIST_LIMIT:
             lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")
         return _Outcome("\n".join(lines))
+
+    def _visible(self, rel: str, entry: os.DirEntry[str]) -> bool:
+        try:
+            folder = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            return False
+        return self.confinement.visible(rel, folder)
 
     @staticmethod
     def _describe(entry: os.DirEntry[str]) -> str:
@@ -246,6 +277,16 @@ class Toolbox:
         tail = f"\n[output capped at {self.output_cap} characters]" if capped else ""
         return f"[{shown} lines {start}-{last}]\n" + "".join(taken) + tail
 
+    def _changes(self, args: dict[str, Any]) -> _Outcome:
+        since, page = _arg(args, "since", int, None), _arg(args, "page", int, 1)
+        if (since is not None and since < 0) or page < 1:
+            raise ToolError("since must be at least 0 and page at least 1")
+        assert self.changes is not None
+        try:
+            return _Outcome(self.changes(since, page, self.output_cap))
+        except FreshlineError as exc:
+            raise ToolError(str(exc)) from None
+
     # --- search ------------------------------------------------------------------------------
 
     def _search(self, args: dict[str, Any]) -> _Outcome:
@@ -268,37 +309,49 @@ class Toolbox:
                     hits.append(f"[stopped after {len(hits)} matches; narrow the pattern or path]")
                     return _Outcome("\n".join(hits))
         if not hits:
-            return _Outcome(f"no matches for /{pattern}/ in {searched} files")
+            files = "1 file" if searched == 1 else f"{searched} files"
+            return _Outcome(f"no matches for /{pattern}/ in {files}")
         return _Outcome("\n".join(hits))
 
     def _searchable(self, base: Confined) -> Iterator[tuple[Path, str]]:
-        """Each in-scope text source under `base`: (file to read, label to show)."""
-        real_root = self.confinement.real_root
-        for path in self._walk(base.path):
-            rel = path.relative_to(real_root).as_posix()
-            if not self.in_scope(rel):
-                continue
+        """Each text source the rules admit under `base`: (file to read, label to show)."""
+        for path, rel in self._walk(base):
             shown = self.confinement.shown(rel)
-            view = self.read_document(rel)
-            if view is None:
-                if path.stat().st_size <= SEARCH_FILE_LIMIT and not _is_binary(_sniff(path)):
-                    yield path, shown
-            elif view.snapshot is not None and view.snapshot.is_file():
-                yield view.snapshot, f"{shown} (snapshot)"
+            try:
+                view = self.read_document(rel)
+                if view is None:
+                    if path.stat().st_size <= SEARCH_FILE_LIMIT and not _is_binary(_sniff(path)):
+                        yield path, shown
+                elif view.snapshot is not None and view.snapshot.is_file():
+                    yield view.snapshot, f"{shown} (snapshot)"
+            except OSError:
+                continue  # vanished or unreadable since the walk saw it
 
-    def _walk(self, base: Path) -> Iterator[Path]:
-        if base.is_file():
-            yield base
+    def _walk(self, base: Confined) -> Iterator[tuple[Path, str]]:
+        """Every regular file the rules admit under `base`, in path order, with its
+        root-relative path. Iterative: a tree thousands of levels deep is walked too."""
+        if not base.is_dir:
+            if base.path.is_file():
+                yield base.path, base.rel
             return
-        for folder, dirs, files in os.walk(base):
-            rel_folder = Path(folder).relative_to(self.confinement.real_root).as_posix()
-            rel_folder = "" if rel_folder == "." else rel_folder
-            dirs[:] = sorted(d for d in dirs if not is_internal(_join(rel_folder, d)))
-            for name in sorted(files):
-                path = Path(folder, name)
-                # symlinks are skipped: one could lead outside the root
-                if not path.is_symlink() and path.is_file():
-                    yield path
+        stack = [(base.path, base.rel)]
+        while stack:
+            folder, rel_folder = stack.pop()
+            try:
+                with os.scandir(folder) as found:
+                    entries = sorted(found, key=lambda e: e.name, reverse=True)
+            except OSError:
+                continue  # unreadable, or a path too long to open: skip that folder
+            files: list[tuple[Path, str]] = []
+            for entry in entries:
+                rel = _join(rel_folder, entry.name)
+                # symlinks are never followed: the walk sees only what lies here
+                if entry.is_dir(follow_symlinks=False):
+                    if self.confinement.visible(rel, folder=True):
+                        stack.append((Path(entry.path), rel))
+                elif entry.is_file(follow_symlinks=False) and self.confinement.visible(rel, False):
+                    files.append((Path(entry.path), rel))
+            yield from reversed(files)
 
     @staticmethod
     def _matches(source: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
@@ -310,16 +363,36 @@ class Toolbox:
     # --- changing (isolated mode) ------------------------------------------------------------
 
     def _writable(self, args: dict[str, Any]) -> Confined:
-        target = self.confinement.resolve(_arg(args, "path", str))
-        if target.path.is_dir():
+        raw = _arg(args, "path", str)
+        if encodable(raw) != raw:
+            raise ToolError("the path is not valid Unicode (it holds a lone surrogate); refused")
+        target = self.confinement.resolve(raw)
+        if target.is_dir:
             raise ToolError(f"{target.shown}: a directory")
         return target
 
     @staticmethod
     def _put(path: Path, text: str) -> None:
-        # writing in place (not replace-by-rename) keeps the file's inode and mode
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        """Replace `path` by a new file with `text`, keeping the old file's mode.
+
+        A new inode, never a write in place: a hard link to the file (perhaps from outside
+        the worktree) keeps its old content. On failure nothing partial is left.
+        """
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = None
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.freshline-tmp")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            with open(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            if mode is not None:
+                os.chmod(temp, mode)
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
 
     def _write(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args)
@@ -358,7 +431,11 @@ class Toolbox:
         executable = _arg(args, "executable", bool)
         if not target.path.is_file():
             raise ToolError(f"{target.shown}: no such file")
-        mode = stat.S_IMODE(target.path.stat().st_mode)
+        st = target.path.stat()
+        if st.st_nlink > 1:
+            raise ToolError(f"{target.shown}: has {st.st_nlink} hard links, and a mode belongs "
+                            "to all of them; refused")
+        mode = stat.S_IMODE(st.st_mode)
         # execute bits follow the read bits, as git's 755/644 do
         mode = mode | ((mode & 0o444) >> 2) if executable else mode & ~0o111
         os.chmod(target.path, mode)

@@ -21,81 +21,95 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/c.pdf (older snapshot, may be out of date: /home/u/vault/.freshline/...)
     Failed documents:
     - /home/u/vault/d.pdf (conversion failed: encrypted)
-    Files (2):
+    Documents grouped by folder (counts by status):                   (rolled up)
+    - /home/u/vault/papers/: 120 converted, 50 converting, 30 failed
+    Files (314):
     - /home/u/vault/Research/Papers/a.pdf
+    - /home/u/vault/notes/: 312 files
     - /home/u/vault/notes/x.md
+    Some files or documents above are counted per folder, not listed one by one: ...
     </project_context>
 
-Sections appear in this order and only when non-empty. Sources are listed, never expanded;
-the files are listed only for a small project (at most `list_files_max`), otherwise one
-line gives their count. Entries are sorted and deduplicated; sources sort by kind, then
-pattern. At most `cap` entry lines appear over all sections, filled in section order; a
-section cut short ends with `… and K more`. Deleted documents are not part of a project
-and are not shown.
+Sections appear in this order and only when non-empty. Sources are listed, never expanded.
+Files are listed one per line up to `list_files_max` lines; past that, folders are counted
+instead, deepest first (`rollup.py`), and the block ends with the way to list them all.
+Entries are sorted and deduplicated; sources sort by kind, then pattern. Under a budget
+(`fit.render_blocks`) files and then documents fold further into folder groups. Deleted
+documents are not part of a project and are not shown. A session stores its manifest in
+the compact form of `compact_manifest` (files already counted per folder), which renders
+the same block.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from freshline.materialize.status import DocStatus
-from freshline.scope import Pattern
+from freshline.scope import Pattern, PatternKind
 
 from . import phrases
-from .model import DocumentInfo, ManifestInput
-from .wire import section, show, tag
+from .budget import Budget
+from .layout import Entry, Folds, Groups, Part, Placement, Plan, Pool, Section, Text, WayBack
+from .model import DocumentInfo, FileGroup, ManifestInput
+from .rollup import folder_order
+from .wire import count, show
 
 _CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
 
 
-def render_manifest(m: ManifestInput) -> str:
-    """The `<project_context>` block for `m`: the project's sources and documents."""
-    body = [phrases.MANIFEST_INSTRUCTION]
+def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
+    """The `<project_context>` block's plan (`layout.py`); `budget` names the channel,
+    whose way to every file and document ends a rolled-up block."""
+    parts: list[Part] = [Text(phrases.MANIFEST_INSTRUCTION, essential=True)]
     if m.resumed:
-        body.append(phrases.RESUMED)
+        parts.append(Text(phrases.RESUMED, essential=True))
     if not m.include:
-        body.append("Sources: none (this project includes nothing yet).")
-    budget = m.cap
-    for heading, entries in _sections(m):
-        body.extend(section(heading, entries, budget))
-        budget = max(budget - len(entries), 0)
-    body.extend(_files_count_line(m))
+        parts.append(Text("Sources: none (this project includes nothing yet).", essential=True))
+    parts += [*_sources(m), *_documents(m), *_files(m)]
+    parts.append(WayBack(phrases.files_way_back(budget, m.project)))
     attributes = [("project", m.project), ("workspace", m.root), ("epoch", m.epoch),
                   ("mode", m.mode)]
-    return tag("project_context", attributes, body)
+
+    def group_line(folder: str, counts: Counter[str]) -> str:
+        return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)
+
+    plan = Plan("project_context", attributes, parts, group_line)
+    plan.start = _start(plan, m.list_files_max)
+    return plan
 
 
-def _sections(m: ManifestInput) -> list[tuple[str, list[str]]]:
-    docs = _unique_docs(m.documents)
-    by_state = {state: [d for d in docs if d.state is state] for state in DocStatus}
-    converting = [d for d in docs if d.state in _CONVERTING]
-    sections = [
-        ("Sources:", _sources(m.root, m.include, m.files)),
-        ("Excluded:", _sources(m.root, m.exclude, m.files)),
-        ("Converted documents (source → snapshot):",
-         [phrases.pointer(m.root, d) for d in by_state[DocStatus.READY]]),
-        ("Documents still converting (read the raw file for now; "
-         "the snapshot follows on a later turn):",
-         [_converting(m.root, d) for d in converting]),
-        ("Failed documents:",
-         [phrases.annotated(show(m.root, d.path), [phrases.failure(d)])
-          for d in by_state[DocStatus.FAILED]]),
+def _sources(m: ManifestInput) -> list[Part]:
+    known = frozenset(m.files or ()) | frozenset(m.pattern_files)
+
+    def listed(patterns: Iterable[Pattern]) -> list[Entry]:
+        return [Entry("", phrases.source(m.root, p, known), key=f"{i:06}")
+                for i, p in enumerate(phrases.sorted_sources(patterns))]
+
+    return [Section("Sources:", listed(m.include)), Section("Excluded:", listed(m.exclude))]
+
+
+def _documents(m: ManifestInput) -> list[Part]:
+    docs = sorted(set(m.documents), key=_doc_key)
+
+    def entry(d: DocumentInfo, label: str, text: str) -> Entry:
+        return Entry(d.path, text, label, Pool.DOCUMENTS)
+
+    return [
+        Section("Converted documents (source → snapshot):",
+             [entry(d, "converted", phrases.pointer(m.root, d))
+              for d in docs if d.state is DocStatus.READY]),
+        Section("Documents still converting (read the raw file for now; "
+             "the snapshot follows on a later turn):",
+             [entry(d, "converting", _converting(m.root, d))
+              for d in docs if d.state in _CONVERTING]),
+        Section("Failed documents:",
+             [entry(d, "failed",
+                    phrases.annotated(show(m.root, d.path), [phrases.failure(d)]))
+              for d in docs if d.state is DocStatus.FAILED]),
+        Groups(phrases.DOCUMENTS_GROUPED, (Pool.DOCUMENTS,)),
     ]
-    if _lists_files(m):
-        files = sorted(set(m.files or ()))
-        sections.append((f"Files ({len(files)}):", [show(m.root, f) for f in files]))
-    return sections
-
-
-def _sources(
-    root: str, sources: Iterable[Pattern], files: Iterable[str] | None
-) -> list[str]:
-    known = frozenset(files or ())
-    return [phrases.source(root, s, known) for s in phrases.sorted_sources(sources)]
-
-
-def _unique_docs(documents: Iterable[DocumentInfo]) -> list[DocumentInfo]:
-    return sorted(set(documents), key=_doc_key)
 
 
 def _doc_key(doc: DocumentInfo) -> tuple[str, str, str, str]:
@@ -108,14 +122,47 @@ def _converting(root: str, doc: DocumentInfo) -> str:
     return phrases.annotated(show(root, doc.path), [note])
 
 
-def _lists_files(m: ManifestInput) -> bool:
-    return m.files is not None and len(set(m.files)) <= m.list_files_max
-
-
-def _files_count_line(m: ManifestInput) -> list[str]:
-    if m.files is None or (_lists_files(m) and m.files):
+def _files(m: ManifestInput) -> list[Part]:
+    if m.files is None and not m.file_groups:
         return []
-    if not m.files:
-        return ["Files: none in scope yet."]
-    count = len(set(m.files))
-    return [f"Files: {count} in scope, too many to list here; enumerate them with your tools."]
+    files = sorted(set(m.files or ()))
+    total = len(files) + sum(g.count for g in m.file_groups)
+    if not total:
+        return [Text("Files: none in scope yet.")]
+    entries = [Entry(f, show(m.root, f), phrases.FILES, Pool.FILES) for f in files]
+    entries += [Entry(g.folder, "", phrases.FILES, Pool.FILES, count=g.count, folded_at=g.folder)
+                for g in m.file_groups]
+    return [Section(f"Files ({count(total)}):", entries, groups=Pool.FILES)]
+
+
+def _start(plan: Plan, most: int) -> Folds:
+    """The folds a manifest always has: its stored file groups, then folders, deepest
+    first, until the files take at most `most` lines."""
+    files = [e for e in plan.entries() if e.pool is Pool.FILES]
+    start = Folds()
+    folded = start.folded(Pool.FILES)
+    folded.update(e.folded_at for e in files if e.folded_at is not None)
+    lines = len(files)
+    for folder, taken in folder_order(files, folded):
+        if lines <= most:
+            break
+        folded.add(folder)
+        lines -= taken - 1
+    return start
+
+
+def compact_manifest(m: ManifestInput) -> ManifestInput:
+    """`m` with the files it would count per folder stored as such: the same block, from a
+    record that stays small however many files the project has."""
+    if m.files is None:
+        return m
+    plan = manifest_plan(m)
+    placed = Placement(plan, plan.start)
+    listed = tuple(e.path for e in plan.entries() if e.pool is Pool.FILES and placed.is_listed(e))
+    groups = placed.groups.get(Pool.FILES, {})
+    files = set(m.files)
+    named = tuple(sorted({p.value for p in (*m.include, *m.exclude)
+                          if p.kind is PatternKind.FOLDER and p.value in files}))
+    counted = tuple(FileGroup(f, c[phrases.FILES]) for f, c in sorted(groups.items()))
+    return replace(m, files=listed, pattern_files=named, file_groups=counted)
+

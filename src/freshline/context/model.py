@@ -108,6 +108,46 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class GitOperation:
+    """HEAD moved in the workspace's checkout: by which operation, between which commits,
+    and the paths in this project whose entry the move changed (the tracker logs each of
+    those paths as a change too)."""
+
+    operation: str  # checkout, merge, pull, reset, rebase, commit, cherry-pick, stash, other
+    from_commit: str  # "" when there was no HEAD before
+    to_commit: str
+    paths: tuple[str, ...] = ()
+    count: int = -1  # how many paths; -1: len(paths)
+
+    def __post_init__(self) -> None:
+        _set(self, "paths", _tuple(self.paths, str))
+        if self.count < 0:
+            _set(self, "count", len(self.paths))
+
+    @classmethod
+    def from_detail(cls, detail: Mapping[str, Any] | None) -> GitOperation:
+        """Read a `git` change's detail: operation, from, to, paths, count."""
+        data = dict(detail or {})
+        paths = data.get("paths", ())
+        return cls(
+            operation=str(data.get("operation", "other")),
+            from_commit=str(data.get("from", "")),
+            to_commit=str(data.get("to", "")),
+            paths=paths,
+            count=int(data.get("count", len(paths))),
+        )
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    """Files of a manifest already counted per folder (a stored manifest keeps its big
+    file lists this way: see `compact_manifest`)."""
+
+    folder: str  # workspace-relative ("" for the root)
+    count: int
+
+
+@dataclass(frozen=True)
 class ManifestInput:
     """Everything `render_manifest` shows."""
 
@@ -120,8 +160,9 @@ class ManifestInput:
     files: tuple[str, ...] | None = None  # the project's files, when the caller has them
     documents: tuple[DocumentInfo, ...] = ()
     resumed: bool = False
-    list_files_max: int = 50  # list the files only when there are at most this many
-    cap: int = 200  # entry lines in all, over every section
+    list_files_max: int = 50  # file lines at most: past that, files are counted per folder
+    file_groups: tuple[FileGroup, ...] = ()  # files counted per folder (with `files` set)
+    pattern_files: tuple[str, ...] = ()  # files that folder patterns name, when grouped
 
     def __post_init__(self) -> None:
         _set(self, "root", normalize_root(self.root))
@@ -131,6 +172,8 @@ class ManifestInput:
         if self.files is not None:
             _set(self, "files", _tuple(self.files, str))
         _set(self, "documents", _tuple(self.documents, _document))
+        _set(self, "file_groups", _tuple(self.file_groups, _file_group))
+        _set(self, "pattern_files", _tuple(self.pattern_files, str))
 
 
 @dataclass(frozen=True)
@@ -149,8 +192,8 @@ class UpdatesInput:
     compacted: bool = False
     config: tuple[ConfigChange, ...] = ()  # in the order they happened
     refreshed: tuple[Refresh, ...] = ()  # in the order they happened
+    git: tuple[GitOperation, ...] = ()  # HEAD moves, in the order they happened
     resumed: bool = False
-    cap: int = 100  # entry lines per group
 
     def __post_init__(self) -> None:
         _set(self, "root", normalize_root(self.root))
@@ -161,30 +204,34 @@ class UpdatesInput:
         _set(self, "invalid_snapshots", _tuple(self.invalid_snapshots, _pair))
         _set(self, "config", _tuple(self.config, _config))
         _set(self, "refreshed", _tuple(self.refreshed, _refresh))
+        _set(self, "git", _tuple(self.git, _git))
 
     @classmethod
     def from_changes(
         cls, project: str, root: str, from_epoch: int, to_epoch: int,
         changes: Iterable[Change], **rest: Any,
     ) -> UpdatesInput:
-        """Build from a change-log slice: `config`, `refreshed` and `compacted` rows are
-        read into their own fields, the path changes kept as they are."""
+        """Build from a change-log slice: `config`, `refreshed`, `git` and `compacted` rows
+        are read into their own fields, the path changes kept as they are."""
         kept: list[Change] = []
         config: list[ConfigChange] = []
         refreshed: list[Refresh] = []
+        git: list[GitOperation] = []
         compacted = False
         for change in changes:
             if change.kind is ChangeKind.CONFIG:
                 config.append(ConfigChange.from_detail(change.detail))
             elif change.kind is ChangeKind.REFRESHED:
                 refreshed.append(Refresh.from_detail(change.detail))
+            elif change.kind is ChangeKind.GIT:
+                git.append(GitOperation.from_detail(change.detail))
             elif change.kind is ChangeKind.COMPACTED:
                 compacted = True
             else:
                 kept.append(change)
         return cls(
-            project, root, from_epoch, to_epoch, changes=tuple(kept),
-            config=tuple(config), refreshed=tuple(refreshed), compacted=compacted, **rest,
+            project, root, from_epoch, to_epoch, changes=tuple(kept), config=tuple(config),
+            refreshed=tuple(refreshed), git=tuple(git), compacted=compacted, **rest,
         )
 
 
@@ -241,6 +288,17 @@ def _config(item: ConfigChange | Mapping[str, Any]) -> ConfigChange:
 
 def _refresh(item: Refresh | Mapping[str, Any]) -> Refresh:
     return item if isinstance(item, Refresh) else Refresh.from_detail(item)
+
+
+def _git(item: GitOperation | Mapping[str, Any]) -> GitOperation:
+    return item if isinstance(item, GitOperation) else GitOperation.from_detail(item)
+
+
+def _file_group(item: FileGroup | Iterable[Any]) -> FileGroup:
+    if isinstance(item, FileGroup):
+        return item
+    folder, n = item
+    return FileGroup(str(folder), int(n))
 
 
 def _known(cls: type, detail: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, PatternKind
 
-from .model import DocumentInfo
-from .wire import ARROW, absolute, show, show_path, show_text
+from .budget import Budget, Channel
+from .model import DocumentInfo, GitOperation
+from .wire import ARROW, absolute, count, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
     "Paths are absolute. Read files with your tools; for a converted document read its "
@@ -27,6 +29,18 @@ COMPACTED = (
     "project with your tools before relying on anything you read earlier."
 )
 IN_PROGRESS = "converting: read the raw file for now; the snapshot follows on a later turn"
+CHANGES_GROUPED = "Changes grouped by folder (counts by kind):"
+DOCUMENTS_GROUPED = "Documents grouped by folder (counts by status):"
+# what a group counts an entry as, in the order a group line names them
+CHANGE_LABELS = (
+    "created", "modified", "deleted", "renamed", "newly in scope", "changed by a refresh",
+    "left with conflict markers", "with a snapshot now ready", "failed to convert",
+    "with an invalid old snapshot",
+)
+DOCUMENT_LABELS = ("converted", "converting", "failed")
+FILES = "files"
+_SINGULAR = {FILES: "file"}
+_BUILT_IN = (Channel.CHAT, Channel.SEND)  # channels whose agent has freshline's own tools
 _KIND_ORDER = {kind: i for i, kind in enumerate(PatternKind)}
 _LABELS = {PatternKind.EXTENSION: "file type"}
 
@@ -87,3 +101,64 @@ def annotated(path_text: str, notes: list[str | None]) -> str:
     """An entry followed by its notes in parentheses, if it has any."""
     kept = [note for note in notes if note]
     return f"{path_text} ({'; '.join(kept)})" if kept else path_text
+
+
+def tally(counts: Counter[str], order: Sequence[str]) -> str:
+    """`312 created, 4 deleted`: counts in `order`, then any other label by name."""
+    labels = [label for label in order if counts.get(label)]
+    labels += sorted(label for label in counts if label not in order and counts[label])
+    return ", ".join(f"{count(counts[label])} {_label(label, counts[label])}" for label in labels)
+
+
+def _label(label: str, n: int) -> str:
+    return _SINGULAR.get(label, label) if n == 1 else label
+
+
+def group(root: str, path: str, counts: Counter[str], order: Sequence[str]) -> str:
+    """A folder group: `/abs/notes/2024/: 312 created, 4 deleted`."""
+    return f"{folder(root, path)}: {tally(counts, order)}"
+
+
+def git_operation(op: GitOperation, grouped: Counter[str] | None) -> str:
+    """`HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project`, and whether
+    they are listed below or counted here (`grouped`: counts by kind of those folded)."""
+    to = short_commit(op.to_commit)
+    moved = f"{short_commit(op.from_commit)}{ARROW}{to}" if op.from_commit else f"to {to}"
+    by = f" by {show_text(op.operation, 40)}" if op.operation != "other" else ""
+    head = f"HEAD moved {moved}{by}"
+    if op.count == 0:
+        return f"{head}: no paths in this project changed."
+    paths = f"{count(op.count)} path{'' if op.count == 1 else 's'} in this project"
+    if grouped is None:
+        return f"{head}: {paths}, listed below."
+    return f"{head}: {paths}; counted here, not listed one by one: {tally(grouped, CHANGE_LABELS)}."
+
+
+def changes_way_back(budget: Budget | None, project: str, since: int) -> str:
+    """The updates block's last line once rolled up: the way to the full list."""
+    lead = "Some changes above are grouped, not listed one by one: "
+    cli = f"`freshline changes {show_text(project)} --since {since}`"
+    channel = budget.channel if budget else None
+    if channel in _BUILT_IN:
+        return f"{lead}page the full list with the changes tool (since={since}), or run {cli}."
+    if channel is Channel.MCP:
+        session = show_text((budget.session if budget else None) or "SESSION")
+        return (f'{lead}page the full list with project_changes(session="{session}", '
+                f"since={since}, page=1).")
+    return f"{lead}run {cli} for the full list."
+
+
+def files_way_back(budget: Budget | None, project: str) -> str:
+    """The manifest's last line once rolled up: the way to every file and document."""
+    lead = "Some files or documents above are counted per folder, not listed one by one: "
+    channel = budget.channel if budget else None
+    name = show_text(project)
+    if channel in _BUILT_IN:
+        return f"{lead}list a folder with the list tool; the read tool reads a document's snapshot."
+    if channel is Channel.MCP:
+        return (f"{lead}read_document(path) reads any of them (a converted document as its "
+                "snapshot); list the folders with your own tools.")
+    if channel is None:
+        return f"{lead}enumerate them with your tools."
+    return (f"{lead}run `freshline project files {name}` for every file and "
+            f"`freshline materialize {name} --json` for every document's snapshot.")

@@ -17,6 +17,7 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/src/app.py
     Conflicts left with markers by the refresh from main (resolve them before ...):
     - /home/u/vault/src/db.py
+    HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project, listed below.
     Created:
     - /home/u/vault/new.md
     - /home/u/vault/b.pdf (converting: read the raw file for now; the snapshot follows ...)
@@ -25,15 +26,18 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     Deleted:
     - /home/u/vault/c.pdf (the old snapshot /home/u/... is invalid; do not cite it)
     Renamed:
-    - /home/u/vault/Drafts/ → /home/u/vault/Ideas/
+    - /home/u/vault/Drafts/ → /home/u/vault/Ideas/ (a folder moved as a whole, 1 file)
     - /home/u/vault/Drafts/a.md → /home/u/vault/Ideas/a.md
     - /home/u/vault/old.md → /home/u/vault/new name.md
+    Changes grouped by folder (counts by kind):                     (rolled up)
+    - /home/u/vault/notes/2024/: 312 created, 4 deleted
     Snapshots ready since an earlier turn (read these instead of the raw files):
     - /home/u/vault/b.pdf → /home/u/vault/.freshline/snapshots/b.md
     Documents that failed to convert:
     - /home/u/vault/d.pdf (conversion failed: encrypted)
     Snapshots no longer valid (do not cite them):
     - /home/u/vault/.freshline/snapshots/e.md (was the snapshot of /home/u/vault/e.pdf)
+    Some changes above are grouped, not listed one by one: run `freshline changes ...`
     </project_context_updates>
 
 A path a scope change brought in is logged as `created` too; it is named once, under
@@ -43,20 +47,26 @@ and then went is not named). A document among the changes carries its state in p
 snapshot is then invalid).
 A compacted log replaces every log-derived section (scope, refresh, path changes) with one
 line; the document sections, which come from the session's own sets, stay. Entries are
-sorted and deduplicated; scope changes and refreshes keep their order. Each group shows at
-most `cap` entries and then `… and K more`. `render_updates` returns None when there is
-nothing to say.
+sorted and deduplicated; scope changes, refreshes and git operations keep their order.
+`updates_plan` describes the block for `fit.render_blocks`, which rolls it up to a budget
+(`rollup.py`): the paths of a git operation are then counted in its line, and other
+entries in groups per folder, with a last line naming the way to the full list.
+`render_updates` (no budget) lists everything, and returns None when there is nothing to say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping
 
+from freshline.materialize.status import DocStatus
 from freshline.store.records import Change, ChangeKind
 
 from . import phrases
-from .model import ConfigChange, DocumentInfo, Refresh, UpdatesInput
-from .wire import ARROW, section, short_commit, show, show_text, tag
+from .budget import Budget
+from .layout import Entry, GitLine, Groups, Part, Plan, Pool, Section, Text, WayBack
+from .model import ConfigChange, DocumentInfo, GitOperation, Refresh, UpdatesInput
+from .wire import ARROW, count, short_commit, show, show_text
 
 _GROUPS = (
     (ChangeKind.CREATED, "Created:"),
@@ -74,138 +84,217 @@ _PATTERN_LABELS = {
 }
 
 
-class _View:
-    """One rendering: the input plus its documents by path."""
+class _Builder:
+    """One block's plan in the making: the input, its documents by path, the priority."""
 
-    def __init__(self, u: UpdatesInput) -> None:
+    def __init__(self, u: UpdatesInput, priority: Collection[str]) -> None:
         self.u = u
+        self.priority = frozenset(priority)
         self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in u.documents}
 
-    def section(self, heading: str, entries: Iterable[tuple[str, str]]) -> list[str]:
-        """A capped group of (sort key, text) entries, sorted by path and deduplicated."""
-        texts = dict.fromkeys(text for _, text in sorted(set(entries)))
-        return section(heading, list(texts), self.u.cap)
+    def entry(
+        self, path: str, label: str, text: str | None = None, key: str = "",
+        needed: bool = False, ops: tuple[int, ...] = (), rename: int | None = None,
+    ) -> Entry:
+        """An entry the roll-up may fold; what the agent needs most goes to the kept pool."""
+        kept = needed or path in self.priority
+        pool = Pool.KEPT if kept else Pool.CHANGES
+        shown = text if text is not None else self.shown(path)
+        return Entry(path, shown, label, pool, key, ops=ops, rename=rename)
 
-    def entry(self, path: str) -> tuple[str, str]:
+    def shown(self, path: str) -> str:
         """A path in the project, with its document state if it is a document."""
         doc = self.docs.get(path)
         note = phrases.state_note(self.u.root, doc) if doc else None
-        return path, phrases.annotated(show(self.u.root, path), [note])
+        return phrases.annotated(show(self.u.root, path), [note])
 
     def gone(self, path: str) -> str | None:
         """The invalid-snapshot warning for a path that left, if it had a snapshot."""
         doc = self.docs.get(path)
         return phrases.invalid(self.u.root, doc.snapshot) if doc and doc.snapshot else None
 
+    def needed(self, *paths: str | None) -> bool:
+        """Whether the agent must hear about one of these paths one by one: a priority
+        path, a document that failed, or a document whose old snapshot is now invalid."""
+        for path in filter(None, paths):
+            doc = self.docs.get(path)
+            failed = doc is not None and doc.state is DocStatus.FAILED
+            if path in self.priority or failed or self.gone(path):
+                return True
+        return False
 
-def render_updates(u: UpdatesInput) -> str | None:
-    """The `<project_context_updates>` block for `u`, or None when there is nothing to say."""
-    view = _View(u)
-    body: list[str] = []
+    def group_line(self, folder: str, counts: Counter[str]) -> str:
+        """A folder group of this block."""
+        return phrases.group(self.u.root, folder, counts, phrases.CHANGE_LABELS)
+
+
+def updates_plan(
+    u: UpdatesInput, budget: Budget | None = None, priority: Collection[str] = ()
+) -> Plan | None:
+    """The block's plan (`layout.py`), or None when there is nothing to say. Paths in
+    `priority` stay listed until everything else is folded. `budget` names the channel,
+    whose way to the full list ends a rolled-up block."""
+    b = _Builder(u, priority)
+    parts: list[Part] = []
     if u.resumed:
-        body.append(phrases.RESUMED)
+        parts.append(Text(phrases.RESUMED, essential=True))
     if u.compacted:
-        body.append(phrases.COMPACTED)
+        parts.append(Text(phrases.COMPACTED, essential=True))
     else:
-        scope_lines, claimed = _scope_changes(view)
-        body.extend(scope_lines)
+        scope_parts, claimed = _scope_changes(b)
+        parts += scope_parts
         for refresh in u.refreshed:
-            body.extend(_refresh(view, refresh))
+            parts += _refresh(b, refresh)
+        parts += [GitLine(i, _git_writer(op)) for i, op in enumerate(u.git)]
         unclaimed = [c for c in u.changes
                      if not (c.kind is ChangeKind.CREATED and c.path in claimed)]
-        body.extend(_changes(view, unclaimed))
-    body.extend(_documents(view))
-    if not body:
+        parts += _changes(b, unclaimed)
+    parts += _documents(b)
+    if not any(_says_something(part) for part in parts):
         return None
-    attributes = [("project", u.project), ("from_epoch", u.from_epoch),
-                  ("to_epoch", u.to_epoch)]
-    return tag("project_context_updates", attributes, [phrases.UPDATES_INSTRUCTION, *body])
+    parts = [Text(phrases.UPDATES_INSTRUCTION, essential=True), *parts,
+             Groups(phrases.CHANGES_GROUPED, (Pool.CHANGES, Pool.KEPT)),
+             WayBack(phrases.changes_way_back(budget, u.project, u.from_epoch))]
+    attributes = [("project", u.project), ("from_epoch", u.from_epoch), ("to_epoch", u.to_epoch)]
+    return Plan("project_context_updates", attributes, parts, b.group_line)
 
 
-def _changes(view: _View, changes: Iterable[Change]) -> list[str]:
-    render: dict[ChangeKind, Callable[[Change], tuple[str, str]]] = {
-        ChangeKind.CREATED: lambda c: view.entry(c.path),
-        ChangeKind.MODIFIED: lambda c: view.entry(c.path),
-        ChangeKind.DELETED: lambda c: _deleted(view, c),
-        ChangeKind.RENAMED: lambda c: _renamed(view, c),
-    }
-    lines: list[str] = []
-    for kind, heading in _GROUPS:
-        lines.extend(view.section(heading, (render[kind](c) for c in changes if c.kind is kind)))
-    return lines
+def _says_something(part: Part) -> bool:
+    return not isinstance(part, Section) or bool(part.entries) or part.sticky
 
 
-def _deleted(view: _View, change: Change) -> tuple[str, str]:
-    return change.path, phrases.annotated(show(view.u.root, change.path), [view.gone(change.path)])
+def _git_writer(op: GitOperation) -> Callable[[Counter[str] | None], str]:
+    return lambda grouped: phrases.git_operation(op, grouped)
 
 
-def _renamed(view: _View, change: Change) -> tuple[str, str]:
-    old = change.old_path or ""
+def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
+    ops = [frozenset(op.paths) for op in b.u.git]
+    folders = [c for c in changes if c.kind is ChangeKind.RENAMED and _is_folder(c)]
+    children = _folder_children(changes, folders)
+
+    def holding(*paths: str | None) -> tuple[int, ...]:
+        return tuple(i for i, op in enumerate(ops) if any(p in op for p in paths if p))
+
+    def entry(c: Change) -> Entry:
+        label = c.kind.value
+        if c.kind is ChangeKind.RENAMED:
+            return b.entry(c.path, label, _renamed(b, c), c.old_path or "",
+                           b.needed(c.path, c.old_path), holding(c.path, c.old_path),
+                           children.get(id(c)))
+        deleted = _deleted(b, c) if c.kind is ChangeKind.DELETED else None
+        return b.entry(c.path, label, deleted, "", b.needed(c.path), holding(c.path))
+
+    sizes = Counter(children.values())
+    lists: dict[ChangeKind, list[Entry]] = {kind: [] for kind, _ in _GROUPS}
+    for c in changes:
+        if c.kind is ChangeKind.RENAMED and _is_folder(c):
+            text = _folder_renamed(b, c, sizes[folders.index(c)])
+            lists[c.kind].append(Entry(c.path, text, key=c.old_path or ""))
+        else:
+            lists[c.kind].append(entry(c))
+    return [Section(heading, lists[kind]) for kind, heading in _GROUPS]
+
+
+def _is_folder(change: Change) -> bool:
     # the tracker marks a folder moved as a whole once, beside an entry per file in it
-    shown = phrases.folder if (change.detail or {}).get("folder") else show
-    moved = f"{shown(view.u.root, old)}{ARROW}{shown(view.u.root, change.path)}"
-    doc = view.docs.get(change.path)
-    now = phrases.state_note(view.u.root, doc) if doc else None
-    return old, phrases.annotated(moved, [view.gone(old), now])
+    return bool((change.detail or {}).get("folder"))
 
 
-def _scope_changes(view: _View) -> tuple[list[str], set[str]]:
+def _folder_children(changes: Iterable[Change], folders: list[Change]) -> dict[int, int]:
+    """The folder rename (its index in `folders`) that moved each renamed file, by id."""
+    moved: dict[int, int] = {}
+    for c in changes:
+        if c.kind is not ChangeKind.RENAMED or _is_folder(c) or not c.old_path:
+            continue
+        for i, f in enumerate(folders):
+            old, new = (f.old_path or "") + "/", f.path + "/"
+            if c.old_path.startswith(old) and c.path == new + c.old_path[len(old):]:
+                moved[id(c)] = i
+                break
+    return moved
+
+
+def _deleted(b: _Builder, change: Change) -> str:
+    return phrases.annotated(show(b.u.root, change.path), [b.gone(change.path)])
+
+
+def _renamed(b: _Builder, change: Change) -> str:
+    old = change.old_path or ""
+    moved = f"{show(b.u.root, old)}{ARROW}{show(b.u.root, change.path)}"
+    doc = b.docs.get(change.path)
+    now = phrases.state_note(b.u.root, doc) if doc else None
+    return phrases.annotated(moved, [b.gone(old), now])
+
+
+def _folder_renamed(b: _Builder, change: Change, moved: int) -> str:
+    root = b.u.root
+    old, new = phrases.folder(root, change.old_path or ""), phrases.folder(root, change.path)
+    line = f"{old}{ARROW}{new}"
+    files = f"{count(moved)} file{'' if moved == 1 else 's'}"
+    return phrases.annotated(line, [f"a folder moved as a whole, {files}" if moved else None])
+
+
+def _scope_changes(b: _Builder) -> tuple[list[Part], set[str]]:
     """Each scope change with the paths it brought in, and those paths (claimed once)."""
-    created = {c.path for c in view.u.changes if c.kind is ChangeKind.CREATED}
-    lines: list[str] = []
+    created = {c.path for c in b.u.changes if c.kind is ChangeKind.CREATED}
+    parts: list[Part] = []
     claimed: set[str] = set()
-    for config in view.u.config:
+    for config in b.u.config:
         brought = [p for p in config.newly_included if p in created and p not in claimed]
         claimed.update(brought)
-        lines.extend(_config(view, config, brought))
-    return lines, claimed
+        parts += _config(b, config, brought)
+    return parts, claimed
 
 
-def _config(view: _View, config: ConfigChange, brought: list[str]) -> list[str]:
-    entries = [
-        f"{label}: {phrases.source(view.u.root, src)}"
+def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]:
+    root = b.u.root
+    lines = [
+        f"- {label}: {phrases.source(root, src)}"
         for name, label in _PATTERN_LABELS.items()
         for src in phrases.sorted_sources(getattr(config, name))
     ]
     if config.mode_from != config.mode_to:
-        entries.append(f"mode: {_mode(config.mode_from)}{ARROW}{_mode(config.mode_to)}")
-    # not view.section: the order above (include before exclude) reads better than sorted
-    changed = section("Scope changed:", entries, view.u.cap) or ["Scope changed."]
-    return changed + view.section("Newly in scope:", map(view.entry, brought))
+        lines.append(f"- mode: {_mode(config.mode_from)}{ARROW}{_mode(config.mode_to)}")
+    # in this order (include before exclude), not sorted: it reads better
+    heading = "Scope changed:" if lines else "Scope changed."
+    return [Text(heading), *(Text(line) for line in lines),
+            Section("Newly in scope:", [b.entry(p, "newly in scope") for p in brought])]
 
 
 def _mode(mode: str | None) -> str:
     return show_text(mode) if mode else "unset"
 
 
-def _refresh(view: _View, refresh: Refresh) -> list[str]:
+def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
     target = show_text(refresh.target, 120) or "the checkout target"
     span = f"{short_commit(refresh.from_commit)}{ARROW}{short_commit(refresh.to_commit)}"
     head = f"Refreshed from {target} ({span})"
-    lines = view.section(f"{head}; paths it changed:", map(view.entry, refresh.paths))
-    conflicts = view.section(
+    if not refresh.paths:
+        changed: Part = Text(f"{head}; no paths in this project changed.")
+    else:
+        entries = [b.entry(p, "changed by a refresh") for p in refresh.paths]
+        changed = Section(f"{head}; paths it changed:", entries, sticky=True)
+    conflicts = Section(
         f"Conflicts left with markers by the refresh from {target} "
         "(resolve them before relying on these files):",
-        ((path, show(view.u.root, path)) for path in refresh.conflicts),
+        [b.entry(p, "left with conflict markers", show(b.u.root, p), needed=True)
+         for p in refresh.conflicts],
     )
-    return (lines or [f"{head}; no paths in this project changed."]) + conflicts
+    return [changed, conflicts]
 
 
-def _documents(view: _View) -> list[str]:
-    u = view.u
+def _documents(b: _Builder) -> list[Part]:
+    root = b.u.root
     return [
-        *view.section(
-            "Snapshots ready since an earlier turn (read these instead of the raw files):",
-            ((d.path, phrases.pointer(u.root, d)) for d in u.ready_documents),
-        ),
-        *view.section(
-            "Documents that failed to convert:",
-            ((d.path, phrases.annotated(show(u.root, d.path), [phrases.failure(d)]))
-             for d in u.failed_documents),
-        ),
-        *view.section(
-            "Snapshots no longer valid (do not cite them):",
-            ((path, f"{show(u.root, snap)} (was the snapshot of {show(u.root, path)})")
-             for path, snap in u.invalid_snapshots),
-        ),
+        Section("Snapshots ready since an earlier turn (read these instead of the raw files):",
+             [b.entry(d.path, "with a snapshot now ready", phrases.pointer(root, d), needed=True)
+              for d in b.u.ready_documents]),
+        Section("Documents that failed to convert:",
+             [b.entry(d.path, "failed to convert",
+                      phrases.annotated(show(root, d.path), [phrases.failure(d)]), needed=True)
+              for d in b.u.failed_documents]),
+        Section("Snapshots no longer valid (do not cite them):",
+             [b.entry(path, "with an invalid old snapshot",
+                      f"{show(root, snap)} (was the snapshot of {show(root, path)})", needed=True)
+              for path, snap in b.u.invalid_snapshots]),
     ]

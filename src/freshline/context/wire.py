@@ -1,16 +1,25 @@
-"""Text primitives shared by the two context blocks: absolute paths, safe text, capped lists.
+"""Text primitives shared by the two context blocks: absolute paths and escaped text.
 
-The blocks are read by a model, so every path is shown absolute and verbatim whenever that
-is unambiguous. A path that could break the line structure or forge a closing tag (a
-control character, a line separator, trailing whitespace, ` → ` or `</`) is shown as a JSON
-string instead, with `</` written `<\\/`. Free text (patterns, reasons, ref names) is
-flattened to one line and shortened; attribute values are XML-escaped.
+The blocks are read by a model, so nothing from the workspace (a path, a pattern, a tag, a
+failure reason, a ref name, a project name) may open or close a tag or start a new line of
+a block. Every such string goes through `escape`:
+
+- `&`, `<`, `>` are written `&amp;`, `&lt;`, `&gt;`, as XML does (attribute values also
+  get `&quot;`), so `x</project_context_updates>` cannot close a block;
+- characters that are invisible or move text around are written as visible escapes:
+  control characters (`\\n`, `\\t`, `\\r`, `\\u001b`, `\\u0085`), line and paragraph
+  separators (`\\u2028`), format characters such as bidirectional controls (`\\u202e`) and
+  zero-width ones (`\\u200b`), and the bytes of a name that is not valid UTF-8 (surrogate
+  escapes, written `\\xff`, the byte they stand for).
+
+Everything else, including a backslash, is shown as it is. On top of that, a path ends
+with `\\u0020` where its last characters are spaces, and writes ` → ` (the rename
+separator) as ` \\u2192 `, so every path line reads one way only. Free text (reasons, ref
+names) is first flattened to one line and shortened.
 """
 
 from __future__ import annotations
 
-import html
-import json
 import posixpath
 import re
 import unicodedata
@@ -19,10 +28,17 @@ from collections.abc import Iterable, Sequence
 from freshline.errors import WorkspaceError
 
 ARROW = " → "
-MORE = "… and {} more"
-_LINE_BREAKERS = {"Cc", "Zl", "Zp"}  # control characters and Unicode line/paragraph separators
+_XML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# control, format (bidi controls, zero-width characters), surrogate, line and paragraph
+# separator: none of them should reach a model as they are
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_BYTE_ESCAPES = range(0xDC80, 0xDD00)  # os.fsdecode's stand-ins for undecodable bytes
 _TEXT_LIMIT = 300
 _SHA = re.compile(r"[0-9a-fA-F]{40}([0-9a-fA-F]{24})?")
+_TRAILING_SPACES = re.compile(r" +$")
+_XML_CHARS = re.compile("[&<>]")
+_UNNORMALIZED = re.compile(r"(^|/)\.{1,2}(/|$)|//|/$")  # what normpath would change
 
 
 def normalize_root(root: str) -> str:
@@ -39,6 +55,8 @@ def absolute(root: str, path: str) -> str:
         if full != root and not full.startswith(root.rstrip("/") + "/"):
             raise WorkspaceError(f"path is outside the workspace {root}: {path}")
         return full
+    if path and not _UNNORMALIZED.search(path):
+        return f"{root}/{path}" if root != "/" else f"/{path}"
     rel = posixpath.normpath(path)
     if rel == ".." or rel.startswith("../"):
         raise WorkspaceError(f"path escapes the workspace: {path}")
@@ -47,15 +65,34 @@ def absolute(root: str, path: str) -> str:
     return posixpath.join(root, rel)
 
 
-def _breaks_lines(text: str) -> bool:
-    return any(unicodedata.category(ch) in _LINE_BREAKERS for ch in text)
+def escape(text: str) -> str:
+    """`text` as it may appear inside a block: XML-escaped, hidden characters made visible."""
+    if text.isprintable() and not _XML_CHARS.search(text):
+        return text
+    return "".join(_escape_char(ch) for ch in text)
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _XML:
+        return _XML[ch]
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if unicodedata.category(ch) not in _HIDDEN:
+        return ch
+    code = ord(ch)
+    if code in _BYTE_ESCAPES:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def show_path(full: str) -> str:
-    """An absolute path as it appears on the wire: verbatim unless that would be ambiguous."""
-    if _breaks_lines(full) or full != full.rstrip() or "</" in full or ARROW in full:
-        return json.dumps(full, ensure_ascii=False).replace("</", "<\\/")
-    return full
+    """An absolute path as it appears on the wire: escaped, and unambiguous on its line."""
+    shown = escape(full)
+    if ARROW in shown:
+        shown = shown.replace(ARROW, " \\u2192 ")
+    if shown.endswith(" "):
+        shown = _TRAILING_SPACES.sub(lambda m: "\\u0020" * len(m.group()), shown)
+    return shown
 
 
 def show(root: str, path: str) -> str:
@@ -64,15 +101,19 @@ def show(root: str, path: str) -> str:
 
 
 def show_text(text: str, limit: int = _TEXT_LIMIT) -> str:
-    """Free text flattened to one line, `</` defused, shortened to `limit` characters."""
-    flat = "".join(" " if unicodedata.category(ch) in _LINE_BREAKERS else ch for ch in text)
-    flat = " ".join(flat.split()).replace("</", "<\\/")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """Free text flattened to one line, shortened to `limit` characters, then escaped."""
+    flat = " ".join(text.split())
+    return escape(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def short_commit(rev: str) -> str:
     """A full object id shortened to 7 characters; anything else (a ref name) as text."""
     return rev[:7] if _SHA.fullmatch(rev) else show_text(rev, 80)
+
+
+def count(n: int) -> str:
+    """A number as the blocks write it: `1,204`."""
+    return f"{n:,}"
 
 
 def tag(name: str, attributes: Sequence[tuple[str, object]], body: Iterable[str]) -> str:
@@ -82,15 +123,4 @@ def tag(name: str, attributes: Sequence[tuple[str, object]], body: Iterable[str]
 
 
 def _attr(value: object) -> str:
-    return html.escape(show_text(str(value), 200), quote=True)
-
-
-def section(heading: str, entries: Sequence[str], budget: int) -> list[str]:
-    """`heading`, at most `budget` entries as `- entry` lines, then `… and K more` if any."""
-    if not entries:
-        return []
-    shown = max(budget, 0)
-    lines = [heading, *(f"- {entry}" for entry in entries[:shown])]
-    if len(entries) > shown:
-        lines.append(MORE.format(len(entries) - shown))
-    return lines
+    return show_text(str(value), 200).replace('"', "&quot;")

@@ -173,8 +173,13 @@ class Git:
         }
 
     def rev_parse(self, rev: str) -> str | None:
-        """The commit id `rev` names, or None when it names nothing."""
-        code, out, _ = self.run_status("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        """The commit id `rev` names, or None when it names nothing (`rev` is never taken
+        for an option, whatever it starts with)."""
+        if "\0" in rev:
+            return None
+        code, out, _ = self.run_status(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+        )
         return out.decode().strip() if code == 0 else None
 
     def tree_of(self, commit: str) -> str:

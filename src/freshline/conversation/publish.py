@@ -14,6 +14,7 @@ from freshline.conversation.events import Mode
 from freshline.conversation.git import ZERO
 from freshline.conversation.repository import Chain, Repo
 from freshline.errors import GitError, UsageError
+from freshline.paths import shown
 
 _MARKERS = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)
 TRAILER = "Freshline-Conversation"
@@ -93,10 +94,17 @@ def _is_publication(repo: Repo, commit: str, conversation: str) -> bool:
 
 
 def _branch_ref(repo: Repo, branch: str) -> str:
-    ref = f"refs/heads/{branch}"
-    if repo.git.run_status("check-ref-format", ref)[0] != 0:
-        raise UsageError(f"invalid branch name {branch!r}")
-    return ref
+    """refs/heads/`branch`, once git's own rule for branch names accepts `branch` as it is
+    (no leading '-', no `@{-N}` shorthand: a name is data, never an option)."""
+    if branch.startswith("-"):
+        raise UsageError(shown(f"invalid branch name {branch!r}: it may not start with '-'"))
+    valid = "\0" not in branch
+    if valid:
+        code, out, _ = repo.git.run_status("check-ref-format", "--branch", branch)
+        valid = code == 0 and out.decode("utf-8", "surrogateescape").strip() == branch
+    if not valid:
+        raise UsageError(shown(f"invalid branch name {branch!r} (see git check-ref-format)"))
+    return f"refs/heads/{branch}"
 
 
 def _refuse_checked_out(repo: Repo, ref: str) -> None:

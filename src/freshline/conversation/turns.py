@@ -183,7 +183,9 @@ def _target(repo: Repo, target: str | None) -> tuple[str | None, str | None]:
     commit = here.rev_parse(target)
     if commit is None:
         raise NotFoundError(f"unknown rev {target!r}")
-    code, out, _ = here.run_status("rev-parse", "--symbolic-full-name", target)
+    code, out, _ = here.run_status(
+        "rev-parse", "--verify", "--symbolic-full-name", "--end-of-options", target
+    )
     full = out.decode().strip() if code == 0 else ""
     return (full if full.startswith("refs/") else commit), commit
 

@@ -9,6 +9,10 @@ output is the delivery: the turn is accepted right after it is written.
 
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
+
+Claude Code shows hook output whole only up to 10,000 characters (past that the model sees
+a 2 KB preview, without the closing tag), so the blocks are fitted to the `hook` budget
+(`[delivery]`, 9,000 by default) as measured on the hook's stdout: the JSON line printed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from freshline.access import Rules, reach
 from freshline.config import Config, find_workspace, load_config
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
@@ -30,7 +35,8 @@ from freshline.scope import Pattern, PatternKind
 from freshline.store import SessionRecord, SessionState
 from freshline.tracker.autowatch import ensure as ensure_watcher
 
-if TYPE_CHECKING:  # the session layer loads only when there is something to deliver
+if TYPE_CHECKING:  # the context and session layers load only when there is something to say
+    from freshline.context import Meter
     from freshline.session import PreparedTurn, SessionManager
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
@@ -84,6 +90,21 @@ def blocks_of(turn: PreparedTurn) -> str | None:
     """The manifest and updates blocks of a prepared turn (its message left out)."""
     parts = [b for b in (turn.manifest, turn.updates) if b]
     return "\n\n".join(parts) if parts else None
+
+
+def hook_output(event: HookEvent, blocks: str) -> str:
+    """The line the hook prints: Claude Code's JSON with the blocks as additional context
+    (ASCII-only JSON, so no locale can garble it)."""
+    output = {"hookSpecificOutput": {"hookEventName": event.value, "additionalContext": blocks}}
+    return json.dumps(output) + "\n"
+
+
+def hook_meter(event: HookEvent) -> Meter:
+    """How the hook's stdout counts the blocks: the JSON around them, then the blocks as
+    an ASCII JSON string."""
+    from freshline.context import Encoding, Meter
+
+    return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
 
 
 # --- which project holds the working directory ------------------------------------------
@@ -178,22 +199,19 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
     if nothing_due_for(config, payload):
         return False
     project = _project(config, payload)
+    from freshline.context import Channel
     from freshline.session import SessionManager
 
     manager = SessionManager(config)
     try:
         s = _session(manager, payload, project)
-        turn = manager.prepare(s.id, "", conversation=False)
+        turn = manager.prepare(
+            s.id, "", conversation=False, channel=Channel.HOOK, meter=hook_meter(payload.event)
+        )
         blocks = blocks_of(turn)
         if blocks is None:
             return False
-        output = {
-            "hookSpecificOutput": {
-                "hookEventName": payload.event.value,
-                "additionalContext": blocks,
-            }
-        }
-        out.write(json.dumps(output) + "\n")
+        out.write(hook_output(payload.event, blocks))
         out.flush()
         turn.accept()
         if turn.staged.pending:
@@ -204,8 +222,9 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
 
 
 def _project(config: Config, payload: HookInput) -> str:
-    rel = payload.cwd.resolve().relative_to(config.root).as_posix()
-    return project_for(config, "" if rel == "." else rel)
+    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
+    here = reach(config.root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
+    return project_for(config, here.rel)
 
 
 def nothing_due_for(config: Config, payload: HookInput) -> bool:

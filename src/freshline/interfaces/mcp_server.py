@@ -1,9 +1,12 @@
 """`freshline mcp`: an MCP server over stdio for agents that speak the Model Context Protocol.
 
 Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
-blocks plus a delivery token), `acknowledge` (the token advances the session's cursor) and
-`read_document`. Each project's manifest is also a resource,
-`freshline://project/<name>/manifest`.
+blocks plus a delivery token), `acknowledge` (the token advances the session's cursor),
+`project_changes` (pages the full list behind a rolled-up block) and `read_document`. Each
+project's manifest is also a resource, `freshline://project/<name>/manifest`.
+
+Blocks and pages fit the `mcp` budget (`[delivery]`), counted on the text content the
+client passes on: the result's JSON, as the SDK writes it.
 
 Delivery is two-phase, like `prepare()`/`accept()`: a client that crashes between
 `project_updates` and `acknowledge` gets the same blocks again on its next call. Each
@@ -24,23 +27,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeVar
 
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import FunctionResource
 from pydantic import Field
 
+from freshline.access import Reached, reach
 from freshline.config import Config, find_workspace, load_config
-from freshline.errors import FreshlineError, NotFoundError, UsageError, WorkspaceError
+from freshline.context import ChangesPage, Channel, Encoding, Meter
+from freshline.errors import FreshlineError, NotFoundError, UsageError
 from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
-from freshline.paths import confine, is_internal, to_abs
+from freshline.paths import shown
 from freshline.session import PreparedTurn, SessionManager
+from freshline.session.delivery import changes_page, delivery_budget
 from freshline.session.manifest import build_manifest
+from freshline.session.rules import live_rules
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
 READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
 _SNIFF = 8192  # bytes read to tell text from binary
+_TOKEN_BYTES = 16
+_BIG = 10**12  # a stand-in for numbers not known yet when a result is measured
 
 _T = TypeVar("_T")
 
@@ -129,12 +139,14 @@ class FreshlineService:
         ]
 
     def project_manifest(self, project: str) -> str:
-        """The project's manifest block, built now (no session is opened)."""
+        """The project's manifest block, built now (no session is opened), fitted to the
+        `mcp` budget (a plain text result)."""
         self.config.project(project)
         m = self.manager
-        return self._locked(
-            lambda: build_manifest(self.config, m.tracker, m.materializer, project).text
+        built = self._locked(
+            lambda: build_manifest(self.config, m.tracker, m.materializer, project)
         )
+        return built.render(delivery_budget(self.config, Channel.MCP))
 
     def open_session(self, project: str) -> SessionInfo:
         """A new session of `project`, for a client that has none."""
@@ -155,16 +167,26 @@ class FreshlineService:
             # A long-lived server can afford converting what changed, so documents
             # arrive readable instead of "being converted".
             self.manager.materialize(s.project)
-            turn = self.manager.prepare(session, "", conversation=False)
+            token = secrets.token_urlsafe(_TOKEN_BYTES)
+            envelope = Delivery(session=session, blocks="", token=token, covers=_BIG)
+            turn = self.manager.prepare(
+                session, "", conversation=False, channel=Channel.MCP, meter=_meter(envelope)
+            )
             self._outstanding.pop(session, None)
             blocks = blocks_of(turn)
-            token = None
-            if blocks is not None:
-                token = secrets.token_urlsafe(16)
-                self._outstanding[session] = (token, turn)
+            if blocks is None:
+                return Delivery(session=session, blocks=None, token=None, covers=turn.covers)
+            self._outstanding[session] = (token, turn)
             return Delivery(session=session, blocks=blocks, token=token, covers=turn.covers)
 
         return self._locked(run)
+
+    def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
+        """One page of every change to the session's project after epoch `since`."""
+        project = self.manager.get(session).project
+        envelope = ChangesPage(project, _BIG, _BIG, _BIG, _BIG, "")
+        return self._locked(lambda: changes_page(
+            self.manager, session, since, page, Channel.MCP, _meter(envelope)))
 
     def acknowledge(self, session: str, token: str) -> Acknowledged:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets."""
@@ -183,20 +205,39 @@ class FreshlineService:
 
         return self._locked(run)
 
-    def read_document(self, path: str) -> DocumentText:
-        """A workspace file's text, or a converted document's snapshot text or status."""
-        rel = confine(self.config.root, path)
-        source = to_abs(self.config.root, rel)
-        if is_internal(rel, self.config.workspace.ignore):
-            raise WorkspaceError(f"{path}: internal to the workspace; not readable")
+    def read_document(self, path: str, session: str | None = None) -> DocumentText:
+        """A file's text, or a converted document's snapshot text or status.
+
+        Only a file of the session's project (without a session: of some project), never
+        a secret or an internal file, judged where the path leads (AccessDenied if not).
+        """
+
+        def confined() -> Reached:
+            m = self.manager
+            projects = [m.get(session).project] if session else list(self.config.projects)
+            return reach(self.config.root, path, live_rules(m, projects))
+
+        reached = self._locked(confined)
+        rel, source = reached.rel, reached.path
         if not source.is_file():
-            raise NotFoundError(f"{path}: no such file in the workspace")
+            raise NotFoundError(shown(f"{path}: no such file in the workspace"))
         if not is_document(rel):
             return _plain_text(rel, source)
         probe = self._locked(
             lambda: self.manager.materializer.probe(rel, self.manager.store.index_get(rel))
         )
         return _document_text(rel, probe.status, probe.snapshot, probe.reason)
+
+
+def text_content(result: object) -> str:
+    """The text content the MCP SDK makes of a tool's structured result (what a client
+    passes on to its model)."""
+    return pydantic_core.to_json(result, fallback=str, indent=2).decode()
+
+
+def _meter(envelope: object) -> Meter:
+    """How a result like `envelope` (its text field empty) counts the text it carries."""
+    return Meter.around(text_content(envelope), Encoding.JSON)
 
 
 def _plain_text(rel: str, source: Path) -> DocumentText:
@@ -285,11 +326,27 @@ def build_server(service: FreshlineService) -> MCPServer:
         return _tool_errors(lambda: service.acknowledge(session, token))
 
     @server.tool()
+    def project_changes(
+        session: SessionArg,
+        since: Annotated[int | None, Field(
+            description="The epoch to list changes after (default: the session's cursor); "
+                        "a rolled-up block names the one to use.", ge=0)] = None,
+        page: Annotated[int, Field(description="The page, from 1.", ge=1)] = 1,
+    ) -> ChangesPage:
+        """Page every change to the session's project after an epoch: the full list behind
+        a block that grouped some of them. Moves no cursor."""
+        return _tool_errors(lambda: service.project_changes(session, since, page))
+
+    @server.tool()
     def read_document(
         path: Annotated[str, Field(description="A path relative to the workspace root.")],
+        session: Annotated[
+            str | None, Field(description="Your session: only its project's files are read.")
+        ] = None,
     ) -> DocumentText:
-        """Read a file; a converted document (pdf, docx, ...) reads as its text snapshot."""
-        return _tool_errors(lambda: service.read_document(path))
+        """Read a project's file; a converted document (pdf, docx, ...) reads as its text
+        snapshot. Secrets and files outside the project are refused."""
+        return _tool_errors(lambda: service.read_document(path, session))
 
     for name in service.config.projects:
         server.add_resource(

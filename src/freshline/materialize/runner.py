@@ -9,10 +9,12 @@ conversion of one file, and whoever takes it second re-probes and finds it done.
 
 from __future__ import annotations
 
+import errno
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
@@ -21,10 +23,12 @@ from freshline.materialize.converters import Converter, Limits, converter_for
 from freshline.materialize.locks import prune_locks, source_lock
 from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, SnapshotStore, utc_now
 from freshline.materialize.status import DocStatus, Probe, probe
-from freshline.materialize.worker import MIB, VANISHED, Job, Outcome, WorkerPool
+from freshline.materialize.worker import MIB, VANISHED, Cause, Job, Outcome, WorkerPool
 from freshline.store.records import FileKind, IndexEntry
 
 SETTLED = frozenset({DocStatus.READY, DocStatus.FAILED, DocStatus.DELETED})
+MAX_BACKOFF_S = 3600.0  # the longest wait before a transient failure is tried again
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,16 @@ class MaterializeSettings:
     max_unpacked_mb: int = 256  # zip-based formats: declared uncompressed total
     max_rows: int = 500  # spreadsheets: rows shown per sheet
     idle_s: float = 30.0  # a warm worker idle this long is stopped after a run
+    # A transient failure (see worker.Cause) waits this long before the next try, doubling
+    # with each failure in a row; a killed or timed-out conversion sticks after
+    # `load_attempts` tries, one that did not fit on the disk never does.
+    retry_backoff_s: float = 30.0
+    load_attempts: int = 3
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
-            if value < 0 or (value == 0 and name != "idle_s"):  # idle_s 0: stop at once
+            zero_ok = name in ("idle_s", "retry_backoff_s")  # 0: at once
+            if value < 0 or (value == 0 and not zero_ok):
                 raise UsageError(f"materialize setting {name} must be positive, not {value}")
 
     def limits(self) -> Limits:
@@ -264,24 +274,44 @@ class Materializer:
             try:
                 snapshot = self.store.write_snapshot(header, outcome.text or "")
             except OSError as exc:
-                outcome = Outcome(fingerprint=outcome.fingerprint, reason=_unwritable(exc))
+                cause = Cause.SPACE if exc.errno in _FULL else Cause.CONTENT
+                outcome = Outcome(fingerprint=outcome.fingerprint, reason=_unwritable(exc),
+                                  cause=cause)
             else:
                 self.store.clear_marker(path)
                 fresh = outcome.fingerprint == entry.blob
                 return Probe(path, DocStatus.READY if fresh else DocStatus.STALE, snapshot)
         if outcome.reason == VANISHED:
             return Probe(path, DocStatus.DELETED)
-        reason = outcome.reason or "conversion failed"
         marker = FailureMarker(
             source=path,
             fingerprint=outcome.fingerprint or entry.blob,
-            reason=reason,
+            reason=outcome.reason or "conversion failed",
             converter=converter.name,
             version=converter.version,
             failed_at=utc_now(),
         )
+        if outcome.cause is not Cause.CONTENT:
+            marker = self._transient(marker, outcome.cause)
         self.store.write_marker(marker)  # best effort: the stale snapshot stays usable
-        return Probe(path, DocStatus.FAILED, before.snapshot, reason)
+        if marker.retry_at is not None:
+            waiting = DocStatus.STALE if before.snapshot else DocStatus.PENDING
+            return Probe(path, waiting, before.snapshot, retry_at=marker.retry_at)
+        return Probe(path, DocStatus.FAILED, before.snapshot, marker.reason)
+
+    def _transient(self, marker: FailureMarker, cause: Cause) -> FailureMarker:
+        """The marker of a failure a later run may not repeat: tried again after a backoff
+        that doubles per failure in a row; past `load_attempts`, a load failure sticks."""
+        previous = self.store.read_marker(marker.source)
+        attempts = 1
+        if previous is not None and previous.retry_at is not None:
+            same = previous.fingerprint == marker.fingerprint
+            attempts = previous.attempts + 1 if same else 1
+        if cause is Cause.LOAD and attempts >= self.settings.load_attempts:
+            return replace(marker, reason=f"{marker.reason} ({attempts} attempts)",
+                           attempts=attempts)
+        wait = min(self.settings.retry_backoff_s * 2 ** (attempts - 1), MAX_BACKOFF_S)
+        return replace(marker, retry_at=time.time() + wait, attempts=attempts)
 
 
 def _documents(sources: Sequence[IndexEntry]) -> list[IndexEntry]:
@@ -290,15 +320,18 @@ def _documents(sources: Sequence[IndexEntry]) -> list[IndexEntry]:
 
 
 def _settled_meanwhile(before: Probe, now: Probe) -> bool:
-    # Another run converted it, failed it or saw it vanish while we waited for the lock.
+    # Another run converted it, failed it, saw it vanish or backed off from it while we
+    # waited for the lock.
     failed_meanwhile = now.status is DocStatus.FAILED and before.status is not DocStatus.FAILED
-    return failed_meanwhile or now.status in (DocStatus.READY, DocStatus.DELETED)
+    backed_off = now.retry_at is not None and now.retry_at != before.retry_at
+    return failed_meanwhile or backed_off or now.status in (DocStatus.READY, DocStatus.DELETED)
 
 
 def _wanted(found: Probe, retry_failed: bool) -> bool:
     if found.status is DocStatus.FAILED:
         return retry_failed
-    return found.status in (DocStatus.PENDING, DocStatus.STALE)
+    waited = found.retry_at is None or retry_failed or found.retry_at <= time.time()
+    return waited and found.status in (DocStatus.PENDING, DocStatus.STALE)
 
 
 def _check_relative(path: str) -> None:

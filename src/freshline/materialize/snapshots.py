@@ -51,6 +51,10 @@ class FailureMarker:
     converter: str
     version: str
     failed_at: str  # ISO-8601 UTC
+    # A transient failure (a full disk, a killed or timed-out worker) is tried again from
+    # this time (seconds since the epoch); None: the document itself failed, for good.
+    retry_at: float | None = None
+    attempts: int = 1  # failed conversions of this fingerprint in a row
 
 
 def snapshot_id(path: str) -> str:
@@ -81,8 +85,23 @@ class SnapshotStore:
 
     def read_header(self, source: str) -> SnapshotHeader | None:
         """The header of the snapshot of `source`, or None if absent or unreadable."""
+        return self.header_at(self.snapshot_path(source))
+
+    def source_of(self, snapshot: Path) -> str | None:
+        """The source path of the snapshot file at `snapshot`, when it is one of this store's
+        snapshots and its header names a source whose snapshot it is; else None."""
+        if snapshot.parent != self.directory:
+            return None
+        header = self.header_at(snapshot)
+        if header is None or self.snapshot_path(header.source) != snapshot:
+            return None
+        return header.source
+
+    @staticmethod
+    def header_at(snapshot: Path) -> SnapshotHeader | None:
+        """The header of the snapshot file at `snapshot`, or None if absent or unreadable."""
         try:
-            with self.snapshot_path(source).open(encoding="utf-8") as handle:
+            with snapshot.open(encoding="utf-8") as handle:
                 line = handle.readline(65536)
         except (OSError, UnicodeDecodeError):
             return None

@@ -21,7 +21,7 @@ class DocStatus(StrEnum):
     READY = "ready"  # the snapshot was made from the live file's exact content
     STALE = "stale"  # a snapshot of an older version exists: usable, but out of date
     PENDING = "pending"  # no snapshot yet and no failure recorded for this version
-    FAILED = "failed"  # conversion failed for the live version (the marker matches)
+    FAILED = "failed"  # the live version failed to convert for good (the marker matches)
     DELETED = "deleted"  # the source no longer exists; any old snapshot is invalid
 
 
@@ -33,6 +33,7 @@ class Probe:
     status: DocStatus
     snapshot: Path | None = None  # a usable snapshot (ready or stale), if any
     reason: str | None = None  # the failure reason when status is FAILED
+    retry_at: float | None = None  # pending after a transient failure: not tried before then
 
 
 def probe(store: SnapshotStore, root: Path, path: str, entry: IndexEntry | None) -> Probe:
@@ -50,10 +51,13 @@ def probe(store: SnapshotStore, root: Path, path: str, entry: IndexEntry | None)
     snapshot = store.snapshot_path(path) if header is not None else None
     if header is not None and (header.fingerprint, _key(header)) == (blob, made_by):
         return Probe(path, DocStatus.READY, snapshot)
+    waiting = DocStatus.STALE if snapshot else DocStatus.PENDING
     marker = store.read_marker(path)
     if marker is not None and (marker.fingerprint, _key(marker)) == (blob, made_by):
+        if marker.retry_at is not None:  # transient: still to do, once the backoff is over
+            return Probe(path, waiting, snapshot, retry_at=marker.retry_at)
         return Probe(path, DocStatus.FAILED, snapshot, marker.reason)
-    return Probe(path, DocStatus.STALE if snapshot else DocStatus.PENDING, snapshot)
+    return Probe(path, waiting, snapshot)
 
 
 def _converter_key(path: str) -> tuple[str, str] | None:

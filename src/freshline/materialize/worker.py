@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
@@ -35,6 +36,14 @@ from freshline.tracker.hashing import blob_id_file
 MIB = 1024 * 1024
 VANISHED = "source file is gone"
 _CHILD = "from freshline.materialize.worker import serve; serve()"
+
+
+class Cause(StrEnum):
+    """Why a conversion failed, which decides whether a later run tries it again."""
+
+    CONTENT = "content"  # the document itself: the failure sticks to its fingerprint
+    LOAD = "load"  # timed out, or killed by SIGKILL (the OOM killer): a busy machine
+    SPACE = "space"  # the snapshot did not fit on the disk
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,7 @@ class Outcome:
     reason: str | None = None
     fatal: bool = False  # the worker must not be reused (out of memory)
     cancelled: bool = False  # the pool was closed first: nothing is known about the file
+    cause: Cause = Cause.CONTENT  # for a failure: whether trying again later may succeed
 
     @property
     def ok(self) -> bool:
@@ -157,13 +167,15 @@ class _Worker:
             except (EOFError, OSError):
                 return self._lost()
         self.stop()
-        return Outcome(reason=f"timed out after {timeout_s:g} s", fatal=True)
+        return Outcome(reason=f"timed out after {timeout_s:g} s", fatal=True, cause=Cause.LOAD)
 
     def _lost(self) -> Outcome:
         self.stop()
         code = self.process.returncode
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return Outcome(reason=f"worker crashed ({how})", fatal=True)
+        # SIGKILL comes from outside (the OOM killer, an operator): another try may pass.
+        cause = Cause.LOAD if code == -signal.SIGKILL else Cause.CONTENT
+        return Outcome(reason=f"worker crashed ({how})", fatal=True, cause=cause)
 
     def alive(self) -> bool:
         return self.process.poll() is None

@@ -4,6 +4,10 @@
 conversation and builds the wire prompt; it changes nothing a failed send could regret.
 `PreparedTurn.accept()` runs only after the backend accepted the prompt and then moves
 the cursor to the epoch the prompt covered.
+
+Each delivery names its channel (`freshline.context.Channel`): the blocks are rendered to
+that channel's budget (`[delivery]` in freshline.toml) and rolled up when they do not fit
+(`session/delivery.py` pages the full list a rolled-up block points to).
 """
 
 from __future__ import annotations
@@ -17,16 +21,26 @@ from dataclasses import replace
 from pathlib import Path
 
 from freshline.config import Config, Mode
-from freshline.context import UpdatesInput, render_updates
+from freshline.context import (
+    Channel,
+    ManifestInput,
+    Meter,
+    UpdatesInput,
+    manifest_from_json,
+    render_blocks,
+    render_manifest,
+)
 from freshline.conversation import Conversations, LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
 from freshline.materialize.runner import ProgressFn
+from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
 from freshline.session.inscope import InScope
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
+from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged
 from freshline.store import Change, ChangeKind, IndexEntry, SessionRecord, SessionState
 from freshline.tracker import FlushResult, Tracker
@@ -114,7 +128,7 @@ class SessionManager:
             manifest_epoch=built.epoch,
             dirty_key=built.dirty_key,
             held_key=None,
-            manifest=built.text,
+            manifest=built.stored,
             needs_manifest=True,
             resumed=False,
             pending_docs=built.pending,
@@ -149,7 +163,7 @@ class SessionManager:
             cursor=built.epoch if built.complete else s.cursor,
             manifest_epoch=built.epoch,
             dirty_key=built.dirty_key,
-            manifest=built.text,
+            manifest=built.stored,
             needs_manifest=True,
             resumed=True,
             pending_docs=sorted(set(s.pending_docs) | set(built.pending)),
@@ -172,14 +186,21 @@ class SessionManager:
     # -- turns ---------------------------------------------------------------------------
 
     def prepare(
-        self, session_id: str, message: str, fanout: bool = False, conversation: bool = True
+        self,
+        session_id: str,
+        message: str,
+        fanout: bool = False,
+        conversation: bool = True,
+        channel: Channel = Channel.SEND,
+        meter: Meter | None = None,
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
         Raises ConflictStop or SyncRequired (before any model is called) when the
         conversation's refresh cannot merge. `conversation=False` is for blocks delivered
         to an agent freshline does not run (hooks, MCP): there is no answer to record, so
-        the conversation is left as it is.
+        the conversation is left as it is. The blocks fit `channel`'s budget as `meter`
+        counts what the channel delivers (default: the text itself).
         """
         self.reload_config()
         s = self.get(session_id)
@@ -194,28 +215,57 @@ class SessionManager:
                 s,
                 cursor=rebuilt.epoch if rebuilt.complete else None,
                 manifest_epoch=rebuilt.epoch,
-                manifest=rebuilt.text,
+                manifest=rebuilt.stored,
                 dirty_key=rebuilt.dirty_key,
                 pending_docs=sorted(set(s.pending_docs) | set(rebuilt.pending)),
             )
         pending = self._conversation_turn(s, message) if conversation else None
         staged, updates = self._updates(s, pending.merges if pending else ())
         if rebuilt is not None:
-            staged.manifest = (rebuilt.text, rebuilt.epoch, rebuilt.dirty_key)
-        manifest = s.manifest if s.needs_manifest else None
-        turn = PreparedTurn(s, message, manifest, updates, held, fanout, staged, pending)
+            staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
+        manifest = self._manifest_input(s) if s.needs_manifest else None
+        blocks = render_blocks(
+            manifest, updates, delivery_budget(self.config, channel, meter, s.id), self.priority(s)
+        )
+        turn = PreparedTurn(
+            s, message, blocks.manifest, blocks.updates, held, fanout, staged, pending
+        )
         turn._accept = self._accept
         return turn
 
-    def preview(self, session_id: str) -> str | None:
-        """The blocks the next send would deliver: the manifest when one is due, and the
-        updates (delivers nothing, holds nothing; a refresh is worked out at send time)."""
+    def preview(
+        self, session_id: str, channel: Channel = Channel.SEND, meter: Meter | None = None
+    ) -> str | None:
+        """The blocks the next send on `channel` would deliver, at its budget: the manifest
+        when one is due, and the updates (delivers nothing, holds nothing; a refresh is
+        worked out at send time)."""
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
         merges = self.conversations.syncs_since_last_turn(s.id)
-        blocks = [s.manifest if s.needs_manifest else None, self._updates(s, merges)[1]]
-        return "\n\n".join(b for b in blocks if b) or None
+        manifest = self._manifest_input(s) if s.needs_manifest else None
+        budget = delivery_budget(self.config, channel, meter, s.id)
+        return render_blocks(manifest, self._updates(s, merges)[1], budget, self.priority(s)).text
+
+    def priority(self, s: SessionRecord) -> frozenset[str]:
+        """The paths a roll-up keeps listed longest for this session: what its agent read
+        or was told about. (Nothing yet: the read ledger will say.)"""
+        return frozenset()
+
+    def manifest_text(self, session_id: str, channel: Channel | None = None) -> str:
+        """The session's manifest block as stored, rendered to `channel`'s budget (none:
+        with no budget)."""
+        s = self.get(session_id)
+        budget = delivery_budget(self.config, channel, session=s.id) if channel else None
+        return render_manifest(self._manifest_input(s), budget)
+
+    def _manifest_input(self, s: SessionRecord) -> ManifestInput:
+        """The manifest a session stored; a record from before manifests were stored as
+        their input is built again."""
+        try:
+            return manifest_from_json(s.manifest)
+        except FreshlineError:
+            return self._build(s.project, s.id, s.mode, s.resumed, convert=False).input
 
     def _agent_root(self, session_id: str, mode: str) -> Path | None:
         """Where an isolated session's agent reads and writes; None for live sessions."""
@@ -288,10 +338,12 @@ class SessionManager:
 
     def _updates(
         self, s: SessionRecord, merges: Sequence[MergeInfo]
-    ) -> tuple[Staged, str | None]:
+    ) -> tuple[Staged, UpdatesInput]:
         since = s.cursor if s.cursor is not None else s.manifest_epoch
+        project = self.config.project(s.project)
         answer = self.tracker.changes_since(s.project, since)
-        scope = self.config.project(s.project).scope
+        answer = replace(answer, changes=without_secrets(answer.changes, project.allow_secrets))
+        scope = project.scope
         desk = DocumentDesk(self.materializer, self.store.index_get)
 
         def live_in_scope(path: str) -> bool:
@@ -317,12 +369,11 @@ class SessionManager:
             failed_documents=news.failed,
             invalid_snapshots=news.invalid,
         )
-        block = render_updates(updates)
         staged = Staged(
             since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures,
-            told=updates if block else None,
+            told=updates,
         )
-        return staged, block
+        return staged, updates
 
     def _accept(self, turn: PreparedTurn) -> None:
         staged = turn.staged

@@ -1,4 +1,8 @@
-"""Building a session's manifest: materialize the project, then render `<project_context>`."""
+"""Building a session's manifest: materialize the project, then describe `<project_context>`.
+
+The manifest is rendered at each delivery, to that channel's budget; a session stores its
+input (`stored`, JSON) until then.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.config import Config
-from freshline.context import ManifestInput, render_manifest
+from freshline.context import Budget, ManifestInput, manifest_to_json, render_manifest
 from freshline.materialize import DocStatus, Materializer, is_document
 from freshline.session.documents import IN_PROGRESS, info
 from freshline.store.records import IndexEntry
@@ -16,13 +20,23 @@ from freshline.tracker import Tracker
 
 @dataclass(frozen=True)
 class BuiltManifest:
-    """A rendered manifest and what it was built from."""
+    """A manifest's input and what it was built from."""
 
-    text: str
+    input: ManifestInput
     epoch: int  # captured when its materialization began
     dirty_key: str  # `signature#epoch` at that moment
     complete: bool  # the materialization covered every document
-    pending: list[str]  # documents still in progress when it was rendered
+    pending: list[str]  # documents still in progress when it was built
+
+    @property
+    def stored(self) -> str:
+        """The form a session keeps (`SessionRecord.manifest`)."""
+        return manifest_to_json(self.input)
+
+    def render(self, budget: Budget | None = None) -> str:
+        """The `<project_context>` block, fitted to `budget` (none: files per folder past
+        the usual count, documents one by one)."""
+        return render_manifest(self.input, budget)
 
 
 def dirty_key(config: Config, tracker: Tracker, project: str) -> str:
@@ -40,7 +54,7 @@ def build_manifest(
     worktree: Path | None = None,
     convert: bool = True,
 ) -> BuiltManifest:
-    """Flush, materialize the project's documents, and render its manifest.
+    """Flush, materialize the project's documents, and describe its manifest.
 
     `listing` gives the project's in-scope entries (default `tracker.files_in_scope`).
     `worktree` (isolated sessions) is where the agent reads: paths are shown under it, and
@@ -56,18 +70,16 @@ def build_manifest(
     converted = materializer.ensure(project, epoch, documents).complete if convert else True
     probes = [materializer.probe(e.path, e) for e in documents]
     p = config.project(project)
-    text = render_manifest(
-        ManifestInput(
-            project=project,
-            root=str(worktree or config.root),
-            epoch=epoch,
-            mode=p.mode.value if worktree is None else "isolated",
-            include=p.scope.include,
-            exclude=p.scope.exclude,
-            files=tuple(e.path for e in entries),
-            documents=tuple(info(x) for x in probes if x.status is not DocStatus.DELETED),
-            resumed=resumed,
-        )
+    manifest = ManifestInput(
+        project=project,
+        root=str(worktree or config.root),
+        epoch=epoch,
+        mode=p.mode.value if worktree is None else "isolated",
+        include=p.scope.include,
+        exclude=p.scope.exclude,
+        files=tuple(e.path for e in entries),
+        documents=tuple(info(x) for x in probes if x.status is not DocStatus.DELETED),
+        resumed=resumed,
     )
     pending = [x.path for x in probes if x.status in IN_PROGRESS]
-    return BuiltManifest(text, epoch, key, converted and not pending, pending)
+    return BuiltManifest(manifest, epoch, key, converted and not pending, pending)

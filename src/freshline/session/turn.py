@@ -19,7 +19,7 @@ class Staged:
     pending: set[str]
     failures: dict[str, str]
     manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
-    told: UpdatesInput | None = None  # what the updates block says, as data (for people)
+    told: UpdatesInput | None = None  # what the updates were made from, as data (for people)
 
 
 @dataclass

@@ -8,6 +8,9 @@ read-then-write: the second waits (up to the busy timeout) instead of failing la
 
 from __future__ import annotations
 
+import contextlib
+import os
+import resource
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -19,6 +22,9 @@ from freshline.store.schema import MIGRATIONS
 
 DB_NAME = "freshline.db"
 BUSY_TIMEOUT_MS = 30_000
+_SQLITE_FULL = 13  # "database or disk is full" (the primary result code)
+_SQLITE_IOERR = 10  # "disk I/O error"
+_NEARLY_FULL = 64 * 1024  # bytes free below which an I/O error is taken for a full disk
 
 
 def encode_path(path: str) -> bytes:
@@ -61,7 +67,7 @@ class Database:
                 self._migrate(conn)
                 self._migrated = True
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open the store: {exc}") from exc
+            raise self.failure(exc, "cannot open the store") from exc
         return conn
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
@@ -84,23 +90,56 @@ class Database:
                 conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _roll_back(conn)
             raise
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error."""
+        """A write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error.
+
+        A failure of SQLite itself becomes a StoreError saying what happened (`no space
+        left on device while writing …`); nothing of the transaction is kept.
+        """
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot start a write: {exc}") from exc
+            raise self.failure(exc, "cannot start a write") from exc
         try:
             yield conn
             conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _roll_back(conn)
+            raise self.failure(exc) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            _roll_back(conn)
             raise
+
+    def failure(self, exc: sqlite3.Error, doing: str = "") -> StoreError:
+        """A one-line StoreError for an error SQLite raised on this store."""
+        cause = self._cause(exc)
+        if cause:
+            return StoreError(f"{cause} while writing the store {self.path}")
+        return StoreError(f"{self.path}: {doing + ': ' if doing else ''}{exc}")
+
+    def _cause(self, exc: sqlite3.Error) -> str | None:
+        # SQLite says SQLITE_FULL for a full database file, but only "disk I/O error" when
+        # growing its shared-memory or WAL file fails: then the file system and the file
+        # size limit tell what stopped the write.
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code == _SQLITE_FULL:
+            return "no space left on device"
+        if code != _SQLITE_IOERR:
+            return None
+        try:
+            fs = os.statvfs(self.path.parent)
+        except OSError:
+            return None
+        if fs.f_bavail * fs.f_frsize < _NEARLY_FULL:
+            return "no space left on device"
+        if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+            return "disk I/O error (a file size limit, ulimit -f, is set)"
+        return None
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -131,3 +170,11 @@ class Database:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """Roll back what is left of a failed transaction. SQLite may have rolled it back
+    itself (a full disk does that), and a failing rollback must not hide the first error."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

@@ -28,6 +28,7 @@ class ChangeKind(StrEnum):
     CONFIG = "config"  # the project's patterns or mode changed; detail says how
     COMPACTED = "compacted"  # older log rows were dropped: re-enumerate the project
     REFRESHED = "refreshed"  # a conversation merged its checkout target; detail names it
+    GIT = "git"  # HEAD moved (checkout, merge, ...); detail: operation, from, to, paths, count
 
 
 @dataclass(frozen=True)

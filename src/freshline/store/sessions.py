@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import astuple, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from freshline.errors import NotFoundError
+from freshline.errors import NotFoundError, UsageError
+from freshline.paths import shown
 from freshline.store.db import Database
+
+# What a session id may be: every session is also a git conversation, so its id must be a
+# plain ref component (new ids are 12 hex digits).
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_session_id(session_id: str) -> str:
+    """`session_id` if it has a session id's form, else UsageError (checked before any SQL
+    or git call sees it)."""
+    if not SESSION_ID.fullmatch(session_id) or ".." in session_id:
+        why = f"invalid session id '{session_id}': use an id `session list` shows"
+        raise UsageError(shown(why))
+    return session_id
 
 
 class SessionState(StrEnum):
@@ -33,7 +48,7 @@ class SessionRecord:
     manifest_epoch: int  # the epoch captured when the manifest's materialization began
     dirty_key: str  # `signature#epoch` the manifest was built for
     held_key: str | None  # the dirty key a landing already held for (hold at most once)
-    manifest: str  # the rendered manifest block, delivered while needs_manifest
+    manifest: str  # the manifest's input (JSON), rendered and delivered while needs_manifest
     needs_manifest: bool
     resumed: bool
     pending_docs: list[str] = field(default_factory=list)  # announced as in progress
@@ -71,9 +86,10 @@ class SessionTable:
     db: Database
 
     def session_get(self, session_id: str) -> SessionRecord:
-        """One session (NotFoundError when unknown)."""
+        """One session (NotFoundError when unknown, UsageError when not an id at all)."""
         row = self.db.conn.execute(
-            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE id = ?", (session_id,)
+            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE id = ?",
+            (check_session_id(session_id),),
         ).fetchone()
         if row is None:
             raise NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
@@ -97,6 +113,7 @@ class SessionTable:
 
     def session_put(self, s: SessionRecord) -> None:
         """Insert or replace a session (joins the current transaction if there is one)."""
+        check_session_id(s.id)
         sql = (
             f"INSERT OR REPLACE INTO sessions ({', '.join(_NAMES)})"
             f" VALUES ({', '.join('?' for _ in _NAMES)})"

@@ -67,19 +67,23 @@ class ChangesSince:
 
 def patterns_of(project: ProjectConfig, ignore: Sequence[str]) -> dict[str, object]:
     """The normalized patterns a project's log state remembers."""
-    return {
+    patterns: dict[str, object] = {
         "include": canonical(project.include),
         "exclude": canonical(project.exclude),
         "mode": project.mode.value,
         "ignore": sorted(ignore),
     }
+    if project.allow_secrets:  # absent when empty, as states written before it had it
+        patterns["allow_secrets"] = sorted(project.allow_secrets)
+    return patterns
 
 
 def _scope_of(patterns: dict[str, object]) -> Scope:
     include, exclude = patterns["include"], patterns["exclude"]
-    ignore = patterns.get("ignore", [])
+    ignore, allowed = patterns.get("ignore", []), patterns.get("allow_secrets", [])
     assert isinstance(include, list) and isinstance(exclude, list) and isinstance(ignore, list)
-    return Scope.from_strings(include, exclude, ignore)
+    assert isinstance(allowed, list)
+    return Scope.from_strings(include, exclude, ignore, allowed)
 
 
 class Tracker:
@@ -286,7 +290,7 @@ def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, o
         return set(value) if isinstance(value, list) else set()
 
     detail: dict[str, object] = {}
-    for key in ("include", "exclude", "ignore"):
+    for key in ("include", "exclude", "ignore", "allow_secrets"):
         added, removed = as_set(new, key) - as_set(old, key), as_set(old, key) - as_set(new, key)
         if added:
             detail[f"{key}_added"] = sorted(added)

@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 
 from freshline.errors import FreshlineError
 from freshline.interfaces.cli.argv import hoist_workspace, wants_json
-from freshline.interfaces.cli.output import emit, fail
+from freshline.interfaces.cli.output import emit, fail, machine_failure
 
 if TYPE_CHECKING:
     from freshline.config import Config
@@ -72,7 +72,7 @@ class Group(TyperGroup):
         except (OSError, sqlite3.Error) as exc:
             # The machine said no (a full disk, a file where a folder should be): one line
             # and exit 1, never a traceback.
-            exit_with(str(exc), 1, as_json)
+            exit_with(machine_failure(exc), 1, as_json)
 
 
 def exit_with(

@@ -17,7 +17,7 @@ import time
 
 from freshline.errors import FreshlineError
 from freshline.interfaces.cli import argv as words
-from freshline.interfaces.cli.output import emit, fail, say, warn
+from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
 from freshline.interfaces.text import columns, plural
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
@@ -49,12 +49,12 @@ def run(argv: Sequence[str]) -> int | None:
     except FreshlineError as exc:
         return fail(str(exc), exc.exit_code, as_json)
     except OSError as exc:
-        return fail(str(exc), 1, as_json)
+        return fail(machine_failure(exc), 1, as_json)
     except Exception as exc:
         import sqlite3
 
         if isinstance(exc, sqlite3.Error):
-            return fail(str(exc), 1, as_json)
+            return fail(machine_failure(exc), 1, as_json)
         raise
     return 0
 

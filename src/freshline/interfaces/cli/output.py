@@ -59,3 +59,13 @@ def fail(
     sys.stderr.write(f"{label} {' '.join(message.split())}\n")
     sys.stderr.flush()
     return exit_code
+
+
+def machine_failure(exc: BaseException) -> str:
+    """The one line for an OS or store failure (a full disk, a file where a folder should
+    be, a locked database): said as people say it, never a traceback."""
+    from freshline.errors import os_failure
+    from freshline.paths import shown
+
+    message = os_failure(exc) if isinstance(exc, OSError) else f"the store failed: {exc}"
+    return shown(str(message))

@@ -144,15 +144,16 @@ def session_show(
     with manager(ctx, flushes=False) as m:
         s = m.get(session_id)
         epoch = m.tracker.epoch(s.project)
+        text = m.manifest_text(session_id)
 
     def human() -> None:
         for line in describe_session(s, epoch):
             say(line)
         if manifest:
             say()
-            say(s.manifest)
+            say(text)
 
-    emit(session_dict(s) | {"manifest": s.manifest, "project_epoch": epoch}, as_json, human)
+    emit(session_dict(s) | {"manifest": text, "project_epoch": epoch}, as_json, human)
 
 
 @session_app.command("resume")
@@ -239,13 +240,15 @@ def _stopped(session_id: str, stop: ConflictStop, as_json: bool) -> NoReturn:
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver: the manifest when due, then the updates
-    (delivers nothing).
+    """Show what the next send would deliver at its budget: the manifest when due, then
+    the updates (delivers nothing).
 
     Example: freshline updates 3f2a9c1b7d4e
     """
+    from freshline.context import Channel
+
     with manager(ctx) as m:
-        block = m.preview(session_id)
+        block = m.preview(session_id, Channel.SEND)
     emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
 
 

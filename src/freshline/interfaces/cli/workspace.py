@@ -51,6 +51,7 @@ def project_dict(p: ProjectConfig) -> dict[str, Any]:
         "include": list(p.include),
         "exclude": list(p.exclude),
         "mode": p.mode.value,
+        "allow_secrets": list(p.allow_secrets),
         "signature": p.signature,
     }
 
@@ -63,6 +64,16 @@ def matching_files(cfg: Config, name: str) -> int:
     autowatch(cfg, tracker.store)
     tracker.flush()
     return len(tracker.files_in_scope(name))
+
+
+def secrets_sentence(p: ProjectConfig) -> str:
+    """What a project does with secrets, in words."""
+    if not p.allow_secrets:
+        return ("secrets (.env, *.pem, id_rsa*, .ssh/, ... see the README) are never in this "
+                "project: never listed, read or sent to a model")
+    named = ", ".join(p.allow_secrets)
+    return (f"this project OPTS IN to secrets matching {named} (allow_secrets): such files are "
+            "listed, read and may be sent to a model; every other secret stays refused")
 
 
 @project_app.command("add")
@@ -117,7 +128,8 @@ def project_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
 @project_app.command("show")
 def project_show(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """Show one project's patterns, what each one means, and its signature.
+    """Show one project's patterns, what each one means, its signature, and whether it
+    opted into any secrets.
 
     Example: freshline project show research
     """
@@ -133,6 +145,7 @@ def project_show(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> N
                 for raw in patterns]
         for line in columns(["", "pattern", "meaning"], rows)[1:]:
             say("  " + line)
+        say(f"  {secrets_sentence(project)}")
 
     emit(project_dict(project), as_json, human)
 

@@ -31,6 +31,7 @@ from textual.widgets import Static
 from freshline.agent.backends import Backend, backend_for
 from freshline.agent.runtime import SendResult, send
 from freshline.config import Config
+from freshline.context import Channel
 from freshline.conversation import Author
 from freshline.errors import ConflictStop, FreshlineError, SyncRequired, UsageError
 from freshline.interfaces.lines import tool_lines
@@ -264,6 +265,7 @@ class ChatApp(App[None]):
                 self.manager, self.session_id, message, self.backend,
                 on_text=lambda chunk: self.call_from_thread(self._stream, chunk),
                 on_prepared=lambda turn: self.call_from_thread(self._prepared, turn),
+                channel=Channel.CHAT,
             )
         except ConflictStop as stop:
             self.call_from_thread(self._stopped, stop, message)
@@ -300,7 +302,8 @@ class ChatApp(App[None]):
     def _prepared(self, turn: PreparedTurn) -> None:
         self._message(True, turn.message)
         blocks = wire_blocks(turn.wire_prompt, turn.message)
-        self.write(Told(told_line(turn.manifest is not None, turn.staged.told), blocks))
+        told = turn.staged.told if turn.updates else None
+        self.write(Told(told_line(turn.manifest is not None, told), blocks))
         if turn.held:
             self.note(f"held: {turn.held}")
 

@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 from enum import StrEnum
 
+from freshline.context import Channel
 from freshline.conversation import Author
 from freshline.errors import ConflictStop, UsageError
 from freshline.interfaces.lines import event_line
@@ -33,8 +34,8 @@ class Command(StrEnum):
 
 HELP = {
     Command.STATUS: "/status — project, mode, epoch vs cursor, documents, target",
-    Command.UPDATES: "/updates [last] — what the next send will deliver (last: what your "
-                     "last message carried)",
+    Command.UPDATES: "/updates [last] — what the next send will deliver, at its budget "
+                     "(last: what your last message carried)",
     Command.DIFF: "/diff — the conversation's own work as a patch",
     Command.SYNC: "/sync REV [--with-conflicts] — merge REV into the conversation now",
     Command.LOG: "/log — the transcript as git records it, one commit per event",
@@ -131,8 +132,10 @@ def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) ->
 def _updates(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
     if LAST in args:
         return _last_told(manager, session_id)
-    block = manager.preview(session_id)
-    return Reply("updates (the next send will deliver)",
+    block = manager.preview(session_id, Channel.CHAT)
+    budget = manager.config.delivery.budget(Channel.CHAT.value)
+    size = f"{len(block or ''):,} of {budget:,} characters"
+    return Reply(f"updates (the next send will deliver; {size})",
                  block or "nothing new: the next send carries no updates block")
 
 

@@ -1,0 +1,142 @@
+"""Confinement: what a reader acting for a model may open, decided after the path resolves.
+
+Every reader of workspace files on a model's behalf (the agent's tools, the MCP server,
+hooks, and later the ACP proxy) passes the path it was given through `reach`. A path is
+normalized (`..` folded, an absolute path must lie under the root), then resolved
+(symlinks followed), and refused when either form is
+
+    outside     not under the root, lexically or once resolved
+    internal    `.freshline/`, `.git/`, `freshline.toml`
+    ignored     matched by `[workspace] ignore`
+    secret      matched by a built-in secret pattern the project did not allow
+    out of scope  not among the files (or folders holding files) the rules admit
+
+so a symlink inside the project cannot lead to `.git/config`, a secret, or a file the
+project excludes. Readers that walk folders check each entry with `refusal`, the same
+rules without the resolving (a walk sees real entries and does not follow links).
+A refusal is an `AccessDenied` (exit 2) whose message says why in one line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from freshline.errors import WorkspaceError
+from freshline.markdown import parse_note
+from freshline.paths import confine, is_internal, shown, to_abs
+from freshline.scope import FileFacts, is_markdown
+from freshline.sensitive import secret_pattern
+
+NOTE_HEAD = 1 << 20  # bytes of a note read for its tags and properties, as the scanner does
+
+PathTest = Callable[[str], bool]
+
+
+class Refusal(StrEnum):
+    """Why a path is refused."""
+
+    OUTSIDE = "outside"  # escapes the root, or cannot be resolved
+    INTERNAL = "internal"  # freshline's or git's own files
+    IGNORED = "ignored"  # matched by [workspace] ignore
+    SECRET = "secret"  # a built-in secret pattern the project did not allow
+    OUT_OF_SCOPE = "out-of-scope"  # not a file (or folder) the project includes
+
+
+class AccessDenied(WorkspaceError):
+    """A path a reader may not open; the message is one line saying why."""
+
+    def __init__(self, message: str, refusal: Refusal) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What one reader may see, apart from the root it applies to.
+
+    The defaults see every file of the root that is not internal and not a secret.
+    """
+
+    ignore: tuple[str, ...] = ()  # the workspace's ignore patterns
+    allow_secrets: Collection[str] = frozenset()  # secret patterns the project opted into
+    admits: PathTest | None = None  # files in scope (None: every file)
+    admits_folder: PathTest | None = None  # folders that may hold files in scope (None: all)
+    readable_internal: PathTest | None = None  # internal files served anyway (snapshots)
+    not_admitted: str = "not in the project"  # the reason given for what `admits` refuses
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A path that passed confinement."""
+
+    path: Path  # the real path to open (symlinks resolved)
+    rel: str  # its root-relative POSIX path ("" for the root itself)
+    is_dir: bool
+
+
+def refusal(rel: str, rules: Rules, folder: bool = False) -> tuple[Refusal, str] | None:
+    """Why a normalized root-relative path may not be seen (the refusal and a short
+    reason), or None when it may. Nothing is resolved: `rel` must be a real path."""
+    if not rel:
+        return None
+    if rules.readable_internal is not None and rules.readable_internal(rel):
+        return None
+    if is_internal(rel):
+        return Refusal.INTERNAL, "an internal path of freshline or git"
+    if rules.ignore and is_internal(rel, rules.ignore):
+        return Refusal.IGNORED, "ignored by the workspace ([workspace] ignore)"
+    pattern = secret_pattern(rel, rules.allow_secrets)
+    if pattern is not None:
+        return Refusal.SECRET, (
+            f"a secret (matches {pattern!r}); secrets are never read unless the project "
+            "lists that pattern in allow_secrets"
+        )
+    admits = rules.admits_folder if folder else rules.admits
+    if admits is not None and not admits(rel):
+        return Refusal.OUT_OF_SCOPE, rules.not_admitted
+    return None
+
+
+def reach(root: Path, user_path: str, rules: Rules | None = None) -> Reached:
+    """Resolve `user_path` (absolute, or relative to `root`) and check it against `rules`.
+
+    Both the path as given and the path it resolves to must pass, so no link leads out of
+    what the rules admit. Raises AccessDenied with a one-line reason.
+    """
+    rules = rules or Rules()
+    if not user_path.strip():
+        raise AccessDenied("a path is required", Refusal.OUTSIDE)
+    root = Path(os.path.abspath(root))
+    try:
+        asked = confine(root, user_path)
+        real = to_abs(root, asked).resolve()
+        real_root = root.resolve()
+        rel = "" if real == real_root else real.relative_to(real_root).as_posix()
+        is_dir = real.is_dir()
+    except WorkspaceError as exc:
+        raise AccessDenied(f"{exc}; refused", Refusal.OUTSIDE) from None
+    except (OSError, RuntimeError, ValueError) as exc:  # a loop, a name too long
+        raise AccessDenied(shown(f"{user_path}: cannot resolve ({exc}); refused"),
+                           Refusal.OUTSIDE) from None
+    for side in dict.fromkeys((asked, rel)):
+        why = refusal(side, rules, folder=is_dir)
+        if why is not None:
+            via = "" if side == asked else " (where it leads)"
+            raise AccessDenied(shown(f"{user_path}: {why[1]}{via}; refused"), why[0])
+    return Reached(real, rel, is_dir)
+
+
+def file_facts(root: Path, rel: str) -> FileFacts:
+    """A file's facts read from disk now: tags and properties of a note, else the path."""
+    if not is_markdown(rel):
+        return FileFacts(rel)
+    try:
+        with open(to_abs(root, rel), "rb") as handle:
+            note = parse_note(handle.read(NOTE_HEAD))
+    except OSError:
+        return FileFacts(rel)
+    return FileFacts(rel, frozenset(note.tags), dict(note.properties))

@@ -1,0 +1,241 @@
+"""A block before it is written out: fixed lines, and entries a roll-up may fold.
+
+`manifest.py` and `updates.py` describe their block as a `Plan`; `rollup.py` decides what
+to fold (a `Folds` state); `write` turns a plan and a state into the block's text. A
+folded entry is never dropped: it is counted in a group line (its folder's, its git
+operation's, or its folder rename's), and the block then ends with how to get the full
+list back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from .wire import tag
+
+
+class Pool(StrEnum):
+    """Which roll-up an entry belongs to (`rollup.py` folds them in a fixed order)."""
+
+    FILES = "files"  # manifest: the project's files
+    DOCUMENTS = "documents"  # manifest: documents with their status
+    CHANGES = "changes"  # updates: path changes, paths a scope change or refresh brought
+    KEPT = "kept"  # updates: what the agent most needs; folded only when nothing else fits
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One `- ` line. With a pool it may be folded into a group that counts it as `label`;
+    without one it is always listed (a source pattern, a folder rename)."""
+
+    path: str  # workspace-relative: groups of its folder and of the folders above hold it
+    text: str
+    label: str = ""
+    pool: Pool | None = None
+    key: str = ""  # sort key in its list (default: the path)
+    count: int = 1  # how many it stands for (a stored file group)
+    folded_at: str | None = None  # already a group of this folder (a stored file group)
+    ops: tuple[int, ...] = ()  # the git operations whose paths hold it
+    rename: int | None = None  # the folder rename that moved it, if any
+
+    @property
+    def folder(self) -> str:
+        """The folder it sits in: groups of this folder and of the ones above may hold it."""
+        if self.folded_at is not None:
+            return self.folded_at
+        return self.path.rpartition("/")[0]
+
+
+@dataclass(frozen=True)
+class Text:
+    """A line written as it is; `essential` lines stay when a block is cut to its minimum."""
+
+    line: str
+    essential: bool = False
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and its entries (sorted, duplicates once). Without entries left to list
+    the heading goes too, unless `sticky`. `groups` merges that pool's folder groups into
+    the list (the manifest's files)."""
+
+    heading: str
+    entries: Sequence[Entry]
+    sticky: bool = False
+    groups: Pool | None = None
+
+
+@dataclass(frozen=True)
+class Groups:
+    """The folder groups of some pools, under one heading."""
+
+    heading: str
+    pools: tuple[Pool, ...]
+
+
+@dataclass(frozen=True)
+class GitLine:
+    """A git operation's line; it says whether its paths are listed or grouped here."""
+
+    index: int
+    write: Callable[[Counter[str] | None], str]  # counts of what it groups, or None
+
+
+@dataclass(frozen=True)
+class WayBack:
+    """The block's last line when something was folded: how to get the full list."""
+
+    line: str
+
+
+Part = Text | Section | Groups | GitLine | WayBack
+
+
+@dataclass
+class Folds:
+    """What one block folds: folders per pool, git operations, folder renames, or all."""
+
+    folders: dict[Pool, set[str]] = field(default_factory=dict)
+    ops: set[int] = field(default_factory=set)
+    renames: set[int] = field(default_factory=set)
+    minimal: bool = False
+
+    def folded(self, pool: Pool) -> set[str]:
+        """The folded folders of `pool` (a set to add to)."""
+        return self.folders.setdefault(pool, set())
+
+    def copy(self) -> Folds:
+        """A copy to fold further."""
+        folders = {pool: set(folded) for pool, folded in self.folders.items()}
+        return Folds(folders, set(self.ops), set(self.renames), self.minimal)
+
+
+@dataclass
+class Plan:
+    """One block: its tag, attributes, parts, and how to write a group's line."""
+
+    name: str
+    attributes: list[tuple[str, object]]
+    parts: list[Part]
+    group_line: Callable[[str, Counter[str]], str]  # (folder, counts by label) → text
+    start: Folds = field(default_factory=Folds)  # folds it always has
+
+    def entries(self) -> Iterable[Entry]:
+        """Every entry of every list."""
+        for part in self.parts:
+            if isinstance(part, Section):
+                yield from part.entries
+
+
+class Placement:
+    """Where each entry of a block goes under some folds: listed, or counted in a group."""
+
+    def __init__(self, plan: Plan, folds: Folds) -> None:
+        self.folds = folds
+        self.groups: dict[Pool, dict[str, Counter[str]]] = {}
+        self.ops: dict[int, Counter[str]] = {}
+        self.listed: set[int] = set()  # ids of listed entries
+        self._tops: dict[tuple[Pool, str], str | None] = {}
+        for entry in plan.entries():
+            pool = entry.pool
+            if pool is None:
+                if not folds.minimal:
+                    self.listed.add(id(entry))
+            elif folds.minimal:
+                self._count(pool, "", entry)
+            elif pool is not Pool.CHANGES or not self._folded_by_git(entry):
+                top = self._top(pool, entry.folder)
+                if top is None:
+                    self.listed.add(id(entry))
+                else:
+                    self._count(pool, top, entry)
+
+    def _folded_by_git(self, entry: Entry) -> bool:
+        """Whether a path change is in a folded folder rename or git operation (counted
+        in the operation's line)."""
+        if entry.rename is not None and entry.rename in self.folds.renames:
+            return True  # its folder's rename line says it all
+        for op in entry.ops:
+            if op in self.folds.ops:
+                counts = self.ops.get(op)
+                if counts is None:
+                    counts = self.ops[op] = Counter()
+                counts[entry.label] += entry.count
+                return True
+        return False
+
+    def _count(self, pool: Pool, folder: str, entry: Entry) -> None:
+        by_folder = self.groups.get(pool)
+        if by_folder is None:
+            by_folder = self.groups[pool] = {}
+        counts = by_folder.get(folder)
+        if counts is None:  # not setdefault: a Counter per entry costs
+            counts = by_folder[folder] = Counter()
+        counts[entry.label] += entry.count
+
+    def _top(self, pool: Pool, folder: str) -> str | None:
+        """The highest folded folder holding `folder` (itself included), if any."""
+        # Iterative, not recursive: a workspace may nest folders thousands deep.
+        chain: list[str] = []
+        current: str | None = folder
+        while current is not None and (pool, current) not in self._tops:
+            chain.append(current)
+            current = current.rpartition("/")[0] if current else None
+        above = self._tops[(pool, current)] if current is not None else None
+        folded = self.folds.folded(pool)
+        for name in reversed(chain):  # from the highest unknown folder down
+            if above is None and name in folded:
+                above = name
+            self._tops[(pool, name)] = above
+        return self._tops[(pool, folder)]
+
+    def is_listed(self, entry: Entry) -> bool:
+        """Whether `entry` is listed one by one."""
+        return id(entry) in self.listed
+
+    def rolled_up(self) -> bool:
+        """Whether anything was folded."""
+        return bool(self.groups or self.ops or self.folds.renames or self.folds.minimal)
+
+
+def write(plan: Plan, folds: Folds) -> str:
+    """The block's text under `folds`."""
+    placed = Placement(plan, folds)
+    body: list[str] = []
+    for part in plan.parts:
+        body.extend(_lines(plan, part, placed))
+    return tag(plan.name, plan.attributes, body)
+
+
+def _lines(plan: Plan, part: Part, placed: Placement) -> list[str]:
+    minimal = placed.folds.minimal
+    if isinstance(part, Text):
+        return [part.line] if part.essential or not minimal else []
+    if isinstance(part, WayBack):
+        return [part.line] if placed.rolled_up() else []
+    if isinstance(part, GitLine):
+        return [] if minimal else [part.write(placed.ops.get(part.index))]
+    if isinstance(part, Groups):
+        merged: dict[str, Counter[str]] = {}
+        for pool in part.pools:
+            for folder, counts in placed.groups.get(pool, {}).items():
+                merged.setdefault(folder, Counter()).update(counts)
+        lines = [plan.group_line(folder, merged[folder]) for folder in sorted(merged)]
+        return [part.heading, *(f"- {line}" for line in lines)] if lines else []
+    return _list(plan, part, placed)
+
+
+def _list(plan: Plan, part: Section, placed: Placement) -> list[str]:
+    keyed = {(e.key or e.path, e.text) for e in part.entries if id(e) in placed.listed}
+    if part.groups is not None:
+        groups = placed.groups.get(part.groups, {})
+        keyed.update((folder + "/", plan.group_line(folder, c)) for folder, c in groups.items())
+    texts = dict.fromkeys(text for _, text in sorted(keyed))
+    if not texts and not (part.sticky and not placed.folds.minimal):
+        return []
+    return [part.heading, *(f"- {text}" for text in texts)]
+

@@ -1,0 +1,157 @@
+"""Roll-ups: the order in which a block's entries are folded into groups to fit a budget.
+
+Most informative first: what goes first is what the agent loses least by. Over a manifest
+(block 0) and an updates block (block 1) delivered together, the folds come in this order:
+
+1. the files of a folder renamed as a whole (its rename line already says where they went);
+2. the manifest's files, per folder (the agent can list folders itself);
+3. the paths of each git operation, into the operation's line, largest first;
+4. the manifest's documents, per folder, with counts by status (the read tools find a
+   document's snapshot; what changed is news the agent has no other way to get);
+5. the updates' other path changes, per folder;
+6. what the agent most needs (the priority paths, documents whose status changed,
+   conflicts), per folder;
+7. the whole block into one group per pool (its minimum), the updates first.
+
+Folders fold deepest first, so a block keeps as much of the tree's shape as fits; at one
+depth, the folders whose fold saves the most characters go first. `fit.py` finds the
+shortest prefix of these moves that fits.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from .layout import Entry, Folds, Plan, Pool
+
+MANIFEST, UPDATES = 0, 1  # block indexes
+_GROUP_CHARS = 30  # about what a group line adds to its folder's path
+
+
+class MoveKind(Enum):
+    """What one fold does."""
+
+    RENAME = "rename"  # a folder rename's files into its line
+    OP = "op"  # a git operation's paths into its line
+    FOLDER = "folder"  # a folder's entries of one pool into one group
+    MINIMAL = "minimal"  # the whole block into its minimum
+
+
+@dataclass(frozen=True)
+class Move:
+    """One fold of one block."""
+
+    block: int
+    kind: MoveKind
+    pool: Pool | None = None
+    target: str | int = ""
+
+
+def apply(folds: Folds, move: Move) -> None:
+    """Make `move` in `folds` (the folds of its block)."""
+    if move.kind is MoveKind.RENAME:
+        folds.renames.add(int(move.target))
+    elif move.kind is MoveKind.OP:
+        folds.ops.add(int(move.target))
+    elif move.kind is MoveKind.FOLDER:
+        assert move.pool is not None
+        folds.folded(move.pool).add(str(move.target))
+    else:
+        folds.minimal = True
+
+
+def _depth(folder: str) -> int:
+    return folder.count("/") + 1 if folder else 0
+
+
+def _ancestors(folder: str) -> Iterable[str]:
+    while folder:
+        yield folder
+        folder = posixpath.dirname(folder)
+    yield ""
+
+
+def folder_order(entries: Iterable[Entry], folded: Iterable[str] = ()) -> list[tuple[str, int]]:
+    """The folders to fold, in order, each with the lines its fold removes plus one (the
+    entries and groups it takes in). `folded` are folded already. A folder is worth
+    folding when it would take in at least two lines."""
+    direct: dict[str, list[int]] = {}
+    for entry in entries:
+        stats = direct.setdefault(entry.folder, [0, 0])
+        stats[0] += 1
+        stats[1] += len(entry.text) + 3
+    nodes = {folder for d in direct for folder in _ancestors(d)}
+    children: dict[str, list[str]] = {}
+    for node in nodes:
+        if node:
+            children.setdefault(posixpath.dirname(node), []).append(node)
+    by_depth: dict[int, list[str]] = {}
+    for node in nodes:
+        by_depth.setdefault(_depth(node), []).append(node)
+    planned = set(folded)
+    seen: dict[str, tuple[int, int]] = {}  # lines and characters, as the folder above sees it
+    order: list[tuple[str, int]] = []
+    for depth in sorted(by_depth, reverse=True):
+        candidates = []
+        for node in by_depth[depth]:
+            lines, chars = direct.get(node, [0, 0])
+            for child in children.get(node, ()):
+                lines, chars = lines + seen[child][0], chars + seen[child][1]
+            seen[node] = (lines, chars)
+            group = (1, len(node) + _GROUP_CHARS)
+            if node in planned:
+                seen[node] = group
+            elif lines >= 2:
+                candidates.append((-(chars - group[1]), node, lines))
+        for _, node, lines in sorted(candidates):
+            planned.add(node)
+            seen[node] = (1, len(node) + _GROUP_CHARS)
+            order.append((node, lines))
+    return order
+
+
+def moves(plans: Sequence[Plan | None]) -> list[Move]:
+    """Every fold of the blocks, in the order they are made (see the module docstring)."""
+    manifest, updates = plans[MANIFEST], plans[UPDATES]
+    out: list[Move] = []
+    if updates is not None:
+        out += _counted(UPDATES, MoveKind.RENAME, _renames(updates))
+    if manifest is not None:
+        out += _folders(MANIFEST, manifest, Pool.FILES)
+    if updates is not None:
+        out += _counted(UPDATES, MoveKind.OP, _ops(updates))
+    if manifest is not None:
+        out += _folders(MANIFEST, manifest, Pool.DOCUMENTS)
+    if updates is not None:
+        out += _folders(UPDATES, updates, Pool.CHANGES)
+        out += _folders(UPDATES, updates, Pool.KEPT)
+    out += [Move(block, MoveKind.MINIMAL) for block in (UPDATES, MANIFEST) if plans[block]]
+    return out
+
+
+def _renames(plan: Plan) -> Counter[int]:
+    return Counter(e.rename for e in plan.entries()
+                   if e.pool is Pool.CHANGES and e.rename is not None)
+
+
+def _ops(plan: Plan) -> Counter[int]:
+    return Counter(op for e in plan.entries() if e.pool is Pool.CHANGES for op in e.ops)
+
+
+def _counted(block: int, kind: MoveKind, sizes: Counter[int]) -> list[Move]:
+    return [Move(block, kind, None, index)
+            for index, _ in sorted(sizes.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def _folders(block: int, plan: Plan, pool: Pool) -> list[Move]:
+    """Folder folds of one pool, over the entries still listed once the renames and git
+    operations before them are folded (those fold only path changes)."""
+    entries = [e for e in plan.entries() if e.pool is pool
+               and not (pool is Pool.CHANGES and (e.ops or e.rename is not None))]
+    already = plan.start.folded(pool)
+    return [Move(block, MoveKind.FOLDER, pool, folder)
+            for folder, _ in folder_order(entries, already)]
