@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from freshline.config import (
     remove_project,
 )
 from freshline.errors import ConfigError, NotFoundError, WorkspaceError
+from freshline.ignore import IgnoreSettings
 from freshline.scope import FileFacts, signature
 
 DESIGN_EXAMPLE = """\
@@ -171,9 +174,21 @@ def test_all_workspace_settings(tmp_path: Path) -> None:
         tmp_path,
         "[workspace]\ndebounce_ms = 0\nchange_log_cap = 5\nfull_scan_interval = 60\n"
         "ignore = ['build/']\nmaterialize_timeout_s = 5\nmaterialize_memory_mb = 256\n"
-        "workers = 4\n",
+        "workers = 4\nrespect_gitignore = false\nrespect_obsidian = false\nignore_trash = false\n",
     )
-    assert load_config(tmp_path).workspace == WorkspaceSettings(0, 5, 60, ("build/",), 5, 256, 4)
+    settings = WorkspaceSettings(0, 5, 60, ("build/",), 5, 256, 4, False, False, False)
+    assert load_config(tmp_path).workspace == settings
+    assert settings.ignore_settings == IgnoreSettings(("build/",), False, False, False)
+
+
+def test_the_template_lists_every_workspace_setting(tmp_path: Path) -> None:
+    init_workspace(tmp_path)
+    text = (tmp_path / "freshline.toml").read_text()
+    table = text.partition("[workspace]\n")[2].partition("\n[")[0]
+    settings = [line[2:] for line in table.splitlines() if re.match(r"# \w+ = ", line)]
+    assert len(settings) == len(fields(WorkspaceSettings))
+    (tmp_path / "freshline.toml").write_text("[workspace]\n" + "\n".join(settings) + "\n")
+    assert load_config(tmp_path).workspace == WorkspaceSettings()
 
 
 ERRORS = [
@@ -193,7 +208,15 @@ ERRORS = [
         "[workspace]\ndebounce = 1\n",
         "workspace.debounce: unknown key (expected one of: debounce_ms, change_log_cap, "
         "full_scan_interval, ignore, materialize_timeout_s, materialize_memory_mb, workers, "
-        "autowatch, autowatch_idle)",
+        "respect_gitignore, respect_obsidian, ignore_trash, autowatch, autowatch_idle)",
+    ),
+    (
+        "[workspace]\nrespect_gitignore = 'no'\n",
+        "workspace.respect_gitignore: expected a boolean, got a string",
+    ),
+    (
+        "[workspace]\nignore_trash = 0\n",
+        "workspace.ignore_trash: expected a boolean, got an integer",
     ),
     (
         "[projects.x]\ninclude = ['a']\nexclud = ['b']\n",

@@ -55,7 +55,7 @@ def test_model_settings_are_read(tmp_path: Path) -> None:
         ("[model]\nretry_wait_s = true\n", "model.retry_wait_s: expected a number of seconds"),
         ("[model]\nmodel = 'x'\n", "model.model: unknown key (expected one of: default, "),
         ("model = 'x'\n", "model: expected a table, got a string"),
-        ("[workspace]\nautowatch = 1\n", "workspace.autowatch: expected true or false"),
+        ("[workspace]\nautowatch = 1\n", "workspace.autowatch: expected a boolean"),
         ("[workspace]\nautowatch_idle = 0\n", "workspace.autowatch_idle: must be between 1 and"),
     ],
 )

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from freshline.access import AccessDenied
 from freshline.agent.backends import get_backend
-from freshline.agent.runtime import send
+from freshline.agent.messages import ToolCall
+from freshline.agent.runtime import send, toolbox_for
 from freshline.interfaces.cli import app
 from freshline.interfaces.hooks import run_claude_code
 from freshline.interfaces.mcp_server import FreshlineService
@@ -273,3 +274,20 @@ def test_a_log_written_before_the_deny_list_is_not_announced(vault: Workspace) -
         manager.close()
     assert f"{vault.root}/notes/b.md" in result.wire_prompt
     assert ".env" not in result.wire_prompt and "id_rsa" not in result.wire_prompt
+
+
+def test_tools_refuse_what_the_workspace_ignore_files_ignore(ws: Workspace) -> None:
+    """A .gitignored file is never in a project; a tool asked for it names the reason."""
+    ws.write(".gitignore", "build/\n")
+    ws.write("build/out.md", "generated\n")
+    ws.write("notes/a.md", "alpha\n")
+    ws.configure({"notes": {"include": ["*.md"]}})
+    manager = SessionManager(ws.config())
+    try:
+        session = manager.new("notes")
+        tools = toolbox_for(manager, session)
+        result = tools.run(ToolCall("1", "read", {"path": "build/out.md"}))
+        assert result.is_error and "ignore" in result.content
+        assert "generated" not in result.content
+    finally:
+        manager.close()

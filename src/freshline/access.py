@@ -62,6 +62,7 @@ class Rules:
     """
 
     ignore: tuple[str, ...] = ()  # the workspace's ignore patterns
+    ignored: PathTest | None = None  # the workspace's ignore rules (.gitignore, Obsidian, …)
     allow_secrets: Collection[str] = frozenset()  # secret patterns the project opted into
     admits: PathTest | None = None  # files in scope (None: every file)
     admits_folder: PathTest | None = None  # folders that may hold files in scope (None: all)
@@ -89,6 +90,8 @@ def refusal(rel: str, rules: Rules, folder: bool = False) -> tuple[Refusal, str]
         return Refusal.INTERNAL, "an internal path of freshline or git"
     if rules.ignore and is_internal(rel, rules.ignore):
         return Refusal.IGNORED, "ignored by the workspace ([workspace] ignore)"
+    if rules.ignored is not None and rules.ignored(rel):
+        return Refusal.IGNORED, "ignored by the workspace's ignore rules"
     pattern = secret_pattern(rel, rules.allow_secrets)
     if pattern is not None:
         return Refusal.SECRET, (

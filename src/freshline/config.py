@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from freshline import scope, sensitive
 from freshline.errors import ConfigError, NotFoundError, WorkspaceError, os_failure
+from freshline.ignore import IgnoreSettings
 from freshline.paths import shown
 
 if TYPE_CHECKING:  # tomlkit is imported by the edits that use it: reading needs only tomllib
@@ -42,6 +43,9 @@ _TEMPLATE = """\
 # change_log_cap = 1000        # change-log rows kept per project
 # full_scan_interval = 300     # seconds between full rescans while watching
 # ignore = []                  # folders or globs that are never in any project
+# respect_gitignore = true     # .gitignore files and .git/info/exclude ignore paths too
+# respect_obsidian = true      # so do Obsidian's "Excluded files" (.obsidian/app.json)
+# ignore_trash = true          # and Obsidian's trash, .trash/
 # materialize_timeout_s = 60   # time limit for converting one document, seconds
 # materialize_memory_mb = 1024 # memory limit of a conversion worker
 # workers = 2                  # conversion worker processes
@@ -87,8 +91,18 @@ class WorkspaceSettings:
     materialize_timeout_s: int = 60
     materialize_memory_mb: int = 1024
     workers: int = 2
+    respect_gitignore: bool = True
+    respect_obsidian: bool = True
+    ignore_trash: bool = True
     autowatch: bool = True  # the first command that flushes starts a background watcher
     autowatch_idle: int = 3600  # seconds without requests before that watcher exits
+
+    @property
+    def ignore_settings(self) -> IgnoreSettings:
+        """Which ignore sources apply (freshline.ignore)."""
+        return IgnoreSettings(
+            self.ignore, self.respect_gitignore, self.respect_obsidian, self.ignore_trash
+        )
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,7 @@ class ModelSettings:
     retry_max_wait_s: float = 30.0  # the longest single wait
 
 
+_SWITCHES = ("respect_gitignore", "respect_obsidian", "ignore_trash", "autowatch")
 # The range each numeric setting accepts: past these, a value that parses would overflow
 # a timer or a resource limit later, or start more workers than any machine has cores.
 _RANGES = {
@@ -113,7 +128,6 @@ _RANGES = {
     "workers": (1, 64),
     "autowatch_idle": (1, 30 * 86_400),
 }
-_BOOLEANS = frozenset({"autowatch"})
 
 
 # Each delivery channel's budget in characters when freshline.toml sets none.
@@ -309,8 +323,8 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
         if name == "ignore":
             values[name] = _patterns(key, value, _check_ignore)
             continue
-        if name in _BOOLEANS:
-            _expect(key, value, bool, "true or false")
+        if name in _SWITCHES:
+            _expect(key, value, bool, "a boolean")
             values[name] = value
             continue
         _expect(key, value, int, "an integer")

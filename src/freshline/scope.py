@@ -11,21 +11,23 @@ their canonical text:
     tag        #paper               markdown tags contain `paper` or `paper/…`, any case
     note       [[Reading List]]     markdown file named `Reading List.md` (any case; a title
                                     with `/` is matched against the path without extension)
-    property   [status:active]      front matter `status` (key in any case) equals `active`
-                                    (value case-sensitive, compared as text) or, for a list,
-                                    contains it
+    property   [status:active]      front matter `status` equals `active`, both in any case
+                                    (values compared as written); a list matches on any
+                                    item, a nested map by `key.sub` (`[review.next:2025-12-23]`)
+                                    on its values, and a link `[[Note]]` also by `Note`
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from freshline import paths
+from freshline.ignore import IgnoreRules
 from freshline.markdown import parse_tag
 from freshline.sensitive import secret_pattern
 
@@ -128,13 +130,36 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _property_matches(pattern: Pattern, properties: Mapping[str, Any]) -> bool:
-    key = pattern.key.casefold()
+def property_values(properties: Mapping[str, Any], key: str) -> Iterator[Any]:
+    """The scalar values a property pattern's `key` reaches, keys compared in any case.
+
+    `a.b` names the key `b` of the map `a` (or a key named `a.b` itself); a list yields its
+    items, and the maps in a list are searched as maps are.
+    """
+    want = key.casefold()
     for name, value in properties.items():
-        if name.casefold() != key or value is None:
-            continue
-        values = value if isinstance(value, list | tuple) else [value]
-        if any(v is not None and _as_text(v) == pattern.value for v in values):
+        have = name.casefold()
+        if have == want:
+            yield from _leaves(value)
+        elif want.startswith(have + "."):
+            for nested in _leaves(value, maps=True):
+                if isinstance(nested, Mapping):
+                    yield from property_values(nested, want[len(have) + 1 :])
+
+
+def _leaves(value: Any, maps: bool = False) -> Iterator[Any]:
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _leaves(item, maps)
+    elif value is not None and (maps or not isinstance(value, Mapping)):
+        yield value
+
+
+def _property_matches(pattern: Pattern, properties: Mapping[str, Any]) -> bool:
+    want = pattern.value.casefold()
+    for value in property_values(properties, pattern.key):
+        text = _as_text(value).casefold()
+        if text == want or (text.startswith("[[") and text.endswith("]]") and text[2:-2] == want):
             return True
     return False
 
@@ -167,13 +192,20 @@ def pattern_matches(pattern: Pattern, facts: FileFacts) -> bool:
 
 @dataclass(frozen=True)
 class Scope:
-    """A project's inclusions and exclusions, the workspace's ignore patterns, and the
-    built-in secret patterns the project opted into (`allow_secrets`)."""
+    """A project's inclusions and exclusions, the workspace's ignore rules, and the
+    built-in secret patterns the project opted into (`allow_secrets`).
+
+    `ignore` are the `[workspace] ignore` patterns; `rules`, when given, all of the
+    workspace's ignore rules (freshline.ignore). A scanned index holds no ignored path, so
+    a project's scope needs only the patterns; the tracker gives the rules to the scopes
+    it compares when the rules change.
+    """
 
     include: tuple[Pattern, ...]
     exclude: tuple[Pattern, ...] = ()
     ignore: tuple[str, ...] = ()
     allow_secrets: frozenset[str] = frozenset()
+    rules: IgnoreRules | None = field(default=None, compare=False)
 
     @classmethod
     def from_strings(
@@ -182,6 +214,7 @@ class Scope:
         exclude: Iterable[str] = (),
         ignore: Iterable[str] = (),
         allow_secrets: Iterable[str] = (),
+        rules: IgnoreRules | None = None,
     ) -> Scope:
         """Build a scope from pattern texts; raises ValueError for a malformed pattern."""
         return cls(
@@ -189,11 +222,15 @@ class Scope:
             tuple(parse_pattern(p) for p in exclude),
             tuple(ignore),
             frozenset(allow_secrets),
+            rules,
         )
 
     def matches(self, facts: FileFacts) -> bool:
-        """Whether the file is in scope: not internal, not a secret, included, not excluded."""
+        """Whether the file is in scope: not internal, ignored or a secret; included and
+        not excluded."""
         if not self.include or paths.is_internal(facts.path, self.ignore):
+            return False
+        if self.rules is not None and self.rules.ignored(facts.path):
             return False
         if self.excludes(facts) or not any(pattern_matches(p, facts) for p in self.include):
             return False

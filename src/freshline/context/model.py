@@ -55,11 +55,13 @@ class ConfigChange:
     mode_from: str | None = None
     mode_to: str | None = None
     newly_included: tuple[str, ...] = ()  # paths it brought in (also `created` changes)
+    ignore_files: tuple[str, ...] = ()  # files whose ignore rules changed (.gitignore, ...)
 
     def __post_init__(self) -> None:
         for name in PATTERN_FIELDS:
             _set(self, name, _tuple(getattr(self, name), _pattern))
         _set(self, "newly_included", _tuple(self.newly_included, str))
+        _set(self, "ignore_files", _tuple(self.ignore_files, str))
         _set(self, "mode_from", _mode(self.mode_from))
         _set(self, "mode_to", _mode(self.mode_to))
 

@@ -255,6 +255,7 @@ def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]
     ]
     if config.mode_from != config.mode_to:
         lines.append(f"- mode: {_mode(config.mode_from)}{ARROW}{_mode(config.mode_to)}")
+    lines += [f"- ignore rules changed in {show(root, f)}" for f in config.ignore_files]
     # in this order (include before exclude), not sorted: it reads better
     heading = "Scope changed:" if lines else "Scope changed."
     return [Text(heading), *(Text(line) for line in lines),

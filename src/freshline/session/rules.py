@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from freshline.access import Rules, file_facts
 from freshline.config import ProjectConfig
+from freshline.ignore import load_rules
 from freshline.scope import FileFacts, PatternKind
 from freshline.sensitive import is_secret
 from freshline.store.records import Change, ChangeKind
@@ -77,6 +78,7 @@ def live_rules(manager: SessionManager, projects: Sequence[str]) -> Rules:
     names = ", ".join(repr(name) for name in projects)
     return Rules(
         ignore=config.workspace.ignore,
+        ignored=load_rules(config.root, config.workspace.ignore_settings).ignored,
         allow_secrets=frozenset(s for p in chosen for s in p.allow_secrets),
         admits=admits,
         admits_folder=admits_folder,

@@ -3,7 +3,8 @@
 `lstat` every file; re-hash only when size, mtime_ns or inode differ from the index.
 Symbolic links are recorded as links (their target's blob id) and never followed.
 A file that cannot be read keeps its previous entry and yields a warning; a directory
-that cannot be listed keeps every entry below it.
+that cannot be listed keeps every entry below it. Ignored paths (`freshline.ignore`) are
+never looked at: the walk prunes an ignored folder without listing it.
 
 A file written twice within one timestamp tick can keep size and mtime ("racily clean",
 as git calls it). An entry whose mtime is that close to the scan is stored with
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from freshline.ignore import Checks, IgnoreRules, IgnoreState
 from freshline.markdown import parse_note
 from freshline.paths import INTERNAL_NAMES, is_internal
 from freshline.scope import is_markdown
@@ -44,22 +46,31 @@ class ScanResult:
     remove: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     scanned: int = 0
+    ignore: IgnoreState | None = None  # the rules a full scan walked by, every file read
+
+    def changed(self, name: str) -> bool:
+        """Whether a file of this name (at any depth) was created, changed or removed."""
+        return any(
+            e is not None and e.path.rpartition("/")[2] == name
+            for o in self.observed
+            for e in (o.old, o.new)
+        )
 
 
 class Scanner:
     """One scan of one workspace against the index in `store`."""
 
-    def __init__(self, root: Path, store: Store, ignore: Iterable[str] = ()) -> None:
+    def __init__(self, root: Path, store: Store, rules: IgnoreRules | None = None) -> None:
         self.root = str(root)
         self.broot = os.fsencode(self.root)
         self.store = store
-        self.ignore = tuple(ignore)
+        self.rules = rules or IgnoreRules(trash=False)
         self.started_ns = time.time_ns()
         self.warnings: list[str] = []
         self.kept: list[str] = []  # unreadable directories: entries below them stay
 
-    def _skip(self, rel: str) -> bool:
-        return is_internal(rel, self.ignore)
+    def _skip(self, rel: str, is_dir: bool = False) -> bool:
+        return is_internal(rel) or self.rules.ignored(rel, is_dir)
 
     def walk(self, top: bytes = b"") -> Iterator[tuple[bytes, os.stat_result]]:
         """Every file and link at or below `top`, with its lstat; directories pruned.
@@ -83,30 +94,43 @@ class Scanner:
                 self.kept.append(shown)
                 continue
             prefix = rel_dir + b"/" if rel_dir else b""
-            # Below the root, with no ignore patterns, only internal names can be internal:
-            # the directories above were checked before being walked.
-            check_all = bool(self.ignore) or not rel_dir
+            # The directories above were checked before being walked: where no ignore rule
+            # reaches, only internal names (a nested `.git`, `.freshline`, freshline.toml)
+            # below the root can be internal.
+            checks = self._checks_in(rel_dir, entries)
             for e in entries:
                 name = e.name
                 rel = prefix + name
-                if (check_all or name in _INTERNAL) and self._skip(decode_path(rel)):
-                    continue
                 try:
-                    if e.is_dir(follow_symlinks=False):
+                    is_dir = e.is_dir(follow_symlinks=False)
+                    check = checks.folders if is_dir else checks.files
+                    if (check or name in _INTERNAL) and self._skip_entry(rel, is_dir):
+                        continue
+                    if is_dir:
                         stack.append(rel)
                     elif e.is_file(follow_symlinks=False) or e.is_symlink():
                         yield rel, e.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
 
+    def _checks_in(self, rel_dir: bytes, entries: list[os.DirEntry[bytes]]) -> Checks:
+        if not rel_dir:
+            return Checks(True, True)  # freshline's own files lie at the root
+        has_gitignore = any(e.name == b".gitignore" for e in entries)
+        return self.rules.checks_in(decode_path(rel_dir), has_gitignore)
+
+    def _skip_entry(self, raw: bytes, is_dir: bool) -> bool:
+        rel = decode_path(raw)
+        return is_internal(rel) or self.rules.ignored_entry(rel, is_dir)
+
     def stat_at(self, rel: str) -> Iterator[tuple[bytes, os.stat_result]]:
         """The file at `rel`, or everything below it if it is a directory."""
-        if self._skip(rel):
-            return
         raw = encode_path(rel)
         try:
             st = os.lstat(os.path.join(self.broot, raw))
         except OSError:
+            return
+        if self._skip(rel, stat.S_ISDIR(st.st_mode)):
             return
         if stat.S_ISDIR(st.st_mode):
             yield from self.walk(raw)
@@ -209,12 +233,14 @@ def _content(e: IndexEntry) -> tuple[str, str, int]:
 
 def full_scan(scanner: Scanner) -> ScanResult:
     """Compare the whole workspace with the whole index."""
-    return scanner.compare(scanner.walk(), scanner.store.index_stats(), scanner.store.index_get)
+    result = scanner.compare(scanner.walk(), scanner.store.index_stats(), scanner.store.index_get)
+    result.ignore = scanner.rules.state()  # the walk read every rule file that applies
+    return result
 
 
 def targeted_scan(scanner: Scanner, paths: Iterable[str]) -> ScanResult:
     """Compare only the hinted paths (and, for directories, their subtrees)."""
-    roots = _outermost(p for p in paths if not scanner._skip(p))
+    roots = _outermost(p for p in paths if not is_internal(p))
     region = scanner.store.index_under(roots)
     stats = {encode_path(p): (e.size, e.mtime_ns, e.inode) for p, e in region.items()}
     disk = (item for rel in roots for item in scanner.stat_at(rel))

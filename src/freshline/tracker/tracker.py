@@ -7,9 +7,11 @@ writes, so two processes flushing at once are serialized and each change is logg
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +23,7 @@ from freshline.config import (
     load_config,
     unknown_project,
 )
+from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
@@ -32,6 +35,7 @@ if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the firs
     from freshline.tracker.scan import ScanResult  # `status` only reads the index
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
+IGNORE_RULES = "tracker.ignore_rules"  # the ignore rules the last full scan walked by
 REMOVED: dict[str, object] = {"removed": True}  # the patterns of a project taken out of the config
 
 
@@ -65,25 +69,40 @@ class ChangesSince:
     changes: list[Change]  # coalesced; empty when compacted
 
 
-def patterns_of(project: ProjectConfig, ignore: Sequence[str]) -> dict[str, object]:
-    """The normalized patterns a project's log state remembers."""
+def patterns_of(project: ProjectConfig, ignore: IgnoreState) -> dict[str, object]:
+    """The normalized patterns a project's log state remembers, with the ignore rules
+    (an ignore file that changes is a config change)."""
     patterns: dict[str, object] = {
         "include": canonical(project.include),
         "exclude": canonical(project.exclude),
         "mode": project.mode.value,
-        "ignore": sorted(ignore),
+        **_ignore_patterns(ignore),
     }
     if project.allow_secrets:  # absent when empty, as states written before it had it
         patterns["allow_secrets"] = sorted(project.allow_secrets)
     return patterns
 
 
+def _ignore_patterns(ignore: IgnoreState) -> dict[str, object]:
+    patterns: dict[str, object] = {"ignore": sorted(ignore.ignore)}
+    rules = ignore.rules_json()
+    if rules:  # left out when there are none, as before ignore files were read
+        patterns["ignore_rules"] = rules
+    return patterns
+
+
+def _ignore_of(patterns: dict[str, object]) -> IgnoreState:
+    ignore, rules = patterns.get("ignore", []), patterns.get("ignore_rules")
+    assert isinstance(ignore, list) and (rules is None or isinstance(rules, dict))
+    return IgnoreState.from_json(ignore, rules)
+
+
 def _scope_of(patterns: dict[str, object]) -> Scope:
     include, exclude = patterns["include"], patterns["exclude"]
-    ignore, allowed = patterns.get("ignore", []), patterns.get("allow_secrets", [])
-    assert isinstance(include, list) and isinstance(exclude, list) and isinstance(ignore, list)
-    assert isinstance(allowed, list)
-    return Scope.from_strings(include, exclude, ignore, allowed)
+    allowed = patterns.get("allow_secrets", [])
+    assert isinstance(include, list) and isinstance(exclude, list) and isinstance(allowed, list)
+    ignore = _ignore_of(patterns)
+    return Scope.from_strings(include, exclude, ignore.ignore, allowed, ignore.rules())
 
 
 class Tracker:
@@ -146,22 +165,46 @@ class Tracker:
             return self._apply(result, full=True)
 
     def _flush_locked(self, paths: list[str]) -> FlushResult:
-        full = "" in paths or self._patterns_moved()
-        return self._apply(self._scan(None if full else paths), full)
+        """Scan the hinted paths by the rules the last full scan walked by (with the files
+        above the root read again); a changed rule means a full scan."""
+        rules = load_rules(self.root, self.config.workspace.ignore_settings)
+        ignore = self._ignore_now(rules)
+        if "" in paths or ignore is None or self._patterns_moved(ignore):
+            return self._apply(self._scan(None, rules), full=True)
+        result = self._scan(paths, ignore.rules())
+        if result.changed(GITIGNORE):  # a .gitignore's rules reach past the hinted paths
+            return self._apply(self._scan(None, rules), full=True)
+        result.ignore = ignore
+        return self._apply(result, full=False)
 
-    def _scan(self, paths: list[str] | None) -> ScanResult:
+    def _scan(self, paths: list[str] | None, rules: IgnoreRules | None = None) -> ScanResult:
         from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
 
-        scanner = Scanner(self.root, self.store, self.config.workspace.ignore)
+        rules = rules or load_rules(self.root, self.config.workspace.ignore_settings)
+        scanner = Scanner(self.root, self.store, rules)
         if paths is None:
             return full_scan(scanner)
         return targeted_scan(scanner, paths) if paths else ScanResult()
 
+    def _ignore_now(self, rules: IgnoreRules) -> IgnoreState | None:
+        """The ignore rules as they stand, each folder's .gitignore as the last full scan
+        read it (a changed one is seen by the scan that finds it changed); None before
+        the first full scan."""
+        known = self.store.meta_get(IGNORE_RULES)
+        if known is None:
+            return None
+        nested = tuple(f for f in _ignore_of(json.loads(known)).files if not f.outer)
+        return replace(rules.state(), files=rules.outer + nested)
+
     def _apply(self, result: ScanResult, full: bool) -> FlushResult:
         """Write a scan's result and log it per project (inside the write lock)."""
+        assert result.ignore is not None  # set by a full scan, or by the flush
+        ignore = result.ignore
         if full:
             self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
-        config_changes, new = self._config_changes()
+            self.store.meta_set(IGNORE_RULES, json.dumps(_ignore_patterns(ignore)))
+        created = [o.new for o in result.observed if o.kind is ChangeKind.CREATED and o.new]
+        config_changes, new = self._config_changes(ignore, created)
         self.store.index_put(result.put)
         self.store.index_delete(result.remove)
         out = FlushResult(full=full, scanned=result.scanned, warnings=result.warnings)
@@ -174,11 +217,10 @@ class Tracker:
                 out.projects[name] = self._log(name, changes)
         return out
 
-    def _patterns_moved(self) -> bool:
+    def _patterns_moved(self, ignore: IgnoreState) -> bool:
         """Whether a project's patterns changed since the last flush: then only a full scan
         is sure to find files that, say, an ignore entry kept out of the index."""
         states = self.store.project_states()
-        ignore = self.config.workspace.ignore
         return any(
             name in states and states[name].patterns != patterns_of(project, ignore)
             for name, project in self.config.projects.items()
@@ -196,14 +238,16 @@ class Tracker:
         )
         return ProjectDelta(name, epoch, changes)
 
-    def _config_changes(self) -> tuple[dict[str, list[Change]], set[str]]:
+    def _config_changes(
+        self, ignore: IgnoreState, created: list[IndexEntry]
+    ) -> tuple[dict[str, list[Change]], set[str]]:
         """Bring each project's remembered patterns up to date: the changes of those whose
         patterns moved, and the names of projects seen for the first time.
 
         Runs before the batch is applied, so old and new scopes are compared on the same
         (pre-batch) facts; the batch's own changes follow and coalesce with these.
+        `created` are the batch's new files: among them, those an old ignore rule kept out.
         """
-        ignore = self.config.workspace.ignore
         states = self.store.project_states()
         for name in states.keys() - self.config.projects.keys():
             if states[name].patterns != REMOVED:
@@ -228,21 +272,23 @@ class Tracker:
                 self.store.project_put(
                     replace(state, signature=project.signature, patterns=patterns)
                 )
-                out[name] = self._scope_shift(state.patterns, patterns)
+                out[name] = self._scope_shift(state.patterns, patterns, created)
         return out, new
 
-    def _scope_shift(self, old: dict[str, object], new: dict[str, object]) -> list[Change]:
+    def _scope_shift(
+        self, old: dict[str, object], new: dict[str, object], created: list[IndexEntry]
+    ) -> list[Change]:
         before, after = _scope_of(old), _scope_of(new)
         entered: list[str] = []
         left: list[str] = []
-        for entry in self.store.index_iter():
+        for entry in chain(self.store.index_iter(), created):
             was, now = in_scope(before, entry), in_scope(after, entry)
             if now and not was:
                 entered.append(entry.path)
             elif was and not now:
                 left.append(entry.path)
         detail = _pattern_diff(old, new)
-        detail["newly_included"] = entered
+        detail["newly_included"] = sorted(entered)
         detail["no_longer_included"] = left
         config = Change(ChangeKind.CONFIG, "", detail=detail)
         return [
@@ -296,6 +342,9 @@ def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, o
             detail[f"{key}_added"] = sorted(added)
         if removed:
             detail[f"{key}_removed"] = sorted(removed)
+    files = _ignore_of(old).changed_files(_ignore_of(new))
+    if files:
+        detail["ignore_files"] = files
     if old.get("mode") != new.get("mode"):
         detail["mode"] = {"from": old.get("mode"), "to": new.get("mode")}
     return detail
