@@ -9,7 +9,7 @@ watcher's cookie, as any flush does). Anything unexpected (no watcher, another v
 an error, no answer in time) and the command does the work itself, as without a watcher.
 
     {"version": V, "op": "status"}                  → {"ok": true, "data": {...}}
-    {"version": V, "op": "scan", "full": false}     → {"ok": true, "data": {...}}
+    {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
     {"version": V, "op": "due", "payload": "<hook JSON>"} → {"ok": true, "due": false}
 
 The client half (`ask`, `workspace_root`) imports nothing beyond the standard library.
@@ -96,7 +96,7 @@ def _answer(root: str, request: Any) -> dict[str, Any]:
         return {"ok": True, "data": status_data(Tracker(load(root)))}
     if op == "scan":
         tracker = Tracker(load(root))
-        return {"ok": True, "data": flush_dict(tracker.flush(full=bool(request.get("full"))))}
+        return {"ok": True, "data": flush_dict(tracker.flush())}
     if op == "due":
         return {"ok": True, "due": _due(root, str(request.get("payload", "")))}
     return {"ok": False, "error": f"unknown op {op!r}"}

@@ -196,7 +196,9 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
 
 def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = False) -> None:
     """`freshline scan`: bring the index up to date and print what each project logged."""
-    answer = _watcher(str(workspace) if workspace else None, {"op": "scan", "full": full})
+    # A full walk is long whoever does it: this process does it, rather than wait on the
+    # watcher past the answer's time limit and then do it again.
+    answer = None if full else _watcher(str(workspace) if workspace else None, {"op": "scan"})
     if answer is not None:
         data = answer["data"]
     else:

@@ -240,8 +240,9 @@ def _stopped(session_id: str, stop: ConflictStop, as_json: bool) -> NoReturn:
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver at its budget: the manifest when due, then
-    the updates (delivers nothing).
+    """Show what the next send would deliver, at its budget (delivers nothing).
+
+    The manifest when one is due, then the updates.
 
     Example: freshline updates 3f2a9c1b7d4e
     """
@@ -258,8 +259,9 @@ def materialize(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Convert failures again."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now, and drop the
-    snapshots and failure markers of documents no longer in any project.
+    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now.
+
+    Snapshots and failure markers of documents no longer in any project are dropped.
 
     Example: freshline materialize research --retry-failed
     """

@@ -27,8 +27,9 @@ def scan(
                               "watcher runs."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Bring the index up to date now and log what changed, per project (with a live
-    watcher only the paths it saw change are checked; --full walks everything).
+    """Bring the index up to date now and log what changed, per project.
+
+    With a live watcher only the paths it saw change are checked; --full walks everything.
 
     Example: freshline scan --json
     """
@@ -43,8 +44,10 @@ def watch(
         help="Exit after this many seconds without a request (the autowatch uses it).",
     ),
 ) -> None:
-    """Watch the workspace until interrupted (Ctrl-C): log each batch's changed paths and
-    each converted document, one line each. One watcher per workspace.
+    """Watch the workspace, log what changes and convert changed documents, until Ctrl-C.
+
+    Each batch's changed paths and each converted document get a line (--quiet: only
+    problems). One watcher per workspace: a second one exits 2.
 
     Example: freshline watch &
     """

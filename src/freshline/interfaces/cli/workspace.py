@@ -85,8 +85,9 @@ def project_add(
     mode: str = typer.Option("live", "--mode", help="live or isolated."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Add a project to freshline.toml (comments and order are kept) and say how many files
-    it matches now.
+    """Add a project to freshline.toml and say how many files it matches now.
+
+    Comments and order in the file are kept.
 
     Example: freshline project add research --include Research/Papers --include '#paper'
     """
