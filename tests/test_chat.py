@@ -187,7 +187,7 @@ async def test_conflict_stop_keeps_the_message_then_sync_resolves(
 
         await submit(pilot, "carry on")
         text = transcript(app)
-        assert "conflict stop" in text and "src/a.py" in text
+        assert "conflict stop" in text and "src/a.py (content)" in text
         assert "you › carry on" not in text
         assert app.prompt.text == "carry on"
         assert code.conversations.head(s) == head
@@ -195,9 +195,10 @@ async def test_conflict_stop_keeps_the_message_then_sync_resolves(
         await submit(pilot, "/sync feature")
         assert "sync stopped" in transcript(app)
         await submit(pilot, "/sync feature --with-conflicts")
-        assert "conflict markers recorded in:" in transcript(app)
+        assert "conflicts recorded:" in transcript(app)
+        assert "content: src/a.py" in transcript(app)
         assert "target feature up to date" in status_bar(app)
-        assert code.conversations.unresolved_conflicts(s) == ["src/a.py"]
+        assert [c.paths for c in code.conversations.unresolved_conflicts(s)] == [("src/a.py",)]
 
         await submit(pilot, "resolve it")
         assert "model › fixed" in transcript(app)
@@ -437,7 +438,7 @@ async def test_after_a_conflict_stop_a_command_below_keeps_the_message(
         app.prompt.move_cursor(app.prompt.document.end)
         await pilot.press("ctrl+j", *"/sync feature --with-conflicts", "enter")
         await settle(pilot)
-        assert "conflict markers recorded in:" in transcript(app)
+        assert "conflicts recorded:" in transcript(app)
         assert app.prompt.text == "carry on\nwith care"  # the message stays for the resend
         await pilot.press("ctrl+c")  # clear it, run a command: the message comes back
         await submit(pilot, "/status")

@@ -297,7 +297,8 @@ def test_session_show_reads_as_prose(notes: Workspace) -> None:
 def test_diff_has_json(notes: Workspace) -> None:
     session = new_session(notes)
     data = ok_json(notes, "diff", session)
-    assert data == {"session": session, "head": data["head"], "patch": ""}  # type: ignore[index]
+    assert data == {"session": session, "head": data["head"], "patch": "",  # type: ignore[index]
+                    "conflicts": []}
 
 
 def test_log_is_one_line_per_event(notes: Workspace) -> None:

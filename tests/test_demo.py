@@ -64,12 +64,12 @@ def test_isolated_edits_refresh_conflict_and_sync(output: str) -> None:
     assert "Refreshed from refs/heads/feature" in refresh
     assert "the paths it brought in, README.md, src/util.py" in " ".join(refresh.split())
     stop = " ".join(_section(output, "8. A conflicting upstream edit", "9. ").split())
-    assert "Stopped: merging feature conflicts in 1 path (src/greeting.py)" in stop
+    assert "Stopped: merging feature conflicts in 1 path: content: src/greeting.py" in stop
     assert "nothing was recorded: the conversation and the agent's cursor are where" in stop
     assert "model ›" not in stop
     resolved = " ".join(_section(output, "9. sync", "10. ").split())
-    assert "conflict markers in src/greeting.py" in resolved
-    assert "No conflict markers are left" in resolved
+    assert "its conflicts (content: src/greeting.py)" in resolved
+    assert "No conflict is left" in resolved
 
 
 def test_the_transcript_holds_messages_but_never_blocks(output: str) -> None:
@@ -84,7 +84,7 @@ def test_runs_inside_a_foreign_git_repository(
 ) -> None:
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
     out = _run(tmp_path, monkeypatch)
-    assert "No conflict markers are left" in out and "Done" in out
+    assert "No conflict is left" in out and "Done" in out
     status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path,
                             capture_output=True, text=True, check=True)
     assert status.stdout == ""  # the temp dir was removed, the outer repo untouched

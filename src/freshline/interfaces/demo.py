@@ -323,7 +323,7 @@ class Demo:
         try:
             send(m, s, message, model)
         except ConflictStop as stop:
-            self.say(f"[red]Stopped:[/] {escape(str(stop))} ({', '.join(stop.paths)}).")
+            self.say(f"[red]Stopped:[/] {escape(str(stop))}.")
         kept = m.conversations.head(s) == head and m.get(s).cursor == cursor
         self.say("The model was not called and nothing was recorded: the conversation and "
                  "the agent's cursor are where they were." if kept else
@@ -331,13 +331,13 @@ class Demo:
 
         self.heading("sync: merge with the conflict recorded, then let the agent resolve it")
         merged = m.conversations.sync(s, "feature", with_conflicts=True)
-        conflicts = list(merged.conflicts) if merged else []
-        self.say(f"`freshline sync … feature --with-conflicts` records the merge with conflict "
-                 f"markers in {', '.join(conflicts)}, for the agent to resolve.")
+        conflicts = [c.describe() for c in merged.conflicts] if merged else []
+        self.say(f"`freshline sync … feature --with-conflicts` records the merge with its "
+                 f"conflicts ({'; '.join(conflicts)}), for the agent to resolve.")
         self.turn(s, "Resolve the conflict in src/greeting.py.", model)
-        left = m.conversations.unresolved_conflicts(s)
-        self.say(f"Conflicts left: {', '.join(left)}." if left else
-                 "No conflict markers are left: the work can be published as a branch.")
+        left = [c.describe() for c in m.conversations.unresolved_conflicts(s)]
+        self.say(f"Conflicts left: {'; '.join(left)}." if left else
+                 "No conflict is left: the work can be published as a branch.")
 
 
 def after_turn(result: SendResult) -> str:

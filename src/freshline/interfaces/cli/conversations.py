@@ -11,7 +11,7 @@ from dataclasses import asdict
 import typer
 
 from freshline.interfaces.cli.common import JsonOption, emit, manager
-from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.output import say, warn
 from freshline.interfaces.lines import event_line
 from freshline.interfaces.text import plural
 
@@ -42,8 +42,8 @@ def sync(
             say(f"{rev} is already merged; nothing to do")
             return
         say(f"merged {rev} ({merged.to[:10]}): {plural(len(merged.paths), 'path')} changed")
-        for path in merged.conflicts:
-            say(f"  conflict markers in {path}")
+        for conflict in merged.conflicts:
+            say(f"  conflict ({conflict.kind}): {', '.join(conflict.paths)}")
 
     emit(data, as_json, human)
 
@@ -51,14 +51,24 @@ def sync(
 def diff(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
     """Show the conversation's own work: its head against the latest refresh parent.
 
+    The conflicts it has not resolved yet follow, by kind, on standard error.
+
     Example: freshline diff 3f2a9c1b7d4e
     """
     with manager(ctx, flushes=False) as m:
         m.get(session_id)
         patch = m.conversations.diff(session_id)
         head = m.conversations.head(session_id)
-    data = {"session": session_id, "head": head, "patch": patch}
-    emit(data, as_json, lambda: print(patch, end=""))
+        conflicts = m.conversations.unresolved_conflicts(session_id)
+    data = {"session": session_id, "head": head, "patch": patch,
+            "conflicts": [asdict(c) for c in conflicts]}
+
+    def human() -> None:
+        print(patch, end="")
+        for conflict in conflicts:
+            warn(f"unresolved conflict ({conflict.kind}): {', '.join(conflict.paths)}")
+
+    emit(data, as_json, human)
 
 
 def log(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
@@ -94,7 +104,8 @@ def publish(
     branch: str = typer.Option(..., "--branch", "-b", help="The branch to point at the work."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Publish the conversation's work as a branch (refused while conflict markers remain).
+    """Publish the conversation's work as a branch (refused, exit 3, while a recorded
+    conflict is unresolved).
 
     Example: freshline publish 3f2a9c1b7d4e --branch agent/fix-parser
     """

@@ -13,11 +13,11 @@ import typer
 from freshline.config import Mode
 from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
-from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.output import say, warn
 from freshline.interfaces.text import columns, plural
 
 if TYPE_CHECKING:
-    from freshline.errors import ConflictStop
+    from freshline.errors import ConflictStop, SyncRequired
     from freshline.materialize import MaterializeResult
     from freshline.store import SessionRecord
 
@@ -31,6 +31,9 @@ ModelOption = typer.Option(
     "freshline.toml, else echo).",
 )
 BaseUrlOption = typer.Option(None, "--base-url", help="An OpenAI- or Anthropic-compatible server.")
+NoWaitOption = typer.Option(
+    False, "--no-wait", help="Fail at once if another send on the session is running."
+)
 STDIN = "-"
 
 
@@ -194,25 +197,34 @@ def send(
     message: str = typer.Argument(..., help="What to say; - reads it from standard input."),
     model: str = ModelOption,
     base_url: str = BaseUrlOption,
+    no_wait: bool = NoWaitOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Send MESSAGE in a session, with whatever changed delivered first.
+
+    One send at a time per session: a second one waits for the first, or fails at once
+    with --no-wait.
 
     Example: freshline send 3f2a9c1b7d4e "what changed in the papers?"
     """
     from freshline.agent.backends import backend_for
     from freshline.agent.runtime import send as send_turn
-    from freshline.errors import ConflictStop
+    from freshline.errors import ConflictStop, SyncRequired
 
     text = read_message(message)
+
+    def waiting(holder: str) -> None:
+        warn(f"waiting for another send on session {session_id} ({holder})…")
+
     with manager(ctx) as m:
         m.get(session_id)
         backend = backend_for(m.config.model, model, base_url)
         stream = None if as_json else (lambda chunk: print(chunk, end="", flush=True))
         try:
-            result = send_turn(m, session_id, text, backend, on_text=stream)
-        except ConflictStop as stop:
-            _stopped(session_id, stop, as_json)
+            result = send_turn(m, session_id, text, backend, on_text=stream,
+                               wait=not no_wait, on_wait=waiting)
+        except (ConflictStop, SyncRequired) as stop:
+            _stopped({"session": session_id, "accepted": False, "sent": False}, stop, as_json)
         m.settle()
     data = {
         "session": result.session,
@@ -229,27 +241,40 @@ def send(
     emit(data, as_json, say)
 
 
-def _stopped(session_id: str, stop: ConflictStop, as_json: bool) -> NoReturn:
-    """Report a refresh that stopped before the model was called, and exit 3."""
+def _stopped(data: dict[str, Any], stop: ConflictStop | SyncRequired, as_json: bool) -> NoReturn:
+    """Report what stops the next send (a conflict, exit 3; a sync required, exit 4)."""
+    from freshline.errors import ConflictStop
+
+    conflicts = stop.kinds if isinstance(stop, ConflictStop) else {}
+    extra = data | {
+        "stopped": "conflict" if isinstance(stop, ConflictStop) else "sync_required",
+        "message": str(stop),
+        "conflicts": [{"path": p, "kind": k} for p, k in sorted(conflicts.items())],
+    }
     if not as_json:
-        for path in stop.paths:
-            sys.stderr.write(f"  conflict: {path}\n")
-        sys.stderr.write("your message was not sent; resolve with `freshline sync`\n")
-    extra = {"session": session_id, "accepted": False, "sent": False, "conflicts": stop.paths}
+        for path, kind in sorted(conflicts.items()):
+            sys.stderr.write(f"  conflict ({kind}): {path}\n")
+        hint = "with `freshline sync`" if conflicts else "with `freshline sync SESSION REV`"
+        sys.stderr.write(f"the message was not sent; resolve {hint}\n")
     exit_with(str(stop), stop.exit_code, as_json, extra)
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver, at its budget (delivers nothing).
+    """Show what the next send would deliver, at its budget (delivers and moves nothing).
 
-    The manifest when one is due, then the updates.
+    The manifest when one is due, then the updates, including the refresh it would merge.
+    Exits 3 or 4 when the next send would stop on a conflict or need a sync.
 
     Example: freshline updates 3f2a9c1b7d4e
     """
     from freshline.context import Channel
+    from freshline.errors import ConflictStop, SyncRequired
 
     with manager(ctx) as m:
-        block = m.preview(session_id, Channel.SEND)
+        try:
+            block = m.preview(session_id, Channel.SEND)
+        except (ConflictStop, SyncRequired) as stop:
+            _stopped({"session": session_id, "blocks": None}, stop, as_json)
     emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
 
 

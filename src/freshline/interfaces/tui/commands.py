@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from freshline.context import Channel
 from freshline.conversation import Author
-from freshline.errors import ConflictStop, UsageError
+from freshline.errors import ConflictStop, SyncRequired, UsageError
 from freshline.interfaces.lines import event_line
 from freshline.interfaces.text import plural
 from freshline.interfaces.told import short_target, told_from_wire, wire_blocks
@@ -132,7 +132,13 @@ def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) ->
 def _updates(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
     if LAST in args:
         return _last_told(manager, session_id)
-    block = manager.preview(session_id, Channel.CHAT)
+    try:
+        block = manager.preview(session_id, Channel.CHAT)
+    except ConflictStop as stop:
+        return Reply(f"the next send would stop: {stop}", "\n".join(conflict_lines(stop)),
+                     error=True)
+    except SyncRequired as stop:
+        return Reply("the next send would stop: a sync is required", str(stop), error=True)
     budget = manager.config.delivery.budget(Channel.CHAT.value)
     size = f"{len(block or ''):,} of {budget:,} characters"
     return Reply(f"updates (the next send will deliver; {size})",
@@ -150,9 +156,17 @@ def _last_told(manager: SessionManager, session_id: str) -> Reply:
                  blocks or "nothing: that message went without blocks")
 
 
+def conflict_lines(stop: ConflictStop) -> list[str]:
+    """The conflicted paths of a stop with their kinds, one line each."""
+    return [f"{path} ({stop.kinds.get(path, 'conflict')})" for path in stop.paths]
+
+
 def _diff(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
     patch = manager.conversations.diff(session_id).strip()
-    return Reply("diff (the conversation's own work)", patch or "no changes of its own")
+    conflicts = manager.conversations.unresolved_conflicts(session_id)
+    lines = [f"unresolved conflict ({c.kind}): {', '.join(c.paths)}" for c in conflicts]
+    body = "\n".join([patch, *lines] if patch else lines)
+    return Reply("diff (the conversation's own work)", body or "no changes of its own")
 
 
 def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
@@ -160,15 +174,15 @@ def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Re
     try:
         merged = manager.sync(session_id, rev, WITH_CONFLICTS in args)
     except ConflictStop as stop:
-        body = "\n".join([*stop.paths, "", f"run /sync {rev} {WITH_CONFLICTS} to record the "
-                          "conflict markers and resolve them in the conversation"])
+        body = "\n".join([*conflict_lines(stop), "", f"run /sync {rev} {WITH_CONFLICTS} to "
+                          "record the conflicts and resolve them in the conversation"])
         return Reply(f"sync stopped: {stop}", body, error=True)
     if merged is None:
         return Reply(f"sync {rev}", f"{rev} is already merged: nothing to do")
     lines = [f"merged {merged.to[:12]}; {plural(len(merged.paths), 'path')} changed:",
              *(f"  {p}" for p in merged.paths)]
     if merged.conflicts:
-        lines += ["conflict markers recorded in:", *(f"  {p}" for p in merged.conflicts)]
+        lines += ["conflicts recorded:", *(f"  {c.describe()}" for c in merged.conflicts)]
     return Reply(f"sync {rev}", "\n".join(lines))
 
 
