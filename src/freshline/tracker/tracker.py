@@ -15,9 +15,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from itertools import chain, groupby
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from freshline.config import DATA_DIR, Config, ProjectConfig, config_stamp, load_config
-from freshline.errors import GitError, NotFoundError
+from freshline.config import (
+    DATA_DIR,
+    Config,
+    ProjectConfig,
+    config_stamp,
+    load_config,
+    unknown_project,
+)
+from freshline.errors import GitError
 from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
@@ -25,8 +33,10 @@ from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
-from freshline.tracker.scan import Memo, Scanner, ScanResult, full_scan, targeted_scan
 from freshline.tracker.scoping import in_scope, scope_batch, scope_move
+
+if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
+    from freshline.tracker.scan import Memo, ScanResult  # `status` only reads the index
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
 IGNORE_RULES = "tracker.ignore_rules"  # the ignore rules the last full scan walked by
@@ -181,6 +191,8 @@ class Tracker:
 
     def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
+        from freshline.tracker.scan import Scanner, full_scan
+
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         result = self._hinted_scan(paths, rules, memo) if paths is not None else None
         # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
@@ -204,6 +216,8 @@ class Tracker:
         """The scan of `paths` alone, by the ignore rules the last full scan walked by (with
         the files above the root read again); None when only a full scan will do (a rule
         changed, or the patterns did)."""
+        from freshline.tracker.scan import Scanner, ScanResult, targeted_scan
+
         ignore = self._ignore_now(rules)
         if "" in paths or ignore is None or self._patterns_moved(ignore):
             return None
@@ -358,7 +372,7 @@ class Tracker:
         state = self.store.project_state(project)
         if state is None:
             if project not in self.config.projects:
-                raise NotFoundError(f"unknown project '{project}'")
+                raise unknown_project(project, self.config.projects)
             return ProjectState(project, 0, 0, "", {})
         return state
 

@@ -35,7 +35,8 @@ class Watcher:
     """Watches one workspace until `stop()`; usable in-process or as `freshline watch`.
 
     With `on_flush`, the watcher also flushes after each batch and reports what each flush
-    logged (so `freshline watch` can convert changed documents in the background).
+    logged (so `freshline watch` can convert changed documents in the background). With
+    `idle_exit_s`, it stops after that many seconds without a request (a flush's cookie).
     """
 
     def __init__(
@@ -43,17 +44,25 @@ class Watcher:
         config: Config,
         on_flush: Callable[[FlushResult], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        idle_exit_s: float | None = None,
     ) -> None:
         self.config = config
         self.root = Path(config.root).resolve()
         self.tracker = Tracker(config)
         self.on_flush = on_flush
         self.on_error = on_error
+        self.idle_exit_s = idle_exit_s
+        self.last_request = time.monotonic()
         self._stop = threading.Event()
 
     def stop(self) -> None:
         """Ask the watcher to stop; `run()` returns shortly after."""
         self._stop.set()
+
+    def idle(self) -> bool:
+        """Whether no request came for `idle_exit_s` seconds (never, without the limit)."""
+        limit = self.idle_exit_s
+        return limit is not None and time.monotonic() - self.last_request > limit
 
     def _relevant(self, path: str) -> str | None:
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
@@ -151,6 +160,8 @@ class Watcher:
             if rel is not None:
                 hints.append(rel)
         self.tracker.store.hints_add(hints)
+        if cookies:
+            self.last_request = time.monotonic()
         for cookie in cookies:  # only after the hints before it are in the store
             _unlink(cookie)
         return bool(hints)
@@ -233,6 +244,9 @@ class _Worker:
             self._wake.wait(HEARTBEAT_EVERY_S)
             self._wake.clear()
             if self._done.is_set():
+                return
+            if self.watcher.idle():  # checked here too: the clock wakes this thread
+                self.watcher.stop()
                 return
             with self._lock:
                 hinted, self._hinted = self._hinted, False

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import typer
 
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, console
+from freshline.interfaces.cli.common import JsonOption
+from freshline.interfaces.cli.output import say, write_json
 from freshline.interfaces.selftest import (
     SCENARIOS,
     Status,
@@ -42,17 +41,16 @@ def selftest(
     if not chosen:
         raise UsageError(f"no scenario matches {', '.join(only)}")
     if not as_json:
-        console.print(f"{len(chosen)} scenarios × 3 modes in {shown(str(where))} …", markup=False)
+        say(f"{len(chosen)} scenarios × 3 modes in {shown(str(where))} …")
     outcomes = run_selftest(where, chosen)
     agree = all(o.status in (Status.OK, Status.SKIPPED) for o in outcomes)
     if as_json:
-        data = {"directory": str(where), "agree": agree,
-                "outcomes": [outcome_dict(o) for o in outcomes]}
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json({"directory": str(where), "agree": agree,
+                    "outcomes": [outcome_dict(o) for o in outcomes]})
     else:
         for line in render(outcomes):
-            console.print(line, markup=False)
+            say(line)
         bad = sum(o.status not in (Status.OK, Status.SKIPPED) for o in outcomes)
-        console.print("all agree with the truth" if agree else f"{bad} cells disagree")
+        say("all agree with the truth" if agree else f"{bad} cells disagree")
     if not agree:
         raise typer.Exit(1)
