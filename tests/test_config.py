@@ -200,7 +200,11 @@ ERRORS = [
         "[projects.x]\ninclude = ['a']\n[projects.x]\ninclude = ['b']\n",
         "invalid TOML: Cannot declare ('projects', 'x') twice (at line 3, column 12)",
     ),
-    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects, delivery)"),
+    (
+        "colour = 'red'\n",
+        "colour: unknown key (expected one of: workspace, projects, delivery, conversations,"
+        " sessions)",
+    ),
     (
         "[workspace]\ndebounce = 1\n",
         "workspace.debounce: unknown key (expected one of: debounce_ms, change_log_cap, "

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from freshline.interfaces.cli import conversations, integrations, sessions, tracking, workspace
+from freshline.interfaces.cli import (
+    conversations,
+    integrations,
+    sessions,
+    storage,
+    tracking,
+    workspace,
+)
 from freshline.interfaces.cli.common import Group, state
 
 app = typer.Typer(
@@ -46,6 +53,7 @@ app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
 app.command()(integrations.demo)
+app.command()(storage.gc)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -20,6 +21,7 @@ from freshline.errors import ConflictStop, SyncRequired
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import MaterializeResult, Progress
 from freshline.session import SessionManager
+from freshline.session.lifecycle import close_idle
 from freshline.store import SessionRecord
 
 session_app = typer.Typer(help="Open, list, show and resume sessions.")
@@ -51,8 +53,11 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
         "mode": s.mode,
         "cursor": s.cursor,
         "manifest_epoch": s.manifest_epoch,
+        "channel": s.channel,
+        "title": s.title,
         "created_at": s.created_at,
         "resumed_at": s.resumed_at,
+        "last_active_at": s.last_active,
         "pending_documents": s.pending_docs,
         "announced_failures": sorted(s.announced_failures),
         "target": s.target,
@@ -78,20 +83,52 @@ def session_new(
 
 @session_app.command("list")
 def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """List sessions.
+    """List sessions, the one used last at the bottom.
+
+    Each with when it was created and last used, its channel (chat, send, hook, mcp, acp),
+    its first message as a title and its conversation's size.
 
     Example: freshline session list
     """
     with manager(ctx) as m:
-        sessions = m.sessions()
+        close_idle(m)
+        sessions = sorted(m.sessions(), key=lambda s: (s.last_active, s.id))
+        sizes = conversation_sizes(m)
+    rows = [session_dict(s) | {"size_bytes": sizes.get(s.id)} for s in sessions]
 
     def human() -> None:
-        table = Table("id", "project", "state", "mode", "cursor")
+        table = Table("id", "project", "channel", "state", "created", "last active", "size",
+                      "title")
         for s in sessions:
-            table.add_row(s.id, s.project, s.state.value, s.mode, str(s.cursor))
+            size = sizes.get(s.id)
+            table.add_row(s.id, s.project, s.channel, s.state.value, when(s.created_at),
+                          when(s.last_active), "—" if size is None else human_bytes(size),
+                          escape(s.title or "—"))
         console.print(table)
 
-    emit([session_dict(s) for s in sessions], as_json, human)
+    emit(rows, as_json, human)
+
+
+def conversation_sizes(m: SessionManager) -> dict[str, int]:
+    """The size of each session's conversation (sessions without one are left out)."""
+    return {r.conversation: m.conversations.size(r.conversation) for r in m.conversations.refs()}
+
+
+def when(stamp: float) -> str:
+    """A time for people: local date, hours and minutes."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def human_bytes(size: int) -> str:
+    """`size` bytes as people read them: 512 B, 3.4 kB, 12.0 MB."""
+    if size < 1000:
+        return f"{size} B"
+    value, unit = size / 1000, "kB"
+    for bigger in ("MB", "GB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, bigger
+    return f"{value:.1f} {unit}"
 
 
 @session_app.command("show")
