@@ -152,9 +152,11 @@ async def test_log_diff_and_help(notes: SessionManager) -> None:
 async def test_conflict_stop_keeps_the_message_then_sync_resolves(
     code: SessionManager, tmp_path: Path
 ) -> None:
+    read = {"tool": "read", "args": {"path": "src/a.py"}}  # tools write only what was read
     edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}}
     fix = {"tool": "write", "args": {"path": "src/a.py", "content": "x = 23\n"}}
-    backend = get_backend(script(tmp_path, [edit, {"say": "set x"}], [fix, {"say": "fixed"}]))
+    backend = get_backend(script(tmp_path, [read, edit, {"say": "set x"}],
+                                 [read, fix, {"say": "fixed"}]))
     s = code.new("code", mode="isolated", target="feature").id
     app = ChatApp(code, s, backend)
     async with app.run_test(size=SIZE) as pilot:

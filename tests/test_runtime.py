@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from freshline.agent.backends import get_backend
+from freshline.agent.backends.base import Backend
 from freshline.agent.backends.echo import EchoBackend
 from freshline.agent.errors import BackendRateLimited
 from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
@@ -18,18 +19,24 @@ from freshline.session import SessionManager
 from .conftest import Workspace, git
 
 
-class Recording(EchoBackend):
-    """The echo backend, keeping every request it was sent."""
+class Recorder(Backend):
+    """A backend that keeps every request it was sent (mixed in before a real one)."""
 
-    def __init__(self) -> None:
-        self.requests: list[list[Message]] = []
+    requests: list[list[Message]]
 
     def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec],
         on_text: TextCallback | None = None,
     ) -> AssistantReply:
         self.requests.append(list(messages))
-        return super().complete(messages, tools, on_text)
+        return super().complete(messages, tools, on_text)  # type: ignore[safe-super]
+
+
+class Recording(Recorder, EchoBackend):
+    """The echo backend, keeping every request it was sent."""
+
+    def __init__(self) -> None:
+        self.requests = []
 
 
 def test_later_turns_replay_the_blocks_earlier_turns_were_sent_with(ws: Workspace) -> None:

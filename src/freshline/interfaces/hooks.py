@@ -10,6 +10,11 @@ output is the delivery: the turn is accepted right after it is written.
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
 
+A `PostToolUse` payload (Claude's `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`)
+only feeds the session's read ledger (`record_tool_use`, `hook_ledger.py`) and prints
+nothing: Claude's own writes are then not announced back, and files it read that change
+later open the next prompt's updates.
+
 Claude Code shows hook output whole only up to 10,000 characters (past that the model sees
 a 2 KB preview, without the closing tag), so the blocks are fitted to the `hook` budget
 (`[delivery]`, 9,000 by default) as measured on the hook's stdout: the JSON line printed.
@@ -27,14 +32,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
-from freshline.access import Rules, reach
+from freshline.access import AccessDenied, Rules, reach
 from freshline.config import Config, find_workspace, load_config
 from freshline.context import Channel, Encoding, Meter
 from freshline.errors import NotFoundError, UsageError
+from freshline.interfaces.hook_ledger import ToolUse, tool_use
 from freshline.paths import shown
 from freshline.scope import Pattern, PatternKind
 from freshline.session import PreparedTurn, SessionManager
-from freshline.store import SessionRecord, SessionState
+from freshline.session.ledger import Ledger
+from freshline.session.rules import workspace_rules
+from freshline.store import SessionRecord, SessionState, Store
+from freshline.tracker.hashing import blob_of
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
 AGENT = "claude-code"
@@ -46,6 +55,7 @@ class HookEvent(StrEnum):
 
     SESSION_START = "SessionStart"  # a session starts, resumes, or was cleared/compacted
     USER_PROMPT_SUBMIT = "UserPromptSubmit"  # the user sent a prompt
+    POST_TOOL_USE = "PostToolUse"  # a tool ran: reads and writes feed the read ledger
 
 
 # SessionStart sources after which the agent no longer holds the manifest.
@@ -60,6 +70,7 @@ class HookInput:
     session_id: str
     cwd: Path
     source: str | None = None  # SessionStart only: startup, resume, clear or compact
+    tool: ToolUse | None = None  # PostToolUse only: the tool that ran, on which file
 
 
 def parse_payload(text: str) -> HookInput:
@@ -80,7 +91,10 @@ def parse_payload(text: str) -> HookInput:
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise UsageError("hook payload has no absolute cwd")
     source = data.get("source")
-    return HookInput(event, session_id, Path(cwd), source if isinstance(source, str) else None)
+    tool = tool_use(data) if event is HookEvent.POST_TOOL_USE else None
+    return HookInput(
+        event, session_id, Path(cwd), source if isinstance(source, str) else None, tool
+    )
 
 
 def blocks_of(turn: PreparedTurn) -> str | None:
@@ -204,6 +218,7 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
         )
         blocks = blocks_of(turn)
         if blocks is None:
+            _pass_over(turn)
             return False
         out.write(hook_output(payload.event, blocks))
         out.flush()
@@ -213,6 +228,47 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
         return True
     finally:
         manager.close()
+
+
+def _pass_over(turn: PreparedTurn) -> None:
+    """Move the cursor over epochs that had nothing to tell (Claude's own writes, say), so
+    the next prompt does not weigh them again. Nothing was delivered: no turn is counted."""
+    if turn.covers != turn.session.cursor:
+        turn.accept()
+
+
+def record_tool_use(payload: HookInput) -> bool:
+    """Feed the read ledger from a PostToolUse payload: what Claude's `Read` showed, or
+    what its `Write`, `Edit`, `MultiEdit` or `NotebookEdit` wrote (the file's content now,
+    as a git blob id). Prints nothing. False when there was nothing to record: another
+    tool, a file outside the workspace, a secret, an internal or ignored file."""
+    tool = payload.tool
+    if tool is None or tool.kind is None:
+        return False  # another tool, or one that named no file
+    root = find_workspace(payload.cwd)
+    config = load_config(root)
+    here = reach(root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
+    project = project_for(config, here.rel)
+    try:
+        target = reach(root, str(payload.cwd / tool.path), workspace_rules(config, project))
+    except AccessDenied:
+        return False
+    blob = blob_of(target.path)
+    if blob is None:
+        return False
+    store = Store(config.data_dir)  # the common case needs no session manager
+    try:
+        s = store.session_by_external(f"{AGENT}:{project}:{payload.session_id}")
+        if s is None:
+            manager = SessionManager(config)
+            try:
+                s = _session(manager, payload, project)
+            finally:
+                manager.close()
+        Ledger(store).record(s.id, target.rel, blob, tool.kind)
+    finally:
+        store.close()
+    return True
 
 
 def _convert_in_background(root: Path, project: str) -> None:
@@ -242,7 +298,11 @@ def convert(root: Path, project: str) -> None:
 def run_claude_code(stdin: TextIO, out: TextIO) -> int:
     """The whole hook: always 0; failures are logged, never printed."""
     try:
-        deliver(parse_payload(stdin.read()), out)
+        payload = parse_payload(stdin.read())
+        if payload.event is HookEvent.POST_TOOL_USE:
+            record_tool_use(payload)
+        else:
+            deliver(payload, out)
     except Exception as exc:  # the hook must never break the prompt
         _log(f"{type(exc).__name__}: {exc}")
     return 0

@@ -2,8 +2,9 @@
 
 Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
 blocks plus a delivery token), `acknowledge` (the token advances the session's cursor),
-`project_changes` (pages the full list behind a rolled-up block) and `read_document`. Each
-project's manifest is also a resource, `freshline://project/<name>/manifest`.
+`project_changes` (pages the full list behind a rolled-up block) and `read_document` (with
+a session, what it returns is recorded in that session's read ledger). Each project's
+manifest is also a resource, `freshline://project/<name>/manifest`.
 
 Blocks and pages fit the `mcp` budget (`[delivery]`), counted on the text content the
 client passes on: the result's JSON, as the SDK writes it.
@@ -42,8 +43,10 @@ from freshline.materialize import DocStatus, is_document
 from freshline.paths import shown
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.delivery import changes_page, delivery_budget
+from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
+from freshline.tracker.hashing import blob_of
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
@@ -222,11 +225,21 @@ class FreshlineService:
         if not source.is_file():
             raise NotFoundError(shown(f"{path}: no such file in the workspace"))
         if not is_document(rel):
-            return _plain_text(rel, source)
+            # the content is hashed before it is read: an edit meanwhile reads as a change
+            return self._noted(session, rel, blob_of(source), _plain_text(rel, source))
         probe = self._locked(
             lambda: self.manager.materializer.probe(rel, self.manager.store.index_get(rel))
         )
-        return _document_text(rel, probe.status, probe.snapshot, probe.reason)
+        document = _document_text(rel, probe.status, probe.snapshot, probe.reason)
+        return self._noted(session, rel, snapshot_fingerprint(probe), document)
+
+    def _noted(
+        self, session: str | None, rel: str, blob: str | None, read: DocumentText
+    ) -> DocumentText:
+        """`read`, recorded in the session's read ledger when it showed any text."""
+        if session and blob and read.text is not None:
+            self._locked(lambda: self.manager.record_read(session, rel, blob))
+        return read
 
 
 def text_content(result: object) -> str:

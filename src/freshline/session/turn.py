@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from freshline.conversation import Event, PendingTurn, abandon_turn, commit_turn
+from freshline.session.ledger import TurnLedger
 from freshline.store import SessionRecord
 
 
@@ -35,6 +36,8 @@ class PreparedTurn:
     _accept: Callable[[PreparedTurn], None] | None = field(default=None, repr=False)
     accepted: bool = False
     head: str | None = None  # the conversation head after `record()`
+    number: int = 1  # the session's turn this is (its ledger entries carry it)
+    ledger: TurnLedger | None = None  # what the turn's tools read and wrote, stored on accept
 
     @property
     def wire_prompt(self) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from freshline.store.db import Database
 from freshline.store.files import IndexTable
+from freshline.store.ledger import LedgerEntry, LedgerKind, LedgerRow, LedgerTable
 from freshline.store.log import LogTable, ProjectState
 from freshline.store.meta import MetaTable
 from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
@@ -18,6 +19,9 @@ __all__ = [
     "ChangeKind",
     "FileKind",
     "IndexEntry",
+    "LedgerEntry",
+    "LedgerKind",
+    "LedgerRow",
     "LoggedChange",
     "ProjectState",
     "SessionRecord",
@@ -26,7 +30,7 @@ __all__ = [
 ]
 
 
-class Store(IndexTable, LogTable, MetaTable, SessionTable):
+class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable):
     """freshline's persistent state for one workspace."""
 
     def __init__(self, data_dir: Path) -> None:

@@ -74,6 +74,7 @@ class SessionRecord:
     target: str | None = None  # the conversation's checkout target (isolated mode)
     live_tree: str | None = None  # the live conversation tree last written for a turn
     live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
+    turns: int = 0  # turns delivered: each accepted turn that carried something counts one
     channel: str = "send"  # how its agent is reached: chat, send, hook, mcp or acp
     active_at: float | None = None  # when it last prepared a turn (None: never since created)
     title: str | None = None  # its first message, shortened (`session_title`)
@@ -92,8 +93,8 @@ class SessionRecord:
 
 _NAMES = [f.name for f in fields(SessionRecord)]
 # Every table with rows per session, as (table, session column): `session_delete` empties
-# them all. A table keyed by session (deliveries, the read ledger) adds itself here.
-SESSION_TABLES: list[tuple[str, str]] = [("sessions", "id")]
+# them all. A new table keyed by session adds itself here.
+SESSION_TABLES: list[tuple[str, str]] = [("sessions", "id"), ("ledger", "session")]
 _JSON = {"pending_docs", "announced_failures"}
 
 

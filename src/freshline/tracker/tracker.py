@@ -270,11 +270,12 @@ class Tracker:
         before, after = _scope_of(old), _scope_of(new)
         entered: list[str] = []
         left: list[str] = []
+        fresh = {e.path for e in created}  # new in this batch: they cannot have left
         for entry in chain(self.store.index_iter(), created):
             was, now = in_scope(before, entry), in_scope(after, entry)
             if now and not was:
                 entered.append(entry.path)
-            elif was and not now:
+            elif was and not now and entry.path not in fresh:
                 left.append(entry.path)
         detail = _pattern_diff(old, new)
         detail["newly_included"] = sorted(entered)
