@@ -26,7 +26,7 @@ from freshline.errors import ConfigError, NotFoundError, SessionBusy, UsageError
 from freshline.interfaces.cli import app
 from freshline.interfaces.tui.app import open_session
 from freshline.session import SessionManager, lifecycle
-from freshline.store import SessionState, Store
+from freshline.store import LedgerEntry, LedgerKind, SessionState, Store
 from freshline.store.db import DB_NAME
 from freshline.store.schema import MIGRATIONS
 from freshline.store.sessions import TITLE_CHARS, session_title
@@ -255,8 +255,10 @@ def test_rm_refuses_without_changing_anything(notes: Workspace, tmp_path: Path) 
         with turn_running(m, sid), pytest.raises(SessionBusy):
             lifecycle.remove(m, [sid, hook])
         assert m.get(sid) and m.get(hook) and m.conversations.exists(sid)
+        m.store.ledger_put([LedgerEntry(sid, "notes/d0/n0.md", LedgerKind.READ, "a" * 40, 1)])
         lifecycle.remove(m, [sid, hook])
         assert m.sessions() == [] and not m.conversations.exists(sid)
+        assert m.store.ledger_of(sid) == []
         assert not (notes.root / ".freshline" / "turns" / f"{sid}.lock").exists()
     finally:
         m.close()

@@ -214,7 +214,10 @@ class Conversations:
             return trees.live_tree(repo.git, entries, root, previous_tree, out)
 
     def exists(self, conversation: str) -> bool:
-        """Whether the conversation exists (in either repository)."""
+        """Whether the conversation exists (in either repository; one not created yet is
+        not created to say so)."""
+        if not self.checkout and not self.has_private():
+            return False
         return self.repo_of(conversation).exists(conversation)
 
     def size(self, conversation: str) -> int:
@@ -235,7 +238,11 @@ class Conversations:
 
     def remove(self, conversation: str) -> None:
         """Forget a conversation: ref, pending ref, worktree, turn files (its objects go at
-        the next `collect`). Raises SessionBusy while a turn holds it."""
+        the next `collect`); for a session that recorded none, its turn files. Raises
+        SessionBusy while a turn holds it."""
+        if not self.exists(conversation):
+            storage.remove_turn_files(self.workspace, conversation)
+            return
         repo = self.repo_of(conversation)
         with recovery.guard(repo, conversation, wait=False):
             storage.remove(repo, conversation)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.conversation.objects import objects_lock
-from freshline.conversation.repository import REF_PREFIX, Repo
+from freshline.conversation.repository import REF_PREFIX, TURNS, Repo, check_id
 from freshline.errors import UsageError
 from freshline.paths import shown
 
@@ -80,8 +80,13 @@ def remove(repo: Repo, conversation: str) -> None:
     if repo.private:
         updates.append(f"delete {repo.pending_ref(conversation)}\n")
     repo.git.run("update-ref", "--stdin", input="".join(updates).encode())
+    remove_turn_files(repo.workspace, conversation)
+
+
+def remove_turn_files(workspace: Path, conversation: str) -> None:
+    """Delete a conversation's turn lock and journal (once nobody can take its turns)."""
     for suffix in ("json", "lock"):
-        repo.turn_file(conversation, suffix).unlink(missing_ok=True)
+        (workspace / TURNS / f"{check_id(conversation)}.{suffix}").unlink(missing_ok=True)
 
 
 def remove_worktree(repo: Repo, path: Path) -> None:

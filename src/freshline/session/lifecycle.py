@@ -69,8 +69,8 @@ def remove(manager: SessionManager, session_ids: list[str], archive: Path | None
             held.enter_context(manager.turn_lock(sid, wait=False))
         if archive is not None:
             manager.conversations.archive(recorded, archive)
-        for sid in recorded:
-            manager.conversations.remove(sid)
+        for s in records:  # a session without a conversation may still have turn files
+            manager.conversations.remove(s.id)
         manager.store.session_delete([s.id for s in records])
 
 
