@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,7 +28,7 @@ from freshline.store.db import DB_NAME
 from freshline.store.schema import MIGRATIONS
 from freshline.store.sessions import TITLE_CHARS, session_title
 
-from .conftest import Workspace, git
+from .conftest import Workspace, git, turn_running
 
 runner = CliRunner()
 PRIVATE = Path(".freshline") / "conversations.git"
@@ -56,26 +53,6 @@ def chat_session(m: SessionManager, message: str, project: str = "notes") -> str
     sid = m.new(project, channel=Channel.CHAT).id
     send(m, sid, message, get_backend("echo"))
     return sid
-
-
-@contextmanager
-def turn_running(m: SessionManager, session_id: str) -> Iterator[None]:
-    """Another thread holds the session's turn lock for the block."""
-    held, done = threading.Event(), threading.Event()
-
-    def turn() -> None:
-        with m.turn_lock(session_id):
-            held.set()
-            done.wait(30)
-
-    thread = threading.Thread(target=turn)
-    thread.start()
-    held.wait(30)
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
 
 
 def tree_state(root: Path) -> dict[str, tuple[int, int]]:

@@ -176,13 +176,6 @@ def test_a_later_turn_adds_about_what_changed(ws: Workspace) -> None:
 # --- the object writer and pointers (pure or nearly) ---------------------------------
 
 
-@pytest.fixture(scope="module")
-def bare(tmp_path_factory: pytest.TempPathFactory) -> Git:
-    path = tmp_path_factory.mktemp("packs")
-    git(path, "init", "-q", "--bare")
-    return Git(path)
-
-
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=3000), min_size=1, max_size=6))
 def test_packed_objects_read_back_as_written(bare: Git, blobs: list[bytes]) -> None:

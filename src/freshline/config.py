@@ -325,9 +325,15 @@ def _validate(root: Path, data: dict[str, Any]) -> Config:
                   _sessions(data.get("sessions", {})))
 
 
-def _conversations(table: Any) -> ConversationSettings:
-    _expect("conversations", table, dict, "a table")
-    _check_keys("conversations", table, (f.name for f in fields(ConversationSettings)))
+def _settings(name: str, table: Any, kind: type) -> dict[str, Any]:
+    """A settings table checked to be one, with only `kind`'s fields as keys."""
+    _expect(name, table, dict, "a table")
+    _check_keys(name, table, (f.name for f in fields(kind)))
+    return dict(table)
+
+
+def _conversations(raw: Any) -> ConversationSettings:
+    table = _settings("conversations", raw, ConversationSettings)
     if "max_blob_mb" not in table:
         return ConversationSettings()
     value = table["max_blob_mb"]
@@ -337,9 +343,8 @@ def _conversations(table: Any) -> ConversationSettings:
     return ConversationSettings(max_blob_mb=value)
 
 
-def _sessions(table: Any) -> SessionSettings:
-    _expect("sessions", table, dict, "a table")
-    _check_keys("sessions", table, (f.name for f in fields(SessionSettings)))
+def _sessions(raw: Any) -> SessionSettings:
+    table = _settings("sessions", raw, SessionSettings)
     if "idle_close" not in table:
         return SessionSettings()
     value = table["idle_close"]
