@@ -19,7 +19,7 @@ from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
 from freshline.context import Channel
 from freshline.conversation.git import Git
-from freshline.conversation.objects import PackSink, object_id
+from freshline.conversation.objects import MAX_PACKS, PackSink, object_id, pack_count
 from freshline.conversation.pointer import blob_id, parse_pointer, pointer, recorded_oid
 from freshline.conversation.storage import disk_usage
 from freshline.interfaces.hooks import HookEvent, HookInput, deliver
@@ -221,3 +221,21 @@ def test_the_claude_code_hook_writes_no_git_object(ws: Workspace) -> None:
         assert s.channel == "hook" and not manager.conversations.exists(s.id)
     finally:
         manager.close()
+
+
+def test_packs_from_many_turns_are_folded_together(ws: Workspace) -> None:
+    ws.configure({"notes": {"include": ["notes"]}})
+    fill(ws, 20)
+    manager, sid = chat(ws)
+    private = ws.root / PRIVATE
+    try:
+        for turn in range(12):  # two packs a turn: its tree, then its commits
+            ws.write("notes/f0/n0.md", f"turn {turn}\n")
+            send(manager, sid, f"turn {turn}", get_backend("echo"))
+            assert pack_count(private) <= MAX_PACKS + 1
+        head = manager.conversations.head(sid)
+    finally:
+        manager.close()
+    assert loose_objects(private) == 0
+    assert git(private, "cat-file", "blob", f"{head}:notes/f0/n0.md") == "turn 11"
+    assert "missing" not in git(private, "fsck", "--connectivity-only")

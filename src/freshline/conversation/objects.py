@@ -140,7 +140,7 @@ class PackSink(Sink):
         self._count += 1
 
     def close(self) -> None:
-        """Index the pack into the repository, then fold packs if they piled up."""
+        """Index the pack into the repository."""
         try:
             if self._count:
                 with self._disk():
@@ -148,8 +148,6 @@ class PackSink(Sink):
                 self.git.run_file("index-pack", "--stdin", source=self._file)
         finally:
             self.discard()
-        if self._count:
-            fold_packs(self.git)
 
     def discard(self) -> None:
         with suppress(OSError):  # what could not be flushed is dropped anyway
@@ -228,8 +226,9 @@ def pack_count(git_dir: Path) -> int:
 
 
 def fold_packs(git: Git) -> bool:
-    """Fold small packs together once there are more than MAX_PACKS, unless someone else
-    is writing or collecting (the next write tries again); True if it folded."""
+    """Fold small packs together once there are more than MAX_PACKS, unless someone is
+    writing or collecting (the next write tries again; call it holding no objects lock);
+    True if it folded."""
     assert git.git_dir is not None
     if pack_count(git.git_dir) <= MAX_PACKS:
         return False

@@ -165,12 +165,14 @@ class Repo:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the objects lock (shared) while writing objects and the ref that names
-        them: `freshline gc` prunes freshline's own repository only when nobody does."""
+        them: `freshline gc` prunes freshline's own repository only when nobody does.
+        Then, the lock let go, fold its packs if they piled up (objects.fold_packs)."""
         if not self.private:
             yield
             return
         with objects.objects_lock(self.git_dir, exclusive=False):
             yield
+        objects.fold_packs(self.git)
 
     @staticmethod
     def pending_ref(conversation: str) -> str:
