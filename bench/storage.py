@@ -134,8 +134,11 @@ def edit(root: Path, writer: Writer, start: int) -> int:
 def git_floor(copy: Path) -> int:
     """`.git` on disk after committing the notes and `git gc`: what git needs to hold them."""
     def run(*args: str) -> None:
-        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@b", *args], cwd=copy,
-                       check=True, capture_output=True)
+        settings = ["-c", "gc.auto=0", "-c", "user.name=b", "-c", "user.email=b@b"]
+        done = subprocess.run(["git", *settings, *args], cwd=copy, capture_output=True,
+                              text=True)
+        if done.returncode:
+            raise SystemExit(f"git {args[0]} failed: {done.stderr.strip()}")
 
     run("init", "-q")
     run("add", "-A", "--", "area*")
