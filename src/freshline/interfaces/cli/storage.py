@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from freshline.config import parse_duration
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, console, emit
-from freshline.interfaces.cli.sessions import human_bytes, manager, session_app
-from freshline.session import lifecycle
+from freshline.interfaces.cli.common import JsonOption, emit, manager
+from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.sessions import human_bytes, session_app
+from freshline.interfaces.text import plural
+
+if TYPE_CHECKING:  # the session layer loads only when a command runs
+    from freshline.session.lifecycle import Collected
 
 
 @session_app.command("rm")
@@ -30,16 +34,18 @@ def session_rm(
 
     Example: freshline session rm 3f2a9c1b7d4e --archive old-chat.bundle
     """
-    with manager(ctx) as m:
+    from freshline.session import lifecycle
+
+    with manager(ctx, flushes=False) as m:
         lifecycle.remove(m, session_ids, archive)
     ids = list(dict.fromkeys(session_ids))
     data = {"removed": ids, "archive": str(archive.resolve()) if archive else None}
 
     def human() -> None:
         for sid in ids:
-            console.print(f"removed {sid}", markup=False)
+            say(f"removed {sid}")
         if archive:
-            console.print(f"archived to {archive}", markup=False)
+            say(f"archived to {archive}")
 
     emit(data, as_json, human)
 
@@ -66,7 +72,9 @@ def gc(
         age = parse_duration(older_than)
     except ValueError as exc:
         raise UsageError(f"--older-than: {exc}") from None
-    with manager(ctx) as m:
+    from freshline.session import lifecycle
+
+    with manager(ctx, flushes=False) as m:
         done = lifecycle.collect(m, age, dry_run, include_user_repo)
     data: dict[str, Any] = {
         "dry_run": done.dry_run,
@@ -83,7 +91,7 @@ def gc(
     emit(data, as_json, lambda: _report(done))
 
 
-def _report(done: lifecycle.Collected) -> None:
+def _report(done: Collected) -> None:
     verb = "would remove" if done.dry_run else "removed"
     lines = [
         (f"{'would close' if done.dry_run else 'closed'} idle", done.closed),
@@ -94,13 +102,12 @@ def _report(done: lifecycle.Collected) -> None:
     ]
     for label, items in lines:
         if items:
-            console.print(f"{label} ({len(items)}): {', '.join(items)}", markup=False)
+            say(f"{label} ({len(items)}): {', '.join(items)}")
     if done.documents:
-        console.print(f"{verb} {len(done.documents)} snapshots and markers no project needs")
+        say(f"{verb} {plural(len(done.documents), 'snapshot or marker', 'snapshots and markers')}"
+            " no project needs")
     if done.dry_run:
-        console.print(f"nothing changed; freshline's data takes {human_bytes(done.before)}")
+        say(f"nothing changed; freshline's data takes {human_bytes(done.before)}")
     else:
-        console.print(
-            f"freed {human_bytes(done.freed)} ({human_bytes(done.before)} → "
-            f"{human_bytes(done.after)})"
-        )
+        say(f"freed {human_bytes(done.freed)} ({human_bytes(done.before)} → "
+            f"{human_bytes(done.after)})")
