@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from freshline.config import Config, add_project, init_workspace, load_config
+from freshline.conversation.git import Git
 from freshline.session import SessionManager
 from freshline.tracker import Tracker
 
@@ -94,6 +97,35 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     cwd = os.getcwd()
     yield Workspace(root)
     os.chdir(cwd)
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Git:
+    """An empty bare repository, shared by a module's tests."""
+    path = tmp_path_factory.mktemp("bare")
+    git(path, "init", "-q", "--bare")
+    return Git(path)
+
+
+@contextmanager
+def turn_running(manager: SessionManager, session_id: str) -> Iterator[threading.Event]:
+    """Another thread holds the session's turn lock for the block, or until the event
+    yielded is set."""
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with manager.turn_lock(session_id):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(30)
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join()
 
 
 @pytest.fixture

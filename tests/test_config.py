@@ -202,7 +202,8 @@ ERRORS = [
     ),
     (
         "colour = 'red'\n",
-        "colour: unknown key (expected one of: workspace, projects, model, delivery)",
+        "colour: unknown key (expected one of: workspace, projects, model, delivery,"
+        " conversations, sessions)",
     ),
     (
         "[workspace]\ndebounce = 1\n",

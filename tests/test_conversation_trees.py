@@ -40,13 +40,6 @@ def consistent(files: dict) -> bool:
     return not any(other.startswith(p + "/") for p in files for other in files)
 
 
-@pytest.fixture(scope="module")
-def bare(tmp_path_factory: pytest.TempPathFactory) -> Git:
-    path = tmp_path_factory.mktemp("bare")
-    git(path, "init", "-q", "--bare")
-    return Git(path)
-
-
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=tree_changes())
 def test_update_tree_matches_git_index(bare: Git, case) -> None:

@@ -41,15 +41,23 @@ def test_private_repository_for_a_plain_folder(tmp_path: Path) -> None:
         convs.open("i1", Mode.ISOLATED)
 
 
-def test_checkout_keeps_conversations_in_its_repository(tmp_path: Path) -> None:
+def test_a_checkout_keeps_live_conversations_out_of_its_repository(tmp_path: Path) -> None:
     up = Upstream(tmp_path / "ws")
     base = up.commit("main", {"a": "a\n"}, parent=None)
     assert repository_for(up.root) == (up.root / ".git").resolve()
+    private = repository_for(up.root, private=True)
+    assert private == up.root.resolve() / ".freshline" / "conversations.git"
     convs = Conversations(up.root)
-    root = convs.open("l1", Mode.LIVE, entries=scan(up.root))
-    assert up.parents(root) == [base]
-    assert up.rev("refs/freshline/conversations/l1") == root
-    assert convs.ids() == ["l1"]
+    live = convs.open("l1", Mode.LIVE, entries=scan(up.root))
+    isolated = convs.open("i1", Mode.ISOLATED)
+    assert git(private, "rev-list", "--parents", "-n1", live) == live  # names its base only
+    assert convs.log("l1")[0].root.base == base  # type: ignore[union-attr]
+    assert up.rev("refs/freshline/conversations/i1") == isolated
+    assert up.parents(isolated) == [base]
+    assert git(up.root, "for-each-ref", "--format=%(refname)", "refs/freshline") == \
+        "refs/freshline/conversations/i1"
+    assert convs.ids() == ["i1", "l1"]
+    assert Conversations(up.root).git_dir_of("l1") == private  # found again by a new reader
 
 
 def test_live_turn_trees_differ_exactly_by_changed_files(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from freshline.errors import SessionBusy
 from freshline.interfaces.cli import app
 from freshline.session import SessionManager
 
-from .conftest import git, git_env
+from .conftest import git, git_env, turn_running
 
 PROCESSES, ROUNDS = 4, 5
 SENDER = """
@@ -135,17 +135,7 @@ def test_a_second_send_waits_with_a_message_or_fails_fast(
 ) -> None:
     manager, _root = code
     session = manager.new("code").id
-    held, release = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with manager.turn_lock(session):
-            held.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    held.wait(30)
-    try:
+    with turn_running(manager, session) as release:
         with pytest.raises(SessionBusy, match=f"session {session} is busy"):
             send(manager, session, "now", get_backend("echo"), wait=False)
         told: list[str] = []
@@ -156,9 +146,6 @@ def test_a_second_send_waits_with_a_message_or_fails_fast(
 
         result = send(manager, session, "after", get_backend("echo"), on_wait=waiting)
         assert result.accepted and told == ["another thread of this process"]
-    finally:
-        release.set()
-        thread.join()
 
 
 def test_cli_send_with_no_wait_fails_at_once_while_a_turn_runs(

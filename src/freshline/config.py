@@ -31,7 +31,7 @@ CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_TOP_KEYS = ("workspace", "projects", "model", "delivery")
+_TOP_KEYS = ("workspace", "projects", "model", "delivery", "conversations", "sessions")
 _PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
 
 _TEMPLATE = """\
@@ -70,6 +70,12 @@ _TEMPLATE = """\
 # chat = 30000                 # freshline chat
 # send = 30000                 # freshline send
 # acp = 20000                  # ACP proxy
+
+[conversations]
+# max_blob_mb = 20             # a larger file is recorded as a pointer (its blob id, size)
+
+[sessions]
+# idle_close = "7d"            # hook, MCP and ACP sessions unused this long close ("0": never)
 """
 
 
@@ -162,6 +168,42 @@ class DeliverySettings:
 
 
 @dataclass(frozen=True)
+class ConversationSettings:
+    """The `[conversations]` table: how conversations store the trees they record."""
+
+    max_blob_mb: int = 20  # a file larger than this is recorded as a pointer blob
+
+    @property
+    def max_blob_bytes(self) -> int:
+        """The cap in bytes."""
+        return self.max_blob_mb * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """The `[sessions]` table: sessions' life."""
+
+    idle_close: int = 7 * 86_400  # seconds a hook/MCP/ACP session may stay unused (0: never)
+
+
+_DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
+MAX_DURATION = 3_650 * 86_400  # ten years: anything longer is a typo
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in a duration such as `30d`, `12h`, `90m`, `45s`, `2w` or a bare number of
+    seconds; raises ValueError saying what is accepted."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (e.g. 30d, 12h, 90m, 45s, 2w)")
+    seconds = int(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > MAX_DURATION:
+        raise ValueError(f"duration {text!r} is longer than {MAX_DURATION // 86_400} days")
+    return seconds
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """One `[projects.NAME]` table; `ignore` is the workspace's, so `scope` is complete."""
 
@@ -194,6 +236,8 @@ class Config:
     projects: dict[str, ProjectConfig] = field(default_factory=dict)
     model: ModelSettings = field(default_factory=ModelSettings)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)
+    conversations: ConversationSettings = field(default_factory=ConversationSettings)
+    sessions: SessionSettings = field(default_factory=SessionSettings)
 
     @property
     def path(self) -> Path:
@@ -301,7 +345,42 @@ def _validate(root: Path, data: dict[str, Any]) -> Config:
     _expect("model", raw_model, dict, "a table")
     raw_delivery = data.get("delivery", {})
     _expect("delivery", raw_delivery, dict, "a table")
-    return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery))
+    conversations = _conversations(data.get("conversations", {}))
+    return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery),
+                  conversations, _sessions(data.get("sessions", {})))
+
+
+def _settings(name: str, table: Any, kind: type) -> dict[str, Any]:
+    """A settings table checked to be one, with only `kind`'s fields as keys."""
+    _expect(name, table, dict, "a table")
+    _check_keys(name, table, (f.name for f in fields(kind)))
+    return dict(table)
+
+
+def _conversations(raw: Any) -> ConversationSettings:
+    table = _settings("conversations", raw, ConversationSettings)
+    if "max_blob_mb" not in table:
+        return ConversationSettings()
+    value = table["max_blob_mb"]
+    _expect("conversations.max_blob_mb", value, int, "an integer (MiB)")
+    if not 1 <= value <= 1 << 20:
+        raise _error("conversations.max_blob_mb", f"must be between 1 and {1 << 20}, got {value}")
+    return ConversationSettings(max_blob_mb=value)
+
+
+def _sessions(raw: Any) -> SessionSettings:
+    table = _settings("sessions", raw, SessionSettings)
+    if "idle_close" not in table:
+        return SessionSettings()
+    value = table["idle_close"]
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        got = _type_name(value)
+        raise _error("sessions.idle_close", f'expected a duration like "7d", got {got}')
+    try:
+        seconds = parse_duration(str(value))
+    except ValueError as exc:
+        raise _error("sessions.idle_close", str(exc)) from None
+    return SessionSettings(idle_close=seconds)
 
 
 def _delivery(table: dict[str, Any]) -> DeliverySettings:

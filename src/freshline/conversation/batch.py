@@ -6,14 +6,12 @@ a 10k-file checkout (bench/refresh.py). These keep one call for what would take 
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from contextlib import ExitStack
 
 from freshline.conversation.git import IDENTITY, Git, TreeChange, raw_change
-from freshline.errors import GitError
+from freshline.conversation.objects import Sink, sink
 
 
 def diff_pairs(
@@ -44,34 +42,27 @@ def diff_pairs(
 
 
 def commit_chain(
-    git: Git, tree: str, parents: Sequence[str], message: str, then: Sequence[tuple[str, str]]
+    git: Git, tree: str, parents: Sequence[str], message: str, then: Sequence[tuple[str, str]],
+    into: Sink | None = None,
 ) -> list[str]:
     """Write a commit of `tree` on `parents`, then one per (tree, message) of `then`, each
     on the one before, in one call; returns their ids in order.
 
     The ids are computed here with git's object hashing (so each commit can name the one
-    before) and checked against what git writes, as `git commit-tree` would write them:
-    freshline's identity, the repository's fixed date if it has one, else now.
+    before), as `git commit-tree` would write them: freshline's identity, the repository's
+    fixed date if it has one, else now. They go to `into` when given (written when its
+    owner closes it), else loose at once, checked against the ids git reports.
     """
     stamp = f"{IDENTITY['name']} <{IDENTITY['email']}> {_date(git)}"
-    bodies: list[bytes] = []
     ids: list[str] = []
-    for commit_tree, commit_message in [(tree, message), *then]:
-        header = [f"tree {commit_tree}", *(f"parent {p}" for p in parents),
-                  f"author {stamp}", f"committer {stamp}"]
-        body = ("\n".join(header) + "\n\n" + commit_message).encode("utf-8")
-        bodies.append(body)
-        ids.append(hashlib.sha1(b"commit %d\0" % len(body) + body).hexdigest())
-        parents = [ids[-1]]
-    with tempfile.TemporaryDirectory(prefix="freshline-commits-") as tmp:
-        files = [Path(tmp) / str(i) for i in range(len(bodies))]
-        for file, body in zip(files, bodies, strict=True):
-            file.write_bytes(body)
-        feed = "".join(f"{file}\n" for file in files).encode()
-        written = git.text("hash-object", "-t", "commit", "-w", "--no-filters",
-                           "--stdin-paths", input=feed).split()
-    if written != ids:
-        raise GitError("git hash-object: commit ids differ from the ones computed")
+    with ExitStack() as stack:
+        out = into or stack.enter_context(sink(git, packed=False))
+        for commit_tree, commit_message in [(tree, message), *then]:
+            header = [f"tree {commit_tree}", *(f"parent {p}" for p in parents),
+                      f"author {stamp}", f"committer {stamp}"]
+            body = ("\n".join(header) + "\n\n" + commit_message).encode("utf-8")
+            ids.append(out.add("commit", body))
+            parents = [ids[-1]]
     return ids
 
 

@@ -17,6 +17,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from freshline.conversation.conflicts import MergeResult, parse_merge_tree
 from freshline.errors import GitError
@@ -147,6 +148,20 @@ class Git:
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
         return proc.returncode, proc.stdout, proc.stderr
 
+    def run_file(self, *args: str, source: BinaryIO) -> bytes:
+        """Run git with an open file as its standard input (read from its start); return
+        stdout, or raise GitError."""
+        source.seek(0)
+        try:
+            proc = subprocess.run(
+                self._argv(args), stdin=source, capture_output=True, env=self.env, cwd=self.cwd
+            )
+        except OSError as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from exc
+        if proc.returncode != 0:
+            raise _error(args, proc.stderr)
+        return proc.stdout
+
     def text(self, *args: str, input: bytes | None = None) -> str:
         """Run git and return stdout decoded and stripped."""
         return self.run(*args, input=input).decode("utf-8", "surrogateescape").strip()
@@ -180,25 +195,6 @@ class Git:
         if data is not None:
             return self.text("hash-object", "-w", "--no-filters", "--stdin", input=data)
         return self.text("hash-object", "-w", "--no-filters", "--", str(path))
-
-    def hash_paths_write(self, paths: Sequence[Path]) -> list[str]:
-        """Write the blobs of many files, a few calls in all; ids in the same order.
-
-        The paths go as arguments: `--stdin-paths` reads one per line, and a file name
-        may hold a newline."""
-        ids: list[str] = []
-        chunk: list[str] = []
-        size = 0
-        for path in map(os.fsdecode, paths):
-            chunk.append(path)
-            size += len(path) + 1
-            if size > _ARGS_BYTES:
-                ids += self._hash_files(chunk)
-                chunk, size = [], 0
-        return ids + self._hash_files(chunk) if chunk else ids
-
-    def _hash_files(self, paths: list[str]) -> list[str]:
-        return self.text("hash-object", "-w", "--no-filters", "--", *paths).split("\n")
 
     def missing_objects(self, oids: Iterable[str]) -> set[str]:
         """The ids among `oids` that the repository does not hold (one cat-file call)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from freshline.conversation import batch, recovery
 from freshline.conversation.conflicts import by_kind, path_kinds
 from freshline.conversation.events import Author, Event, Mode, Refresh, encode
-from freshline.conversation.git import Git
+from freshline.conversation.git import ZERO, Git
 from freshline.conversation.policy import RefreshAction, decide_refresh, exec_bit_restores
 from freshline.conversation.repository import Chain, Repo
 from freshline.conversation.trees import (
@@ -165,10 +165,13 @@ def advance(
     repo: Repo, conversation: str, new: str, old: str, worktree: Git | None = None
 ) -> None:
     """Move the conversation's ref from `old` to `new` (and the worktree's HEAD with it, in
-    one transaction), or fail if another writer moved the ref first."""
+    one transaction; in freshline's own repository the pending ref goes, since the turn's
+    tree is now the head's), or fail if another writer moved the ref first."""
     updates: list[tuple[str, str, str | None]] = [(repo.ref(conversation), new, old)]
     if worktree is not None:
         updates.append((head_ref(worktree), new, None))
+    if repo.private:
+        updates.append((repo.pending_ref(conversation), ZERO, None))
     if not repo.git.update_refs_cas(updates):
         raise ConversationMoved(
             f"conversation {conversation} moved while this turn was prepared (another send "

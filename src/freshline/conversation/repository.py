@@ -1,24 +1,36 @@
 """Where conversations live, and what a conversation's first-parent chain says.
 
-A workspace that is a git checkout keeps its conversations in its own repository; any
-other folder gets a private bare repository at `.freshline/conversations.git`. Everything
-a conversation knows (root, refresh parents, deliberate mode changes, recorded conflicts)
-is read back from its commits: there is no other state.
+Live conversations live in freshline's own bare repository, `.freshline/conversations.git`:
+their trees hold every in-scope file, untracked ones included, and none of that belongs in
+the user's `.git`. In a git checkout that repository borrows the user's objects (its
+`objects/info/alternates` names the user's object store), so a tracked file is never
+copied: only what the user's repository lacks is written. Its root events name the
+checkout's commit as `base` in their message but have no parent, so its history never
+depends on commits the user might rewrite. Isolated conversations live in the checkout's
+own repository, as their worktrees and published branches need (their trees are the
+checkout's commits plus the agent's edits). Live conversations recorded before this split
+stay where they are: a conversation is looked up in the private repository first.
+
+Everything a conversation knows (root, refresh parents, deliberate mode changes, recorded
+conflicts) is read back from its commits: there is no other state.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from freshline.conversation import objects
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
 from freshline.errors import GitError, NotFoundError, UsageError
 
 REF_PREFIX = "refs/freshline/conversations/"
+PENDING_PREFIX = "refs/freshline/pending/"  # a prepared live turn's tree, until it is recorded
 PRIVATE_REPO = Path(".freshline") / "conversations.git"
 WORKTREES = Path(".freshline") / "worktrees"
 TURNS = Path(".freshline") / "turns"  # per conversation: the turn lock and journal
@@ -30,17 +42,37 @@ def is_checkout(workspace_root: Path) -> bool:
     return (workspace_root / ".git").exists()
 
 
-def repository_for(workspace_root: Path) -> Path:
-    """The git directory that holds the workspace's conversations (created on first use)."""
+def user_repository(workspace_root: Path) -> Path:
+    """The git directory (common dir) of a checkout workspace."""
     root = workspace_root.resolve()
-    if is_checkout(root):
-        common = Git(cwd=root).text("rev-parse", "--path-format=absolute", "--git-common-dir")
-        return Path(common)
+    return Path(Git(cwd=root).text("rev-parse", "--path-format=absolute", "--git-common-dir"))
+
+
+def private_repository(workspace_root: Path) -> Path:
+    """`.freshline/conversations.git`, created on first use; in a checkout, its alternates
+    name the user's object store (a relative path: the workspace may move)."""
+    root = workspace_root.resolve()
     private = root / PRIVATE_REPO
     if not (private / "HEAD").exists():
         private.parent.mkdir(parents=True, exist_ok=True)
         Git().run("init", "--quiet", "--bare", str(private))
+    if is_checkout(root):
+        borrowed = os.path.relpath(user_repository(root) / "objects", private / "objects")
+        alternates = private / "objects" / "info" / "alternates"
+        if not alternates.exists() or alternates.read_text(encoding="utf-8") != borrowed + "\n":
+            alternates.parent.mkdir(parents=True, exist_ok=True)
+            alternates.write_text(borrowed + "\n", encoding="utf-8")
     return private
+
+
+def repository_for(workspace_root: Path, private: bool = False) -> Path:
+    """The git directory that holds the workspace's conversations (created on first use):
+    with `private` (live conversations) or outside a checkout, freshline's own; else the
+    checkout's."""
+    root = workspace_root.resolve()
+    if private or not is_checkout(root):
+        return private_repository(root)
+    return user_repository(root)
 
 
 def check_id(conversation: str) -> str:
@@ -113,12 +145,39 @@ class Chain:
 class Repo:
     """One workspace's conversation repository."""
 
-    def __init__(self, workspace_root: Path, date: str | None = None) -> None:
+    def __init__(
+        self, workspace_root: Path, date: str | None = None, private: bool = False,
+        max_blob: int | None = None,
+    ) -> None:
         self.workspace = workspace_root.resolve()
         self.checkout = is_checkout(self.workspace)
-        self.git_dir = repository_for(self.workspace)
+        self.private = private or not self.checkout  # freshline's own repository
+        self.git_dir = repository_for(self.workspace, self.private)
         self.git = Git(self.git_dir, date=date)
+        self.max_blob = max_blob  # live trees record larger files as pointers (pointer.py)
         self._chains: dict[str, Chain] = {}  # the last chain read, per conversation
+
+    def sink(self) -> objects.Sink:
+        """Where one write's new objects go: a pack in freshline's own repository, loose
+        objects in the user's."""
+        return objects.sink(self.git, packed=self.private, max_blob=self.max_blob)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the objects lock (shared) while writing objects and the ref that names
+        them: `freshline gc` prunes freshline's own repository only when nobody does.
+        Then, the lock let go, fold its packs if they piled up (objects.fold_packs)."""
+        if not self.private:
+            yield
+            return
+        with objects.objects_lock(self.git_dir, exclusive=False):
+            yield
+        objects.fold_packs(self.git)
+
+    @staticmethod
+    def pending_ref(conversation: str) -> str:
+        """The ref that keeps a prepared live turn's tree until the turn is recorded."""
+        return PENDING_PREFIX + check_id(conversation)
 
     @staticmethod
     def ref(conversation: str) -> str:

@@ -2,8 +2,11 @@
 
 A live tree is the previous turn's tree with only the differing entries changed (through
 treewrite, so the cost grows with the changes), writing blobs only when the repository
-lacks them. A worktree snapshot is `git status` on the worktree's own index (its stat
-cache makes unchanged files free), then `git add` of just the paths it reports.
+lacks them (in a checkout, freshline's repository borrows the user's objects: a tracked
+file is never copied). Its new blobs and trees go to one object sink (objects.py: a pack in
+freshline's own repository); a file above the repository's `max_blob` is recorded as a
+pointer blob (pointer.py). A worktree snapshot is `git status` on the worktree's own index
+(its stat cache makes unchanged files free), then `git add` of just the paths it reports.
 """
 
 from __future__ import annotations
@@ -11,11 +14,14 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.conversation.git import Git, TreeChange
+from freshline.conversation.objects import Sink, sink
+from freshline.conversation.pointer import pointer, recorded_oid
 from freshline.conversation.policy import ModeDiff, exec_bit_restores
 from freshline.conversation.treewrite import Entry, update_tree
 from freshline.store.records import FileKind, IndexEntry
@@ -36,30 +42,47 @@ class LiveDelta:
 
 
 def live_tree(
-    git: Git, entries: Iterable[IndexEntry], root: Path, previous_tree: str | None
+    git: Git, entries: Iterable[IndexEntry], root: Path, previous_tree: str | None,
+    into: Sink | None = None,
 ) -> str:
     """Write the tree of `entries` (paths relative to `root`) and return its id.
 
-    Starts from `previous_tree` when given, so only differing entries are written.
+    Starts from `previous_tree` when given, so only differing entries are written. New
+    objects go to `into` (written when its owner closes it), else loose, at once.
     """
-    wanted = {e.path: e for e in entries}
-    known = _listing(git, previous_tree)
-    changed = tuple(e for e in wanted.values() if known.get(e.path) != (_mode(e), e.blob))
-    removed = tuple(path for path in known if path not in wanted)
-    changes = _changes(git, LiveDelta(changed, removed), root)
-    tree = update_tree(git, previous_tree, changes)
+    with _sink_for(git, into) as out:
+        wanted = {e.path: e for e in entries}
+        known = _listing(git, previous_tree)
+        cap = out.max_blob
+        changed = tuple(e for e in wanted.values() if known.get(e.path) != _entry(e, cap))
+        removed = tuple(path for path in known if path not in wanted)
+        changes = _changes(git, LiveDelta(changed, removed), root, out)
+        tree = update_tree(git, previous_tree, changes, out)
     listing = {p: e for p, e in known.items() if p not in changes}
     _remember(tree, listing | {p: e for p, e in changes.items() if e is not None})
     return tree
 
 
-def live_tree_delta(git: Git, previous_tree: str | None, delta: LiveDelta, root: Path) -> str:
+def live_tree_delta(
+    git: Git, previous_tree: str | None, delta: LiveDelta, root: Path, into: Sink | None = None
+) -> str:
     """Write `previous_tree` with `delta` applied; costs what the delta costs."""
-    return update_tree(git, previous_tree, _changes(git, delta, root))
+    with _sink_for(git, into) as out:
+        return update_tree(git, previous_tree, _changes(git, delta, root, out), out)
 
 
-def _changes(git: Git, delta: LiveDelta, root: Path) -> dict[str, Entry | None]:
-    blobs = _ensure_blobs(git, list(delta.changed), root)
+@contextmanager
+def _sink_for(git: Git, into: Sink | None) -> Iterator[Sink]:
+    """`into`, left open for its owner; else a loose sink closed here."""
+    if into is not None:
+        yield into
+        return
+    with sink(git, packed=False) as own:
+        yield own
+
+
+def _changes(git: Git, delta: LiveDelta, root: Path, out: Sink) -> dict[str, Entry | None]:
+    blobs = _ensure_blobs(git, list(delta.changed), root, out)
     changes: dict[str, Entry | None] = dict.fromkeys(delta.removed)
     for entry in delta.changed:
         oid = blobs[entry.path]
@@ -90,25 +113,36 @@ def _mode(entry: IndexEntry) -> str:
     return LINK_MODE if entry.kind is FileKind.LINK else f"{entry.mode:o}"
 
 
-def _ensure_blobs(git: Git, entries: list[IndexEntry], root: Path) -> dict[str, str | None]:
-    """The blob id of each entry, writing from the file system the ones git lacks.
+def _entry(entry: IndexEntry, cap: int | None) -> Entry:
+    """The (mode, oid) a live tree records for an index entry (a pointer above `cap`)."""
+    blob = entry.blob
+    if entry.kind is not FileKind.LINK:
+        blob = recorded_oid(entry.blob, entry.size, cap)
+    return _mode(entry), blob
 
-    A file that changed since it was scanned gets the id of what was actually written; one
-    that vanished since gets None (it leaves the tree).
+
+def _ensure_blobs(
+    git: Git, entries: list[IndexEntry], root: Path, out: Sink
+) -> dict[str, str | None]:
+    """The blob id each entry is recorded with, queuing into `out` the ones git lacks.
+
+    A file above the sink's `max_blob` is recorded as a pointer blob naming its indexed
+    content. A file that changed since it was scanned gets the id of what was actually
+    read; one that vanished since gets None (it leaves the tree).
     """
-    blobs: dict[str, str | None] = {e.path: e.blob for e in entries}
-    missing = git.missing_objects(e.blob for e in entries)
-    absent = [e for e in entries if e.blob in missing]
-    for entry in absent:
-        if not os.path.lexists(root / entry.path):
+    cap = out.max_blob
+    blobs: dict[str, str | None] = {e.path: _entry(e, cap)[1] for e in entries}
+    missing = git.missing_objects(oid for oid in blobs.values() if oid)
+    for entry in entries:
+        if blobs[entry.path] not in missing:
+            continue
+        path = root / entry.path
+        if entry.kind is FileKind.LINK or blobs[entry.path] == entry.blob:
+            blobs[entry.path] = out.add_path(path)
+        elif os.path.lexists(path):  # above the cap: a pointer to the indexed content
+            blobs[entry.path] = out.add("blob", pointer(entry.blob, entry.size))
+        else:
             blobs[entry.path] = None
-    files = [e for e in absent if e.kind is not FileKind.LINK and blobs[e.path]]
-    for entry, oid in zip(files, git.hash_paths_write([root / e.path for e in files]), strict=True):
-        blobs[entry.path] = oid
-    for entry in absent:
-        if entry.kind is FileKind.LINK and blobs[entry.path]:
-            target = os.readlink(root / entry.path)
-            blobs[entry.path] = git.hash_object_write(data=os.fsencode(target))
     return blobs
 
 

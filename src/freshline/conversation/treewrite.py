@@ -1,9 +1,10 @@
 """Writing a tree from a base tree plus changes, at a cost that grows with the changes.
 
 Only the directories on the way to a changed path are read (one `cat-file --batch` call)
-and rewritten (one `mktree --batch` call); every other subtree keeps its id. New tree ids
-are computed here with git's own object hashing, so parents can name children written in
-the same batch, and checked against what git reports.
+and rewritten (one `mktree --batch` call, or into the caller's object sink: a pack in
+freshline's own repository); every other subtree keeps its id. New tree ids are computed
+here with git's own object hashing, so parents can name children written in the same
+batch, and checked against what git reports.
 """
 
 from __future__ import annotations
@@ -14,15 +15,19 @@ from posixpath import dirname
 
 from freshline.conversation import batch
 from freshline.conversation.git import EMPTY_TREE, Git
+from freshline.conversation.objects import Sink
 from freshline.errors import GitError
 
 TREE_MODE = "40000"
 Entry = tuple[str, str]  # (mode, oid) of one path; mode "40000" for a subtree
 
 
-def update_tree(git: Git, base: str | None, changes: Mapping[str, Entry | None]) -> str:
+def update_tree(
+    git: Git, base: str | None, changes: Mapping[str, Entry | None], sink: Sink | None = None
+) -> str:
     """The id of `base` (None: empty) with `changes` applied: path → (mode, oid), or None
-    to remove. Directories left empty disappear, as git stores none."""
+    to remove. Directories left empty disappear, as git stores none. New trees go to
+    `sink` when given (written when the caller closes it), else straight to git."""
     if not changes:
         return base or EMPTY_TREE
     dirs = _affected_dirs(changes)
@@ -40,10 +45,16 @@ def update_tree(git: Git, base: str | None, changes: Mapping[str, Entry | None])
             if change is None and subdir is not None and written[subdir]:
                 change = (TREE_MODE, written[subdir] or "")
             _settle(entries, _name(path), change, subdir is not None, path in changes)
-        written[d] = _serialize(entries, batch) if entries else None
-        if written[d]:
+        written[d] = None
+        if entries:
+            raw, lines = _serialize(entries)
+            written[d] = sink.add("tree", raw) if sink is not None else _tree_id(raw)
+            batch += lines
             expected.append(written[d] or "")
-    _write(git, batch, expected)
+    if sink is None:
+        _write(git, batch, expected)
+    elif written[""] is None:
+        sink.add("tree", b"")  # git reads the empty tree without it; fsck wants it written
     return written[""] or EMPTY_TREE
 
 
@@ -95,8 +106,12 @@ def _parse(raw: bytes) -> dict[str, Entry]:
     return entries
 
 
-def _serialize(entries: dict[str, Entry], batch: list[bytes]) -> str:
-    """Append the tree's mktree input to `batch` and return its id as git will compute it."""
+def _tree_id(raw: bytes) -> str:
+    return hashlib.sha1(b"tree %d\0" % len(raw) + raw).hexdigest()
+
+
+def _serialize(entries: dict[str, Entry]) -> tuple[bytes, list[bytes]]:
+    """The tree object's bytes, and its lines of `mktree --batch` input."""
     def order(name: str) -> bytes:
         key = name.encode("utf-8", "surrogateescape")
         return key + b"/" if entries[name][0] == TREE_MODE else key
@@ -107,12 +122,12 @@ def _serialize(entries: dict[str, Entry], batch: list[bytes]) -> str:
         + bytes.fromhex(entries[n][1])
         for n in names
     )
+    lines = []
     for n in names:
         mode, oid = entries[n]
         kind = "tree" if mode == TREE_MODE else "commit" if mode == "160000" else "blob"
-        batch.append(f"{mode} {kind} {oid}\t".encode() + n.encode("utf-8", "surrogateescape"))
-    batch.append(b"")
-    return hashlib.sha1(b"tree %d\0" % len(raw) + raw).hexdigest()
+        lines.append(f"{mode} {kind} {oid}\t".encode() + n.encode("utf-8", "surrogateescape"))
+    return raw, [*lines, b""]
 
 
 def _write(git: Git, batch: list[bytes], expected: list[str]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from freshline.conversation import batch, recovery
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
-from freshline.conversation.git import EMPTY_TREE, ZERO, Git
+from freshline.conversation.git import ZERO, Git
 from freshline.conversation.journal import Journal, checkpoint
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
 from freshline.conversation.repository import Chain, Repo
@@ -75,14 +75,20 @@ def open_conversation(
     if mode is Mode.ISOLATED and base is None:
         raise UsageError("isolated mode needs a git checkout with at least one commit")
     base_tree = repo.git.tree_of(base) if base else None
-    tree = base_tree or EMPTY_TREE
-    if mode is Mode.LIVE and entries is not None:
-        tree = live_tree(repo.git, entries, repo.workspace, base_tree)
     root = Root(base, name, base, mode, project)
     event = Event(Author.SYSTEM, "conversation opened", root=root)
-    commit = repo.git.commit_tree(tree, [base] if base else [], encode(event))
-    if not repo.git.update_ref_cas(ref, commit, ZERO):
-        raise UsageError(f"conversation {conversation} already exists")
+    # In freshline's own repository the base is named, never a parent: its history must
+    # not hang on commits the user may rewrite.
+    parents = [base] if base and not repo.private else []
+    with repo.writing():
+        with repo.sink() as out:
+            if mode is Mode.LIVE and entries is not None:
+                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out)
+            else:  # the empty tree is written too: git reads it without, fsck does not
+                tree = base_tree or out.add("tree", b"")
+            commit = batch.commit_chain(repo.git, tree, parents, encode(event), [], out)[0]
+        if not repo.git.update_ref_cas(ref, commit, ZERO):
+            raise UsageError(f"conversation {conversation} already exists")
     if mode is Mode.ISOLATED:
         _add_worktree(repo, conversation, commit)
     return commit
@@ -176,12 +182,20 @@ def _live_turn(
     repo: Repo, turn: PendingTurn, head_tree: str, entries: Iterable[IndexEntry] | None,
     delta: LiveDelta | None,
 ) -> PendingTurn:
+    """The live turn's tree, written (one sink) and held by the conversation's pending ref
+    until the turn is recorded or abandoned, so `gc` never prunes it meanwhile."""
     base = head_tree if delta is None else delta.base or head_tree
-    if delta is not None and (base == head_tree or not repo.git.missing_objects([base])):
-        return replace(turn, tree=live_tree_delta(repo.git, base, delta, repo.workspace))
-    if entries is None:
-        return turn
-    return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))
+    with repo.writing():
+        with repo.sink() as out:
+            if delta is not None and (base == head_tree or not repo.git.missing_objects([base])):
+                tree = live_tree_delta(repo.git, base, delta, repo.workspace, out)
+            elif entries is not None:
+                tree = live_tree(repo.git, entries, repo.workspace, head_tree, out)
+            else:
+                return turn
+        if repo.private and tree != head_tree:
+            repo.git.update_refs_cas([(repo.pending_ref(turn.conversation), tree, None)])
+    return replace(turn, tree=tree)
 
 
 def _isolated_turn(
@@ -205,8 +219,10 @@ def _isolated_turn(
 def abandon_turn(pending: PendingTurn) -> None:
     """Put an isolated worktree back exactly as the turn found it (the refresh's merge and
     every file a tool wrote undone), after a failure before `commit_turn` recorded it; at
-    the head's tree if another writer moved the ref meanwhile."""
+    the head's tree if another writer moved the ref meanwhile. A live turn lets go of its
+    pending tree."""
     if pending.mode is not Mode.ISOLATED:
+        release_pending(pending.repo, pending.conversation)
         return
     started = Journal(pending.head, pending.before or pending.tree, 0)
     recovery.restore(pending.repo, pending.conversation, started)
@@ -246,14 +262,16 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             tree, _ = normalize_modes(repo.git, pending.tree, on_disk, deliberate)
         trees.append(tree)
     messages = [encode(e) for e in events]
-    ids = batch.commit_chain(repo.git, pending.tree, pending.parents, encode(human),
-                             list(zip(trees[1:], messages, strict=True)))
+    with repo.writing():
+        with repo.sink() as out:
+            ids = batch.commit_chain(repo.git, pending.tree, pending.parents, encode(human),
+                                     list(zip(trees[1:], messages, strict=True)), out)
+        head = ids[-1]
+        checkpoint("record:commits")
+        if worktree is not None and on_disk is not None:
+            move_worktree(worktree, on_disk, trees[-1])  # modes set outside the tools, put back
+        advance(repo, pending.conversation, head, pending.head, worktree)
     recorded = [_as_read(e, t, c) for e, t, c in zip([human, *events], trees, ids, strict=True)]
-    head = ids[-1]
-    checkpoint("record:commits")
-    if worktree is not None and on_disk is not None:
-        move_worktree(worktree, on_disk, trees[-1])  # modes set outside the tools, put back
-    advance(repo, pending.conversation, head, pending.head, worktree)
     repo.extend(pending.conversation, pending.head, recorded)
     checkpoint("record:advanced")
     recovery.finish(repo, pending.conversation)
@@ -265,6 +283,12 @@ def _as_read(event: Event, tree: str, commit: str) -> Event:
     read = decode(encode(event), commit=commit, tree=tree)
     assert read is not None
     return read
+
+
+def release_pending(repo: Repo, conversation: str) -> None:
+    """Drop the conversation's pending ref (a live turn's tree not recorded)."""
+    if repo.private:
+        repo.git.update_refs_cas([(repo.pending_ref(conversation), ZERO, None)])
 
 
 def close_worktree(repo: Repo, conversation: str) -> None:

@@ -194,8 +194,12 @@ def _session(manager: SessionManager, payload: HookInput, project: str) -> Sessi
     external = f"{AGENT}:{project}:{payload.session_id}"
     s = manager.store.session_by_external(external)
     if s is None:
+        from freshline.context import Channel
+
         # Live whatever the project's mode: the agent works in the checkout itself.
-        return manager.new(project, mode="live", external_id=external, convert=False)
+        return manager.new(
+            project, mode="live", external_id=external, convert=False, channel=Channel.HOOK
+        )
     lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
     if lost or s.state is SessionState.CLOSED:
         # The agent lost its context (cleared, compacted) or the session was closed:

@@ -157,7 +157,7 @@ class FreshlineService:
         def run() -> SessionInfo:
             # Live whatever the project's mode: the client works in the checkout itself.
             external = f"mcp:{secrets.token_hex(6)}"
-            s = self.manager.new(project, mode="live", external_id=external)
+            s = self.manager.new(project, mode="live", external_id=external, channel=Channel.MCP)
             return SessionInfo(session=s.id, project=s.project)
 
         return self._locked(run)

@@ -37,13 +37,16 @@ def source_lock(data_dir: Path, source: str) -> Iterator[None]:
         os.close(fd)
 
 
-def prune_locks(data_dir: Path, keep: Iterable[str]) -> list[Path]:
-    """Remove the lock files of sources not in `keep`; return what went."""
+def prune_locks(data_dir: Path, keep: Iterable[str], dry_run: bool = False) -> list[Path]:
+    """Remove the lock files of sources not in `keep`; return what went (`dry_run`: what
+    would go)."""
     wanted = {f"{snapshot_id(source)}.lock" for source in keep}
     try:
         stale = [p for p in (data_dir / "locks").iterdir() if p.name not in wanted]
     except OSError:
         return []
+    if dry_run:
+        return stale
     removed = []
     for path in stale:
         with contextlib.suppress(OSError):

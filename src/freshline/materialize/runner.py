@@ -174,9 +174,10 @@ class Materializer:
         """The status of every document among `sources` (for `freshline status`)."""
         return {e.path: self.probe(e.path, e) for e in _documents(sources)}
 
-    def prune(self, keep: Sequence[str]) -> list[Path]:
-        """Remove snapshots, markers and locks of documents not in `keep` (out of scope)."""
-        return [*self.store.prune(keep), *prune_locks(self.data_dir, keep)]
+    def prune(self, keep: Sequence[str], dry_run: bool = False) -> list[Path]:
+        """Remove snapshots, markers and locks of documents not in `keep` (out of scope);
+        `dry_run`: only list them."""
+        return [*self.store.prune(keep, dry_run), *prune_locks(self.data_dir, keep, dry_run)]
 
     def in_flight(self, project: str) -> list[RunInfo]:
         """The runs of a project in progress now."""

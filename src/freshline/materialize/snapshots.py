@@ -137,15 +137,18 @@ class SnapshotStore:
         with contextlib.suppress(OSError):
             self.marker_path(source).unlink(missing_ok=True)
 
-    def prune(self, keep: Iterable[str]) -> list[Path]:
-        """Remove snapshots and markers of every source not in `keep`; return what went."""
+    def prune(self, keep: Iterable[str], dry_run: bool = False) -> list[Path]:
+        """Remove snapshots and markers of every source not in `keep`; return what went
+        (`dry_run`: what would go)."""
         wanted = {snapshot_id(source) for source in keep}
+        obsolete = [entry for entry in self._entries() if _obsolete(entry, wanted)]
+        if dry_run:
+            return obsolete
         removed = []
-        for entry in self._entries():
-            if _obsolete(entry, wanted):
-                with contextlib.suppress(OSError):
-                    entry.unlink()
-                    removed.append(entry)
+        for entry in obsolete:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+                removed.append(entry)
         return removed
 
     def _entries(self) -> list[Path]:

@@ -47,6 +47,7 @@ from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
 from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
+from freshline.session.lifecycle import close_idle
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged
@@ -58,6 +59,7 @@ from freshline.store import (
     SessionRecord,
     SessionState,
 )
+from freshline.store.sessions import RECORDING_CHANNELS, session_title
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.scoping import in_scope
 
@@ -82,7 +84,9 @@ class SessionManager:
         self.materializer = materializer or Materializer(
             config.root, config.data_dir, materialize_settings(config)
         )
-        self.conversations = Conversations(config.root)
+        self.conversations = Conversations(
+            config.root, max_blob=config.conversations.max_blob_bytes
+        )
         self.in_scope = InScope(config, self.tracker)
         self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
         self._background: list[threading.Thread] = []
@@ -119,31 +123,39 @@ class SessionManager:
         target: str | None = None,
         external_id: str | None = None,
         convert: bool = True,
+        channel: Channel = Channel.SEND,
     ) -> SessionRecord:
-        """Open a session: build its manifest and conversation. A clean landing of the
-        same project is reused; a dirty one never is. `convert=False` answers at once and
-        converts the project's documents in the background (hooks)."""
+        """Open a session: build its manifest and, when `channel`'s agent is one freshline
+        runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
+        not run, so they record none and write no tree. A clean landing of the same
+        project and channel is reused; a dirty one never is. `convert=False` answers at
+        once and converts the project's documents in the background (hooks). Sessions left
+        idle past `[sessions] idle_close` are closed first (lifecycle.close_idle)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
+        close_idle(self)
         self.tracker.flush()
         key = dirty_key(self.config, self.tracker, project)
         for s in self.store.session_list(project):
             reusable = s.state is SessionState.LANDING and s.dirty_key == key
-            same = (s.mode, s.target, s.external_id) == (chosen.value, target, None)
+            same = (s.mode, s.target, s.external_id, s.channel) == (
+                chosen.value, target, None, channel.value)
             if reusable and same and not external_id:
                 return s
         session_id = uuid.uuid4().hex[:12]
         built = self._build(project, session_id, chosen.value, convert=convert)
-        entries = self.in_scope.entries(project)
-        self.conversations.open(
-            session_id, ConversationMode(chosen.value), target, entries, project=project
-        )
+        if channel.value in RECORDING_CHANNELS:
+            entries = self.in_scope.entries(project)
+            self.conversations.open(
+                session_id, ConversationMode(chosen.value), target, entries, project=project
+            )
+        now = time.time()
         record = SessionRecord(
             id=session_id,
             project=project,
             state=SessionState.LANDING,
             mode=chosen.value,
-            created_at=time.time(),
+            created_at=now,
             resumed_at=None,
             cursor=built.epoch if built.complete else None,
             manifest_epoch=built.epoch,
@@ -155,6 +167,8 @@ class SessionManager:
             pending_docs=built.pending,
             external_id=external_id,
             target=target,
+            channel=channel.value,
+            active_at=now,
         )
         self.store.session_put(record)
         if built.pending and not convert:
@@ -236,6 +250,7 @@ class SessionManager:
         s = self.get(session_id)
         if s.state is SessionState.CLOSED:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
+        self.store.session_touch(s.id, time.time())
         self.tracker.flush()
         held, rebuilt = self._hold(s)
         if rebuilt is not None:
@@ -249,7 +264,8 @@ class SessionManager:
                 dirty_key=rebuilt.dirty_key,
                 pending_docs=sorted(set(s.pending_docs) | set(rebuilt.pending)),
             )
-        pending = self._conversation_turn(s, message) if conversation else None
+        recorded = conversation and s.records_conversation
+        pending = self._conversation_turn(s, message) if recorded else None
         staged, updates = self._updates(s, pending.merges if pending else ())
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
@@ -276,7 +292,9 @@ class SessionManager:
         s = self.get(session_id)
         self.tracker.flush()
         scope = self.config.project(s.project).scope
-        merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
+        merges: Sequence[MergeInfo] = ()
+        if s.records_conversation:
+            merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
         manifest = self._manifest_input(s) if s.needs_manifest else None
         budget = delivery_budget(self.config, channel, meter, s.id)
         return render_blocks(manifest, self._updates(s, merges)[1], budget, self.priority(s)).text
@@ -447,6 +465,7 @@ class SessionManager:
                 resumed=False,
                 pending_docs=sorted(staged.pending),
                 announced_failures=dict(sorted(staged.failures.items())),
+                title=s.title or session_title(turn.message),
             )
             if staged.manifest is not None:
                 text, epoch, key = staged.manifest
@@ -483,10 +502,11 @@ class SessionManager:
                 runs.append(self.materializer.submit(name, delta.epoch, documents))
         return runs
 
-    def prune_documents(self) -> list[Path]:
-        """Drop snapshots and failure markers of documents no longer in any project."""
+    def prune_documents(self, dry_run: bool = False) -> list[Path]:
+        """Drop snapshots and failure markers of documents no longer in any project
+        (`dry_run`: only say which)."""
         keep = {e.path for p in self.reload_config().projects for e in self.in_scope.entries(p)}
-        return self.materializer.prune(sorted(keep))
+        return self.materializer.prune(sorted(keep), dry_run)
 
     def materialize_async(self, project: str) -> None:
         """Convert the project's documents in the background (`settle()` waits)."""

@@ -53,6 +53,10 @@ class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable):
         """Changes whenever another connection commits: a cheap "did anyone write?"."""
         return self.db.data_version()
 
+    def checkpoint(self) -> None:
+        """Truncate the write-ahead log (best effort; `freshline gc` calls it)."""
+        self.db.checkpoint()
+
     def close(self) -> None:
         """Close this thread's connection."""
         self.db.close()

@@ -164,6 +164,12 @@ class Database:
             with self.write() as tx:
                 tx.execute(sql, args)
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database and truncate it to nothing (best
+        effort: a reader in another process may hold it back)."""
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)

@@ -113,3 +113,20 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "sessions: the channel that opened them, last activity, a title",
+        """
+        ALTER TABLE sessions ADD COLUMN channel TEXT NOT NULL DEFAULT 'send';
+        ALTER TABLE sessions ADD COLUMN active_at REAL;
+        ALTER TABLE sessions ADD COLUMN title TEXT;
+        UPDATE sessions SET channel = CASE
+            WHEN external_id LIKE 'mcp:%' THEN 'mcp'
+            WHEN external_id IS NOT NULL THEN 'hook'
+            ELSE 'send' END;
+        UPDATE sessions SET active_at = MAX(created_at, COALESCE(resumed_at, 0));
+        CREATE INDEX sessions_by_activity ON sessions (state, active_at)
+        """,
+    )
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import astuple, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -24,6 +25,22 @@ def check_session_id(session_id: str) -> str:
         why = f"invalid session id '{session_id}': use an id `session list` shows"
         raise UsageError(shown(why))
     return session_id
+
+
+# Channels whose agent freshline runs itself, so each turn has an answer to record.
+RECORDING_CHANNELS = frozenset({"chat", "send"})
+TITLE_CHARS = 60  # the longest title kept
+
+
+def session_title(message: str) -> str | None:
+    """A session's title from its first message: the first non-blank line, blanks
+    collapsed, cut to TITLE_CHARS with an ellipsis (None for a blank message). A lone
+    surrogate (which SQLite cannot store) reads as "?"."""
+    line = next((ln for ln in message.splitlines() if ln.strip()), "")
+    text = " ".join(line.encode("utf-8", "replace").decode("utf-8").split())
+    if not text:
+        return None
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 class SessionState(StrEnum):
@@ -58,9 +75,26 @@ class SessionRecord:
     live_tree: str | None = None  # the live conversation tree last written for a turn
     live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
     turns: int = 0  # turns delivered: each accepted turn that carried something counts one
+    channel: str = "send"  # how its agent is reached: chat, send, hook, mcp or acp
+    active_at: float | None = None  # when it last prepared a turn (None: never since created)
+    title: str | None = None  # its first message, shortened (`session_title`)
+
+    @property
+    def records_conversation(self) -> bool:
+        """Whether its turns are recorded as a git conversation: only the channels whose
+        agent freshline runs itself (hooks, MCP and ACP deliver to an agent it does not)."""
+        return self.channel in RECORDING_CHANNELS
+
+    @property
+    def last_active(self) -> float:
+        """When it was last used (created, resumed or a turn prepared)."""
+        return max(self.created_at, self.resumed_at or 0.0, self.active_at or 0.0)
 
 
 _NAMES = [f.name for f in fields(SessionRecord)]
+# Every table with rows per session, as (table, session column): `session_delete` empties
+# them all. A new table keyed by session adds itself here.
+SESSION_TABLES: list[tuple[str, str]] = [("sessions", "id"), ("ledger", "session")]
 _JSON = {"pending_docs", "announced_failures"}
 
 
@@ -120,3 +154,32 @@ class SessionTable:
             f" VALUES ({', '.join('?' for _ in _NAMES)})"
         )
         self.db.execute_write(sql, _to_row(s))
+
+    def session_touch(self, session_id: str, when: float, title: str | None = None) -> None:
+        """Record that the session was used at `when`, and its title if it has none yet
+        (joins the current transaction if there is one)."""
+        self.db.execute_write(
+            "UPDATE sessions SET active_at = MAX(COALESCE(active_at, 0), ?),"
+            " title = COALESCE(title, ?) WHERE id = ?",
+            (when, title, check_session_id(session_id)),
+        )
+
+    def sessions_idle(self, channels: Iterable[str], before: float) -> list[SessionRecord]:
+        """Open sessions of `channels` not used since `before`, oldest first."""
+        wanted = sorted(channels)
+        marks = ", ".join("?" for _ in wanted)
+        rows = self.db.conn.execute(
+            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE state != ? AND channel IN ({marks})"
+            " AND MAX(created_at, COALESCE(resumed_at, 0), COALESCE(active_at, 0)) < ?"
+            " ORDER BY created_at, id",
+            (SessionState.CLOSED.value, *wanted, before),
+        )
+        return [_from_row(r) for r in rows]
+
+    def session_delete(self, session_ids: Iterable[str]) -> None:
+        """Forget sessions: their rows in every table keyed by session (SESSION_TABLES),
+        in one transaction."""
+        ids = [(check_session_id(i),) for i in session_ids]
+        with self.db.write() as conn:
+            for table, column in SESSION_TABLES:
+                conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", ids)

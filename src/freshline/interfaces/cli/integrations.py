@@ -22,6 +22,9 @@ def chat(
     ctx: typer.Context,
     project: str = typer.Option(None, "--project", "-p", help="Open a new session on it."),
     session: str = typer.Option(None, "--session", "-s", help="Resume this session."),
+    resume_last: bool = typer.Option(
+        False, "--continue", "-c", help="Resume the chat session used last (of --project)."
+    ),
     model: str = ModelOption,
     base_url: str = BaseUrlOption,
 ) -> None:
@@ -34,7 +37,7 @@ def chat(
                          "in scripts use `freshline send`")
     from freshline.interfaces.tui.app import run_chat
 
-    session_id = run_chat(config(ctx), project, session, model, base_url)
+    session_id = run_chat(config(ctx), project, session, model, base_url, resume_last)
     say(f"session {session_id} (resume with: freshline chat --session {session_id})")
 
 

@@ -11,6 +11,7 @@ from freshline.interfaces.cli import (
     integrations,
     selftest,
     sessions,
+    storage,
     tracking,
     workspace,
 )
@@ -66,3 +67,4 @@ app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
 app.command()(integrations.demo)
+app.command()(storage.gc)

@@ -15,10 +15,12 @@ from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
 from freshline.interfaces.cli.output import say, warn
 from freshline.interfaces.text import columns, plural
+from freshline.paths import shown
 
 if TYPE_CHECKING:
     from freshline.errors import ConflictStop, SyncRequired
     from freshline.materialize import MaterializeResult
+    from freshline.session import SessionManager
     from freshline.store import SessionRecord
 
 # `manager` is imported from here by the command modules that came before common had it.
@@ -46,8 +48,11 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
         "mode": s.mode,
         "cursor": s.cursor,
         "manifest_epoch": s.manifest_epoch,
+        "channel": s.channel,
+        "title": s.title,
         "created_at": s.created_at,
         "resumed_at": s.resumed_at,
+        "last_active_at": s.last_active,
         "pending_documents": s.pending_docs,
         "announced_failures": sorted(s.announced_failures),
         "target": s.target,
@@ -73,23 +78,55 @@ def session_new(
 
 @session_app.command("list")
 def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """List sessions.
+    """List sessions, the one used last at the bottom.
+
+    Each with when it was created and last used, its channel (chat, send, hook, mcp, acp),
+    its first message as a title and its conversation's size.
 
     Example: freshline session list
     """
+    from freshline.session.lifecycle import close_idle
+
     with manager(ctx, flushes=False) as m:
-        sessions = m.sessions()
+        close_idle(m)
+        sessions = sorted(m.sessions(), key=lambda s: (s.last_active, s.id))
+        sizes = conversation_sizes(m)
+    data = [session_dict(s) | {"size_bytes": sizes.get(s.id)} for s in sessions]
 
     def human() -> None:
         if not sessions:
             say("no sessions yet: open one with `freshline session new --project NAME`")
             return
-        rows = [[s.id, s.project, s.state.value, s.mode, _told(s), _when(s.created_at)]
+        rows = [[s.id, s.project, s.channel, s.state.value, _told(s), _when(s.created_at),
+                 _when(s.last_active), _size(sizes.get(s.id)), shown(s.title or "-")]
                 for s in sessions]
-        for line in columns(["id", "project", "state", "mode", "told up to", "opened"], rows):
+        headers = ["id", "project", "channel", "state", "told up to", "opened", "last used",
+                   "size", "title"]
+        for line in columns(headers, rows):
             say(line)
 
-    emit([session_dict(s) for s in sessions], as_json, human)
+    emit(data, as_json, human)
+
+
+def conversation_sizes(m: SessionManager) -> dict[str, int]:
+    """The size of each session's conversation (sessions without one are left out)."""
+    return {r.conversation: m.conversations.size(r.conversation) for r in m.conversations.refs()}
+
+
+def _size(size: int | None) -> str:
+    return "-" if size is None else human_bytes(size)
+
+
+def human_bytes(size: int) -> str:
+    """`size` bytes as people read them: 512 B, 3.4 kB, 12.0 MB."""
+    if size < 1000:
+        return f"{size} B"
+    value, unit = size / 1000, "kB"
+    for bigger in ("MB", "GB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, bigger
+    return f"{value:.1f} {unit}"
 
 
 def _told(s: SessionRecord) -> str:

@@ -42,6 +42,7 @@ from freshline.interfaces.tui.editing import History
 from freshline.interfaces.tui.prompt import PromptArea
 from freshline.interfaces.tui.status import Status, read_status
 from freshline.session import PreparedTurn, SessionManager
+from freshline.session.lifecycle import most_recent
 from freshline.tracker import FlushResult
 from freshline.tracker.watcher import Watcher
 
@@ -413,19 +414,29 @@ def header_line(session: str, project: str, model: str, root: Path) -> str:
     return f"freshline · session {session} · project {project} · model {model} · {where}"
 
 
-def open_session(manager: SessionManager, project: str | None, session: str | None) -> str:
-    """The session to chat on: resume `session`, else a new one on `project` (or the only
-    project there is). Raises UsageError when neither can be chosen."""
+def open_session(
+    manager: SessionManager, project: str | None, session: str | None, resume_last: bool = False
+) -> str:
+    """The session to chat on: resume `session`; with `resume_last`, the chat session (of
+    `project`, if given) used last; else a new one on `project` (or the only project there
+    is). Raises UsageError when none can be chosen."""
     if session is not None:
-        if project is not None:
-            raise UsageError("give --project or --session, not both")
+        if project is not None or resume_last:
+            other = "--project" if project is not None else "--continue"
+            raise UsageError(f"give {other} or --session, not both")
         return manager.resume(session).id
+    if resume_last:
+        last = most_recent(manager.sessions(project), Channel.CHAT.value, project)
+        if last is None:
+            where = f" of project '{project}'" if project else ""
+            raise UsageError(f"no chat session{where} to continue: start one with --project")
+        return manager.resume(last.id).id
     if project is None:
         names = sorted(manager.config.projects)
         if len(names) != 1:
             raise UsageError(f"choose a project with --project ({', '.join(names) or 'none'})")
         project = names[0]
-    return manager.new(project).id
+    return manager.new(project, channel=Channel.CHAT).id
 
 
 def run_chat(
@@ -434,12 +445,14 @@ def run_chat(
     session: str | None = None,
     model: str | None = None,
     base_url: str | None = None,
+    resume_last: bool = False,
 ) -> str:
-    """Run the chat until the user quits; returns the session id (to resume it later)."""
+    """Run the chat until the user quits; returns the session id (to resume it later).
+    `resume_last` continues the chat session used last (`open_session`)."""
     backend = backend_for(config.model, model, base_url)
     manager = SessionManager(config)
     try:
-        session_id = open_session(manager, project, session)
+        session_id = open_session(manager, project, session, resume_last)
         ChatApp(manager, session_id, backend, Watcher(config)).run()
         return session_id
     finally:
