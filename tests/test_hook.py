@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from freshline.config import Config, ProjectConfig
 from freshline.errors import NotFoundError, UsageError
-from freshline.interfaces.hooks import HookEvent, hook_log_path, parse_payload, project_for
+from freshline.interfaces.hooks import (
+    HookEvent,
+    external_id,
+    hook_log_path,
+    parse_payload,
+    project_for,
+)
 from freshline.session import SessionManager
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
@@ -116,20 +122,21 @@ def test_session_start_gets_the_manifest_and_compact_gets_it_again(
     assert hook(payload("user_prompt_submit", cwd)) == ""
 
 
-def test_a_closed_session_is_resumed_with_its_manifest(notes: Any, log: Path) -> None:
+def test_a_closed_session_reopens_as_it_was(notes: Any, log: Path) -> None:
     prompt = payload("user_prompt_submit", notes.root / "notes")
     assert MANIFEST in context(hook(prompt), "UserPromptSubmit")
     manager = SessionManager(notes.config())
     try:
-        external = f"claude-code:p:{json.loads(prompt)['session_id']}"
-        mapped = manager.store.session_by_external(external)
+        mapped = manager.store.session_by_external(external_id(json.loads(prompt)["session_id"]))
         assert mapped is not None
         manager.close_session(mapped.id)
     finally:
         manager.close()
-    resumed = context(hook(prompt), "UserPromptSubmit")
-    assert MANIFEST in resumed and "notes/a.md" in resumed
+    # The agent resumes its own conversation, which still holds the manifest.
     assert hook(prompt) == ""
+    notes.write("notes/c.md", "# C\n")
+    told = context(hook(prompt), "UserPromptSubmit")
+    assert UPDATES in told and MANIFEST not in told and "notes/c.md" in told
 
 
 def test_each_agent_session_has_its_own_freshline_session(notes: Any, log: Path) -> None:

@@ -1,11 +1,25 @@
-"""`freshline hook claude-code`: tell Claude Code what changed, on every prompt.
+"""`freshline hook claude-code`: tell Claude Code what changed, proven delivered.
 
 Claude Code runs the hook with one JSON object on stdin (`hook_event_name`, `session_id`,
-`cwd`, and `prompt` or `source`). The hook finds the workspace from `cwd`, picks the
-project that holds `cwd` (`project_for`), maps Claude's session id to a freshline session
-(created on first use), and prints the pending blocks as
-`{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`. Printing the
-output is the delivery: the turn is accepted right after it is written.
+`transcript_path`, `cwd`, and per event `source`, `prompt`, `tool_name`, …). The hook
+
+- pins the project per Claude session at its first call: `--project`, else the project
+  of `$CLAUDE_PROJECT_DIR` (Claude's own project folder), else of the first `cwd`. Later
+  calls of that session use the pinned freshline session whatever the `cwd` (the agent's
+  `cd` in Bash moves it). The workspace is `--workspace`, else the one holding
+  `$CLAUDE_PROJECT_DIR` or the `cwd`.
+- on SessionStart and UserPromptSubmit prints the pending blocks as
+  `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, each block
+  carrying a delivery token in its opening tag (`session/tokens.py`);
+- on every call first decides the deliveries still outstanding from the transcript
+  (`transcript.py`): found ones are acknowledged, dropped ones are told again with their
+  epochs, ones still in flight are built upon. Without a transcript in the payload the
+  blocks are acknowledged when printed, and `session show` says so;
+- SessionStart with source `compact` or `clear` delivers the manifest again (the agent
+  lost it), without the "closed for a while" note; `resume` reopens the session as it
+  was (the resumed conversation still holds what it was told); SessionEnd closes it;
+- records no conversation: a hook session has no turn of its own to record, so it never
+  writes a tree of the project.
 
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
@@ -22,23 +36,28 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from freshline.access import Rules, reach
 from freshline.config import Config, find_workspace, load_config
 from freshline.context import Channel, Encoding, Meter
-from freshline.errors import NotFoundError, UsageError
+from freshline.errors import NotFoundError, UsageError, WorkspaceError
+from freshline.interfaces.transcript import Verdict, read_evidence, size_of, stage, verdict
 from freshline.paths import shown
 from freshline.scope import Pattern, PatternKind
-from freshline.session import PreparedTurn, SessionManager
-from freshline.store import SessionRecord, SessionState
+from freshline.store import Acknowledgement, DeliveryRecord, SessionRecord, SessionState
+
+if TYPE_CHECKING:  # the session layer loads only when a call gets that far
+    from freshline.session import SessionManager
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 AGENT = "claude-code"
 CONVERT = "convert"  # `python -m freshline.interfaces.hooks convert ROOT PROJECT`
+NO_TRANSCRIPT = "the hook's payload names no transcript: acknowledged when printed"
 
 
 class HookEvent(StrEnum):
@@ -46,8 +65,12 @@ class HookEvent(StrEnum):
 
     SESSION_START = "SessionStart"  # a session starts, resumes, or was cleared/compacted
     USER_PROMPT_SUBMIT = "UserPromptSubmit"  # the user sent a prompt
+    POST_TOOL_USE = "PostToolUse"  # a tool ran (what it read and wrote: the read ledger)
+    SESSION_END = "SessionEnd"  # the session ended: freshline's session closes
 
 
+# The events whose output Claude Code gives the model as context before a request.
+_DELIVERING = frozenset({HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT})
 # SessionStart sources after which the agent no longer holds the manifest.
 _CONTEXT_LOST = frozenset({"clear", "compact"})
 
@@ -60,6 +83,25 @@ class HookInput:
     session_id: str
     cwd: Path
     source: str | None = None  # SessionStart only: startup, resume, clear or compact
+    transcript: Path | None = None  # the session's transcript (JSON lines), if named
+    tool_name: str | None = None  # PostToolUse: the tool that ran
+    tool_input: dict[str, Any] = field(default_factory=dict)  # PostToolUse: its input
+    tool_response: Any = None  # PostToolUse: what it returned
+
+
+@dataclass(frozen=True)
+class HookOptions:
+    """How the hook was set up: `--workspace`, `--project`, `$CLAUDE_PROJECT_DIR`."""
+
+    workspace: Path | None = None
+    project: str | None = None
+    project_dir: Path | None = None
+
+    @classmethod
+    def from_env(cls, workspace: Path | None = None, project: str | None = None) -> HookOptions:
+        """The options given, with Claude's project folder from the environment."""
+        folder = os.environ.get(PROJECT_DIR_ENV)
+        return cls(workspace, project, Path(folder) if folder and os.path.isabs(folder) else None)
 
 
 def parse_payload(text: str) -> HookInput:
@@ -79,14 +121,22 @@ def parse_payload(text: str) -> HookInput:
         raise UsageError("hook payload has no session_id")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise UsageError("hook payload has no absolute cwd")
-    source = data.get("source")
-    return HookInput(event, session_id, Path(cwd), source if isinstance(source, str) else None)
+    transcript = data.get("transcript_path")
+    tool_input = data.get("tool_input")
+    return HookInput(
+        event,
+        session_id,
+        Path(cwd),
+        _text(data.get("source")),
+        Path(transcript) if isinstance(transcript, str) and os.path.isabs(transcript) else None,
+        _text(data.get("tool_name")),
+        tool_input if isinstance(tool_input, dict) else {},
+        data.get("tool_response"),
+    )
 
 
-def blocks_of(turn: PreparedTurn) -> str | None:
-    """The manifest and updates blocks of a prepared turn (its message left out)."""
-    parts = [b for b in (turn.manifest, turn.updates) if b]
-    return "\n\n".join(parts) if parts else None
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def hook_output(event: HookEvent, blocks: str) -> str:
@@ -100,6 +150,11 @@ def hook_meter(event: HookEvent) -> Meter:
     """How the hook's stdout counts the blocks: the JSON around them, then the blocks as
     an ASCII JSON string."""
     return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
+
+
+def external_id(claude_session: str) -> str:
+    """The external id of the freshline session pinned to a Claude Code session."""
+    return f"{AGENT}:{claude_session}"
 
 
 # --- which project holds the working directory ------------------------------------------
@@ -147,6 +202,110 @@ def project_for(config: Config, rel: str) -> str:
     raise NotFoundError(shown(f"{where} is outside every project of {config.root}"))
 
 
+# --- where the session is ---------------------------------------------------------------
+
+
+def _starts(payload: HookInput, options: HookOptions) -> list[Path]:
+    """Where to look for the workspace and the project, most stable first: Claude's
+    project folder does not follow the agent's `cd`."""
+    return [p for p in (options.project_dir, payload.cwd) if p is not None]
+
+
+def workspace_of(payload: HookInput, options: HookOptions) -> Path:
+    """The workspace of this call: `--workspace`, else the one holding Claude's project
+    folder, else the one holding the working directory (WorkspaceError if none)."""
+    if options.workspace is not None:
+        return find_workspace(payload.cwd, options.workspace)
+    error: WorkspaceError | None = None
+    for start in _starts(payload, options):
+        try:
+            return find_workspace(start)
+        except WorkspaceError as exc:
+            error = error or exc
+    assert error is not None
+    raise error
+
+
+def pinned_project(config: Config, payload: HookInput, options: HookOptions) -> str:
+    """The project a new Claude session is pinned to: `--project`, else the project of
+    Claude's project folder, else of the working directory."""
+    if options.project is not None:
+        return config.project(options.project).name
+    rules = Rules(ignore=config.workspace.ignore)
+    starts = _starts(payload, options)
+    for start in starts:
+        try:
+            # Resolved and checked like any path read for an agent: never .git/, a secret.
+            here = reach(config.root, str(start), rules)
+        except WorkspaceError:
+            if start is starts[-1]:
+                raise
+            continue
+        return project_for(config, here.rel)
+    raise NotFoundError("the hook names no working directory")
+
+
+def pin(manager: SessionManager, payload: HookInput, options: HookOptions) -> SessionRecord:
+    """The freshline session of Claude's session, opened (live, with no conversation, its
+    documents converted in the background) on its first call."""
+    external = external_id(payload.session_id)
+    s = manager.store.session_by_external(external)
+    if s is not None:
+        return s
+    project = pinned_project(manager.config, payload, options)
+    return manager.new(
+        project, mode="live", external_id=external, convert=False, conversation=False
+    )
+
+
+# --- what became of the deliveries so far -------------------------------------------------
+
+
+def settle(manager: SessionManager, s: SessionRecord, payload: HookInput) -> list[DeliveryRecord]:
+    """Decide the session's outstanding deliveries (one chain, oldest first) from the
+    transcript: acknowledge the ones found, give up from the first missing one on (the
+    next delivery tells it all again), and return those still in flight."""
+    from freshline.session import tokens
+
+    chain = tokens.outstanding(manager, s.id)
+    if not chain:
+        return []
+    start = min(_offset(d) for d in chain)
+    evidence = read_evidence(payload.transcript, start, [d.token for d in chain])
+    for i, d in enumerate(chain):
+        where = stage(str(d.detail.get("event", "")), bool(d.detail.get("prompted")),
+                      payload.event.value)
+        fate = verdict(d.token in evidence.found, evidence.answered_after(_offset(d)), where,
+                       evidence.readable)
+        if fate is Verdict.IN_FLIGHT:
+            return _prompted(manager, chain[i:], payload)
+        if fate is Verdict.MISSING:
+            tokens.supersede(manager, s.id)
+            return []
+        how, note = Acknowledgement.TRANSCRIPT, None
+        if fate is Verdict.UNREADABLE:
+            how = Acknowledgement.PRINTED
+            note = f"no readable transcript at {payload.transcript}: acknowledged when printed"
+        tokens.acknowledge(manager, s.id, d.token, how, note)
+    return []
+
+
+def _offset(d: DeliveryRecord) -> int:
+    return int(d.detail.get("offset", 0))
+
+
+def _prompted(
+    manager: SessionManager, chain: list[DeliveryRecord], payload: HookInput
+) -> list[DeliveryRecord]:
+    """The chain still in flight; on a prompt, each of its deliveries goes out with it."""
+    if payload.event is not HookEvent.USER_PROMPT_SUBMIT:
+        return chain
+    with manager.store.write():
+        for d in chain:
+            manager.store.delivery_detail(d.token, {**d.detail, "prompted": True})
+    return chain
+
+
 # --- the hook ---------------------------------------------------------------------------
 
 
@@ -172,45 +331,63 @@ def _log(message: str) -> None:
         pass  # Nowhere to log; the hook must still never fail the prompt.
 
 
-def _session(manager: SessionManager, payload: HookInput, project: str) -> SessionRecord:
-    """The freshline session mapped to Claude's session (created on first use)."""
-    external = f"{AGENT}:{project}:{payload.session_id}"
-    s = manager.store.session_by_external(external)
-    if s is None:
-        # Live whatever the project's mode: the agent works in the checkout itself.
-        return manager.new(project, mode="live", external_id=external, convert=False)
-    lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
-    if lost or s.state is SessionState.CLOSED:
-        # The agent lost its context (cleared, compacted) or the session was closed:
-        # resuming rebuilds the manifest and delivers it again.
-        return manager.resume(s.id, convert=False)
-    return s
+def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None) -> bool:
+    """Answer one hook call: settle earlier deliveries, then (on SessionStart and
+    UserPromptSubmit) write the pending blocks as hook output; False when nothing was
+    written."""
+    from freshline.session import SessionManager
 
-
-def deliver(payload: HookInput, out: TextIO) -> bool:
-    """Write the pending blocks as hook output and accept them; False when nothing changed."""
-    root = find_workspace(payload.cwd)
-    config = load_config(root)
-    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
-    here = reach(root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
-    project = project_for(config, here.rel)
-    manager = SessionManager(config)
+    options = options or HookOptions()
+    root = workspace_of(payload, options)
+    manager = SessionManager(load_config(root))
     try:
-        s = _session(manager, payload, project)
-        turn = manager.prepare(
-            s.id, "", conversation=False, channel=Channel.HOOK, meter=hook_meter(payload.event)
-        )
-        blocks = blocks_of(turn)
-        if blocks is None:
+        s = pin(manager, payload, options)
+        if payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST:
+            from freshline.session import tokens
+
+            # The agent lost its context: whatever it was handed is gone with it.
+            tokens.supersede(manager, s.id)
+            s, chain = manager.resume(s.id, convert=False, closed=False), []
+        else:
+            chain = settle(manager, s, payload)
+        if payload.event is HookEvent.SESSION_END:
+            manager.close_session(s.id)
             return False
-        out.write(hook_output(payload.event, blocks))
-        out.flush()
-        turn.accept()
-        if turn.staged.pending:
-            _convert_in_background(root, project)
-        return True
+        if payload.event not in _DELIVERING:
+            return False  # PostToolUse: what the tool read and wrote is the ledger's
+        if s.state is SessionState.CLOSED:
+            s = manager.reopen(s.id)
+        return _print(manager, s, payload, chain, out)
     finally:
         manager.close()
+
+
+def _print(
+    manager: SessionManager,
+    s: SessionRecord,
+    payload: HookInput,
+    chain: list[DeliveryRecord],
+    out: TextIO,
+) -> bool:
+    from freshline.session import tokens
+
+    detail = {
+        "event": payload.event.value,
+        "transcript": str(payload.transcript) if payload.transcript else None,
+        "offset": size_of(payload.transcript),
+    }
+    issued = tokens.deliver(
+        manager, s.id, Channel.HOOK, hook_meter(payload.event), chain, detail
+    )
+    if issued is None:
+        return False
+    out.write(hook_output(payload.event, issued.blocks))
+    out.flush()
+    if payload.transcript is None:
+        tokens.acknowledge(manager, s.id, issued.token, Acknowledgement.PRINTED, NO_TRANSCRIPT)
+    if issued.turn.staged.pending:
+        _convert_in_background(manager.config.root, s.project)
+    return True
 
 
 def _convert_in_background(root: Path, project: str) -> None:
@@ -228,6 +405,8 @@ def _convert_in_background(root: Path, project: str) -> None:
 def convert(root: Path, project: str) -> None:
     """Convert one project's documents now; failures go to the hook log."""
     try:
+        from freshline.session import SessionManager
+
         manager = SessionManager(load_config(root))
         try:
             manager.materialize(project)
@@ -237,21 +416,21 @@ def convert(root: Path, project: str) -> None:
         _log(f"converting {project}: {type(exc).__name__}: {exc}")
 
 
-def run_claude_code(stdin: TextIO, out: TextIO) -> int:
+def run_claude_code(stdin: TextIO, out: TextIO, options: HookOptions | None = None) -> int:
     """The whole hook: always 0; failures are logged, never printed."""
     try:
-        deliver(parse_payload(stdin.read()), out)
+        deliver(parse_payload(stdin.read()), out, options)
     except Exception as exc:  # the hook must never break the prompt
         _log(f"{type(exc).__name__}: {exc}")
     return 0
 
 
-def claude_code_hook() -> int:
+def claude_code_hook(workspace: Path | None = None, project: str | None = None) -> int:
     """Claude Code hook: print what changed in the project as additional context.
 
-    Example: in .claude/settings.json, run `freshline hook claude-code` on UserPromptSubmit.
+    Example: `freshline hook install claude-code` writes it into .claude/settings.json.
     """
-    return run_claude_code(sys.stdin, sys.stdout)
+    return run_claude_code(sys.stdin, sys.stdout, HookOptions.from_env(workspace, project))
 
 
 if __name__ == "__main__":

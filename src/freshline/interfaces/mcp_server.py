@@ -37,7 +37,6 @@ from freshline.access import Reached, reach
 from freshline.config import Config, find_workspace, load_config
 from freshline.context import ChangesPage, Channel, Encoding, Meter
 from freshline.errors import FreshlineError, NotFoundError, UsageError
-from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
 from freshline.paths import shown
 from freshline.session import PreparedTurn, SessionManager
@@ -173,7 +172,7 @@ class FreshlineService:
                 session, "", conversation=False, channel=Channel.MCP, meter=_meter(envelope)
             )
             self._outstanding.pop(session, None)
-            blocks = blocks_of(turn)
+            blocks = turn.blocks
             if blocks is None:
                 return Delivery(session=session, blocks=None, token=None, covers=turn.covers)
             self._outstanding[session] = (token, turn)

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
 
 from freshline.config import Config, Mode
@@ -41,7 +42,7 @@ from freshline.session.documents import DocumentDesk
 from freshline.session.inscope import InScope
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.rules import without_secrets
-from freshline.session.turn import PreparedTurn, Staged
+from freshline.session.turn import PreparedTurn, Staged, applied
 from freshline.store import Change, ChangeKind, IndexEntry, SessionRecord, SessionState
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.scoping import in_scope
@@ -65,10 +66,15 @@ class SessionManager:
         self.materializer = materializer or Materializer(
             config.root, config.data_dir, materialize_settings(config)
         )
-        self.conversations = Conversations(config.root)
         self.in_scope = InScope(config, self.tracker)
         self._background: list[threading.Thread] = []
         self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        """The workspace's conversations, opened on first use: a session that records
+        none (a hook's) never touches git."""
+        return Conversations(self.config.root)
 
     def reload_config(self) -> Config:
         """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
@@ -98,10 +104,13 @@ class SessionManager:
         target: str | None = None,
         external_id: str | None = None,
         convert: bool = True,
+        conversation: bool = True,
     ) -> SessionRecord:
         """Open a session: build its manifest and conversation. A clean landing of the
         same project is reused; a dirty one never is. `convert=False` answers at once and
-        converts the project's documents in the background (hooks)."""
+        converts the project's documents in the background (hooks). `conversation=False`
+        opens no git conversation at all, for an agent freshline does not run (a hook
+        has no turn to record, so it writes no tree of the project either)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         self.tracker.flush()
@@ -113,10 +122,11 @@ class SessionManager:
                 return s
         session_id = uuid.uuid4().hex[:12]
         built = self._build(project, session_id, chosen.value, convert=convert)
-        entries = self.in_scope.entries(project)
-        self.conversations.open(
-            session_id, ConversationMode(chosen.value), target, entries, project=project
-        )
+        if conversation:
+            entries = self.in_scope.entries(project)
+            self.conversations.open(
+                session_id, ConversationMode(chosen.value), target, entries, project=project
+            )
         record = SessionRecord(
             id=session_id,
             project=project,
@@ -134,28 +144,31 @@ class SessionManager:
             pending_docs=built.pending,
             external_id=external_id,
             target=target,
+            records_conversation=conversation,
         )
         self.store.session_put(record)
         if built.pending and not convert:
             self.materialize_async(project)
         return record
 
-    def resume(self, session_id: str, convert: bool = True) -> SessionRecord:
+    def resume(self, session_id: str, convert: bool = True, closed: bool = True) -> SessionRecord:
         """Reopen a session: its manifest is rebuilt and delivered on the next send, with a
-        note that the project may have changed while it was closed (`convert` as in `new`)."""
+        note that the project may have changed while it was closed (`convert` as in `new`).
+        `closed=False` is for an agent that lost its context without being closed (it
+        compacted or cleared its conversation): the manifest comes again, without the note."""
         self.reload_config()
         s = self.get(session_id)
-        built = self._build(s.project, s.id, s.mode, resumed=True, convert=convert)
+        built = self._build(s.project, s.id, s.mode, resumed=closed, convert=convert)
         if built.pending and not convert:
             self.materialize_async(s.project)
         with self.store.write():  # re-read: another process may have accepted a turn
             s = self.get(session_id)
-            s = self._resumed(s, built)
+            s = self._resumed(s, built, closed)
             self.store.session_put(s)
         return s
 
     @staticmethod
-    def _resumed(s: SessionRecord, built: BuiltManifest) -> SessionRecord:
+    def _resumed(s: SessionRecord, built: BuiltManifest, closed: bool) -> SessionRecord:
         return replace(
             s,
             state=SessionState.ACTIVE if s.state is not SessionState.LANDING else s.state,
@@ -165,9 +178,20 @@ class SessionManager:
             dirty_key=built.dirty_key,
             manifest=built.stored,
             needs_manifest=True,
-            resumed=True,
+            resumed=closed,
             pending_docs=sorted(set(s.pending_docs) | set(built.pending)),
         )
+
+    def reopen(self, session_id: str) -> SessionRecord:
+        """Reopen a closed session as it was, for an agent that resumes its own
+        conversation and so still holds what it was told: the next send brings only what
+        changed meanwhile (no manifest)."""
+        with self.store.write():
+            s = self.get(session_id)
+            if s.state is SessionState.CLOSED:
+                s = replace(s, state=SessionState.ACTIVE, resumed_at=time.time())
+                self.store.session_put(s)
+        return s
 
     def close_session(self, session_id: str) -> SessionRecord:
         """Mark a session closed (resume reopens it)."""
@@ -193,6 +217,8 @@ class SessionManager:
         conversation: bool = True,
         channel: Channel = Channel.SEND,
         meter: Meter | None = None,
+        token: str | None = None,
+        after: Sequence[Staged] = (),
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
@@ -200,10 +226,14 @@ class SessionManager:
         conversation's refresh cannot merge. `conversation=False` is for blocks delivered
         to an agent freshline does not run (hooks, MCP): there is no answer to record, so
         the conversation is left as it is. The blocks fit `channel`'s budget as `meter`
-        counts what the channel delivers (default: the text itself).
+        counts what the channel delivers (default: the text itself), and carry the
+        delivery `token` in their opening tags. `after` prepares as if these staged
+        deliveries, handed over but not yet acknowledged, had been taken (in order).
         """
         self.reload_config()
         s = self.get(session_id)
+        for staged in after:
+            s = applied(s, staged)
         if s.state is SessionState.CLOSED:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
         self.tracker.flush()
@@ -224,9 +254,8 @@ class SessionManager:
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
         manifest = self._manifest_input(s) if s.needs_manifest else None
-        blocks = render_blocks(
-            manifest, updates, delivery_budget(self.config, channel, meter, s.id), self.priority(s)
-        )
+        budget = delivery_budget(self.config, channel, meter, s.id, token=token)
+        blocks = render_blocks(manifest, updates, budget, self.priority(s))
         turn = PreparedTurn(
             s, message, blocks.manifest, blocks.updates, held, fanout, staged, pending
         )
@@ -242,7 +271,7 @@ class SessionManager:
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
-        merges = self.conversations.syncs_since_last_turn(s.id)
+        merges = self.conversations.syncs_since_last_turn(s.id) if s.records_conversation else ()
         manifest = self._manifest_input(s) if s.needs_manifest else None
         budget = delivery_budget(self.config, channel, meter, s.id)
         return render_blocks(manifest, self._updates(s, merges)[1], budget, self.priority(s)).text
@@ -375,27 +404,8 @@ class SessionManager:
         return staged, updates
 
     def _accept(self, turn: PreparedTurn) -> None:
-        staged = turn.staged
         with self.store.write():
-            s = self.get(turn.session.id)
-            # Another turn accepted since this one was prepared: never move the cursor back.
-            # Otherwise take the covered epoch as is, even when lower (a project whose log
-            # was reset answers `compacted` from a cursor beyond its epoch).
-            cursor = staged.cursor
-            if s.cursor is not None and s.cursor != staged.since:
-                cursor = max(s.cursor, staged.cursor)
-            s = replace(
-                s,
-                state=SessionState.ACTIVE,
-                cursor=cursor,
-                needs_manifest=False,
-                resumed=False,
-                pending_docs=sorted(staged.pending),
-                announced_failures=dict(sorted(staged.failures.items())),
-            )
-            if staged.manifest is not None:
-                text, epoch, key = staged.manifest
-                s = replace(s, manifest=text, manifest_epoch=epoch, dirty_key=key)
+            s = applied(self.get(turn.session.id), turn.staged)
             written = self._live_written.pop(s.id, None)
             if written is not None and turn.conversation and turn.conversation.tree == written[0]:
                 s = replace(s, live_tree=written[0], live_epoch=written[1])

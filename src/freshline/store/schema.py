@@ -84,3 +84,28 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "deliveries by token; sessions that record no conversation",
+        """
+        CREATE TABLE deliveries (
+            token TEXT PRIMARY KEY,
+            session TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            covers INTEGER NOT NULL,
+            staged TEXT NOT NULL,
+            state TEXT NOT NULL,
+            basis TEXT,
+            manifest INTEGER NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}',
+            settled_at REAL,
+            how TEXT,
+            note TEXT
+        );
+        CREATE INDEX deliveries_by_session ON deliveries (session, state);
+        ALTER TABLE sessions ADD COLUMN records_conversation INTEGER NOT NULL DEFAULT 1
+        """,
+    )
+)

@@ -57,6 +57,7 @@ class SessionRecord:
     target: str | None = None  # the conversation's checkout target (isolated mode)
     live_tree: str | None = None  # the live conversation tree last written for a turn
     live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
+    records_conversation: bool = True  # False: a hook's session, with no git conversation
 
 
 _NAMES = [f.name for f in fields(SessionRecord)]
@@ -77,6 +78,7 @@ def _from_row(row: tuple[Any, ...]) -> SessionRecord:
     data["state"] = SessionState(data["state"])
     data["needs_manifest"] = bool(data["needs_manifest"])
     data["resumed"] = bool(data["resumed"])
+    data["records_conversation"] = bool(data["records_conversation"])
     return SessionRecord(**data)
 
 

@@ -52,6 +52,29 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
         "pending_documents": s.pending_docs,
         "announced_failures": sorted(s.announced_failures),
         "target": s.target,
+        "agent_session": agent_session(s),
+    }
+
+
+def agent_session(s: SessionRecord) -> str | None:
+    """The other agent's session this one is pinned to, in words ("claude-code 7eac…"),
+    or None (MCP sessions' ids are freshline's own)."""
+    agent, _, theirs = (s.external_id or "").partition(":")
+    return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
+
+
+def delivery_dict(m: SessionManager, s: SessionRecord) -> dict[str, Any]:
+    """How the session's deliveries are acknowledged: the latest one taken, and how many
+    are still out."""
+    from freshline.session import tokens
+
+    taken = tokens.last_acknowledged(m, s.id)
+    return {
+        "outstanding": len(tokens.outstanding(m, s.id)),
+        "last_acknowledged": None if taken is None else {
+            "token": taken.token, "channel": taken.channel, "how": taken.how,
+            "note": taken.note, "covers": taken.covers,
+        },
     }
 
 
@@ -82,9 +105,10 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         sessions = m.sessions()
 
     def human() -> None:
-        table = Table("id", "project", "state", "mode", "cursor")
+        table = Table("id", "project", "state", "mode", "cursor", "agent session")
         for s in sessions:
-            table.add_row(s.id, s.project, s.state.value, s.mode, str(s.cursor))
+            table.add_row(s.id, s.project, s.state.value, s.mode, str(s.cursor),
+                          agent_session(s) or "")
         console.print(table)
 
     emit([session_dict(s) for s in sessions], as_json, human)
@@ -99,14 +123,27 @@ def session_show(ctx: typer.Context, session_id: str, as_json: bool = JsonOption
     with manager(ctx) as m:
         s = m.get(session_id)
         manifest = m.manifest_text(session_id)
-    data = session_dict(s) | {"manifest": manifest}
+        deliveries = delivery_dict(m, s)
+    data = session_dict(s) | {"deliveries": deliveries, "manifest": manifest}
 
     def human() -> None:
         for key, value in session_dict(s).items():
             console.print(f"{key}: {value}", markup=False)
+        console.print(_acknowledgement_line(deliveries), markup=False)
         console.print(manifest, markup=False)
 
     emit(data, as_json, human)
+
+
+def _acknowledgement_line(deliveries: dict[str, Any]) -> str:
+    taken = deliveries["last_acknowledged"]
+    out = f"; {deliveries['outstanding']} outstanding" if deliveries["outstanding"] else ""
+    if taken is None:
+        return f"deliveries: none acknowledged yet{out}"
+    how = {"token": "by its token", "transcript": "found in the agent's transcript",
+           "printed": "acknowledged when printed"}[taken["how"]]
+    note = f" ({taken['note']})" if taken["note"] else ""
+    return f"deliveries: the last, {taken['token']} on {taken['channel']}, {how}{note}{out}"
 
 
 @session_app.command("resume")
