@@ -245,17 +245,20 @@ def pinned_project(config: Config, payload: HookInput, options: HookOptions) -> 
     raise NotFoundError("the hook names no working directory")
 
 
-def pin(manager: SessionManager, payload: HookInput, options: HookOptions) -> SessionRecord:
-    """The freshline session of Claude's session, opened (live, with no conversation, its
-    documents converted in the background) on its first call."""
+def pin(
+    manager: SessionManager, payload: HookInput, options: HookOptions
+) -> tuple[SessionRecord, bool]:
+    """The freshline session of Claude's session, and whether this call opened it (live,
+    with no conversation, its documents converted in the background)."""
     external = external_id(payload.session_id)
     s = manager.store.session_by_external(external)
     if s is not None:
-        return s
+        return s, False
     project = pinned_project(manager.config, payload, options)
-    return manager.new(
+    opened = manager.new(
         project, mode="live", external_id=external, convert=False, conversation=False
     )
+    return opened, True
 
 
 # --- what became of the deliveries so far -------------------------------------------------
@@ -341,7 +344,7 @@ def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None)
     root = workspace_of(payload, options)
     manager = SessionManager(load_config(root))
     try:
-        s = pin(manager, payload, options)
+        s, opened = pin(manager, payload, options)
         if payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST:
             from freshline.session import tokens
 
@@ -357,7 +360,7 @@ def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None)
             return False  # PostToolUse: what the tool read and wrote is the ledger's
         if s.state is SessionState.CLOSED:
             s = manager.reopen(s.id)
-        return _print(manager, s, payload, chain, out)
+        return _print(manager, s, payload, chain, out, flush=not opened)
     finally:
         manager.close()
 
@@ -368,6 +371,7 @@ def _print(
     payload: HookInput,
     chain: list[DeliveryRecord],
     out: TextIO,
+    flush: bool,
 ) -> bool:
     from freshline.session import tokens
 
@@ -377,7 +381,7 @@ def _print(
         "offset": size_of(payload.transcript),
     }
     issued = tokens.deliver(
-        manager, s.id, Channel.HOOK, hook_meter(payload.event), chain, detail
+        manager, s.id, Channel.HOOK, hook_meter(payload.event), chain, detail, flush
     )
     if issued is None:
         return False

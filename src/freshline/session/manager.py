@@ -121,7 +121,8 @@ class SessionManager:
             if reusable and same and not external_id:
                 return s
         session_id = uuid.uuid4().hex[:12]
-        built = self._build(project, session_id, chosen.value, convert=convert)
+        # Flushed just above: a second walk of the workspace would find nothing new.
+        built = self._build(project, session_id, chosen.value, convert=convert, flush=False)
         if conversation:
             entries = self.in_scope.entries(project)
             self.conversations.open(
@@ -219,6 +220,7 @@ class SessionManager:
         meter: Meter | None = None,
         token: str | None = None,
         after: Sequence[Staged] = (),
+        flush: bool = True,
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
@@ -229,6 +231,8 @@ class SessionManager:
         counts what the channel delivers (default: the text itself), and carry the
         delivery `token` in their opening tags. `after` prepares as if these staged
         deliveries, handed over but not yet acknowledged, had been taken (in order).
+        `flush=False` is for a caller that flushed a moment ago (it just opened the
+        session): the turn covers the index as it is.
         """
         self.reload_config()
         s = self.get(session_id)
@@ -236,7 +240,8 @@ class SessionManager:
             s = applied(s, staged)
         if s.state is SessionState.CLOSED:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
-        self.tracker.flush()
+        if flush:
+            self.tracker.flush()
         held, rebuilt = self._hold(s)
         if rebuilt is not None:
             # The fresh manifest covers everything up to its epoch: announce only what
@@ -309,6 +314,7 @@ class SessionManager:
         mode: str,
         resumed: bool = False,
         convert: bool = True,
+        flush: bool = True,
     ) -> BuiltManifest:
         return build_manifest(
             self.config,
@@ -319,6 +325,7 @@ class SessionManager:
             self.in_scope.entries,
             self._agent_root(session_id, mode),
             convert,
+            flush,
         )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:

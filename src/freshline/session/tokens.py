@@ -67,6 +67,7 @@ def deliver(
     meter: Meter | None = None,
     basis: Sequence[DeliveryRecord] = (),
     detail: dict[str, Any] | None = None,
+    flush: bool = True,
 ) -> Issued | None:
     """Prepare the session's pending blocks for `channel` and store them under a fresh
     token; None when there is nothing to tell.
@@ -74,7 +75,8 @@ def deliver(
     `basis` is the chain of deliveries still in flight (oldest first) that the new one
     builds on; without one, every outstanding delivery of the session is superseded (the
     new blocks carry their changes again). `detail` is kept with the delivery for the
-    channel that must later decide it (the hook's transcript and offset).
+    channel that must later decide it (the hook's transcript and offset). `flush` as in
+    `SessionManager.prepare`.
     """
     token = new_token()
     while manager.store.delivery_get(token) is not None:  # 40 random bits met twice
@@ -82,7 +84,7 @@ def deliver(
     after = [Staged.from_json(d.staged) for d in basis]
     turn = manager.prepare(
         session_id, "", conversation=False, channel=channel, meter=meter, token=token,
-        after=after,
+        after=after, flush=flush,
     )
     blocks = turn.blocks
     if blocks is None:
