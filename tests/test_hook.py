@@ -61,10 +61,8 @@ def context(stdout: str, event: str) -> str:
 
 
 @pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "logs" / "hook.log"
-    monkeypatch.setenv("FRESHLINE_HOOK_LOG", str(path))
-    return path
+def log(hook_log: Path) -> Path:
+    return hook_log
 
 
 @pytest.fixture

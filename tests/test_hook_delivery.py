@@ -92,18 +92,13 @@ class Claude:
 
 
 @pytest.fixture(autouse=True)
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "logs" / "hook.log"
-    monkeypatch.setenv("FRESHLINE_HOOK_LOG", str(path))
-    return path
+def log(hook_log: Path) -> Path:
+    return hook_log
 
 
 @pytest.fixture
-def two(ws: Workspace) -> Workspace:
-    ws.write("notes/a.md", "# A\n")
-    ws.write("other/x.md", "# X\n")
-    ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
-    return ws
+def two(two_projects: Workspace) -> Workspace:
+    return two_projects
 
 
 def session_of(ws: Workspace, claude: Claude) -> Any:

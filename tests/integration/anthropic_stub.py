@@ -3,8 +3,9 @@
 Claude Code posts `/v1/messages?beta=true` with `stream: true` and reads server-sent
 events; it also counts tokens (`/v1/messages/count_tokens`) and, for `/compact`, asks for
 a summary. The stub answers every request from a `Responder` (the request body in, a
-`FakeReply` out: text or tool calls), streams it as the API does
-(`tests/fake_model_servers.py`), and records the conversation requests.
+`FakeReply` out: text or tool calls) and streams it as the API does: it is the fake
+model server of `tests/fake_model_servers.py` with a responder that also writes the
+summaries `/compact` asks for.
 
     with AnthropicStub(responder) as stub:
         env = {"ANTHROPIC_BASE_URL": stub.url, ...}
@@ -13,15 +14,11 @@ a summary. The stub answers every request from a `Responder` (the request body i
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_model_servers import FakeReply, anthropic_body, anthropic_stream
+from tests.fake_model_servers import ANTHROPIC_PATH, FakeModelServer, FakeReply, Responder
 
-Responder = Callable[[dict[str, Any]], FakeReply]
 SUMMARY_ASK = "create a detailed summary of the conversation"
 SUMMARY = ("<analysis>The user greeted me.</analysis>\n"
            "<summary>The user said hello; I answered.</summary>")
@@ -80,90 +77,31 @@ class Seen:
         return all_text(self.body)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-    def do_GET(self) -> None:
-        self._send(404, "application/json", b'{"type": "error"}')
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        stub = self.server.stub
-        if "count_tokens" in self.path:
-            return self._send(200, "application/json", b'{"input_tokens": 100}')
-        if not self.path.startswith("/v1/messages"):
-            return self._send(404, "application/json", b'{"type": "error"}')
-        if is_summary_request(body):
-            reply = FakeReply(text=SUMMARY)
-        else:
-            stub.record(body)
-            reply = stub.responder(body)
-        model = body.get("model", "claude")
-        if body.get("stream"):
-            events = b"".join(anthropic_stream(reply, model))
-            return self._send(200, "text/event-stream", events)
-        answer = json.dumps(anthropic_body(reply, model)).encode()
-        return self._send(200, "application/json", answer)
-
-    def _send(self, status: int, kind: str, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("content-type", kind)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    stub: AnthropicStub
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up mid-answer
-
-
 def plain(_body: dict[str, Any]) -> FakeReply:
     """The default responder: a short text answer."""
     return FakeReply(text="Noted.")
 
 
-class AnthropicStub:
-    """The stub server; `seen` lists the conversation requests, oldest first."""
+class AnthropicStub(FakeModelServer):
+    """The stub server; `seen` lists the conversation requests, oldest first (not the
+    token counts, not the summaries `/compact` asks for)."""
 
     def __init__(self, responder: Responder = plain) -> None:
-        self.responder = responder
-        self.seen: list[Seen] = []
-        self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.stub = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        def answer(body: dict[str, Any]) -> FakeReply:
+            return FakeReply(text=SUMMARY) if is_summary_request(body) else responder(body)
+
+        super().__init__(responder=answer)
 
     @property
-    def url(self) -> str:
-        """The base URL to give Claude Code (`ANTHROPIC_BASE_URL`)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def record(self, body: dict[str, Any]) -> None:
-        """Keep a conversation request."""
-        with self._lock:
-            self.seen.append(Seen(body))
+    def seen(self) -> list[Seen]:
+        """The conversation requests so far."""
+        return [Seen(r.body) for r in list(self.requests)
+                if r.path == ANTHROPIC_PATH and not is_summary_request(r.body)]
 
     def since(self, count: int) -> list[Seen]:
-        """The requests after the first `count`."""
-        with self._lock:
-            return self.seen[count:]
+        """The conversation requests after the first `count`."""
+        return self.seen[count:]
 
     def __enter__(self) -> AnthropicStub:
-        self._thread.start()
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()

@@ -126,11 +126,8 @@ def executable() -> Path:
 
 
 @pytest.fixture
-def vault(ws: Workspace) -> Workspace:
-    ws.write("notes/a.md", "# A\n")
-    ws.write("other/x.md", "# X\n")
-    ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
-    return ws
+def vault(two_projects: Workspace) -> Workspace:
+    return two_projects
 
 
 def install_hook(root: Path, *extra: str) -> dict[str, Any]:

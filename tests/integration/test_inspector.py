@@ -60,14 +60,13 @@ def executable() -> Path:
 
 
 @pytest.fixture
-def inspector(executable: Path, ws: Workspace) -> Inspector:
-    ws.write("notes/a.md", "# A\n")
-    ws.write("other/x.md", "# X\n")
-    ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
-    return Inspector(executable, ws.root)
+def inspector(executable: Path, two_projects: Workspace) -> Inspector:
+    return Inspector(executable, two_projects.root)
 
 
-def test_every_tool_answers_the_inspector(inspector: Inspector, ws: Workspace) -> None:
+def test_every_tool_answers_the_inspector(
+    inspector: Inspector, two_projects: Workspace
+) -> None:
     listed = inspector("tools/list")["tools"]
     assert {t["name"] for t in listed} == TOOLS
     schemas = {t["name"]: t for t in listed}
@@ -90,7 +89,7 @@ def test_every_tool_answers_the_inspector(inspector: Inspector, ws: Workspace) -
     acked = inspector.tool("acknowledge", session=session, token=token)
     assert acked["structuredContent"]["cursor"] == first["structuredContent"]["covers"]
 
-    ws.write("notes/b.md", "# B\n")
+    two_projects.write("notes/b.md", "# B\n")
     update = inspector.tool("project_updates", session=session)
     assert "notes/b.md" in text(update) and "notes/a.md" not in text(update)
 
