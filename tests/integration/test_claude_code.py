@@ -163,6 +163,13 @@ def test_manifest_first_then_exactly_what_changed_then_the_manifest_after_compac
     [first] = claude.prompt("hello", resume=False)
     assert MANIFEST in first.last and f"{vault.root}/notes/a.md" in first.last
     assert "other/x.md" not in first.text
+    [listed] = json.loads(subprocess.run(
+        [sys.executable, "-m", "freshline", "session", "list", "--json"], cwd=vault.root,
+        capture_output=True, text=True, check=True).stdout)
+    [transcript] = Path(os.environ["HOME"], ".claude", "projects").rglob("*.jsonl")
+    assert listed["agent_session"] == f"claude-code {transcript.stem}"
+    assert listed["state"] == "closed"  # SessionEnd closed it
+    assert not (vault.root / ".freshline" / "conversations.git").exists()  # no tree written
 
     vault.write("notes/a.md", "# A, edited\n")
     vault.write("notes/new.md", "# New\n")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import docx
 import pytest
 
 from tests.conftest import Workspace
@@ -79,6 +80,9 @@ def test_every_tool_answers_the_inspector(
     assert text(manifest).startswith('<project_context project="p"')
     assert "structuredContent" not in manifest
 
+    report = docx.Document()
+    report.add_paragraph("Quarterly figures are up.")
+    report.save(str(two_projects.root / "notes" / "report.docx"))
     session = inspector.tool("open_session", project="p")["structuredContent"]["session"]
     first = inspector.tool("project_updates", session=session)
     blocks = text(first)
@@ -95,8 +99,13 @@ def test_every_tool_answers_the_inspector(
 
     page = inspector.tool("project_changes", session=session, since="0")
     assert "notes/b.md" in text(page) and page["structuredContent"]["pages"] == 1
-    read = inspector.tool("read_document", path="notes/b.md", session=session)
-    assert text(read) == "# B\n" and read["structuredContent"]["status"] == "text"
+    # The snapshot path the manifest named (an internal file, served for its document).
+    snapshot = re.search(r"(/\S+/\.freshline/snapshots/\S+\.md)", blocks)
+    assert snapshot, blocks
+    read = inspector.tool("read_document", path=snapshot.group(1), session=session)
+    assert "Quarterly figures are up." in text(read)
+    assert read["structuredContent"] == {"path": "notes/report.docx", "status": "ready",
+                                         "note": None}
 
 
 def test_resources_and_the_prompt_answer_the_inspector(inspector: Inspector) -> None:
