@@ -15,14 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.config import Config, ProjectConfig
-from freshline.errors import NotFoundError, UsageError
-from freshline.interfaces.hooks import (
-    HookEvent,
-    external_id,
-    hook_log_path,
-    parse_payload,
-    project_for,
-)
+from freshline.errors import NotFoundError, UsageError, WorkspaceError
+from freshline.interfaces.hook_pinning import pinned_project, project_for, workspace_for
+from freshline.interfaces.hooks import HookEvent, external_id, hook_log_path, parse_payload
 from freshline.session import SessionManager
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
@@ -280,3 +275,29 @@ def test_project_for_picks_a_project_holding_the_cwd(folders: list[str], rel: li
         assert chosen == next(f for f in holding if f.count("/") == deepest)
     else:
         assert chosen == below[0]
+
+
+# --- where a Claude session belongs -------------------------------------------------------
+
+
+def test_workspace_and_project_come_from_the_most_stable_folder(
+    two_projects: Any, tmp_path: Path
+) -> None:
+    root = two_projects.root
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    config = two_projects.config()
+    # Claude's project folder first; a start outside every workspace is passed over.
+    assert workspace_for([elsewhere, root / "other"]) == root
+    assert pinned_project(config, [root / "notes", root / "other"]) == "p"
+    assert pinned_project(config, [elsewhere, root / "other"]) == "q"
+    assert pinned_project(config, [elsewhere], "q") == "q"
+    assert workspace_for([elsewhere], root) == root
+    with pytest.raises(WorkspaceError, match="no freshline.toml"):
+        workspace_for([elsewhere])
+    with pytest.raises(WorkspaceError, match="no freshline.toml"):
+        workspace_for([root], elsewhere)
+    with pytest.raises(WorkspaceError, match="outside the workspace"):
+        pinned_project(config, [elsewhere])
+    with pytest.raises(NotFoundError, match="unknown project 'nope'"):
+        pinned_project(config, [root], "nope")

@@ -41,13 +41,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from freshline.access import Rules, reach
-from freshline.config import Config, find_workspace, load_config
+from freshline.config import load_config
 from freshline.context import Channel, Encoding, Meter
-from freshline.errors import NotFoundError, UsageError, WorkspaceError
+from freshline.errors import UsageError
+from freshline.interfaces.hook_pinning import pinned_project, workspace_for
 from freshline.interfaces.transcript import Verdict, read_evidence, size_of, stage, verdict
-from freshline.paths import shown
-from freshline.scope import Pattern, PatternKind
 from freshline.store import Acknowledgement, DeliveryRecord, SessionRecord, SessionState
 
 if TYPE_CHECKING:  # the session layer loads only when a call gets that far
@@ -157,51 +155,6 @@ def external_id(claude_session: str) -> str:
     return f"{AGENT}:{claude_session}"
 
 
-# --- which project holds the working directory ------------------------------------------
-
-
-def _base(pattern: Pattern) -> str:
-    """The folder a pattern's files must be under (`""`: anywhere in the workspace)."""
-    if pattern.kind is PatternKind.FOLDER:
-        return pattern.value
-    if pattern.kind is PatternKind.GLOB:
-        fixed = []
-        for segment in pattern.value.split("/"):
-            if any(ch in segment for ch in "*?["):
-                break
-            fixed.append(segment)
-        return "/".join(fixed)
-    return ""
-
-
-def _within(path: str, folder: str) -> bool:
-    return folder == "" or path == folder or path.startswith(folder + "/")
-
-
-def project_for(config: Config, rel: str) -> str:
-    """The project for a working directory at workspace-relative `rel` (`""`: the root).
-
-    1. The project with the deepest folder include (or glob's fixed folder) holding `rel`.
-    2. Else the first project, in config order, whose files may lie under `rel`: a folder
-       include below it, or a pattern that matches anywhere (extension, tag, note, property).
-    3. Else none: NotFoundError.
-    """
-    best: tuple[int, str] | None = None
-    for name, project in config.projects.items():
-        for pattern in project.scope.include:
-            base = _base(pattern)
-            depth = base.count("/") + 1
-            if base and _within(rel, base) and (best is None or depth > best[0]):
-                best = (depth, name)
-    if best is not None:
-        return best[1]
-    for name, project in config.projects.items():
-        if any(not _base(p) or _within(_base(p), rel) for p in project.scope.include):
-            return name
-    where = rel or "the workspace root"
-    raise NotFoundError(shown(f"{where} is outside every project of {config.root}"))
-
-
 # --- where the session is ---------------------------------------------------------------
 
 
@@ -209,40 +162,6 @@ def _starts(payload: HookInput, options: HookOptions) -> list[Path]:
     """Where to look for the workspace and the project, most stable first: Claude's
     project folder does not follow the agent's `cd`."""
     return [p for p in (options.project_dir, payload.cwd) if p is not None]
-
-
-def workspace_of(payload: HookInput, options: HookOptions) -> Path:
-    """The workspace of this call: `--workspace`, else the one holding Claude's project
-    folder, else the one holding the working directory (WorkspaceError if none)."""
-    if options.workspace is not None:
-        return find_workspace(payload.cwd, options.workspace)
-    error: WorkspaceError | None = None
-    for start in _starts(payload, options):
-        try:
-            return find_workspace(start)
-        except WorkspaceError as exc:
-            error = error or exc
-    assert error is not None
-    raise error
-
-
-def pinned_project(config: Config, payload: HookInput, options: HookOptions) -> str:
-    """The project a new Claude session is pinned to: `--project`, else the project of
-    Claude's project folder, else of the working directory."""
-    if options.project is not None:
-        return config.project(options.project).name
-    rules = Rules(ignore=config.workspace.ignore)
-    starts = _starts(payload, options)
-    for start in starts:
-        try:
-            # Resolved and checked like any path read for an agent: never .git/, a secret.
-            here = reach(config.root, str(start), rules)
-        except WorkspaceError:
-            if start is starts[-1]:
-                raise
-            continue
-        return project_for(config, here.rel)
-    raise NotFoundError("the hook names no working directory")
 
 
 def pin(
@@ -254,7 +173,7 @@ def pin(
     s = manager.store.session_by_external(external)
     if s is not None:
         return s, False
-    project = pinned_project(manager.config, payload, options)
+    project = pinned_project(manager.config, _starts(payload, options), options.project)
     opened = manager.new(
         project, mode="live", external_id=external, convert=False, conversation=False
     )
@@ -341,7 +260,7 @@ def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None)
     from freshline.session import SessionManager
 
     options = options or HookOptions()
-    root = workspace_of(payload, options)
+    root = workspace_for(_starts(payload, options), options.workspace)
     manager = SessionManager(load_config(root))
     try:
         s, opened = pin(manager, payload, options)
