@@ -115,7 +115,7 @@ class ToolMachine(RuleBasedStateMachine):
     def call(self, tool: str, which: int, shape: str, isolated: bool) -> None:
         rel = self.known[which % len(self.known)]
         path = shape.format(p=rel, root=self.root)
-        args: dict[str, object] = {"path": path, "pattern": "NO-|OK-|LINKED",
+        args: dict[str, object] = {"path": path, "pattern": "N[O]-|OK-|LINKED",
                                    "content": "OK-written", "old": "K", "new": "K!",
                                    "executable": True}
         box = self.isolated if isolated else self.live

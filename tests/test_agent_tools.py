@@ -1,4 +1,5 @@
-"""The confined tools: list, read, search, write, edit, chmod, on real files in tmp_path."""
+"""The confined tools: list, read, search, write, edit, delete, chmod, on real files in
+tmp_path."""
 
 from __future__ import annotations
 
@@ -55,9 +56,9 @@ def test_live_mode_offers_read_only_tools(live: Toolbox) -> None:
     assert [spec.name for spec in live.specs()] == ["list", "read", "search"]
 
 
-def test_isolated_mode_adds_write_edit_chmod(isolated: Toolbox, root: Path) -> None:
+def test_isolated_mode_adds_write_edit_delete_chmod(isolated: Toolbox, root: Path) -> None:
     names = [spec.name for spec in isolated.specs()]
-    assert names == ["list", "read", "search", "write", "edit", "chmod"]
+    assert names == ["list", "read", "search", "write", "edit", "delete", "chmod"]
     without = Toolbox(root, "isolated", offer_chmod=False)
     assert "chmod" not in [spec.name for spec in without.specs()]
 
@@ -125,6 +126,7 @@ def test_symlink_escape_is_refused_for_read_write_list_and_search(
         ("read", {"path": "leakdir/outside.txt"}),
         ("list", {"path": "leakdir"}),
         ("write", {"path": "leakdir/new.txt", "content": "x"}),
+        ("delete", {"path": "leak.txt"}),
     ]:
         result = call(isolated, name, **args)
         assert result.is_error and "resolves outside" in result.content, (name, args)
@@ -382,6 +384,18 @@ def test_write_refuses_a_directory_and_internal_paths(isolated: Toolbox, root: P
     assert call(isolated, "write", path=".git/hooks/pre-commit", content="x").is_error
     assert not (root / ".git" / "hooks").exists()
     assert "missing argument 'content'" in call(isolated, "write", path="a.md").content
+
+
+def test_delete_removes_a_file_and_records_it(isolated: Toolbox, root: Path) -> None:
+    result = call(isolated, "delete", path="notes/a.md")
+    assert not result.is_error and result.changed == ("notes/a.md",)
+    assert not (root / "notes" / "a.md").exists()
+    assert "no such file" in call(isolated, "delete", path="notes/a.md").content
+    assert "a directory" in call(isolated, "delete", path="notes").content
+    (root / "inner-link").symlink_to(root / "run.sh")
+    assert "delete refuses links" in call(isolated, "delete", path="inner-link").content
+    assert (root / "run.sh").exists()
+    assert call(isolated, "delete", path=".git/config").is_error
 
 
 def test_chmod_records_the_mode_change(isolated: Toolbox, root: Path) -> None:

@@ -170,7 +170,7 @@ async def test_conflict_stop_keeps_the_message_then_sync_resolves(
 
         await submit(pilot, "carry on")
         text = transcript(app)
-        assert "conflict stop" in text and "src/a.py" in text
+        assert "conflict stop" in text and "src/a.py (content)" in text
         assert "you › carry on" not in text
         assert app.query_one("#prompt", Input).value == "carry on"
         assert code.conversations.head(s) == head
@@ -178,9 +178,10 @@ async def test_conflict_stop_keeps_the_message_then_sync_resolves(
         await submit(pilot, "/sync feature")
         assert "sync stopped" in transcript(app)
         await submit(pilot, "/sync feature --with-conflicts")
-        assert "conflict markers recorded in:" in transcript(app)
+        assert "conflicts recorded:" in transcript(app)
+        assert "content: src/a.py" in transcript(app)
         assert "target feature up to date" in status_bar(app)
-        assert code.conversations.unresolved_conflicts(s) == ["src/a.py"]
+        assert [c.paths for c in code.conversations.unresolved_conflicts(s)] == [("src/a.py",)]
 
         await submit(pilot, "resolve it")
         assert "model › fixed" in transcript(app)

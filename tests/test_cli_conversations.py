@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from freshline.agent.backends import get_backend
+from freshline.agent.runtime import send
+from freshline.config import load_config
 from freshline.interfaces.cli import app
+from freshline.interfaces.tui import commands
+from freshline.session import SessionManager
 
 from .conftest import git
 
@@ -56,17 +61,24 @@ def test_refresh_conflict_exit_3_then_sync_and_publish(repo: Path, tmp_path: Pat
     code, out, _err = cli(repo, "send", session, "next", "--model", model, "--json")
     assert code == 3
     assert json.loads(out) == {
-        "session": session, "accepted": False, "sent": False, "conflicts": ["src/a.py"],
+        "session": session, "accepted": False, "sent": False, "stopped": "conflict",
+        "message": "merging main conflicts in 1 path(s): content: src/a.py",
+        "conflicts": [{"path": "src/a.py", "kind": "content"}],
     }
+    code, _out, err = cli(repo, "send", session, "next", "--model", model)
+    assert code == 3 and "content: src/a.py" in err and "conflict (content): src/a.py" in err
     assert cli(repo, "log", session, "--json")[1] == log_before  # nothing recorded
     code, out, err = cli(repo, "sync", session, "main", "--with-conflicts", "--json")
     assert code == 0, err
-    assert json.loads(out)["merged"]["conflicts"] == ["src/a.py"]
+    conflicts = [{"kind": "content", "paths": ["src/a.py"]}]
+    assert json.loads(out)["merged"]["conflicts"] == conflicts
     code, _out, err = cli(repo, "publish", session, "--branch", "agent/work")
-    assert code == 2 and "conflict" in err
-    assert "a = 2" in cli(repo, "diff", session)[1]
+    assert code == 3 and "unresolved conflicts (content: src/a.py)" in err
+    code, out, err = cli(repo, "diff", session)
+    assert "a = 2" in out and "unresolved conflict (content): src/a.py" in err
+    assert json.loads(cli(repo, "diff", session, "--json")[1])["conflicts"] == conflicts
     last = json.loads(cli(repo, "log", session, "--json")[1])[-1]
-    assert last["sync"]["conflicts"] == ["src/a.py"]
+    assert last["sync"]["conflicts"] == conflicts
 
 
 def test_rewritten_target_is_exit_4_and_sync_answers_it(repo: Path, tmp_path: Path) -> None:
@@ -77,7 +89,127 @@ def test_rewritten_target_is_exit_4_and_sync_answers_it(repo: Path, tmp_path: Pa
     commit(repo, "src/c.py", "c = 1\n", "rewritten history")
     code, _out, err = cli(repo, "send", session, "second", "--model", model)
     assert code == 4 and "sync" in err
+    code, out, _err = cli(repo, "send", session, "second", "--model", model, "--json")
+    assert code == 4 and json.loads(out)["stopped"] == "sync_required"
     assert cli(repo, "sync", session, "main")[0] == 0
     code, out, err = cli(repo, "send", session, "second", "--model", model, "--json")
     assert code == 0, err
     assert json.loads(out)["accepted"]
+
+
+def upstream_commits(root: Path, count: int) -> None:
+    """`count` commits on main, each adding src/up/<i>.py (fast-import: no checkout)."""
+    lines = []
+    for i in range(count):
+        start = [f"from {git(root, 'rev-parse', 'main')}"] if i == 0 else []
+        body = f"u = {i}\n"
+        lines += ["commit refs/heads/main", f"committer t <t@t> {1700000000 + i} +0000",
+                  "data 2", "up", *start, f"M 100644 inline src/up/{i}.py",
+                  f"data {len(body)}", body]
+    git(root, "fast-import", "--quiet", input="\n".join(lines).encode())
+    git(root, "reset", "--quiet", "--hard")  # the checkout follows its branch
+
+
+def test_seen_updates_tells_the_truth_about_the_next_send(repo: Path, tmp_path: Path) -> None:
+    """Seen: `updates` said "nothing new" when the target had moved 80 commits, when the
+    next send would stop on a conflict (exit 3), and when a sync was required (exit 4)."""
+    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 2"}}
+    session, model = open_session(repo, tmp_path, [edit, {"say": "done"}], [{"say": "ok"}])
+    assert cli(repo, "send", session, "change a", "--model", model)[0] == 0
+    upstream_commits(repo, 80)
+    head = git(repo, "rev-parse", f"refs/freshline/conversations/{session}")
+
+    code, out, err = cli(repo, "updates", session)
+    assert code == 0, err
+    assert "Refreshed from refs/heads/main" in out and "/src/up/79.py" in out
+    code, out, _err = cli(repo, "updates", session, "--json")
+    preview = json.loads(out)["blocks"]
+    assert code == 0 and preview.count("/src/up/") == 80
+    assert git(repo, "rev-parse", f"refs/freshline/conversations/{session}") == head
+    worktree = repo / ".freshline" / "worktrees" / session
+    assert not (worktree / "src/up/0.py").exists()  # the preview moved nothing
+    code, out, err = cli(repo, "send", session, "next", "--model", model, "--json")
+    assert code == 0, err
+    assert json.loads(out)["wire_prompt"].startswith(preview)
+
+    commit(repo, "src/a.py", "a = 3\n", "teammate edits the same line")
+    code, out, err = cli(repo, "updates", session)
+    assert code == 3 and "conflict (content): src/a.py" in err and out == ""
+    code, out, _err = cli(repo, "updates", session, "--json")
+    assert code == 3 and json.loads(out) == {
+        "session": session, "blocks": None, "stopped": "conflict",
+        "message": "merging main conflicts in 1 path(s): content: src/a.py",
+        "conflicts": [{"path": "src/a.py", "kind": "content"}],
+    }
+
+    git(repo, "reset", "--quiet", "--hard", "HEAD~81")
+    commit(repo, "src/c.py", "c = 1\n", "rewritten history")
+    code, out, err = cli(repo, "updates", session)
+    assert code == 4 and "sync" in err
+    code, out, _err = cli(repo, "updates", session, "--json")
+    assert code == 4 and json.loads(out)["stopped"] == "sync_required"
+
+
+def test_seen_chat_updates_command_tells_the_truth(repo: Path, tmp_path: Path) -> None:
+    session, _model = open_session(repo, tmp_path, [{"say": "ok"}])
+    manager = SessionManager(load_config(repo))
+    try:
+        updates = commands.Invocation(commands.Command.UPDATES)
+        upstream_commits(repo, 3)
+        reply = commands.run(manager, session, updates)
+        assert not reply.error and "/src/up/2.py" in reply.body
+        send(manager, session, "refresh", get_backend("echo"))
+        worktree = manager.conversations.worktree(session)
+        (worktree / "src/a.py").write_text("a = 'agent'\n")
+        commit(repo, "src/a.py", "a = 'teammate'\n", "conflicting")
+        reply = commands.run(manager, session, updates)
+        assert reply.error and "src/a.py (content)" in reply.body
+        git(repo, "reset", "--quiet", "--hard", "HEAD~4")
+        commit(repo, "src/c.py", "c = 1\n", "rewritten history")
+        reply = commands.run(manager, session, updates)
+        assert reply.error and "sync is required" in reply.title
+    finally:
+        manager.close()
+
+
+def test_seen_modify_delete_conflicts_are_named_by_kind_and_block_publish(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Seen: the agent edits two files, upstream deletes both; `sync --with-conflicts`
+    reported markers that were not there and `publish` exited 0 with both files back."""
+    (repo / "src/tests").mkdir()
+    commit(repo, "src/CHANGES.rst", "changes\n", "changes")
+    commit(repo, "src/tests/test_utils.py", "t = 1\n", "tests")
+    edits = [{"tool": "edit", "args": {"path": "src/CHANGES.rst", "old": "changes",
+                                       "new": "changes, edited"}},
+             {"tool": "edit", "args": {"path": "src/tests/test_utils.py", "old": "t = 1",
+                                       "new": "t = 2"}},
+             {"say": "edited both"}]
+    resolve = [{"tool": "delete", "args": {"path": "src/CHANGES.rst"}},
+               {"tool": "write", "args": {"path": "src/tests/test_utils.py",
+                                          "content": "t = 2\n"}},
+               {"say": "resolved"}]
+    session, model = open_session(repo, tmp_path, edits)
+    assert cli(repo, "send", session, "edit both", "--model", model)[0] == 0
+    git(repo, "rm", "--quiet", "src/CHANGES.rst", "src/tests/test_utils.py")
+    git(repo, "commit", "--quiet", "-m", "upstream deletes both")
+
+    code, out, err = cli(repo, "sync", session, "main", "--with-conflicts")
+    assert code == 0, err
+    assert "conflict (modify/delete): src/CHANGES.rst" in out and "markers" not in out
+    assert "conflict (modify/delete): src/tests/test_utils.py" in out
+    code, _out, err = cli(repo, "publish", session, "--branch", "agent/x")
+    assert code == 3
+    assert "modify/delete: src/CHANGES.rst, src/tests/test_utils.py" in err
+    assert git(repo, "branch", "--list", "agent/x") == ""
+    assert "unresolved conflict (modify/delete): src/CHANGES.rst" in cli(repo, "diff", session)[2]
+
+    (tmp_path / "resolve.json").write_text(json.dumps({"turns": [resolve]}))
+    code, out, err = cli(repo, "send", session, "resolve", "--model",
+                         f"scripted:{tmp_path / 'resolve.json'}")
+    assert code == 0, err
+    code, out, err = cli(repo, "publish", session, "--branch", "agent/x", "--json")
+    assert code == 0, err
+    published = json.loads(out)["commit"]
+    assert git(repo, "ls-tree", "-r", "--name-only", published).split() == [
+        "src/a.py", "src/tests/test_utils.py"]

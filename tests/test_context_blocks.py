@@ -123,7 +123,8 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
             Change(K.REFRESHED, "", detail={
                 "target": "main", "from": "0123456789abcdef" * 2 + "01234567",
                 "to": "fedcba9876543210" * 2 + "fedcba98",
-                "paths": ["src/app.py", "README.md"], "conflicts": ["src/db.py"]}),
+                "paths": ["src/app.py", "README.md"], "conflicts": ["src/db.py", "CHANGES.rst"],
+                "conflict_kinds": {"src/db.py": "content", "CHANGES.rst": "modify/delete"}}),
             Change(K.REFRESHED, "", detail={"target": "release/2.x", "from": "v1", "to": "v2"})]),
         "updates_resumed": u(resumed=True),
         "updates_git": u(changes=[

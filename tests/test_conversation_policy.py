@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from freshline.conversation.conflicts import Conflict, ConflictKind
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
 from freshline.conversation.policy import (
     EXECUTABLE,
@@ -71,6 +72,22 @@ def test_exec_bit_table(entry, deliberate, restored) -> None:
     assert exec_bit_restores([entry], deliberate) == restored
 
 
+@pytest.mark.parametrize(
+    ("entry", "deliberate", "restored"),
+    [
+        (diff("s", REGULAR, EXECUTABLE, same_blob=False), set(), {"s": REGULAR}),
+        (diff("s", EXECUTABLE, REGULAR, same_blob=False), set(), {"s": EXECUTABLE}),
+        (diff("s", REGULAR, EXECUTABLE, same_blob=False), {"s"}, {}),
+        (diff("s", REGULAR, REGULAR, same_blob=False), set(), {}),
+        (diff("s", "120000", EXECUTABLE, same_blob=False), set(), {}),
+    ],
+)
+def test_every_turn_restores_flipped_bits_whatever_the_content(
+    entry, deliberate, restored
+) -> None:
+    assert exec_bit_restores([entry], deliberate, same_content=False) == restored
+
+
 modes = st.sampled_from([REGULAR, EXECUTABLE, "120000", "160000"])
 mode_diffs = st.builds(ModeDiff, st.text("abc", min_size=1, max_size=3), modes, oids, modes, oids)
 
@@ -91,7 +108,10 @@ def test_exec_bit_restores_only_pure_flips(diffs, deliberate) -> None:
 texts = st.text(max_size=20)
 paths = st.lists(st.text("ab/.c", min_size=1, max_size=5), max_size=3, unique=True).map(
     lambda xs: tuple(sorted(xs)))
-refreshes = st.builds(Refresh, texts, st.one_of(st.none(), oids), oids, paths, paths, paths)
+conflicts = st.lists(
+    st.builds(Conflict, st.sampled_from(ConflictKind), paths.filter(bool)), max_size=2
+).map(tuple)
+refreshes = st.builds(Refresh, texts, st.one_of(st.none(), oids), oids, paths, paths, conflicts)
 roots = st.builds(Root, st.one_of(st.none(), oids), st.one_of(st.none(), texts),
                   st.one_of(st.none(), oids), st.sampled_from(Mode), st.one_of(st.none(), texts))
 json_args = st.dictionaries(texts, st.one_of(texts, st.integers(), st.booleans()), max_size=3)
@@ -100,7 +120,7 @@ events = st.builds(
     refresh=st.one_of(st.none(), refreshes), sync=st.one_of(st.none(), refreshes),
     root=st.one_of(st.none(), roots), tool=st.one_of(st.none(), texts),
     args=st.one_of(st.none(), json_args), result=st.one_of(st.none(), texts),
-    mode_changes=paths,
+    changed=paths, mode_changes=paths,
 )
 
 
@@ -119,6 +139,16 @@ def test_event_messages_round_trip_and_are_canonical(event: Event) -> None:
 )
 def test_non_event_messages_decode_to_none(message: str) -> None:
     assert decode(message) is None
+
+
+def test_conflicts_keep_their_kinds_and_old_records_read_as_content() -> None:
+    conflict = Conflict(ConflictKind.MODIFY_DELETE, ("CHANGES.rst",))
+    event = Event(Author.SYSTEM, "sync", sync=Refresh("main", A, B, (), (), (conflict,)))
+    assert '"conflicts":[{"kind":"modify/delete","paths":["CHANGES.rst"]}]' in encode(event)
+    old = encode(event).replace('{"kind":"modify/delete","paths":["CHANGES.rst"]}', '"a.txt"')
+    decoded = decode(old)
+    assert decoded is not None and decoded.sync is not None
+    assert decoded.sync.conflicts == (Conflict(ConflictKind.CONTENT, ("a.txt",)),)
 
 
 def test_refresh_uses_from_as_its_json_key() -> None:

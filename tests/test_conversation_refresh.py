@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from freshline.conversation import Author, Conversations, Event, Mode
+from freshline.conversation import Author, Conflict, ConflictKind, Conversations, Event, Mode
 from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
 from tests.conftest import git
 from tests.test_conversation_support import Upstream
@@ -149,16 +149,19 @@ def test_sync_with_conflicts_blocks_publish_until_resolved(up: Upstream) -> None
     convs.open("c1", Mode.ISOLATED)
     turn(convs, "c1", "edit", {"a.txt": "one\nOURS\nthree\n"})
     theirs = up.commit("main", {"a.txt": "one\nTHEIRS\nthree\n"})
-    with pytest.raises(ConflictStop):
+    with pytest.raises(ConflictStop, match=r"conflicts in 1 path\(s\): content: a.txt") as stop:
         convs.sync("c1", "main")
+    assert stop.value.kinds == {"a.txt": "content"}
 
     record = convs.sync("c1", "main", with_conflicts=True)
-    assert record is not None and record.conflicts == ("a.txt",)
+    content = Conflict(ConflictKind.CONTENT, ("a.txt",))
+    assert record is not None and record.conflicts == (content,)
     marked = (convs.worktree("c1") / "a.txt").read_text()
     assert "<<<<<<<" in marked and ">>>>>>>" in marked
-    assert convs.unresolved_conflicts("c1") == ["a.txt"]
-    with pytest.raises(UsageError, match="conflict markers remain in a.txt"):
+    assert convs.unresolved_conflicts("c1") == [content]
+    with pytest.raises(ConflictStop, match="unresolved conflicts \\(content: a.txt\\)") as stop:
         convs.publish("c1", "work")
+    assert stop.value.exit_code == 3 and stop.value.kinds == {"a.txt": "content"}
     assert up.rev("refs/heads/work") is None
 
     turn(convs, "c1", "resolve", {"a.txt": "one\nOURS and THEIRS\nthree\n"})
@@ -199,10 +202,19 @@ def test_exec_bit_residue_is_normalized_and_deliberate_chmod_kept(up: Upstream) 
     for path in scripts:
         os.chmod(wt / path, 0o644)  # residue: content unchanged, executable bit lost
     convs.commit_turn(pending, [Event(Author.ASSISTANT, "done")])
+    for path in scripts:  # normalized at once: recorded as before, and the files follow
+        assert up.mode(convs.head("c1"), path) == "100755" and os.access(wt / path, os.X_OK)
+
+    # Residue an older freshline recorded (an event tree given as is) is normalized at
+    # the next merge, against the refresh base.
+    pending = convs.prepare_turn("c1", "old residue")
+    for path in scripts:
+        os.chmod(wt / path, 0o644)
+    residue = Event(Author.ASSISTANT, "recorded as is", tree=convs.snapshot_worktree("c1"))
+    convs.commit_turn(pending, [residue])
     assert up.mode(convs.head("c1"), "bin/s1") == "100644"
     target = up.commit("main", {"bin/s1": "#!/bin/sh\necho upstream\n"},
                        modes={"bin/s1": "100755"})
-
     pending = convs.prepare_turn("c1", "refresh")
     assert pending.refresh is not None
     assert pending.refresh.normalized == tuple(sorted(scripts))
@@ -223,6 +235,25 @@ def test_exec_bit_residue_is_normalized_and_deliberate_chmod_kept(up: Upstream) 
     assert pending.refresh is not None and pending.refresh.normalized == ()
     head = convs.commit_turn(pending, [])
     assert up.mode(head, "bin/s2") == "100644" and up.mode(head, "bin/s3") == "100755"
+
+
+def test_stray_exec_bit_between_turns_is_never_recorded_diffed_or_published(
+    up: Upstream,
+) -> None:
+    convs = Conversations(up.root)
+    convs.open("c1", Mode.ISOLATED)
+    wt = convs.worktree("c1")
+    turn(convs, "c1", "edit", {"lib/x.py": "x = 2\n"})
+    os.chmod(wt / "a.txt", 0o755)  # outside the tools, between refreshes
+    os.chmod(wt / "lib/x.py", 0o755)  # an edited file too
+    pending = convs.prepare_turn("c1", "next")
+    head = convs.commit_turn(pending, [Event(Author.ASSISTANT, "ok")])
+    assert up.mode(head, "a.txt") == "100644" and up.mode(head, "lib/x.py") == "100644"
+    assert not os.access(wt / "a.txt", os.X_OK)
+    assert "mode" not in convs.diff("c1") and "a.txt" not in convs.diff("c1")
+    published = convs.publish("c1", "agent/x")
+    assert git(up.root, "diff", "--name-only", up.rev("main") or "", published) == "lib/x.py"
+    assert up.mode(published, "a.txt") == "100644"
 
 
 def test_target_is_the_feature_branch_checked_out_at_open(up: Upstream) -> None:
@@ -280,3 +311,27 @@ def test_deleted_target_branch_requires_sync(up: Upstream) -> None:
     with pytest.raises(SyncRequired, match="feature no longer exists"):
         convs.prepare_turn("c1", "hello")
     assert convs.prepare_turn("c1", "hello", refresh=False).refresh is None
+
+
+def test_seen_sync_to_a_rewritten_target_announces_only_what_changed_in_the_agents_tree(
+    up: Upstream,
+) -> None:
+    """Seen: `work` reset to main~10 plus one commit; the sync changed 2 paths in the
+    agent's tree but announced 13 (the old → new target diff, dropped commits included)."""
+    for i in range(10):
+        up.commit("main", {f"f{i}.txt": f"{i}\n"})
+    git(up.root, "branch", "work", "main")
+    convs = Conversations(up.root)
+    convs.open("c1", Mode.ISOLATED, target="work")
+    turn(convs, "c1", "edit", {"a.txt": "one\nagent\nthree\n"})
+    up.commit("work", {"g.txt": "g\n", "b.txt": "bee rewritten\n"},
+              parent=up.rev("main~10"))
+    with pytest.raises(SyncRequired):
+        convs.prepare_turn("c1", "hello")
+    before = convs.head("c1")
+    record = convs.sync("c1", "work")
+    assert record is not None and record.paths == ("b.txt", "g.txt")
+    after = convs.head("c1")
+    assert git(up.root, "diff", "--name-only", before, after).split() == ["b.txt", "g.txt"]
+    pending = convs.prepare_turn("c1", "next")
+    assert pending.merges == (record,)

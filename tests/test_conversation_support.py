@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from freshline.conversation.git import ZERO, Git
+from freshline.conversation import batch
+from freshline.conversation.conflicts import Conflict, ConflictKind
+from freshline.conversation.git import EMPTY_TREE, ZERO, Git
 from freshline.errors import GitError
 from freshline.store.records import FileKind, IndexEntry
 
@@ -159,12 +161,13 @@ def test_merge_tree_reports_conflicted_paths(repo: Upstream) -> None:
     ours = repo.commit("ours", {"a.txt": "a\nOURS\nc\n", "d.txt": "d\n"}, parent=base)
     theirs = repo.commit("theirs", {"a.txt": "a\nTHEIRS\nc\n", "e.txt": "e\n"}, parent=base)
     g = Git(repo.root / ".git")
-    tree, conflicts = g.merge_tree(ours, theirs)
-    assert conflicts == ["a.txt"]
-    content = g.run("cat-file", "blob", f"{tree}:a.txt").decode()
+    merged = g.merge_tree(ours, theirs)
+    assert merged.conflicts == (Conflict(ConflictKind.CONTENT, ("a.txt",)),)
+    content = g.run("cat-file", "blob", f"{merged.tree}:a.txt").decode()
     assert "<<<<<<<" in content and "OURS" in content and "THEIRS" in content
-    clean, none = g.merge_tree(ours, repo.commit("t2", {"e.txt": "e\n"}, parent=base))
-    assert none == [] and {e.path for e in g.ls_tree(clean)} == {"a.txt", "d.txt", "e.txt"}
+    clean = g.merge_tree(ours, repo.commit("t2", {"e.txt": "e\n"}, parent=base))
+    assert clean.conflicts == ()
+    assert {e.path for e in g.ls_tree(clean.tree)} == {"a.txt", "d.txt", "e.txt"}
 
 
 def test_environment_ignores_inherited_git_variables(repo: Upstream, monkeypatch) -> None:
@@ -175,12 +178,56 @@ def test_environment_ignores_inherited_git_variables(repo: Upstream, monkeypatch
     assert g.missing_objects([repo.rev("main") or "", "1" * 40]) == {"1" * 40}
 
 
-def test_diff_commits_is_diff_trees_of_each_pair_in_one_call(repo: Upstream) -> None:
+def test_diff_pairs_is_diff_trees_of_each_pair_in_one_call(repo: Upstream) -> None:
     g = Git(repo.root / ".git")
     base = repo.rev("main") or ""
     one = repo.commit("main", {"a.txt": None, "b c.txt": "b\n", "d/e.txt": "e\n"})
     two = repo.commit("main", {"d/e.txt": "e2\n"}, modes={"d/e.txt": "100755"})
     pairs = [(base, one), (one, one), (one, two), (two, base)]
-    diffs = g.diff_commits(pairs)
-    assert diffs == [g.diff_trees(old, new) for old, new in pairs]
+    trees = [(g.tree_of(old), g.tree_of(new)) for old, new in pairs]
+    diffs = batch.diff_pairs(g, pairs, trees)
+    assert diffs == [g.diff_trees(old, new) for old, new in [*pairs, *trees]]
     assert diffs[1] == [] and {c.path for c in diffs[0]} == {"a.txt", "b c.txt", "d/e.txt"}
+
+
+def test_a_git_lock_released_meanwhile_is_retried_and_a_stuck_one_is_one_line(
+    repo: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = Git(repo.root / ".git")
+    lock = repo.root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    codes: list[int] = []
+    once = g._once
+
+    def another_git_finishes(args, input):  # the holder lets go after our first attempt
+        result = once(args, input)
+        codes.append(result[0])
+        lock.unlink(missing_ok=True)
+        return result
+
+    monkeypatch.setattr(g, "_once", another_git_finishes)
+    g.run("read-tree", "HEAD")
+    assert codes[0] != 0 and codes[-1] == 0
+
+    monkeypatch.setattr("freshline.conversation.git.LOCK_WAIT_S", 0.05)
+    lock.write_bytes(b"")
+    with pytest.raises(GitError) as stuck:
+        Git(repo.root / ".git").run("read-tree", "HEAD")
+    assert str(stuck.value) == (
+        f"git read-tree HEAD: {lock} is held by another git process (if none is running, "
+        "a killed one left it: remove the file)"
+    )
+
+
+def test_commit_chain_writes_what_commit_tree_writes(repo: Upstream) -> None:
+    g = Git(repo.root / ".git", date="1700000000 +0200")
+    head = repo.rev("main") or ""
+    tree = g.tree_of(head)
+    then = [(EMPTY_TREE, "second"), (tree, "third\n")]
+    ids = batch.commit_chain(g, tree, [head], "first ✓", then)
+    one = g.commit_tree(tree, [head], "first ✓")
+    two = g.commit_tree(EMPTY_TREE, [one], "second")
+    assert ids == [one, two, g.commit_tree(tree, [two], "third\n")]
+    assert git(repo.root, "fsck", "--no-progress", "--no-dangling", "--strict") == ""
+    now = batch.commit_chain(Git(repo.root / ".git"), tree, [], "undated", [])
+    assert git(repo.root, "cat-file", "-t", now[0]) == "commit"

@@ -176,3 +176,26 @@ def test_live_diff_is_the_change_since_open_and_publish_is_refused(tmp_path: Pat
         convs.publish("l1", "x")
     record = as_dict(convs.log("l1")[-1])
     assert record["author"] == "user" and record["commit"] == convs.head("l1")
+
+
+def test_a_turn_that_loses_the_ref_restores_the_worktree_exactly(tmp_path: Path) -> None:
+    up = Upstream(tmp_path / "ws")
+    up.commit("main", {"a.txt": "a\n", "b.txt": "b\n"}, parent=None)
+    convs = Conversations(up.root)
+    convs.open("c1", Mode.ISOLATED)
+    wt = convs.worktree("c1")
+    pending = convs.prepare_turn("c1", "loses")
+    (wt / "a.txt").write_text("the loser's edit\n")  # its tools wrote
+    (wt / "new/deep.txt").parent.mkdir()
+    (wt / "new/deep.txt").write_text("the loser's new file\n")
+    os.chmod(wt / "b.txt", 0o755)
+    winner = git(up.root, "commit-tree", f"{pending.head}^{{tree}}", "-p", pending.head, "-m",
+                 '{"author":"user","content":"moved by a writer without the lock"}')
+    git(up.root, "update-ref", "refs/freshline/conversations/c1", winner)
+    with pytest.raises(ConversationMoved):
+        convs.commit_turn(pending, [Event(Author.ASSISTANT, "answer")])
+    convs.abandon_turn(pending)
+    assert git(wt, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(wt, "rev-parse", "HEAD") == winner
+    assert (wt / "a.txt").read_text() == "a\n" and not (wt / "new").exists()
+    assert not os.access(wt / "b.txt", os.X_OK)

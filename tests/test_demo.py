@@ -62,11 +62,11 @@ def test_isolated_edits_refresh_conflict_and_sync(output: str) -> None:
     assert "Refreshed from refs/heads/feature" in refresh
     assert "refreshed paths: README.md, src/util.py" in refresh
     stop = _section(output, "8. A conflicting upstream edit", "9. ")
-    assert "stopped: merging feature conflicts in 1 path(s): src/greeting.py" in stop
+    assert "stopped: merging feature conflicts in 1 path(s): content: src/greeting.py" in stop
     assert "conversation head unchanged: True" in stop
     assert "model ›" not in stop
     resolved = _section(output, "9. sync", "10. ")
-    assert "conflict markers in src/greeting.py" in resolved
+    assert "conflicts recorded: content: src/greeting.py" in resolved
     assert "unresolved conflicts: none" in resolved
 
 

@@ -74,3 +74,34 @@ def test_a_failed_isolated_send_leaves_the_worktree_as_it_was(
     git(root, "commit", "--quiet", "--allow-empty", "-m", "upstream moves on")
     send(manager, s.id, "again", get_backend("echo"))
     assert "a = 2" not in manager.conversations.diff(s.id)
+
+
+def test_seen_each_tool_event_records_the_tree_with_its_writes(
+    code: tuple[SessionManager, Path], tmp_path: Path
+) -> None:
+    """Seen: tool-event commits carried the turn's starting tree, so `git show <edit
+    event>` showed no change; only the turn's last event had the edits."""
+    manager, root = code
+    s = manager.new("code")
+    script = tmp_path / "script.json"
+    steps = [{"tool": "write", "args": {"path": "src/b.py", "content": "b = 1\n"}},
+             {"tool": "read", "args": {"path": "src/a.py"}},
+             {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 2"}},
+             {"tool": "chmod", "args": {"path": "src/b.py", "executable": True}},
+             {"say": "done"}]
+    script.write_text(json.dumps({"turns": [steps]}))
+    send(manager, s.id, "go", get_backend(f"scripted:{script}"))
+    events = manager.conversations.log(s.id)
+    tools = [e for e in events if e.tool]
+    assert [e.tool for e in tools] == ["write", "read", "edit", "chmod"]
+    assert tools[0].changed == ("src/b.py",) and tools[3].mode_changes == ("src/b.py",)
+
+    def changed(event) -> str:
+        return git(root, "show", "--format=", "--name-status", event.commit or "")
+
+    assert changed(tools[0]) == "A\tsrc/b.py"
+    assert changed(tools[1]) == ""  # a read writes nothing
+    assert changed(tools[2]) == "M\tsrc/a.py"
+    assert changed(tools[3]) == "M\tsrc/b.py"
+    assert git(root, "ls-tree", tools[3].commit or "", "src/b.py").split()[0] == "100755"
+    assert changed(events[-1]) == ""  # the answer changed nothing after the last tool

@@ -8,6 +8,7 @@
     ├── StoreError                 the SQLite store failed (locked, corrupt)
     ├── GitError                   a git command failed (names the command)
     │   └── ConversationMoved      another send moved the conversation first: send again
+    ├── SessionBusy                another turn holds the session (a send with --no-wait)
     ├── ConflictStop               exit 3, a refresh or sync merge conflicts
     └── SyncRequired               exit 4, the target no longer descends from the last refresh
 
@@ -56,14 +57,22 @@ class ConversationMoved(GitError):
     """Another send moved the conversation's ref first; nothing of this turn was recorded."""
 
 
+class SessionBusy(FreshlineError):
+    """Another turn holds the session's lock, and the caller chose not to wait."""
+
+
 class ConflictStop(FreshlineError):
-    """A refresh or sync merge conflicts; nothing was sent or moved."""
+    """A refresh or sync merge conflicts, or a publication has unresolved conflicts;
+    nothing was sent or moved. `kinds` maps each path to its conflict's kind."""
 
     exit_code = 3
 
-    def __init__(self, message: str, paths: list[str] | None = None) -> None:
+    def __init__(
+        self, message: str, paths: list[str] | None = None, kinds: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.paths = list(paths or [])
+        self.kinds = dict(kinds or {})
 
 
 class SyncRequired(FreshlineError):

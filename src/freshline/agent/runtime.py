@@ -2,7 +2,9 @@
 
 The wire prompt (blocks + message) goes to the model; the transcript records the
 message alone, so the blocks never appear in the visible conversation. If anything
-fails before the backend answered, nothing is recorded and the cursor stays.
+fails before the backend answered, nothing is recorded and the cursor stays. A send holds
+the session's turn lock from prepare to accept, so sends on one session take turns in
+every process; a tool event that wrote files records the worktree's tree after it.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from freshline.agent.backends.base import Backend
-from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, run_turn
+from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, EventCallback, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
 from freshline.agent.tools import Toolbox, ToolMode, encodable
 from freshline.context import Channel
 from freshline.conversation import Author, Event
+from freshline.conversation import Mode as ConversationMode
+from freshline.conversation.journal import checkpoint
+from freshline.conversation.turnlock import WaitNotice
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.delivery import changes_page
@@ -94,7 +99,7 @@ def _encodable(value: Any) -> Any:
     return value
 
 
-def _event(e: TurnEvent) -> Event:
+def _event(e: TurnEvent, tree: str | None) -> Event:
     author = Author.TOOL if e.author is AgentAuthor.TOOL else Author.ASSISTANT
     x = e.extra
     return Event(
@@ -102,8 +107,35 @@ def _event(e: TurnEvent) -> Event:
         encodable(e.content),
         tool=x.get("tool"),
         args=_encodable(x.get("args")),
+        changed=tuple(encodable(p) for p in x.get("changed", ())),
         mode_changes=tuple(encodable(p) for p in x.get("mode_changes", ())),
+        tree=tree,
     )
+
+
+def _tree_keeper(
+    manager: SessionManager, turn: PreparedTurn
+) -> tuple[EventCallback, list[str | None]]:
+    """A callback recording, per event of an isolated turn, the agent's tree after it: a
+    snapshot after a tool that wrote files, else the tree before. (Edits made outside the
+    tools meanwhile are the human side's: the next human turn records them.)"""
+    trees: list[str | None] = []
+    deliberate: set[str] = set()
+
+    def keep(e: TurnEvent) -> None:
+        pending = turn.conversation
+        if pending is None or pending.mode is not ConversationMode.ISOLATED:
+            trees.append(None)  # live: every event saw the turn's tree
+            return
+        deliberate.update(e.extra.get("mode_changes", ()))
+        tree = trees[-1] if trees else pending.tree
+        if e.extra.get("changed"):
+            checkpoint("tool:wrote")
+            tree = manager.conversations.snapshot_event(pending, deliberate)
+            checkpoint("tool:snapshot")
+        trees.append(tree)
+
+    return keep, trees
 
 
 def complete(
@@ -118,13 +150,16 @@ def complete(
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
     tools = toolbox_for(manager, s, channel)
+    keep, trees = _tree_keeper(manager, turn)
     try:
-        result = run_turn(backend, messages, tools, max_iterations, on_text)
-        head = turn.record([_event(e) for e in result.events])
+        result = run_turn(backend, messages, tools, max_iterations, on_text, keep)
+        head = turn.record([_event(e, tree) for e, tree in zip(result.events, trees,
+                                                               strict=True)])
     except BaseException:
         turn.abandon()
         raise
     turn.accept()
+    checkpoint("accept:done")
     manager.materialize_async(s.project)
     after = manager.get(s.id).cursor
     refresh = turn.conversation.refresh if turn.conversation else None
@@ -151,11 +186,18 @@ def send(
     on_text: TextCallback | None = None,
     on_prepared: Callable[[PreparedTurn], None] | None = None,
     channel: Channel = Channel.SEND,
+    wait: bool = True,
+    on_wait: WaitNotice | None = None,
 ) -> SendResult:
-    """Prepare, run and accept one turn, its blocks fitted to `channel`'s budget. Raises
-    ConflictStop / SyncRequired before the model is called, and backend errors with nothing
-    recorded or advanced."""
-    turn = manager.prepare(session_id, message, channel=channel)
-    if on_prepared is not None:
-        on_prepared(turn)
-    return complete(manager, turn, backend, on_text, channel=channel)
+    """Prepare, run and accept one turn, its blocks fitted to `channel`'s budget, holding
+    the session's turn lock throughout.
+
+    Raises ConflictStop / SyncRequired before the model is called, backend errors with
+    nothing recorded or advanced, and SessionBusy when `wait` is False and another send on
+    the session is running (`on_wait` hears who, after a second of waiting).
+    """
+    with manager.turn_lock(session_id, wait, on_wait):
+        turn = manager.prepare(session_id, message, channel=channel)
+        if on_prepared is not None:
+            on_prepared(turn)
+        return complete(manager, turn, backend, on_text, channel=channel)

@@ -58,6 +58,12 @@ EDIT = _spec(
     old={"type": "string", "description": "the exact text to replace, with enough context"},
     new={"type": "string", "description": "the replacement text"},
 )
+DELETE = _spec(
+    "delete",
+    "Delete a file (e.g. to take the deleting side of a modify/delete conflict).",
+    ["path"],
+    path=_PATH,
+)
 CHMOD = _spec(
     "chmod",
     "Make a file executable or not (a deliberate mode change).",

@@ -1,5 +1,5 @@
 """The tools a model may use, confined to one root: list, read, search, and in isolated mode
-write, edit and chmod; with a session, `changes` pages its project's change list.
+write, edit, delete and chmod; with a session, `changes` pages its project's change list.
 
 A tool never raises to the model's caller: refusals and failures become error results the
 model reads and can act on. Every output is capped, so a huge file or a broad search cannot
@@ -136,6 +136,7 @@ class Toolbox:
         if self.mode is ToolMode.ISOLATED:
             handlers["write"] = (tool_specs.WRITE, self._write)
             handlers["edit"] = (tool_specs.EDIT, self._edit)
+            handlers["delete"] = (tool_specs.DELETE, self._delete)
             if offer_chmod:
                 handlers["chmod"] = (tool_specs.CHMOD, self._chmod)
         self._handlers = handlers
@@ -168,7 +169,7 @@ class Toolbox:
         entry = self._handlers.get(call.name)
         if entry is not None:
             return entry[1](call.arguments if isinstance(call.arguments, dict) else {})
-        if call.name in {"write", "edit", "chmod"}:
+        if call.name in {"write", "edit", "delete", "chmod"}:
             raise ToolError("not available in live mode: the workspace is read-only here")
         raise ToolError(f"unknown tool; available: {', '.join(self._handlers)}")
 
@@ -423,6 +424,16 @@ class Toolbox:
                             "(include more surrounding text)")
         self._put(target.path, text.replace(old, new, 1))
         return _Outcome(f"edited {target.shown}", changed=(target.rel,))
+
+    def _delete(self, args: dict[str, Any]) -> _Outcome:
+        target = self._writable(args)
+        given = Path(os.path.normpath(self.confinement.root / _arg(args, "path", str)))
+        if given.is_symlink():  # deleting it would delete the file it points at
+            raise ToolError(f"{given}: a symbolic link; delete refuses links")
+        if not target.path.is_file():
+            raise ToolError(f"{target.shown}: no such file")
+        target.path.unlink()
+        return _Outcome(f"deleted {target.shown}", changed=(target.rel,))
 
     def _chmod(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args)

@@ -90,15 +90,20 @@ class Refresh:
     from_commit: str
     to_commit: str
     paths: tuple[str, ...] = ()
-    conflicts: tuple[str, ...] = ()  # paths left with conflict markers (sync with conflicts)
+    conflicts: tuple[str, ...] = ()  # paths a sync left in conflict (sync with conflicts)
+    conflict_kinds: tuple[tuple[str, str], ...] = ()  # (path, kind) e.g. "modify/delete"
 
     def __post_init__(self) -> None:
         _set(self, "paths", _tuple(self.paths, str))
         _set(self, "conflicts", _tuple(self.conflicts, str))
+        kinds = self.conflict_kinds
+        _set(self, "conflict_kinds", _tuple(
+            kinds.items() if isinstance(kinds, Mapping) else kinds, _pair))
 
     @classmethod
     def from_detail(cls, detail: Mapping[str, Any] | None) -> Refresh:
-        """Read a `refreshed` change's detail: target, from, to, paths, conflicts."""
+        """Read a `refreshed` change's detail: target, from, to, paths, conflicts and
+        `conflict_kinds` ({path: kind})."""
         data = dict(detail or {})
         return cls(
             target=str(data.get("target", "")),
@@ -106,6 +111,7 @@ class Refresh:
             to_commit=str(data.get("to", "")),
             paths=data.get("paths", ()),
             conflicts=data.get("conflicts", ()),
+            conflict_kinds=data.get("conflict_kinds", ()),
         )
 
 

@@ -97,6 +97,22 @@ def pointer(root: str, doc: DocumentInfo) -> str:
     return f"{show(root, doc.path)}{ARROW}{show(root, doc.snapshot or '')}"
 
 
+_CONFLICT_ADVICE = {
+    "content": "remove the conflict markers",
+    "add/add": "both sides added it: remove the conflict markers",
+}
+
+
+def conflict(kind: str | None) -> str | None:
+    """How to resolve a conflict of `kind` (git's name for it), as an entry's note."""
+    if kind is None:
+        return None
+    advice = _CONFLICT_ADVICE.get(
+        kind, "no conflict markers; delete it, or keep it by writing it with a tool"
+    )
+    return f"{show_text(kind)}: {advice}"
+
+
 def annotated(path_text: str, notes: list[str | None]) -> str:
     """An entry followed by its notes in parentheses, if it has any."""
     kept = [note for note in notes if note]

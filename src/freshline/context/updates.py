@@ -15,8 +15,9 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/Drafts/idea.md
     Refreshed from main (1a2b3c4 → 5d6e7f8); paths it changed:
     - /home/u/vault/src/app.py
-    Conflicts left with markers by the refresh from main (resolve them before ...):
-    - /home/u/vault/src/db.py
+    Conflicts left by the refresh from main (resolve them before relying on these files):
+    - /home/u/vault/src/db.py (content: remove the conflict markers)
+    - /home/u/vault/CHANGES.rst (modify/delete: no conflict markers; delete it, or ...)
     HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project, listed below.
     Created:
     - /home/u/vault/new.md
@@ -276,10 +277,12 @@ def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
     else:
         entries = [b.entry(p, "changed by a refresh") for p in refresh.paths]
         changed = Section(f"{head}; paths it changed:", entries, sticky=True)
+    kinds = dict(refresh.conflict_kinds)
     conflicts = Section(
-        f"Conflicts left with markers by the refresh from {target} "
+        f"Conflicts left by the refresh from {target} "
         "(resolve them before relying on these files):",
-        [b.entry(p, "left with conflict markers", show(b.u.root, p), needed=True)
+        [b.entry(p, "left in conflict", phrases.annotated(
+            show(b.u.root, p), [phrases.conflict(kinds.get(p))]), needed=True)
          for p in refresh.conflicts],
     )
     return [changed, conflicts]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from freshline.conversation.conflicts import Conflict, ConflictKind
 from freshline.conversation.conversations import Conversations
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root
 from freshline.conversation.git import Git
@@ -14,6 +15,8 @@ from freshline.conversation.turns import PendingTurn, abandon_turn, commit_turn
 
 __all__ = [
     "Author",
+    "Conflict",
+    "ConflictKind",
     "Conversations",
     "Event",
     "Git",

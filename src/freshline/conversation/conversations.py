@@ -1,17 +1,24 @@
-"""The one object the session layer holds per workspace: every conversation operation."""
+"""The one object the session layer holds per workspace: every conversation operation.
+
+Every operation that opens a conversation first rolls back a turn a dead process left
+unfinished (recovery.recover), unless a live turn holds the conversation's lock.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from freshline.conversation import publish as _publish
+from freshline.conversation import recovery, trees, turns
 from freshline.conversation import refresh as _refresh
-from freshline.conversation import trees, turns
+from freshline.conversation.conflicts import Conflict
 from freshline.conversation.events import Event, Mode, Refresh
 from freshline.conversation.refresh import PathFilter
 from freshline.conversation.repository import Repo
 from freshline.conversation.trees import LiveDelta
+from freshline.conversation.turnlock import WaitNotice
 from freshline.conversation.turns import PendingTurn
 from freshline.store.records import IndexEntry
 
@@ -41,6 +48,18 @@ class Conversations:
         """Start a conversation; returns the root commit (see turns.open_conversation)."""
         return turns.open_conversation(self.repo, conversation, mode, target, entries, project)
 
+    def lock(
+        self, conversation: str, wait: bool = True, on_wait: WaitNotice | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the conversation's turn lock for a whole turn (prepare → model → record):
+        one turn at a time in every thread and process. Raises SessionBusy when `wait` is
+        False and a turn is running; `on_wait` hears who holds it after a second."""
+        return recovery.guard(self.repo, conversation, wait, on_wait)
+
+    def recover(self, conversation: str) -> bool:
+        """Roll back a turn a dead process left unfinished (see recovery.recover)."""
+        return recovery.recover(self.repo, conversation)
+
     def prepare_turn(
         self,
         conversation: str,
@@ -51,9 +70,15 @@ class Conversations:
         delta: LiveDelta | None = None,
     ) -> PendingTurn:
         """Compute a human turn before the model is called (see turns.prepare_turn)."""
+        self.recover(conversation)
         return turns.prepare_turn(
             self.repo, conversation, message, entries, path_filter, refresh, delta
         )
+
+    def preview_turn(self, conversation: str, path_filter: PathFilter | None = None) -> PendingTurn:
+        """What the next turn would merge, moving nothing (see turns.preview_turn)."""
+        self.recover(conversation)
+        return turns.preview_turn(self.repo, conversation, path_filter)
 
     @staticmethod
     def abandon_turn(pending: PendingTurn) -> None:
@@ -65,6 +90,11 @@ class Conversations:
         """Record a prepared turn and its events; returns the new head."""
         return turns.commit_turn(pending, events)
 
+    @staticmethod
+    def snapshot_event(pending: PendingTurn, deliberate: Iterable[str] = ()) -> str:
+        """The tree of a tool event that wrote files (see turns.snapshot_event)."""
+        return turns.snapshot_event(pending, deliberate)
+
     def sync(
         self,
         conversation: str,
@@ -74,10 +104,6 @@ class Conversations:
     ) -> Refresh | None:
         """Merge an explicit rev now (see refresh.sync)."""
         return _refresh.sync(self.repo, conversation, rev, with_conflicts, path_filter)
-
-    def syncs_since_last_turn(self, conversation: str) -> tuple[Refresh, ...]:
-        """What syncs merged since the last human turn (the next turn announces them)."""
-        return tuple(self.repo.chain(conversation).syncs_since_last_turn)
 
     def head(self, conversation: str) -> str:
         """The conversation's head commit (NotFoundError when unknown)."""
@@ -89,18 +115,22 @@ class Conversations:
 
     def log(self, conversation: str) -> list[Event]:
         """The transcript: the first-parent chain from the root event, oldest first."""
+        self.recover(conversation)
         return list(self.repo.chain(conversation).events)
 
     def diff(self, conversation: str) -> str:
         """The conversation's own work as a patch."""
+        self.recover(conversation)
         return _publish.diff(self.repo, conversation)
 
-    def unresolved_conflicts(self, conversation: str) -> list[str]:
-        """Paths a sync left with conflict markers that still hold them."""
+    def unresolved_conflicts(self, conversation: str) -> list[Conflict]:
+        """Conflicts a sync recorded that the head's tree does not resolve yet."""
+        self.recover(conversation)
         return _publish.unresolved_conflicts(self.repo, self.repo.chain(conversation))
 
     def publish(self, conversation: str, branch: str) -> str:
         """Publish the conversation's work on refs/heads/`branch`; returns the commit."""
+        self.recover(conversation)
         return _publish.publish(self.repo, conversation, branch)
 
     def worktree(self, conversation: str) -> Path:
@@ -113,7 +143,8 @@ class Conversations:
 
     def close(self, conversation: str) -> None:
         """Remove an isolated conversation's worktree; its commits stay."""
-        turns.close_worktree(self.repo, conversation)
+        with self.lock(conversation):
+            turns.close_worktree(self.repo, conversation)
 
     def reset_worktree(self, conversation: str) -> None:
         """Discard unrecorded worktree edits: put the files back to the head."""

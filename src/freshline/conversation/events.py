@@ -3,8 +3,8 @@
 A message is one JSON object with sorted keys and compact separators, so equal events
 always encode to equal bytes and a commit id is a hash of canonical content. Fields:
 `author`, `content`, and when present `refresh` / `sync` ({target, from, to, paths,
-normalized, conflicts}), `root` ({base, target, target_rev, mode, project}), and for tool
-events `tool`, `args`, `result`, `mode_changes`.
+normalized, conflicts: [{kind, paths}]}), `root` ({base, target, target_rev, mode,
+project}), and for tool events `tool`, `args`, `result`, `changed`, `mode_changes`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from freshline.conversation.conflicts import Conflict, ConflictKind
 
 
 class Author(StrEnum):
@@ -38,9 +40,14 @@ class Refresh:
     target: str  # the target's name (a ref name, or a commit id for a fixed target)
     from_rev: str | None  # the previous refresh parent (None when there was none)
     to: str  # the commit merged in (the merge's second parent)
-    paths: tuple[str, ...] = ()  # what changed between from_rev and to, within the filter
+    paths: tuple[str, ...] = ()  # paths whose entry the merge changed in the agent's tree
     normalized: tuple[str, ...] = ()  # paths whose executable bit was restored to the base
-    conflicts: tuple[str, ...] = ()  # paths recorded with conflict markers (sync only)
+    conflicts: tuple[Conflict, ...] = ()  # conflicts recorded for the agent (sync only)
+
+    @property
+    def conflict_paths(self) -> tuple[str, ...]:
+        """Every path involved in a recorded conflict, sorted."""
+        return tuple(sorted({p for c in self.conflicts for p in c.paths}))
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class Event:
     tool: str | None = None
     args: dict[str, Any] | None = None
     result: str | None = None
+    changed: tuple[str, ...] = ()  # paths a tool wrote or deleted (a deliberate choice)
     mode_changes: tuple[str, ...] = ()  # paths whose mode a tool changed on purpose
     # What the model received, when more than `content`: a user message with the context
     # blocks before it. Later turns replay it (the APIs keep no state); never shown.
@@ -83,8 +91,18 @@ def _refresh_json(r: Refresh) -> dict[str, Any]:
     data: dict[str, Any] = {"target": r.target, "from": r.from_rev, "to": r.to}
     data.update(paths=list(r.paths), normalized=list(r.normalized))
     if r.conflicts:
-        data["conflicts"] = list(r.conflicts)
+        data["conflicts"] = [{"kind": c.kind.value, "paths": list(c.paths)} for c in r.conflicts]
     return data
+
+
+def _conflict_from(item: Any) -> Conflict:
+    if isinstance(item, str):  # recorded before kinds were: a path left with markers
+        return Conflict(ConflictKind.CONTENT, (item,))
+    try:
+        kind = ConflictKind(item["kind"])
+    except ValueError:
+        kind = ConflictKind.OTHER
+    return Conflict(kind, tuple(item["paths"]))
 
 
 def _refresh_from(data: dict[str, Any]) -> Refresh:
@@ -94,7 +112,7 @@ def _refresh_from(data: dict[str, Any]) -> Refresh:
         to=data["to"],
         paths=tuple(data.get("paths", ())),
         normalized=tuple(data.get("normalized", ())),
-        conflicts=tuple(data.get("conflicts", ())),
+        conflicts=tuple(_conflict_from(c) for c in data.get("conflicts", ())),
     )
 
 
@@ -121,6 +139,8 @@ def encode(event: Event) -> str:
         data["root"] = _root_json(event.root)
     optional = {"tool": event.tool, "args": event.args, "result": event.result, "wire": event.wire}
     data.update({k: v for k, v in optional.items() if v is not None})
+    if event.changed:
+        data["changed"] = sorted(event.changed)
     if event.mode_changes:
         data["mode_changes"] = sorted(event.mode_changes)
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -144,12 +164,12 @@ def decode(message: str, commit: str | None = None, tree: str | None = None) -> 
         tool=data.get("tool"),
         args=data.get("args"),
         result=data.get("result"),
+        changed=tuple(data.get("changed", ())),
         mode_changes=tuple(data.get("mode_changes", ())),
         wire=data.get("wire"),
         tree=tree,
         commit=commit,
     )
-
 
 
 def as_dict(event: Event) -> dict[str, Any]:

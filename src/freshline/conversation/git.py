@@ -8,19 +8,27 @@ failure becomes a GitError naming the command and the first line git wrote to st
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from freshline.conversation.conflicts import MergeResult, parse_merge_tree
 from freshline.errors import GitError
 
 ZERO = "0" * 40  # the "old value" that makes update-ref create a ref only if it is absent
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 IDENTITY = {"name": "freshline", "email": "freshline@localhost"}
+# Another git holds a lock file (an index or a ref): the command did nothing, so it is
+# retried for up to LOCK_WAIT_S before the caller hears of it.
+_LOCKED = re.compile(rb"Unable to create '([^']+\.lock)': File exists")
+LOCK_WAIT_S = 2.0
+_CAS_FAILED = (b"but expected", b"already exists", b"unable to resolve reference")
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,8 @@ class Status:
 
     head: str | None  # the commit HEAD names (None before the first commit)
     staged: bool  # the index differs from HEAD
-    changed: tuple[str, ...]  # paths whose file differs from the index, or untracked
+    changed: tuple[str, ...]  # paths whose file differs from the index, or untracked (a
+    # directory holding only untracked files is one entry, ending with "/")
 
 
 def _environment(date: str | None) -> dict[str, str]:
@@ -109,7 +118,26 @@ class Git:
         return out
 
     def run_status(self, *args: str, input: bytes | None = None) -> tuple[int, bytes, bytes]:
-        """Run git and return (exit code, stdout, stderr) without judging the code."""
+        """Run git and return (exit code, stdout, stderr) without judging the code.
+
+        A run that failed only because another git held a lock file is tried again for a
+        little while; if the lock stays, GitError says which file (one line).
+        """
+        deadline, pause = time.monotonic() + LOCK_WAIT_S, 0.01
+        while True:
+            code, out, err = self._once(args, input)
+            locked = _LOCKED.search(err) if code != 0 else None
+            if locked is None:
+                return code, out, err
+            if time.monotonic() >= deadline:
+                raise GitError(
+                    f"git {_name(args)}: {os.fsdecode(locked.group(1))} is held by another git "
+                    "process (if none is running, a killed one left it: remove the file)"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+    def _once(self, args: Sequence[str], input: bytes | None) -> tuple[int, bytes, bytes]:
         try:
             proc = subprocess.run(
                 self._argv(args), input=input, capture_output=True, env=self.env, cwd=self.cwd
@@ -182,6 +210,15 @@ class Git:
         )
         return out.decode().strip() if code == 0 else None
 
+    def rev_parse_all(self, revs: Sequence[str]) -> list[str] | None:
+        """The commit each of `revs` names, in one call; None when any names none (or
+        could pass for an option: without --verify, rev-parse has no end of options)."""
+        if any(rev.startswith("-") or "\0" in rev for rev in revs):
+            return None
+        code, out, _ = self.run_status("rev-parse", *(f"{rev}^{{commit}}" for rev in revs))
+        ids = out.decode().split()
+        return ids if code == 0 and len(ids) == len(revs) else None
+
     def tree_of(self, commit: str) -> str:
         """The tree id of a commit."""
         return self.text("rev-parse", f"{commit}^{{tree}}")
@@ -217,7 +254,7 @@ class Git:
         code, _, err = self.run_status("update-ref", "--stdin", input=feed)
         if code == 0:
             return True
-        if b"but expected" in err or b"already exists" in err or b"cannot lock" in err:
+        if any(reason in err for reason in _CAS_FAILED):
             return False
         raise _error(("update-ref", updates[0][0]), err)
 
@@ -264,32 +301,16 @@ class Git:
         """What differs between two tree-ishes, file by file (no rename detection)."""
         out = self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
         fields = iter(out.split(b"\0"))
-        return [_change(meta, next(fields)) for meta in fields if meta.startswith(b":")]
+        return [raw_change(meta, next(fields)) for meta in fields if meta.startswith(b":")]
 
-    def diff_commits(self, pairs: Sequence[tuple[str, str]]) -> list[list[TreeChange]]:
-        """`diff_trees` of each (old, new) pair of commits, in one git call."""
-        feed = "".join(f"{new} {old}\n" for old, new in pairs).encode()
-        out = self.run(
-            "diff-tree", "--stdin", "--always", "-r", "-z", "--no-renames", "--raw", input=feed
-        )
-        diffs: list[list[TreeChange]] = []
-        fields = iter(out.split(b"\0"))
-        for field in fields:
-            if field.startswith(b":"):
-                diffs[-1].append(_change(field, next(fields)))
-            elif field:  # the commit line that starts each pair's diff
-                diffs.append([])
-        return diffs
-
-    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
-        """Three-way merge two commits in memory: (tree id, conflicted paths)."""
+    def merge_tree(self, ours: str, theirs: str) -> MergeResult:
+        """Three-way merge two commits in memory: the tree, and each conflict with its kind."""
         code, out, err = self.run_status(
-            "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs
+            "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs
         )
         if code not in (0, 1):
             raise _error(("merge-tree", "--write-tree"), err)
-        tree, *paths = out.decode("utf-8", "surrogateescape").split("\0")
-        return tree, list(dict.fromkeys(p for p in paths if p))
+        return parse_merge_tree(out)
 
     @contextmanager
     def temp_index(self, seed: Path | None = None) -> Iterator[Git]:
@@ -308,15 +329,17 @@ class Git:
             yield self.with_index(index)
 
     def status(self, refresh: bool = True) -> Status:
-        """Compare HEAD, the index and the files (every untracked file listed, renames off).
+        """Compare HEAD, the index and the files (renames off).
 
-        With `refresh` the index's stat cache is written back when git can, as `git status`
-        does (worth it when nothing else will write the index next).
+        Untracked files are listed as `git status` does by default, a wholly untracked
+        directory as one entry: that mode is the one git 2.39's untracked cache serves,
+        which spares a walk of every directory. With `refresh` the index's stat cache is
+        written back when git can, as `git status` does.
         """
         optional = () if refresh else ("--no-optional-locks",)
         out = self.run(
             "-c", "core.untrackedCache=true", *optional, "status", "--porcelain=v2", "-z",
-            "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=none",
+            "--branch", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none",
         )
         head, staged, changed = None, False, []
         for record in out.decode("utf-8", "surrogateescape").split("\0"):
@@ -344,15 +367,21 @@ class Git:
         self.run("worktree", "remove", "--force", str(path))
 
 
-def _change(meta: bytes, path: bytes) -> TreeChange:
+def raw_change(meta: bytes, path: bytes) -> TreeChange:
+    """One `diff-tree --raw -z` record: its `:modes oids status` field and its path."""
     old_mode, new_mode, old_oid, new_oid, status = meta[1:].decode().split()
     name = path.decode("utf-8", "surrogateescape")
     return TreeChange(old_mode, new_mode, old_oid, new_oid, status, name)
 
 
-def _error(args: Sequence[str], stderr: bytes) -> GitError:
+def _name(args: Sequence[str]) -> str:
+    """The command's name and first argument, options before it skipped."""
     while len(args) > 2 and args[0].startswith("-"):
         args = args[2:] if args[0] == "-c" else args[1:]
+    return " ".join(args[:2])
+
+
+def _error(args: Sequence[str], stderr: bytes) -> GitError:
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     first = lines[0] if lines else "failed without a message"
-    return GitError(f"git {' '.join(args[:2])}: {first}")
+    return GitError(f"git {_name(args)}: {first}")

@@ -51,18 +51,21 @@ class ModeDiff:
 
 
 def exec_bit_restores(
-    diffs: Iterable[ModeDiff], deliberate: Collection[str]
+    diffs: Iterable[ModeDiff], deliberate: Collection[str], same_content: bool = True
 ) -> dict[str, str]:
     """The paths to restore to the base's mode: {path: base mode}.
 
-    A path qualifies when its content is the base's and only the executable bit flipped
-    (100644 ↔ 100755), and no tool recorded the change as deliberate.
+    A path qualifies when the executable bit flipped (100644 ↔ 100755) and no tool
+    recorded the change as deliberate; with `same_content` (before a merge, against the
+    refresh base) only when its content is also the base's. Every turn applies the rule
+    against the previous event's tree whatever the content (an edit keeps a file's mode,
+    so a flipped bit there was set outside the tools).
     """
     flip = {REGULAR, EXECUTABLE}
     return {
         d.path: d.base_mode
         for d in diffs
-        if d.base_oid == d.our_oid
+        if (d.base_oid == d.our_oid or not same_content)
         and {d.base_mode, d.our_mode} == flip
         and d.path not in deliberate
     }

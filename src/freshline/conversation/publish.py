@@ -8,16 +8,19 @@ publications fast-forward, and its diff against the target is the conversation's
 
 from __future__ import annotations
 
-import re
-
+from freshline.conversation import batch
+from freshline.conversation.conflicts import Conflict, by_kind, is_resolved, path_kinds
 from freshline.conversation.events import Mode
 from freshline.conversation.git import ZERO
 from freshline.conversation.repository import Chain, Repo
-from freshline.errors import GitError, UsageError
+from freshline.errors import ConflictStop, GitError, UsageError
 from freshline.paths import shown
 
-_MARKERS = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)
 TRAILER = "Freshline-Conversation"
+RESOLVE_HINT = (
+    "remove the markers of a content conflict; for the other kinds delete the path or keep "
+    "it by writing it with a tool"
+)
 
 
 def own_base(chain: Chain) -> str:
@@ -39,26 +42,43 @@ def diff(repo: Repo, conversation: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def unresolved_conflicts(repo: Repo, chain: Chain) -> list[str]:
-    """The paths a sync recorded with conflicts that still hold conflict markers at the head."""
-    remaining = []
-    for path in chain.recorded_conflicts:
-        code, out, _ = repo.git.run_status("cat-file", "blob", f"{chain.head}:{path}")
-        if code == 0 and _MARKERS.search(out):
-            remaining.append(path)
+def unresolved_conflicts(repo: Repo, chain: Chain) -> list[Conflict]:
+    """The conflicts syncs recorded that the head's tree does not resolve yet
+    (conflicts.is_resolved), in the order they were recorded."""
+    recorded = [
+        (i, e.tree or "", e.merged) for i, e in enumerate(chain.events)
+        if e.merged is not None and e.merged.conflicts
+    ]
+    if not recorded:
+        return []
+    paths = (p for *_, merged in recorded for p in merged.conflict_paths)
+    present = batch.contents(repo.git, chain.head, paths)
+    remaining: list[Conflict] = []
+    for index, tree, merged in recorded:
+        held = set(batch.contents(repo.git, tree, merged.conflict_paths))
+        touched = chain.touched_after(index)
+        remaining += [
+            c for c in merged.conflicts
+            if c not in remaining and not is_resolved(c, held, present, touched)
+        ]
     return remaining
 
 
 def publish(repo: Repo, conversation: str, branch: str) -> str:
     """Point refs/heads/`branch` at a publication of the conversation; returns its commit.
 
-    Refuses (UsageError) while conflict markers remain, when the branch holds unrelated
-    work, or when it is checked out somewhere.
+    Refuses with ConflictStop (exit 3) while a recorded conflict is unresolved, listing
+    them by kind, and with UsageError when the branch holds unrelated work or is checked
+    out somewhere.
     """
     ref = _branch_ref(repo, branch)
     chain = repo.chain(conversation)
     if remaining := unresolved_conflicts(repo, chain):
-        raise UsageError(f"conflict markers remain in {', '.join(remaining)}: resolve them first")
+        paths = sorted({p for c in remaining for p in c.paths})
+        raise ConflictStop(
+            f"not published: unresolved conflicts ({by_kind(remaining)}); {RESOLVE_HINT}",
+            paths, path_kinds(remaining),
+        )
     if chain.root.mode is not Mode.ISOLATED or chain.last_parent is None:
         raise UsageError(f"conversation {conversation} is live: only isolated work is published")
     previous = repo.git.rev_parse(ref)

@@ -4,6 +4,8 @@ The graph makes git's natural merge base right (git 2.39 has no `--merge-base`):
 first parent is the base and every merged target becomes a second parent, so the merge base
 of the head and a target that descends from the last refresh parent is that parent. Before
 merging, executable-bit residue is restored to the base's modes (policy.exec_bit_restores).
+A merge announces exactly the paths whose entry differs between the agent's tree before it
+and after it, and records each conflict with the kind git gave it (conflicts.py).
 """
 
 from __future__ import annotations
@@ -11,11 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from freshline.conversation import batch, recovery
+from freshline.conversation.conflicts import by_kind, path_kinds
 from freshline.conversation.events import Author, Event, Mode, Refresh, encode
-from freshline.conversation.git import Git, TreeChange
-from freshline.conversation.policy import ModeDiff, RefreshAction, decide_refresh, exec_bit_restores
+from freshline.conversation.git import Git
+from freshline.conversation.policy import RefreshAction, decide_refresh, exec_bit_restores
 from freshline.conversation.repository import Chain, Repo
-from freshline.conversation.trees import head_ref, move_worktree, snapshot_worktree
+from freshline.conversation.trees import (
+    head_ref,
+    mode_diffs,
+    move_worktree,
+    normalize_modes,
+    snapshot_worktree,
+)
+from freshline.conversation.treewrite import update_tree
 from freshline.errors import (
     ConflictStop,
     ConversationMoved,
@@ -37,13 +48,15 @@ class Merge:
     record: Refresh
 
 
-def refresh_target(repo: Repo, chain: Chain) -> str | None:
-    """The target commit this turn must merge, or None; raises SyncRequired or ConflictStop."""
+def refresh_target(repo: Repo, chain: Chain, target: str | None) -> str | None:
+    """The target commit this turn must merge, or None; raises SyncRequired or ConflictStop.
+
+    `target`: the commit the conversation's followed ref names now (Repo.current).
+    """
     root = chain.root
-    if root.mode is not Mode.ISOLATED or not (root.target or "").startswith("refs/"):
+    if chain.followed is None:
         return None  # live conversations read the workspace; a fixed commit never moves
     assert root.target is not None
-    target = repo.git.rev_parse(root.target)
     last = chain.last_parent
     if target is None:
         raise SyncRequired(f"target {_short(root.target)} no longer exists: {_sync_hint(chain)}")
@@ -78,22 +91,31 @@ def merge_target(
     """
     git = repo.git
     base = base or _merge_base(repo, chain.head, target)
-    previous = chain.last_parent
     ours = _as_commit(git, chain, ours_tree)
-    ours_diff, upstream = git.diff_commits([(base, ours), (previous or base, target)])
-    restores = exec_bit_restores(_mode_diffs(ours_diff), chain.deliberate_modes)
+    merged = git.merge_tree(ours, target)
+    # Merged first, both diffs in one call: residue to restore is rare, and then the
+    # merge is done again.
+    residue, changed = batch.diff_pairs(git, [(base, ours)], [(ours_tree, merged.tree)])
+    ours_diff = mode_diffs(residue)
+    restores = exec_bit_restores(ours_diff, chain.deliberate_modes)
     if restores:
-        ours = _as_commit(git, chain, _with_modes(repo, ours_tree, restores))
-    tree, conflicts = git.merge_tree(ours, target)
-    if conflicts and not with_conflicts:
-        raise ConflictStop(f"merging {_short(name)} conflicts in {len(conflicts)} path(s)",
-                           conflicts)
-    paths = sorted({change.path for change in upstream})
+        blobs = {d.path: d.our_oid for d in ours_diff}
+        modes = {path: (mode, blobs[path]) for path, mode in restores.items()}
+        restored = _as_commit(git, chain, update_tree(git, ours_tree, modes))
+        merged = git.merge_tree(restored, target)
+        changed = git.diff_trees(ours_tree, merged.tree)
+    if merged.conflicts and not with_conflicts:
+        raise ConflictStop(
+            f"merging {_short(name)} conflicts in {len(merged.paths)} path(s): "
+            f"{by_kind(merged.conflicts)}",
+            list(merged.paths), path_kinds(merged.conflicts),
+        )
+    paths = sorted({c.path for c in changed})
     if path_filter is not None:
         paths = [p for p in paths if path_filter(p)]
-    record = Refresh(name, previous, target, tuple(paths), tuple(sorted(restores)),
-                     tuple(conflicts))
-    return Merge(tree, target, record)
+    record = Refresh(name, chain.last_parent, target, tuple(paths), tuple(sorted(restores)),
+                     merged.conflicts)
+    return Merge(merged.tree, target, record)
 
 
 def _as_commit(git: Git, chain: Chain, tree: str) -> str:
@@ -115,26 +137,27 @@ def sync(
 
     Returns what was merged, or None when the conversation already contains `rev`.
     """
-    chain = repo.chain(conversation)
-    if chain.root.mode is not Mode.ISOLATED:
-        raise UsageError(f"conversation {conversation} is live: there is nothing to sync")
-    target = repo.git.rev_parse(rev)
-    if target is None:
-        raise NotFoundError(f"unknown rev {rev!r}")
-    if repo.git.is_ancestor(target, chain.head):
-        return None
-    worktree = repo.worktree_git(conversation, chain.head)
-    ours = snapshot_worktree(worktree, (chain.head, chain.head_tree))
-    merge = merge_target(repo, chain, ours, target, rev, with_conflicts, path_filter)
-    event = Event(Author.SYSTEM, f"sync {rev}", sync=merge.record)
-    commit = repo.git.commit_tree(merge.tree, [chain.head, target], encode(event))
-    move_worktree(worktree, ours, merge.tree)
-    try:
+    with recovery.guard(repo, conversation):
+        chain = repo.chain(conversation)
+        if chain.root.mode is not Mode.ISOLATED:
+            raise UsageError(f"conversation {conversation} is live: there is nothing to sync")
+        target = repo.git.rev_parse(rev)
+        if target is None:
+            raise NotFoundError(f"unknown rev {rev!r}")
+        if repo.git.is_ancestor(target, chain.head):
+            return None
+        worktree = repo.worktree_git(conversation, chain.head)
+        raw = snapshot_worktree(worktree, (chain.head, chain.head_tree))
+        ours, _ = normalize_modes(repo.git, chain.head_tree, raw)
+        merge = merge_target(repo, chain, ours, target, rev, with_conflicts, path_filter)
+        event = Event(Author.SYSTEM, f"sync {rev}", sync=merge.record)
+        commit = repo.git.commit_tree(merge.tree, [chain.head, target], encode(event))
+        recovery.begin(repo, conversation, chain.head, raw)
+        move_worktree(worktree, raw, merge.tree)
+        # A failure from here leaves the journal: letting the lock go rolls the worktree back.
         advance(repo, conversation, commit, chain.head, worktree)
-    except ConversationMoved:
-        move_worktree(worktree, merge.tree, ours)  # nothing recorded: nothing moved either
-        raise
-    return merge.record
+        recovery.finish(repo, conversation)
+        return merge.record
 
 
 def advance(
@@ -157,25 +180,6 @@ def _merge_base(repo: Repo, head: str, target: str) -> str:
     if code != 0:
         raise ConflictStop(f"{target[:12]} shares no history with the conversation")
     return out.decode().strip()
-
-
-def _mode_diffs(changes: list[TreeChange]) -> list[ModeDiff]:
-    return [
-        ModeDiff(c.path, c.old_mode, c.old_oid, c.new_mode, c.new_oid)
-        for c in changes
-        if c.status == "M" and c.old_oid == c.new_oid
-    ]
-
-
-def _with_modes(repo: Repo, tree: str, modes: dict[str, str]) -> str:
-    """`tree` with the given paths' modes replaced (same blobs)."""
-    if not modes:
-        return tree
-    with repo.git.temp_index() as index:
-        index.run("read-tree", tree)
-        blobs = {e.path: e.oid for e in index.ls_tree(tree) if e.path in modes}
-        index.index_info((mode, blobs[path], path) for path, mode in modes.items())
-        return index.write_tree()
 
 
 def _short(name: str) -> str:

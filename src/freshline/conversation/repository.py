@@ -9,18 +9,19 @@ is read back from its commits: there is no other state.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.conversation.events import Author, Event, Refresh, Root, decode
+from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
 from freshline.errors import GitError, NotFoundError, UsageError
 
 REF_PREFIX = "refs/freshline/conversations/"
 PRIVATE_REPO = Path(".freshline") / "conversations.git"
 WORKTREES = Path(".freshline") / "worktrees"
+TURNS = Path(".freshline") / "turns"  # per conversation: the turn lock and journal
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -65,6 +66,13 @@ class Chain:
         return root
 
     @property
+    def followed(self) -> str | None:
+        """The ref an isolated conversation follows (a fixed commit never moves: None)."""
+        target = self.root.target
+        isolated = self.root.mode is Mode.ISOLATED
+        return target if isolated and target and target.startswith("refs/") else None
+
+    @property
     def head_tree(self) -> str:
         """The tree of the head event."""
         tree = self.events[-1].tree
@@ -95,11 +103,11 @@ class Chain:
         """Paths whose mode a tool changed on purpose."""
         return frozenset(p for e in self.events for p in e.mode_changes)
 
-    @property
-    def recorded_conflicts(self) -> tuple[str, ...]:
-        """Paths any sync recorded with conflict markers."""
-        paths = (p for e in self.events if e.merged is not None for p in e.merged.conflicts)
-        return tuple(dict.fromkeys(paths))
+    def touched_after(self, index: int) -> frozenset[str]:
+        """Paths tool events after event `index` wrote, deleted or chmod-ed."""
+        return frozenset(
+            p for e in self.events[index + 1 :] for p in (*e.changed, *e.mode_changes)
+        )
 
 
 class Repo:
@@ -120,6 +128,10 @@ class Repo:
     def worktree(self, conversation: str) -> Path:
         """Where an isolated conversation's agent works."""
         return self.workspace / WORKTREES / check_id(conversation)
+
+    def turn_file(self, conversation: str, suffix: str) -> Path:
+        """The conversation's turn lock (`lock`) or journal (`json`)."""
+        return self.workspace / TURNS / f"{check_id(conversation)}.{suffix}"
 
     def worktree_git(self, conversation: str, head: str | None = None) -> Git:
         """A Git running inside the conversation's worktree.
@@ -163,10 +175,33 @@ class Repo:
         self._chains[conversation] = chain
         return chain
 
+    def extend(self, conversation: str, old_head: str, events: Sequence[Event]) -> None:
+        """Remember that `events` (commit and tree set) now follow `old_head`: the writer
+        that just recorded them spares the next read its walk."""
+        known = self._chains.get(conversation)
+        if known is not None and known.head == old_head and events:
+            assert events[-1].commit is not None
+            self._chains[conversation] = Chain(
+                conversation, events[-1].commit, known.events + tuple(events)
+            )
+
+    def current(self, conversation: str) -> tuple[Chain, str | None]:
+        """The conversation's chain now and the commit its followed ref names (None when it
+        follows none, or the ref is gone): one git call when the chain was read before."""
+        known = self._chains.get(conversation)
+        if known is not None and known.followed is not None:
+            ids = self.git.rev_parse_all([self.ref(conversation), known.followed])
+            if ids is not None:
+                return self.chain(conversation, ids[0]), ids[1]
+        chain = self.chain(conversation)
+        return chain, self.git.rev_parse(chain.followed) if chain.followed else None
+
     def _read(self, conversation: str, start: str) -> Chain | None:
         # Commits never change: the walk can stop at the head of the last chain read and
         # reuse its events, so a read costs what the conversation gained since.
         known = self._chains.get(conversation)
+        if known is not None and known.head == start:
+            return known
         newest_first: list[Event] = []
         for event in self._walk(start):
             if known is not None and event.commit == known.head:

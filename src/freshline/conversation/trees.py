@@ -2,8 +2,8 @@
 
 A live tree is the previous turn's tree with only the differing entries changed (through
 treewrite, so the cost grows with the changes), writing blobs only when the repository
-lacks them. A worktree snapshot is `git status` on a copy of the worktree's own index (its
-stat cache makes unchanged files free), then `git add` of just the paths it reports.
+lacks them. A worktree snapshot is `git status` on the worktree's own index (its stat
+cache makes unchanged files free), then `git add` of just the paths it reports.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.conversation.git import Git
+from freshline.conversation.git import Git, TreeChange
+from freshline.conversation.policy import ModeDiff, exec_bit_restores
 from freshline.conversation.treewrite import Entry, update_tree
 from freshline.store.records import FileKind, IndexEntry
 
@@ -123,24 +124,53 @@ def head_ref(worktree: Git) -> str:
     return f"worktrees/{admin_dir(worktree).name}/HEAD"
 
 
-def snapshot_worktree(worktree: Git, head: tuple[str, str] | None = None) -> str:
+def snapshot_worktree(
+    worktree: Git, head: tuple[str, str] | None = None, keep_index: bool = True
+) -> str:
     """The tree of everything in the worktree (modes kept); refreshes its index.
 
     `head`: the (commit, tree) the worktree should have checked out; when nothing differs
     from it, that tree is the answer and none is written. Only the paths `status` reports
-    are added: a blanket `add -A` would re-add every racily clean entry.
+    are added: a blanket `add -A` would re-add every racily clean entry. The worktree's own
+    index is used (the turn lock keeps other writers away); `keep_index=False` works on a
+    copy instead and leaves the index as it was (a preview, which holds no lock).
     """
-    real = admin_dir(worktree) / "index"
-    with worktree.temp_index(seed=real) as index:
-        status = index.status(refresh=head is not None)
-        if head is not None and status.head == head[0] and not (status.staged or status.changed):
-            tree = head[1]
-        else:
-            _add(index, status.changed)
-            tree = index.write_tree()
-        # Write the refreshed stat cache back; a concurrent writer's index is as valid.
-        os.replace(index.env["GIT_INDEX_FILE"], real)
-    return tree
+    if keep_index:
+        return _snapshot(worktree, head, refresh=True)
+    with worktree.temp_index(seed=admin_dir(worktree) / "index") as index:
+        return _snapshot(index, head, refresh=False)
+
+
+def _snapshot(index: Git, head: tuple[str, str] | None, refresh: bool) -> str:
+    status = index.status(refresh=refresh)
+    if head is not None and status.head == head[0] and not (status.staged or status.changed):
+        return head[1]
+    _add(index, status.changed)
+    return index.write_tree()
+
+
+def normalize_modes(
+    git: Git, previous: str, tree: str, deliberate: frozenset[str] = frozenset()
+) -> tuple[str, tuple[str, ...]]:
+    """`tree` with executable bits set outside the tools put back as `previous` has them
+    (policy.exec_bit_restores, whatever the content); returns it and the paths restored."""
+    if tree == previous:
+        return tree, ()
+    diffs = mode_diffs(git.diff_trees(previous, tree))
+    restores = exec_bit_restores(diffs, deliberate, same_content=False)
+    if not restores:
+        return tree, ()
+    changes = {d.path: (restores[d.path], d.our_oid) for d in diffs if d.path in restores}
+    return update_tree(git, tree, changes), tuple(sorted(restores))
+
+
+def mode_diffs(changes: Sequence[TreeChange]) -> list[ModeDiff]:
+    """The modified entries of a diff as the exec-bit policy reads them."""
+    return [
+        ModeDiff(c.path, c.old_mode, c.old_oid, c.new_mode, c.new_oid)
+        for c in changes
+        if c.status == "M"
+    ]
 
 
 def _add(index: Git, paths: Sequence[str]) -> None:
@@ -162,6 +192,14 @@ def move_worktree(worktree: Git, from_tree: str, to_tree: str) -> None:
     """
     if from_tree != to_tree:
         worktree.run("read-tree", "-m", "-u", to_tree)
+
+
+def force_worktree(repo_git: Git, worktree: Git, tree: str, commit: str) -> None:
+    """Make the worktree exactly `tree` whatever it holds now (a half-applied move, files
+    a tool wrote): files and index, no untracked leftovers, HEAD at `commit`."""
+    worktree.run("read-tree", "--reset", "-u", tree)
+    worktree.run("clean", "-f", "-d", "-q")
+    repo_git.update_refs_cas([(head_ref(worktree), commit, None)])
 
 
 def changed_paths(git: Git, old_tree: str, new_tree: str) -> list[str]:

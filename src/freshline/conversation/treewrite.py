@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from posixpath import dirname
 
+from freshline.conversation import batch
 from freshline.conversation.git import EMPTY_TREE, Git
 from freshline.errors import GitError
 
@@ -77,21 +78,9 @@ def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
 def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
     """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
     order = sorted(dirs)
-    feed = "".join(f"{base}:{d}\n" if d else f"{base}\n" for d in order)
-    out = git.run("cat-file", "--batch", input=feed.encode("utf-8", "surrogateescape"))
-    trees: dict[str, dict[str, Entry]] = {}
-    pos = 0
-    for d in order:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if header[-1] == b"missing":
-            continue
-        size = int(header[2])
-        if header[1] == b"tree":
-            trees[d] = _parse(out[pos : pos + size])
-        pos += size + 1
-    return trees
+    found = batch.objects(git, [f"{base}:{d}" if d else base for d in order])
+    return {d: _parse(data) for d, (kind, data) in zip(order, found, strict=True)
+            if kind == "tree"}
 
 
 def _parse(raw: bytes) -> dict[str, Entry]:

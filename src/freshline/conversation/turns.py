@@ -5,27 +5,36 @@ the refresh merge, in memory) and raises ConflictStop / SyncRequired with nothin
 `commit_turn` runs after the model answered: it writes the human commit and the event
 commits, then moves the ref by compare-and-swap from the head `prepare_turn` saw, so of two
 concurrent sends one wins and the other leaves no trace but unreferenced objects.
+
+Under the conversation's turn lock (recovery.guard), an isolated turn is journaled before
+it touches the worktree, so a turn whose process dies is rolled back by the next holder.
+At every turn, executable bits flipped outside the tools are put back as the previous
+event's tree has them (trees.normalize_modes); a tool's chmod is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from freshline.conversation.events import Author, Event, Mode, Refresh, Root, encode
+from freshline.conversation import batch, recovery
+from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
 from freshline.conversation.git import EMPTY_TREE, ZERO, Git
+from freshline.conversation.journal import Journal, checkpoint
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
-from freshline.conversation.repository import Repo
+from freshline.conversation.repository import Chain, Repo
 from freshline.conversation.trees import (
     LiveDelta,
-    head_ref,
+    force_worktree,
     live_tree,
     live_tree_delta,
     move_worktree,
+    normalize_modes,
     snapshot_worktree,
 )
-from freshline.errors import NotFoundError, UsageError
+from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
 from freshline.store.records import IndexEntry
 
 
@@ -42,7 +51,7 @@ class PendingTurn:
     mode: Mode
     refresh: Refresh | None = None  # what this turn's refresh merged
     merges: tuple[Refresh, ...] = ()  # syncs since the last turn, then the refresh: to announce
-    unmerged: str | None = None  # isolated: the worktree's tree before the refresh moved it
+    before: str | None = None  # isolated: the worktree's tree as the turn found it
     wire: str | None = None  # what the model received for the message (see Event.wire)
 
 
@@ -93,50 +102,133 @@ def prepare_turn(
     Live: the tree is `delta` applied to its base (what changed since that tree was written:
     costs what the delta costs), else, when there is no delta or its base tree is gone, it
     is written from `entries` (iterated only then: a lazy iterable costs nothing when the
-    delta applies), else it is the head's tree. Isolated: the
-    worktree is snapshotted and, when the target moved, merged in memory and the worktree
-    moved to the result. Raises ConflictStop or SyncRequired with the ref and worktree as
-    they were.
+    delta applies), else it is the head's tree. Isolated: the worktree is snapshotted (modes
+    normalized) and, when the target moved, merged in memory; the turn is journaled (under
+    the turn lock) and the worktree moved to the result. Raises ConflictStop or
+    SyncRequired with the ref and worktree as they were.
     """
-    chain = repo.chain(conversation)
-    head_tree = chain.head_tree
-    turn = PendingTurn(repo, conversation, chain.head, message, head_tree, (chain.head,),
-                       chain.root.mode, merges=chain.syncs_since_last_turn)
+    chain, target = repo.current(conversation)
+    turn = _start(repo, chain, message)
     if chain.root.mode is Mode.LIVE:
-        base = head_tree if delta is None else delta.base or head_tree
-        if delta is not None and (base == head_tree or not repo.git.missing_objects([base])):
-            return replace(turn, tree=live_tree_delta(repo.git, base, delta, repo.workspace))
-        if entries is None:
-            return turn
-        return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))
+        return _live_turn(repo, turn, chain.head_tree, entries, delta)
     worktree = repo.worktree_git(conversation, chain.head)
-    ours = snapshot_worktree(worktree, (chain.head, head_tree))
-    target = refresh_target(repo, chain) if refresh else None
+    before, turn = _snapshot_and_merge(chain, worktree, True, lambda before: _isolated_turn(
+        repo, chain, turn, before, refresh, target, path_filter))
+    recovery.begin(repo, conversation, chain.head, before)
+    checkpoint("prepare:journal")
+    move_worktree(worktree, before, turn.tree)
+    checkpoint("prepare:moved")
+    return turn
+
+
+def preview_turn(
+    repo: Repo, conversation: str, path_filter: PathFilter | None = None
+) -> PendingTurn:
+    """What `prepare_turn` would compute now, moving nothing (not even the worktree's
+    index): the refresh it would merge, or the ConflictStop / SyncRequired it would hit."""
+    chain, target = repo.current(conversation)
+    turn = _start(repo, chain, "")
+    if chain.root.mode is Mode.LIVE:
+        return turn
+    worktree = repo.worktree_git(conversation, chain.head)
+    return _snapshot_and_merge(chain, worktree, False, lambda before: _isolated_turn(
+        repo, chain, turn, before, True, target, path_filter))[1]
+
+
+def _snapshot_and_merge(
+    chain: Chain, worktree: Git, keep_index: bool, compute: Callable[[str], PendingTurn]
+) -> tuple[str, PendingTurn]:
+    """Snapshot the worktree and `compute` the turn from it: (worktree's tree, turn).
+
+    The worktree is usually clean, so the turn is computed for the head's tree while
+    `git status` checks the files in another thread (both mostly wait on git); when the
+    worktree turns out to differ, it is computed again from the snapshot.
+    """
+    with ThreadPoolExecutor(1, thread_name_prefix="freshline-snapshot") as pool:
+        snapshot = pool.submit(snapshot_worktree, worktree, (chain.head, chain.head_tree),
+                               keep_index)
+        guess = _outcome(lambda: compute(chain.head_tree))
+        before = snapshot.result()
+    checkpoint("prepare:snapshot")
+    return before, guess() if before == chain.head_tree else compute(before)
+
+
+def _outcome(compute: Callable[[], PendingTurn]) -> Callable[[], PendingTurn]:
+    """`compute` run now; calling the result returns its turn or raises its stop."""
+    try:
+        turn = compute()
+    except (ConflictStop, SyncRequired) as stop:
+        caught = stop  # the `as` name is gone after the except block
+
+        def stopped() -> PendingTurn:
+            raise caught
+
+        return stopped
+    return lambda: turn
+
+
+def _start(repo: Repo, chain: Chain, message: str) -> PendingTurn:
+    return PendingTurn(repo, chain.conversation, chain.head, message, chain.head_tree,
+                       (chain.head,), chain.root.mode, merges=chain.syncs_since_last_turn)
+
+
+def _live_turn(
+    repo: Repo, turn: PendingTurn, head_tree: str, entries: Iterable[IndexEntry] | None,
+    delta: LiveDelta | None,
+) -> PendingTurn:
+    base = head_tree if delta is None else delta.base or head_tree
+    if delta is not None and (base == head_tree or not repo.git.missing_objects([base])):
+        return replace(turn, tree=live_tree_delta(repo.git, base, delta, repo.workspace))
+    if entries is None:
+        return turn
+    return replace(turn, tree=live_tree(repo.git, entries, repo.workspace, head_tree))
+
+
+def _isolated_turn(
+    repo: Repo, chain: Chain, turn: PendingTurn, before: str, refresh: bool,
+    followed: str | None, path_filter: PathFilter | None,
+) -> PendingTurn:
+    """The human turn of an isolated conversation whose worktree holds `before`;
+    `followed`: the commit the followed ref names now (Repo.current)."""
+    ours, _ = normalize_modes(repo.git, chain.head_tree, before)
+    turn = replace(turn, tree=ours, before=before)
+    target = refresh_target(repo, chain, followed) if refresh else None
     if target is None:
-        return replace(turn, tree=ours)
+        return turn
     assert chain.root.target is not None
-    merge = merge_target(repo, chain, ours, target, chain.root.target, path_filter=path_filter,
-                         base=chain.last_parent)
-    move_worktree(worktree, ours, merge.tree)
+    merge = merge_target(repo, chain, ours, target, chain.root.target,
+                         path_filter=path_filter, base=chain.last_parent)
     return replace(turn, tree=merge.tree, parents=(chain.head, target), refresh=merge.record,
-                   merges=(*turn.merges, merge.record), unmerged=ours)
+                   merges=(*turn.merges, merge.record))
 
 
 def abandon_turn(pending: PendingTurn) -> None:
-    """Undo what preparing an isolated turn did to the worktree (a refresh's merge, and
-    any file a tool wrote since), after a failure before `commit_turn` recorded it."""
-    if pending.mode is not Mode.ISOLATED or pending.repo.head(pending.conversation) != pending.head:
-        return  # live, or another send won the ref: the worktree is the winner's now
-    worktree = pending.repo.worktree_git(pending.conversation, pending.head)
-    move_worktree(worktree, snapshot_worktree(worktree), pending.unmerged or pending.tree)
+    """Put an isolated worktree back exactly as the turn found it (the refresh's merge and
+    every file a tool wrote undone), after a failure before `commit_turn` recorded it; at
+    the head's tree if another writer moved the ref meanwhile."""
+    if pending.mode is not Mode.ISOLATED:
+        return
+    started = Journal(pending.head, pending.before or pending.tree, 0)
+    recovery.restore(pending.repo, pending.conversation, started)
+    recovery.finish(pending.repo, pending.conversation)
+
+
+def snapshot_event(pending: PendingTurn, deliberate: Iterable[str] = ()) -> str:
+    """The worktree's tree now, for a tool event that wrote files: modes flipped outside
+    the tools since the turn began put back, `deliberate` (chmod-ed paths) kept."""
+    worktree = pending.repo.worktree_git(pending.conversation)
+    tree, _ = normalize_modes(pending.repo.git, pending.tree, snapshot_worktree(worktree),
+                              frozenset(deliberate))
+    return tree
 
 
 def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     """Record the human commit and `events`, then move the ref by compare-and-swap.
 
     An event's tree is its own `tree` when set, else the previous event's; in isolated mode
-    the last event without a tree gets a snapshot of the worktree (the agent's edits).
-    Returns the new head; raises ConversationMoved when another send moved the ref first.
+    the last event without a tree gets a snapshot of the worktree (the agent's edits, modes
+    normalized; the files follow). Returns the new head; raises ConversationMoved when
+    another send moved the ref first.
     """
     repo = pending.repo
     for event in events:
@@ -144,16 +236,35 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             raise UsageError("root, refresh and sync events are written by freshline itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
-    head = repo.git.commit_tree(pending.tree, pending.parents, encode(human))
-    tree = pending.tree
+    trees: list[str] = [pending.tree]
+    on_disk = None
     for i, event in enumerate(events):
-        if event.tree:
-            tree = event.tree
-        elif worktree is not None and i == len(events) - 1:
-            tree = snapshot_worktree(worktree)
-        head = repo.git.commit_tree(tree, [head], encode(event))
+        tree = event.tree or trees[-1]
+        if not event.tree and worktree is not None and i == len(events) - 1:
+            on_disk = snapshot_worktree(worktree)
+            deliberate = frozenset(p for e in events for p in e.mode_changes)
+            tree, _ = normalize_modes(repo.git, pending.tree, on_disk, deliberate)
+        trees.append(tree)
+    messages = [encode(e) for e in events]
+    ids = batch.commit_chain(repo.git, pending.tree, pending.parents, encode(human),
+                             list(zip(trees[1:], messages, strict=True)))
+    recorded = [_as_read(e, t, c) for e, t, c in zip([human, *events], trees, ids, strict=True)]
+    head = ids[-1]
+    checkpoint("record:commits")
+    if worktree is not None and on_disk is not None:
+        move_worktree(worktree, on_disk, trees[-1])  # modes set outside the tools, put back
     advance(repo, pending.conversation, head, pending.head, worktree)
+    repo.extend(pending.conversation, pending.head, recorded)
+    checkpoint("record:advanced")
+    recovery.finish(repo, pending.conversation)
     return head
+
+
+def _as_read(event: Event, tree: str, commit: str) -> Event:
+    """The event as reading its commit back gives it (canonical field order included)."""
+    read = decode(encode(event), commit=commit, tree=tree)
+    assert read is not None
+    return read
 
 
 def close_worktree(repo: Repo, conversation: str) -> None:
@@ -164,11 +275,14 @@ def close_worktree(repo: Repo, conversation: str) -> None:
 
 
 def reset_worktree(repo: Repo, conversation: str) -> None:
-    """Put the worktree's files back to the conversation head (discarding unrecorded edits)."""
-    worktree = repo.worktree_git(conversation)
-    head = repo.head(conversation)
-    move_worktree(worktree, snapshot_worktree(worktree), repo.git.tree_of(head))
-    repo.git.update_refs_cas([(head_ref(worktree), head, None)])
+    """Put the worktree back at the conversation head (discarding unrecorded edits)."""
+    with recovery.guard(repo, conversation):
+        worktree = repo.worktree_git(conversation)
+        head = repo.head(conversation)
+        tree = repo.git.tree_of(head)
+        recovery.begin(repo, conversation, head, tree)  # killed midway: finished on recovery
+        force_worktree(repo.git, worktree, tree, head)
+        recovery.finish(repo, conversation)
 
 
 def _target(repo: Repo, target: str | None) -> tuple[str | None, str | None]:

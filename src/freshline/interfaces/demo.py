@@ -312,18 +312,18 @@ class Demo:
         try:
             send(m, s, message, model)
         except ConflictStop as stop:
-            self.say(f"[red]stopped:[/] {escape(str(stop))}: {', '.join(stop.paths)}")
+            self.say(f"[red]stopped:[/] {escape(str(stop))}")
         unmoved = m.conversations.head(s) == head
         self.say(f"nothing was sent; conversation head unchanged: {unmoved}; cursor "
                  f"{m.get(s).cursor}")
 
         self.heading("sync: merge with the conflict recorded, then let the agent resolve it")
         merged = m.conversations.sync(s, "feature", with_conflicts=True)
-        conflicts = list(merged.conflicts) if merged else []
-        self.say(f"sync feature --with-conflicts → conflict markers in {', '.join(conflicts)}")
+        conflicts = [c.describe() for c in merged.conflicts] if merged else []
+        self.say(f"sync feature --with-conflicts → conflicts recorded: {'; '.join(conflicts)}")
         self.turn(s, "Resolve the conflict in src/greeting.py.", model)
-        left = m.conversations.unresolved_conflicts(s)
-        self.say(f"unresolved conflicts: {', '.join(left) or 'none'}")
+        left = [c.describe() for c in m.conversations.unresolved_conflicts(s)]
+        self.say(f"unresolved conflicts: {'; '.join(left) or 'none'}")
 
 
 def wire_blocks(wire_prompt: str, message: str) -> str:

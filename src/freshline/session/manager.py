@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -34,6 +35,8 @@ from freshline.context import (
 from freshline.conversation import Conversations, LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
+from freshline.conversation.conflicts import path_kinds
+from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
 from freshline.materialize.runner import ProgressFn
@@ -90,8 +93,12 @@ class SessionManager:
     # -- sessions ------------------------------------------------------------------------
 
     def get(self, session_id: str) -> SessionRecord:
-        """One session (NotFoundError when unknown)."""
-        return self.store.session_get(session_id)
+        """One session (NotFoundError when unknown), after rolling back a turn a dead
+        process left unfinished in its conversation (a live turn is left alone)."""
+        s = self.store.session_get(session_id)
+        if s.records_conversation:  # a hook's or MCP client's session has none to recover
+            self.conversations.recover(s.id)
+        return s
 
     def sessions(self, project: str | None = None) -> list[SessionRecord]:
         """Every session, or those of one project."""
@@ -210,6 +217,15 @@ class SessionManager:
 
     # -- turns ---------------------------------------------------------------------------
 
+    def turn_lock(
+        self, session_id: str, wait: bool = True, on_wait: WaitNotice | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the session's turn lock: one turn at a time across threads and processes
+        (`agent.runtime.send` holds it from prepare to accept). Taking it first rolls back
+        a turn a dead process left unfinished. Raises SessionBusy when `wait` is False and
+        a turn is running; `on_wait` hears who holds it after a second of waiting."""
+        return self.conversations.lock(session_id, wait, on_wait)
+
     def prepare(
         self,
         session_id: str,
@@ -271,12 +287,16 @@ class SessionManager:
         self, session_id: str, channel: Channel = Channel.SEND, meter: Meter | None = None
     ) -> str | None:
         """The blocks the next send on `channel` would deliver, at its budget: the manifest
-        when one is due, and the updates (delivers nothing, holds nothing; a refresh is
-        worked out at send time)."""
+        when one is due, and the updates, with the refresh the send would merge worked out
+        in memory (delivers, holds and moves nothing). Raises ConflictStop or SyncRequired
+        when the next send would stop on one."""
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
-        merges = self.conversations.syncs_since_last_turn(s.id) if s.records_conversation else ()
+        merges: Sequence[MergeInfo] = ()
+        if s.records_conversation:
+            scope = self.config.project(s.project).scope
+            merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
         manifest = self._manifest_input(s) if s.needs_manifest else None
         budget = delivery_budget(self.config, channel, meter, s.id)
         return render_blocks(manifest, self._updates(s, merges)[1], budget, self.priority(s)).text
@@ -479,6 +499,7 @@ def _refresh_entry(merge: MergeInfo) -> Change:
         "from": merge.from_rev or "",
         "to": merge.to,
         "paths": list(merge.paths),
-        "conflicts": list(merge.conflicts),
+        "conflicts": list(merge.conflict_paths),
+        "conflict_kinds": path_kinds(merge.conflicts),
     }
     return Change(ChangeKind.REFRESHED, "", detail=detail)

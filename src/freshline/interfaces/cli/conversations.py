@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import typer
 
-from freshline.interfaces.cli.common import JsonOption, console, emit
+from freshline.interfaces.cli.common import JsonOption, console, emit, err_console
 from freshline.interfaces.cli.sessions import manager
 
 
@@ -33,20 +33,31 @@ def sync(
             console.print(f"{rev} is already merged; nothing to do")
             return
         console.print(f"merged {rev} ({merged.to[:10]}): {len(merged.paths)} paths changed")
-        for path in merged.conflicts:
-            console.print(f"  conflict markers in {path}", markup=False)
+        for conflict in merged.conflicts:
+            console.print(f"  conflict ({conflict.kind}): {', '.join(conflict.paths)}",
+                          markup=False)
 
     emit(data, as_json, human)
 
 
-def diff(ctx: typer.Context, session_id: str) -> None:
-    """Show the conversation's own work: its head against the latest refresh parent.
+def diff(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
+    """Show the conversation's own work: its head against the latest refresh parent, and
+    the conflicts it has not resolved yet, by kind (on standard error).
 
     Example: freshline diff 3f2a9c1b7d4e
     """
     with manager(ctx) as m:
         patch = m.conversations.diff(session_id)
-    console.print(patch, markup=False, end="")
+        conflicts = m.conversations.unresolved_conflicts(session_id)
+    data = {"session": session_id, "patch": patch, "conflicts": [asdict(c) for c in conflicts]}
+
+    def human() -> None:
+        console.print(patch, markup=False, end="")
+        for conflict in conflicts:
+            err_console.print(f"unresolved conflict ({conflict.kind}): "
+                              f"{', '.join(conflict.paths)}", markup=False)
+
+    emit(data, as_json, human)
 
 
 def log(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
@@ -84,7 +95,8 @@ def publish(
     branch: str = typer.Option(..., "--branch", "-b", help="The branch to point at the work."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Publish the conversation's work as a branch (refused while conflict markers remain).
+    """Publish the conversation's work as a branch (refused, exit 3, while a recorded
+    conflict is unresolved).
 
     Example: freshline publish 3f2a9c1b7d4e --branch agent/fix-parser
     """

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress as Bar
 from rich.table import Table
 
@@ -15,7 +16,7 @@ from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send as send_turn
 from freshline.config import Mode
 from freshline.context import Channel
-from freshline.errors import ConflictStop
+from freshline.errors import ConflictStop, SyncRequired
 from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
 from freshline.materialize import MaterializeResult, Progress
 from freshline.session import SessionManager
@@ -26,6 +27,9 @@ ModelOption = typer.Option(
     "echo", "--model", "-m", help="echo, scripted:FILE, openai:MODEL or anthropic:MODEL."
 )
 BaseUrlOption = typer.Option(None, "--base-url", help="An OpenAI- or Anthropic-compatible server.")
+NoWaitOption = typer.Option(
+    False, "--no-wait", help="Fail at once if another send on the session is running."
+)
 
 
 @contextmanager
@@ -163,20 +167,28 @@ def send(
     message: str,
     model: str = ModelOption,
     base_url: str = BaseUrlOption,
+    no_wait: bool = NoWaitOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Send MESSAGE in a session, with whatever changed delivered first.
+    """Send MESSAGE in a session, with whatever changed delivered first (one send at a time
+    per session: a second one waits for the first, or fails at once with --no-wait).
 
     Example: freshline send 3f2a9c1b7d4e "what changed in the papers?"
     """
     options = {"base_url": base_url} if base_url else {}
     backend = get_backend(model, **options)
     stream = None if as_json else (lambda chunk: console.print(chunk, end="", markup=False))
+
+    def waiting(holder: str) -> None:
+        err_console.print(f"waiting for another send on session {session_id} ({holder})…",
+                          markup=False)
+
     with manager(ctx) as m:
         try:
-            result = send_turn(m, session_id, message, backend, on_text=stream)
-        except ConflictStop as stop:
-            _stopped(session_id, stop, as_json)
+            result = send_turn(m, session_id, message, backend, on_text=stream,
+                               wait=not no_wait, on_wait=waiting)
+        except (ConflictStop, SyncRequired) as stop:
+            _stopped({"session": session_id, "accepted": False, "sent": False}, stop, as_json)
         m.settle()
     data = {
         "session": result.session,
@@ -193,15 +205,21 @@ def send(
     emit(data, as_json, lambda: console.print())
 
 
-def _stopped(session_id: str, stop: ConflictStop, as_json: bool) -> NoReturn:
-    """Report a refresh that stopped before the model was called, and exit 3."""
-    data = {"session": session_id, "accepted": False, "sent": False, "conflicts": stop.paths}
+def _stopped(data: dict[str, Any], stop: ConflictStop | SyncRequired, as_json: bool) -> NoReturn:
+    """Report what stops the next send (a conflict, exit 3; a sync required, exit 4)."""
+    conflicts = stop.kinds if isinstance(stop, ConflictStop) else {}
+    data = data | {
+        "stopped": "conflict" if isinstance(stop, ConflictStop) else "sync_required",
+        "message": str(stop),
+        "conflicts": [{"path": p, "kind": k} for p, k in sorted(conflicts.items())],
+    }
 
     def human() -> None:
-        err_console.print(f"[red]stopped:[/red] {stop}")
-        for path in stop.paths:
-            err_console.print(f"  conflict: {path}", markup=False)
-        err_console.print("your message was not sent; resolve with `freshline sync`")
+        err_console.print(f"[red]stopped:[/red] {escape(str(stop))}")
+        for path, kind in sorted(conflicts.items()):
+            err_console.print(f"  conflict ({kind}): {path}", markup=False)
+        hint = "with `freshline sync`" if conflicts else "with `freshline sync SESSION REV`"
+        err_console.print(f"the message was not sent; resolve {hint}", markup=False)
 
     emit(data, as_json, human)
     raise typer.Exit(stop.exit_code)
@@ -220,12 +238,16 @@ def session_close(ctx: typer.Context, session_id: str, as_json: bool = JsonOptio
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
     """Show what the next send would deliver at its budget: the manifest when due, then
-    the updates (delivers nothing).
+    the updates, including the refresh it would merge (delivers and moves nothing). Exits 3
+    or 4 when the next send would stop on a conflict or need a sync.
 
     Example: freshline updates 3f2a9c1b7d4e
     """
     with manager(ctx) as m:
-        block = m.preview(session_id, Channel.SEND)
+        try:
+            block = m.preview(session_id, Channel.SEND)
+        except (ConflictStop, SyncRequired) as stop:
+            _stopped({"session": session_id, "blocks": None}, stop, as_json)
     emit(
         {"session": session_id, "blocks": block},
         as_json,

@@ -132,6 +132,8 @@ class ChatApp(App[None]):
                 on_text=lambda chunk: self.call_from_thread(self._stream, chunk),
                 on_prepared=lambda turn: self.call_from_thread(self._prepared, turn),
                 channel=Channel.CHAT,
+                on_wait=lambda who: self.call_from_thread(
+                    self.note, f"waiting for another send on this session ({who})"),
             )
         except ConflictStop as stop:
             self.call_from_thread(self._stopped, stop)
@@ -182,7 +184,7 @@ class ChatApp(App[None]):
         self.query_one("#prompt", Input).value = ""
 
     def _stopped(self, stop: ConflictStop) -> None:
-        lines = [str(stop), *(f"  {p}" for p in stop.paths),
+        lines = [str(stop), *(f"  {line}" for line in commands.conflict_lines(stop)),
                  "nothing was sent; your message is kept. Resolve with /sync REV "
                  "[--with-conflicts], then send again."]
         self.write(Panel(Text("\n".join(lines)), title="conflict stop", border_style="red"))

@@ -16,7 +16,7 @@ from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import TurnEvent
 from freshline.context import Channel
 from freshline.conversation import Event
-from freshline.errors import ConflictStop, UsageError
+from freshline.errors import ConflictStop, SyncRequired, UsageError
 from freshline.interfaces.tui.status import read_status, short_ref
 from freshline.session import SessionManager
 
@@ -139,16 +139,30 @@ def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) ->
 
 
 def _updates(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
-    block = manager.preview(session_id, Channel.CHAT)
+    try:
+        block = manager.preview(session_id, Channel.CHAT)
+    except ConflictStop as stop:
+        return Reply(f"the next send would stop: {stop}", "\n".join(conflict_lines(stop)),
+                     error=True)
+    except SyncRequired as stop:
+        return Reply("the next send would stop: a sync is required", str(stop), error=True)
     budget = manager.config.delivery.budget(Channel.CHAT.value)
     size = f"{len(block or ''):,} of {budget:,} characters"
     return Reply(f"updates (the next send will deliver; {size})",
                  block or "nothing new: the next send carries no updates block")
 
 
+def conflict_lines(stop: ConflictStop) -> list[str]:
+    """The conflicted paths of a stop with their kinds, one line each."""
+    return [f"{path} ({stop.kinds.get(path, 'conflict')})" for path in stop.paths]
+
+
 def _diff(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
     patch = manager.conversations.diff(session_id).strip()
-    return Reply("diff (the conversation's own work)", patch or "no changes of its own")
+    conflicts = manager.conversations.unresolved_conflicts(session_id)
+    lines = [f"unresolved conflict ({c.kind}): {', '.join(c.paths)}" for c in conflicts]
+    body = "\n".join([patch, *lines] if patch else lines)
+    return Reply("diff (the conversation's own work)", body or "no changes of its own")
 
 
 def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
@@ -156,14 +170,14 @@ def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Re
     try:
         merged = manager.sync(session_id, rev, WITH_CONFLICTS in args)
     except ConflictStop as stop:
-        body = "\n".join([*stop.paths, "", f"run /sync {rev} {WITH_CONFLICTS} to record the "
-                          "conflict markers and resolve them in the conversation"])
+        body = "\n".join([*conflict_lines(stop), "", f"run /sync {rev} {WITH_CONFLICTS} to "
+                          "record the conflicts and resolve them in the conversation"])
         return Reply(f"sync stopped: {stop}", body, error=True)
     if merged is None:
         return Reply(f"sync {rev}", f"{rev} is already merged: nothing to do")
     lines = [f"merged {merged.to[:12]}; paths it changed:", *(f"  {p}" for p in merged.paths)]
     if merged.conflicts:
-        lines += ["conflict markers recorded in:", *(f"  {p}" for p in merged.conflicts)]
+        lines += ["conflicts recorded:", *(f"  {c.describe()}" for c in merged.conflicts)]
     return Reply(f"sync {rev}", "\n".join(lines))
 
 
