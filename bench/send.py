@@ -7,6 +7,13 @@ median of several rounds). Two projects per size:
   all      the whole workspace (`**`)
 and, for attribution, `files_in_scope` alone. Prints, per project, the figure at the
 large size ÷ the figure at 1k (goal ≤ 2).
+
+The read ledger's cost, same run: on the folder project, a session that has read all of
+`p/` (another session wrote a tenth of it) sends rounds of 5 edits to files it read and 5
+new files, with the ledger on and off in turn. Prints the median with ÷ without, and,
+since that ratio moves by ±10 % with the load of a shared machine, also the time spent in
+the ledger itself (its queries and provenance, timed inside the sends with it on) as a
+share of a send without it (goal < 5 %).
 Usage: python bench/send.py [--quick]        (sizes 1k and 100k; --quick: 1k and 10k)
 """
 
@@ -17,15 +24,20 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from freshline.config import load_config
 from freshline.conversation import Author, Event
 from freshline.session import PreparedTurn, SessionManager
+from freshline.store import LedgerEntry, LedgerKind
+from freshline.tracker.hashing import blob_of
 from freshline.tracker.hints import watcher_alive
 from freshline.tracker.watcher import Watcher
 
 ROUNDS = 5
+LEDGER_ROUNDS = 20  # per setting, alternating
 SEND = ("prepare", "record", "accept")
 CHANGES = 10
 FOLDER_FILES = 1000
@@ -84,7 +96,59 @@ def measure(root: Path, project: str) -> dict[str, float]:
         m.close()
 
 
-def run_size(n: int) -> dict[str, dict[str, float]]:
+def fill_ledger(m: SessionManager, root: Path, reader: str, writer: str) -> list[str]:
+    """`reader` read every file of p/; `writer` wrote every tenth. The paths read."""
+    paths = sorted(p.relative_to(root).as_posix() for p in (root / "p").rglob("*.md"))
+    entries = [LedgerEntry(reader, p, LedgerKind.READ, blob_of(root / p) or "", 1)
+               for p in paths]
+    entries += [LedgerEntry(writer, p, LedgerKind.WRITE, e.blob, 1)
+                for p, e in zip(paths[::10], entries[::10], strict=True)]
+    m.store.ledger_put(entries)
+    return paths
+
+
+class Timed:
+    """Wraps a function and adds up the seconds spent in it."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn, self.seconds = fn, 0.0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def measure_ledger(root: Path) -> dict[str, float]:
+    """Median seconds of a send's bookkeeping with the ledger on and off, and the mean
+    seconds per send spent in the ledger's own work."""
+    m = SessionManager(load_config(root))
+    try:
+        s = m.new("folder")
+        writer = m.new("folder", external_id="claude-code:folder:bench")
+        send(m, s.id, "first")
+        read = fill_ledger(m, root, s.id, writer.id)
+        own = [Timed(m.ledger.paths), Timed(m.ledger.news), Timed(m.ledger.for_turn)]
+        m.ledger.paths, m.ledger.news, m.ledger.for_turn = own  # type: ignore[method-assign]
+        seconds: dict[bool, list[float]] = {True: [], False: []}
+        for r in range(2 * LEDGER_ROUNDS):
+            on = r % 2 == 0
+            m.ledger.enabled = on
+            for i in range(5):
+                (root / read[(r * 5 + i) * 7 % len(read)]).write_text(f"edited {r} {i}\n")
+                (root / "p" / f"ledger-round{r}-{i}.md").write_text(f"new {r} {i}\n")
+            turn, spent = send(m, s.id, f"ledger round {r}")
+            assert turn.updates is not None and ("- you read" in turn.updates) == on
+            seconds[on].append(sum(spent))
+        return {"on": statistics.median(seconds[True]), "off": statistics.median(seconds[False]),
+                "own": sum(t.seconds for t in own) / LEDGER_ROUNDS}
+    finally:
+        m.close()
+
+
+def run_size(n: int) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()
         build(root, n)
@@ -95,7 +159,8 @@ def run_size(n: int) -> dict[str, dict[str, float]]:
             deadline = time.monotonic() + 600
             while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            return {project: measure(root, project) for project in ("folder", "all")}
+            sends = {project: measure(root, project) for project in ("folder", "all")}
+            return sends, measure_ledger(root)
         finally:
             watcher.stop()
             thread.join()
@@ -104,7 +169,8 @@ def run_size(n: int) -> dict[str, dict[str, float]]:
 def main() -> None:
     quick = "--quick" in sys.argv
     small, large = 1000, 10_000 if quick else 100_000
-    results = {n: run_size(n) for n in (small, large)}
+    runs = {n: run_size(n) for n in (small, large)}
+    results = {n: sends for n, (sends, _) in runs.items()}
     print(f"prepare + record + accept after {CHANGES} changes, watcher running "
           f"(median of {ROUNDS})")
     for project in ("folder", "all"):
@@ -118,6 +184,13 @@ def main() -> None:
         a, b = results[small][project], results[large][project]
         ratio = sum(b[k] for k in SEND) / sum(a[k] for k in SEND)
         print(f"  {project:6} {large // 1000}k ÷ 1k: {ratio:.2f}  (goal ≤ 2)")
+    print(f"read ledger: prepare + record + accept, ledger on ÷ off, alternating "
+          f"(median of {LEDGER_ROUNDS} each)")
+    for n, (_, ledger) in runs.items():
+        on, off, own = ledger["on"], ledger["off"], ledger["own"]
+        print(f"  folder {n:>7} files: with {on * 1000:6.1f} ms, without {off * 1000:6.1f} ms: "
+              f"{on / off:.3f}; the ledger's own work {own * 1000:.2f} ms a send = "
+              f"{own / off:.1%} of a send without it  (goal < 5 %)")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,9 @@ def open_session(root: Path, tmp_path: Path, *turns: list[dict[str, object]]) ->
 
 
 def test_refresh_conflict_exit_3_then_sync_and_publish(repo: Path, tmp_path: Path) -> None:
+    read = {"tool": "read", "args": {"path": "src/a.py"}}  # tools write only what was read
     edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 2"}}
-    session, model = open_session(repo, tmp_path, [edit, {"say": "done"}], [{"say": "ok"}])
+    session, model = open_session(repo, tmp_path, [read, edit, {"say": "done"}], [{"say": "ok"}])
     code, out, err = cli(repo, "send", session, "change a", "--model", model, "--json")
     assert code == 0, err
     commit(repo, "src/a.py", "a = 3\n", "teammate edits the same line")
@@ -62,8 +63,9 @@ def test_refresh_conflict_exit_3_then_sync_and_publish(repo: Path, tmp_path: Pat
     assert code == 3
     assert json.loads(out) == {
         "session": session, "accepted": False, "sent": False, "stopped": "conflict",
-        "message": "merging main conflicts in 1 path(s): content: src/a.py",
+        "message": "merging main conflicts in 1 path: content: src/a.py",
         "conflicts": [{"path": "src/a.py", "kind": "content"}],
+        "error": "merging main conflicts in 1 path: content: src/a.py", "exit": 3,
     }
     code, _out, err = cli(repo, "send", session, "next", "--model", model)
     assert code == 3 and "content: src/a.py" in err and "conflict (content): src/a.py" in err
@@ -113,8 +115,10 @@ def upstream_commits(root: Path, count: int) -> None:
 def test_seen_updates_tells_the_truth_about_the_next_send(repo: Path, tmp_path: Path) -> None:
     """Seen: `updates` said "nothing new" when the target had moved 80 commits, when the
     next send would stop on a conflict (exit 3), and when a sync was required (exit 4)."""
+    read = {"tool": "read", "args": {"path": "src/a.py"}}  # tools write only what was read
     edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 2"}}
-    session, model = open_session(repo, tmp_path, [edit, {"say": "done"}], [{"say": "ok"}])
+    session, model = open_session(repo, tmp_path, [read, edit, {"say": "done"}],
+                                  [{"say": "ok"}])
     assert cli(repo, "send", session, "change a", "--model", model)[0] == 0
     upstream_commits(repo, 80)
     head = git(repo, "rev-parse", f"refs/freshline/conversations/{session}")
@@ -138,8 +142,9 @@ def test_seen_updates_tells_the_truth_about_the_next_send(repo: Path, tmp_path: 
     code, out, _err = cli(repo, "updates", session, "--json")
     assert code == 3 and json.loads(out) == {
         "session": session, "blocks": None, "stopped": "conflict",
-        "message": "merging main conflicts in 1 path(s): content: src/a.py",
+        "message": "merging main conflicts in 1 path: content: src/a.py",
         "conflicts": [{"path": "src/a.py", "kind": "content"}],
+        "error": "merging main conflicts in 1 path: content: src/a.py", "exit": 3,
     }
 
     git(repo, "reset", "--quiet", "--hard", "HEAD~81")
@@ -180,7 +185,9 @@ def test_seen_modify_delete_conflicts_are_named_by_kind_and_block_publish(
     (repo / "src/tests").mkdir()
     commit(repo, "src/CHANGES.rst", "changes\n", "changes")
     commit(repo, "src/tests/test_utils.py", "t = 1\n", "tests")
-    edits = [{"tool": "edit", "args": {"path": "src/CHANGES.rst", "old": "changes",
+    edits = [{"tool": "read", "args": {"path": "src/CHANGES.rst"}},
+             {"tool": "read", "args": {"path": "src/tests/test_utils.py"}},
+             {"tool": "edit", "args": {"path": "src/CHANGES.rst", "old": "changes",
                                        "new": "changes, edited"}},
              {"tool": "edit", "args": {"path": "src/tests/test_utils.py", "old": "t = 1",
                                        "new": "t = 2"}},

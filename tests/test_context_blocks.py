@@ -23,6 +23,9 @@ from freshline.context import (
     DocumentInfo,
     ManifestInput,
     Refresh,
+    Source,
+    SourceKind,
+    StaleRead,
     UpdatesInput,
     render_manifest,
     render_updates,
@@ -135,6 +138,24 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
             Change(K.GIT, "", detail={"operation": "commit", "from": "", "to": "e4f5a6b7" * 5}),
             Change(K.GIT, "", detail={"operation": "other", "from": "e4f5a6b7" * 5,
                                       "to": "0123abcd" * 5, "paths": ["y.md"]})]),
+        "updates_ledger": UpdatesInput.from_changes(
+            "notes", ROOT, 4, 6, [
+                Change(K.MODIFIED, "notes/plan.md"), Change(K.CREATED, "notes/c.md"),
+                Change(K.RENAMED, "notes/new.md", "notes/old.md"),
+                Change(K.DELETED, "src/gone.py"), Change(K.MODIFIED, "src/app.py"),
+                Change(K.MODIFIED, "notes/shared.md"),
+                Change(K.GIT, "", detail={"operation": "checkout", "from": "a1b2c3d4" * 5,
+                                          "to": "e4f5a6b7" * 5, "count": 2,
+                                          "paths": ["src/gone.py", "src/app.py"]})],
+            stale=[
+                StaleRead("notes/plan.md", 3, K.MODIFIED),
+                StaleRead("notes/old.md", 2, K.RENAMED, new_path="notes/new.md"),
+                StaleRead("src/gone.py", 1, K.DELETED, wrote=True, source=Source(
+                    SourceKind.GIT, "checkout", "", "a1b2c3d4" * 5, "e4f5a6b7" * 5)),
+                StaleRead("notes/shared.md", 5, K.MODIFIED, source=Source(
+                    SourceKind.SESSION, "3f2a9c1b0d4e", "claude-code"))],
+            writers=[(p, Source(SourceKind.SESSION, "3f2a9c1b0d4e", "claude-code"))
+                     for p in ("notes/c.md", "notes/shared.md")]),
         "updates_unicode": UpdatesInput(
             "Ré", "/", 0, 1, changes=[
                 Change(K.CREATED, "Été 2024/naïve idea.md"),

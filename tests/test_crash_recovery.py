@@ -26,6 +26,7 @@ runner = CliRunner()
 UPSTREAM_FILES = 200
 KILLED_TURN = [
     {"tool": "write", "args": {"path": "src/killed.py", "content": "killed = True\n"}},
+    {"tool": "read", "args": {"path": "src/a.py"}},  # tools write only what was read
     {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 'killed'"}},
     {"say": "done"},
 ]

@@ -22,7 +22,8 @@ from freshline.agent.runtime import send
 from freshline.config import CHANNEL_BUDGETS, DeliverySettings, load_config
 from freshline.context import Channel
 from freshline.errors import ConfigError, UsageError
-from freshline.interfaces.hooks import HookEvent, HookInput, deliver
+from freshline.interfaces.hook_payload import HookEvent, HookInput
+from freshline.interfaces.hooks import deliver
 from freshline.interfaces.mcp_server import FreshlineService
 from freshline.interfaces.tui.commands import Command, Invocation, run
 from freshline.session import SessionManager

@@ -80,6 +80,28 @@ def test_an_unacknowledged_delivery_is_told_again_with_its_epochs(
     assert tokens.deliver(b, s.id, Channel.MCP) is None
 
 
+def test_each_taken_delivery_counts_a_turn_and_nothing_new_counts_none(
+    notes: Workspace, two: tuple[SessionManager, SessionManager]
+) -> None:
+    a, b = two
+    s = a.new("p", conversation=False)
+    first = tokens.deliver(a, s.id, Channel.MCP)
+    assert first is not None and first.record.staged["turn"] == 1
+    assert "told" not in first.record.staged  # the updates as data stay in-process
+    assert Staged.from_json(first.record.staged) == replace(first.turn.staged, told=None)
+    assert tokens.acknowledge(b, s.id, first.token).turns == 1
+    notes.write("notes/b.md", "# B\n")
+    in_flight = tokens.deliver(a, s.id, Channel.HOOK)
+    assert in_flight is not None
+    notes.write("notes/c.md", "# C\n")
+    built = tokens.deliver(a, s.id, Channel.HOOK, basis=[in_flight.record])
+    assert built is not None and built.record.staged["turn"] == 3
+    tokens.acknowledge(a, s.id, in_flight.token)
+    assert tokens.acknowledge(b, s.id, built.token).turns == 3
+    assert tokens.deliver(a, s.id, Channel.MCP) is None
+    assert a.get(s.id).turns == 3
+
+
 def test_unknown_tokens_and_other_sessions_tokens_are_refused(
     notes: Workspace, two: tuple[SessionManager, SessionManager]
 ) -> None:
@@ -166,6 +188,7 @@ _STAGED = st.builds(
     pending=_PATHS.map(set),
     failures=st.dictionaries(st.text("ab", min_size=1, max_size=3), st.text("0123", max_size=4)),
     manifest=st.none() | st.tuples(st.text(max_size=5), st.integers(0, 9), st.text(max_size=5)),
+    turn=st.integers(0, 9),
 )
 
 
@@ -192,3 +215,4 @@ def test_applied_never_moves_a_cursor_back_and_keeps_closed_closed(
         assert s.cursor == staged.cursor
     assert (s.state is SessionState.CLOSED) == (state is SessionState.CLOSED)
     assert not s.needs_manifest and s.pending_docs == sorted(staged.pending)
+    assert s.turns == max(RECORD.turns, staged.turn)

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from freshline.config import Config, ProjectConfig
 from freshline.errors import NotFoundError, UsageError, WorkspaceError
+from freshline.interfaces.hook_payload import HookEvent, external_id, parse_payload
 from freshline.interfaces.hook_pinning import pinned_project, project_for, workspace_for
-from freshline.interfaces.hooks import HookEvent, external_id, hook_log_path, parse_payload
+from freshline.interfaces.hooks import hook_log_path
 from freshline.session import SessionManager
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"

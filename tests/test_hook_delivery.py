@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from freshline.context.phrases import RESUMED
-from freshline.interfaces.hooks import external_id
+from freshline.interfaces.hook_payload import external_id
 from freshline.session import SessionManager
 from freshline.store import Acknowledgement, SessionState
 from tests.conftest import Workspace, git
@@ -130,6 +130,7 @@ def test_a_cd_in_bash_does_not_switch_projects(two: Workspace, log: Path) -> Non
     claude.cwd = two.root.parent  # and then left the workspace altogether
     two.write("notes/c.md", "# C\n")
     assert "notes/c.md" in claude.prompt()
+    assert claude.prompt() == ""  # nothing due, answered for the pinned session
     assert not log.exists()
 
 

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.interfaces.hook_install import EVENTS, hook_command, is_ours, merge, unmerge
+from freshline.interfaces.hook_ledger import MATCHER
 from tests.conftest import Workspace
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"
@@ -38,6 +39,10 @@ def test_merge_adds_the_hook_for_each_event_and_keeps_the_rest() -> None:
         assert ours == [{"type": "command", "command": COMMAND}]
     assert merged["hooks"]["PostToolUse"][0] == {"matcher": "Bash", "hooks": [THEIRS]}
     assert settings["hooks"]["PostToolUse"] == [{"matcher": "Bash", "hooks": [THEIRS]}]
+    # PostToolUse runs the hook only for the tools the read ledger follows
+    assert merged["hooks"]["PostToolUse"][1]["matcher"] == MATCHER
+    assert all("matcher" not in g for e in ("SessionStart", "UserPromptSubmit", "SessionEnd")
+               for g in merged["hooks"][e])
 
 
 def test_merge_replaces_an_older_install_and_unmerge_removes_only_ours() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from freshline.agent.backends import get_backend
+from freshline.agent.backends.base import Backend
 from freshline.agent.backends.echo import EchoBackend
 from freshline.agent.errors import BackendRateLimited
 from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
@@ -18,18 +19,24 @@ from freshline.session import SessionManager
 from .conftest import Workspace, git
 
 
-class Recording(EchoBackend):
-    """The echo backend, keeping every request it was sent."""
+class Recorder(Backend):
+    """A backend that keeps every request it was sent (mixed in before a real one)."""
 
-    def __init__(self) -> None:
-        self.requests: list[list[Message]] = []
+    requests: list[list[Message]]
 
     def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec],
         on_text: TextCallback | None = None,
     ) -> AssistantReply:
         self.requests.append(list(messages))
-        return super().complete(messages, tools, on_text)
+        return super().complete(messages, tools, on_text)  # type: ignore[safe-super]
+
+
+class Recording(Recorder, EchoBackend):
+    """The echo backend, keeping every request it was sent."""
+
+    def __init__(self) -> None:
+        self.requests = []
 
 
 def test_later_turns_replay_the_blocks_earlier_turns_were_sent_with(ws: Workspace) -> None:
@@ -76,6 +83,25 @@ def test_a_failed_isolated_send_leaves_the_worktree_as_it_was(
     assert "a = 2" not in manager.conversations.diff(s.id)
 
 
+def test_a_send_converts_only_when_documents_are_converting(ws: Workspace) -> None:
+    ws.write("notes/a.md", "a")
+    ws.configure({"p": {"include": ["notes"]}})
+    manager = SessionManager(ws.config())
+    try:
+        s = manager.new("p")
+        send(manager, s.id, "first", get_backend("echo"))
+        ws.write("notes/b.md", "b")
+        send(manager, s.id, "no document changed", get_backend("echo"))
+        assert not manager._background  # nothing to convert: the project was not listed
+        ws.write("notes/page.html", "<p>hi</p>")
+        result = send(manager, s.id, "a page", get_backend("echo"))
+        assert "page.html (converting" in result.wire_prompt
+        assert manager._background  # the page converts for a later turn
+        manager.settle()
+        later = send(manager, s.id, "and now?", get_backend("echo"))
+        assert "Snapshots ready" in later.wire_prompt
+    finally:
+        manager.close()
 def test_seen_each_tool_event_records_the_tree_with_its_writes(
     code: tuple[SessionManager, Path], tmp_path: Path
 ) -> None:

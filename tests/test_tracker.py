@@ -266,6 +266,17 @@ def test_config_change_logs_what_entered_and_left(notes: Workspace) -> None:
     assert paths == [(D, "notes/a.md"), (D, "notes/b.md"), (C, "other/c.md")]
 
 
+def test_a_file_created_with_a_scope_change_never_left_the_old_scope(notes: Workspace) -> None:
+    """A new file the old scope would have held was never in the project: not deleted
+    (test_session_stateful found this)."""
+    notes.configure({"p": {"include": ["other"]}})
+    notes.write("notes/new.md", "x")
+    changes = logged(notes)
+    assert (D, "notes/new.md") not in [(c.kind, c.path) for c in changes]
+    config = next(c for c in changes if c.kind is ChangeKind.CONFIG)
+    assert config.detail is not None and "notes/new.md" not in config.detail["no_longer_included"]
+
+
 def test_a_tracker_built_before_a_config_edit_flushes_with_the_new_config(
     notes: Workspace,
 ) -> None:

@@ -238,13 +238,6 @@ def test_a_dropped_context_is_delivered_again_with_its_epochs(
         manager.close()
 
 
-def _own_write_is_known() -> bool:
-    return hasattr(SessionManager, "record_write")
-
-
-@pytest.mark.xfail(not _own_write_is_known(), strict=True,
-                   reason="needs issue 15's own-write set (SessionManager.record_write), "
-                          "not on main yet")
 def test_the_agents_own_write_is_not_announced_back(
     executable: Path, vault: Workspace, tmp_path: Path
 ) -> None:

@@ -18,6 +18,7 @@ from freshline.agent.backends.base import Backend
 from freshline.agent.loop import DEFAULT_MAX_ITERATIONS, EventCallback, run_turn
 from freshline.agent.messages import Author as AgentAuthor
 from freshline.agent.messages import Message, Role, TextCallback, TurnEvent
+from freshline.agent.replay import replay
 from freshline.agent.tools import Toolbox, ToolMode, encodable
 from freshline.context import Channel
 from freshline.conversation import Author, Event
@@ -27,6 +28,7 @@ from freshline.conversation.turnlock import WaitNotice
 from freshline.materialize import Probe, is_document
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.delivery import changes_page
+from freshline.session.ledger import TurnLedger
 from freshline.session.rules import isolated_rules, live_rules
 from freshline.store import SessionRecord
 
@@ -48,24 +50,24 @@ class SendResult:
 
 
 def history(manager: SessionManager, session_id: str) -> list[Message]:
-    """Earlier turns as the model saw them: each user message with the blocks it came with,
-    and the assistant's text, oldest first. (Tool calls and results are not replayed: their
-    effects are in the files, which the blocks point at.)"""
-    out: list[Message] = []
-    for e in manager.conversations.log(session_id):
-        if e.author is Author.USER:  # as the model received it, context blocks included
-            out.append(Message(Role.USER, e.wire or e.content))
-        elif e.author is Author.ASSISTANT and e.content:
-            out.append(Message(Role.ASSISTANT, e.content))
-    return out
+    """Earlier turns as the model saw them, oldest first: each user message with the blocks
+    it came with, the assistant's replies and tool calls, and the tools' results, a read
+    that a later read superseded shortened to one line (`agent.replay`)."""
+    s = manager.get(session_id)
+    root = manager.conversations.worktree(s.id) if s.mode == "isolated" else manager.config.root
+    return replay(manager.conversations.log(session_id), str(root))
 
 
 def toolbox_for(
-    manager: SessionManager, s: SessionRecord, channel: Channel = Channel.SEND
+    manager: SessionManager,
+    s: SessionRecord,
+    channel: Channel = Channel.SEND,
+    ledger: TurnLedger | None = None,
 ) -> Toolbox:
     """The tools for a session: its project in the live workspace, or the conversation's
     worktree less what the project excludes (never secrets or internal files), and
-    `changes`, which pages the project's changes within `channel`'s budget."""
+    `changes`, which pages the project's changes within `channel`'s budget. With a turn's
+    `ledger`, what they read and write is recorded, and writes are guarded by content."""
 
     def lookup(rel: str) -> Probe | None:
         if not is_document(rel):
@@ -78,13 +80,14 @@ def toolbox_for(
     if s.mode == "isolated":
         worktree = manager.conversations.worktree(s.id)
         rules = isolated_rules(manager.config.project(s.project), worktree)
-        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes)
+        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes, ledger=ledger)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
         live_rules(manager, [s.project]),
         read_document=lookup,
         changes=changes,
+        ledger=ledger,
     )
 
 
@@ -149,7 +152,7 @@ def complete(
     """Run a prepared turn through the model, record it and accept it."""
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
-    tools = toolbox_for(manager, s, channel)
+    tools = toolbox_for(manager, s, channel, turn.ledger)
     keep, trees = _tree_keeper(manager, turn)
     try:
         result = run_turn(backend, messages, tools, max_iterations, on_text, keep)
@@ -160,7 +163,11 @@ def complete(
         raise
     turn.accept()
     checkpoint("accept:done")
-    manager.materialize_async(s.project)
+    if turn.staged.pending:
+        # Documents the agent was told are converting: convert them for a later turn. With
+        # none, there is nothing to convert, and listing the project would cost the send
+        # the whole workspace.
+        manager.materialize_async(s.project)
     after = manager.get(s.id).cursor
     refresh = turn.conversation.refresh if turn.conversation else None
     return SendResult(

@@ -1,6 +1,13 @@
 """The tools a model may use, confined to one root: list, read, search, and in isolated mode
 write, edit, delete and chmod; with a session, `changes` pages its project's change list.
 
+With a turn's ledger (`freshline.session.ledger.TurnLedger`), `read` and `search` record
+the content (git blob id) of each file they showed, and `write` and `edit` what they wrote;
+`write` and `edit` then refuse to replace a file whose content is not what the agent last
+read or wrote in this conversation ("… changed since you read it at turn 3; read it
+again"), judged by content, never by mtime. A file the agent never saw may be created,
+not overwritten.
+
 A tool never raises to the model's caller: refusals and failures become error results the
 model reads and can act on. Every output is capped, so a huge file or a broad search cannot
 flood the context. What a tool may see is decided by its `Rules` (`freshline.access`): the
@@ -24,8 +31,10 @@ from freshline.access import Rules
 from freshline.agent import tool_specs
 from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
+from freshline.agent.witness import Witness
 from freshline.errors import FreshlineError
 from freshline.materialize.status import DocStatus, Probe
+from freshline.session.ledger import TurnLedger, snapshot_fingerprint
 
 DEFAULT_OUTPUT_CAP = 20_000
 LIST_LIMIT = 500  # entries shown by one list call
@@ -57,6 +66,14 @@ class _Outcome:
     is_error: bool = False
     changed: tuple[str, ...] = ()
     mode_changes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Searched:
+    path: Path  # the file to read: the source, or a document's snapshot
+    label: str  # how its hits are shown
+    rel: str  # the source's root-relative path
+    view: Probe | None  # the document's probe, for a snapshot
 
 
 def _arg(args: dict[str, Any], name: str, kind: type, default: Any = ...) -> Any:
@@ -108,7 +125,8 @@ class Toolbox:
     `rules` say what every tool may see (default: the whole root but internal files and
     secrets); `read_document` tells read and search which paths are converted documents
     (read their snapshot instead); `changes` offers the `changes` tool, paging the
-    session's project's changes (it reads no file).
+    session's project's changes (it reads no file); `ledger` records what the agent saw
+    and wrote, and guards writes by content.
     """
 
     def __init__(
@@ -120,11 +138,13 @@ class Toolbox:
         output_cap: int = DEFAULT_OUTPUT_CAP,
         offer_chmod: bool = True,
         changes: ChangesPager | None = None,
+        ledger: TurnLedger | None = None,
     ) -> None:
         self.confinement = Confinement(root, rules)
         self.mode = ToolMode(mode)
         self.read_document = read_document or (lambda rel: None)
         self.output_cap = output_cap
+        self.witness = Witness(ledger)
         handlers: dict[str, tuple[ToolSpec, Callable[[dict[str, Any]], _Outcome]]] = {
             "list": (tool_specs.LIST, self._list),
             "read": (tool_specs.READ, self._read),
@@ -186,7 +206,8 @@ class Toolbox:
                 (e for e in found if self._visible(_join(target.rel, e.name), e)),
                 key=lambda e: e.name,
             )
-        lines = [f"{target.shown}/ ({len(entries)} entries)"]
+        count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+        lines = [f"{target.shown}/ ({count})"]
         lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
         if len(entries) > LIST_LIMIT:
             lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")
@@ -216,8 +237,14 @@ class Toolbox:
             raise ToolError(f"{target.shown}: no such file")
         view = self.read_document(target.rel)
         if view is None:
-            return _Outcome(self._text(target.path, target.shown, start, end))
-        return self._read_document(target, view, start, end)
+            blob = self.witness.content(target.path)  # first: an edit meanwhile is a change
+            outcome = _Outcome(self._text(target.path, target.shown, start, end))
+        else:
+            outcome = self._read_document(target, view, start, end)
+            blob = snapshot_fingerprint(view)
+        if not outcome.is_error:
+            self.witness.saw(target.rel, blob)
+        return outcome
 
     def _read_document(
         self, target: Confined, view: Probe, start: int | None, end: int | None
@@ -299,30 +326,35 @@ class Toolbox:
         base = self.confinement.resolve(_arg(args, "path", str, "."))
         hits: list[str] = []
         searched = used = 0
-        for source, label in self._searchable(base):
+        for source in self._searchable(base):
             searched += 1
-            for number, line in self._matches(source, regex):
-                hit = f"{label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
+            shown_before = len(hits)
+            for number, line in self._matches(source.path, regex):
+                hit = f"{source.label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
                 hits.append(hit)
                 used += len(hit) + 1
                 if len(hits) >= MATCH_LIMIT or used > self.output_cap:
+                    self.witness.saw_source(source.rel, source.view, source.path)
                     hits.append(f"[stopped after {len(hits)} matches; narrow the pattern or path]")
                     return _Outcome("\n".join(hits))
+            if len(hits) > shown_before:
+                self.witness.saw_source(source.rel, source.view, source.path)
         if not hits:
-            return _Outcome(f"no matches for /{pattern}/ in {searched} files")
+            files = "1 file" if searched == 1 else f"{searched} files"
+            return _Outcome(f"no matches for /{pattern}/ in {files}")
         return _Outcome("\n".join(hits))
 
-    def _searchable(self, base: Confined) -> Iterator[tuple[Path, str]]:
-        """Each text source the rules admit under `base`: (file to read, label to show)."""
+    def _searchable(self, base: Confined) -> Iterator[_Searched]:
+        """Each text source the rules admit under `base`."""
         for path, rel in self._walk(base):
             shown = self.confinement.shown(rel)
             try:
                 view = self.read_document(rel)
                 if view is None:
                     if path.stat().st_size <= SEARCH_FILE_LIMIT and not _is_binary(_sniff(path)):
-                        yield path, shown
+                        yield _Searched(path, shown, rel, None)
                 elif view.snapshot is not None and view.snapshot.is_file():
-                    yield view.snapshot, f"{shown} (snapshot)"
+                    yield _Searched(view.snapshot, f"{shown} (snapshot)", rel, view)
             except OSError:
                 continue  # vanished or unreadable since the walk saw it
 
@@ -393,12 +425,18 @@ class Toolbox:
             temp.unlink(missing_ok=True)
             raise
 
+    def _replace(self, target: Confined, text: str) -> None:
+        """Write `text` over `target` and record it as the agent's own write."""
+        self._put(target.path, text)
+        self.witness.wrote(target.rel, text)
+
     def _write(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args)
         content = _arg(args, "content", str)
         existed = target.path.exists()
+        self.witness.guard(target)
         target.path.parent.mkdir(parents=True, exist_ok=True)
-        self._put(target.path, content)
+        self._replace(target, content)
         what = "replaced" if existed else "created"
         return _Outcome(f"{what} {target.shown} ({len(content.encode())} bytes)",
                         changed=(target.rel,))
@@ -417,12 +455,13 @@ class Toolbox:
                 text = handle.read()
         except UnicodeDecodeError as exc:
             raise ToolError(f"{target.shown}: not UTF-8 text; use write") from exc
+        self.witness.guard(target)
         count = text.count(old)
         if count != 1:
             where = "not found" if count == 0 else f"found {count} times"
             raise ToolError(f"{target.shown}: old text {where}; it must match exactly once "
                             "(include more surrounding text)")
-        self._put(target.path, text.replace(old, new, 1))
+        self._replace(target, text.replace(old, new, 1))
         return _Outcome(f"edited {target.shown}", changed=(target.rel,))
 
     def _delete(self, args: dict[str, Any]) -> _Outcome:
@@ -433,6 +472,7 @@ class Toolbox:
         if not target.path.is_file():
             raise ToolError(f"{target.shown}: no such file")
         target.path.unlink()
+        self.witness.deleted(target.rel)
         return _Outcome(f"deleted {target.shown}", changed=(target.rel,))
 
     def _chmod(self, args: dict[str, Any]) -> _Outcome:

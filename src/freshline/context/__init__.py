@@ -21,6 +21,9 @@ from .model import (
     GitOperation,
     ManifestInput,
     Refresh,
+    Source,
+    SourceKind,
+    StaleRead,
     UpdatesInput,
 )
 from .paging import ChangesPage, page_changes
@@ -39,6 +42,9 @@ __all__ = [
     "ManifestInput",
     "Meter",
     "Refresh",
+    "Source",
+    "SourceKind",
+    "StaleRead",
     "UpdatesInput",
     "compact_manifest",
     "manifest_from_json",

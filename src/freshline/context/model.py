@@ -9,7 +9,8 @@ parsed with `freshline.scope.parse_pattern`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from freshline.errors import ConfigError, FreshlineError
@@ -146,6 +147,50 @@ class GitOperation:
         )
 
 
+class SourceKind(StrEnum):
+    """Who changed a path, as far as freshline can prove it (never a guessed author)."""
+
+    SESSION = "session"  # another freshline session's tool wrote exactly this content
+    GIT = "git"  # a git operation moved HEAD (the tracker's typed entry lists the path)
+    REFRESH = "refresh"  # the conversation merged its checkout target (a refresh or sync)
+    OUTSIDE = "outside"  # none of these: outside freshline, author unknown
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a change came from. `name` is the session id (SESSION), the operation
+    (GIT: checkout, merge, ...) or the target (REFRESH); `agent` the session's agent
+    (claude-code, mcp, freshline); the commits say where HEAD or the target moved."""
+
+    kind: SourceKind
+    name: str = ""
+    agent: str = ""
+    from_commit: str = ""
+    to_commit: str = ""
+
+    def __post_init__(self) -> None:
+        _set(self, "kind", SourceKind(getattr(self.kind, "value", self.kind)))
+
+
+@dataclass(frozen=True)
+class StaleRead:
+    """A file the agent read (or its tool wrote) whose content changed since: at `turn`,
+    and how (MODIFIED, DELETED, or RENAMED to `new_path`), by `source`."""
+
+    path: str
+    turn: int
+    change: ChangeKind
+    source: Source = field(default_factory=lambda: Source(SourceKind.OUTSIDE))
+    wrote: bool = False  # the agent's last look at it was its own write, not a read
+    new_path: str | None = None  # RENAMED: where it went
+
+    def __post_init__(self) -> None:
+        if self.change not in (ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED):
+            raise FreshlineError(f"a stale read is modified, deleted or renamed: {self}")
+        if (self.change is ChangeKind.RENAMED) != bool(self.new_path):
+            raise FreshlineError(f"a renamed stale read needs its new path, only it: {self}")
+
+
 @dataclass(frozen=True)
 class FileGroup:
     """Files of a manifest already counted per folder (a stored manifest keeps its big
@@ -202,6 +247,8 @@ class UpdatesInput:
     refreshed: tuple[Refresh, ...] = ()  # in the order they happened
     git: tuple[GitOperation, ...] = ()  # HEAD moves, in the order they happened
     resumed: bool = False
+    stale: tuple[StaleRead, ...] = ()  # files the agent read that changed since (listed first)
+    writers: tuple[tuple[str, Source], ...] = ()  # changed paths another session wrote
 
     def __post_init__(self) -> None:
         _set(self, "root", normalize_root(self.root))
@@ -213,6 +260,8 @@ class UpdatesInput:
         _set(self, "config", _tuple(self.config, _config))
         _set(self, "refreshed", _tuple(self.refreshed, _refresh))
         _set(self, "git", _tuple(self.git, _git))
+        _set(self, "stale", _tuple(self.stale, _stale))
+        _set(self, "writers", _tuple(self.writers, _writer))
 
     @classmethod
     def from_changes(
@@ -300,6 +349,19 @@ def _refresh(item: Refresh | Mapping[str, Any]) -> Refresh:
 
 def _git(item: GitOperation | Mapping[str, Any]) -> GitOperation:
     return item if isinstance(item, GitOperation) else GitOperation.from_detail(item)
+
+
+def _stale(item: StaleRead) -> StaleRead:
+    if not isinstance(item, StaleRead):
+        raise FreshlineError(f"expected a StaleRead, got {item!r}")
+    return item
+
+
+def _writer(item: Iterable[Any]) -> tuple[str, Source]:
+    path, source = item
+    if not isinstance(source, Source):
+        raise FreshlineError(f"expected a Source, got {source!r}")
+    return (str(path), source)
 
 
 def _file_group(item: FileGroup | Iterable[Any]) -> FileGroup:

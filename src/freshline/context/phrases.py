@@ -7,9 +7,10 @@ from collections.abc import Iterable, Sequence
 
 from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, PatternKind
+from freshline.store.records import ChangeKind
 
 from .budget import Budget, Channel
-from .model import DocumentInfo, GitOperation
+from .model import DocumentInfo, GitOperation, Source, SourceKind, StaleRead
 from .wire import ARROW, absolute, count, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
@@ -28,6 +29,10 @@ COMPACTED = (
     "The change log was compacted, so the full list of changes is gone: re-enumerate the "
     "project with your tools before relying on anything you read earlier."
 )
+STALE_HEADING = (
+    "Files you read or wrote that changed since (read them again before relying on them):"
+)
+STALE_LABEL = "read by you and changed since"
 IN_PROGRESS = "converting: read the raw file for now; the snapshot follows on a later turn"
 CHANGES_GROUPED = "Changes grouped by folder (counts by kind):"
 DOCUMENTS_GROUPED = "Documents grouped by folder (counts by status):"
@@ -35,7 +40,7 @@ DOCUMENTS_GROUPED = "Documents grouped by folder (counts by status):"
 CHANGE_LABELS = (
     "created", "modified", "deleted", "renamed", "newly in scope", "changed by a refresh",
     "left with conflict markers", "with a snapshot now ready", "failed to convert",
-    "with an invalid old snapshot",
+    "with an invalid old snapshot", STALE_LABEL,
 )
 DOCUMENT_LABELS = ("converted", "converting", "failed")
 FILES = "files"
@@ -148,6 +153,35 @@ def git_operation(op: GitOperation, grouped: Counter[str] | None) -> str:
     if grouped is None:
         return f"{head}: {paths}, listed below."
     return f"{head}: {paths}; counted here, not listed one by one: {tally(grouped, CHANGE_LABELS)}."
+
+
+def source_note(src: Source) -> str:
+    """Who changed a path, as proven: a session, a git operation, a refresh, or nobody
+    freshline knows ("outside freshline")."""
+    if src.kind is SourceKind.SESSION:
+        agent = f", {show_text(src.agent, 40)}" if src.agent else ""
+        return f"by freshline session {show_text(src.name, 80)}{agent}"
+    if src.kind is SourceKind.GIT:
+        op = show_text(src.name, 40)
+        what = f"git {op}" if src.name and src.name != "other" else "a git operation"
+        moved = f"{short_commit(src.from_commit)}{ARROW}" if src.from_commit else "to "
+        return f"by {what} ({moved}{short_commit(src.to_commit)})"
+    if src.kind is SourceKind.REFRESH:
+        return f"by the refresh from {show_text(src.name, 120) or 'the checkout target'}"
+    return "outside freshline"
+
+
+def stale_line(root: str, stale: StaleRead) -> str:
+    """`you read /abs/notes/plan.md at turn 3; it has changed since (outside freshline)`."""
+    verb = "wrote" if stale.wrote else "read"
+    if stale.change is ChangeKind.DELETED:
+        since = "it was deleted since"
+    elif stale.change is ChangeKind.RENAMED:
+        since = f"it was renamed to {show(root, stale.new_path or '')} since"
+    else:
+        since = "it has changed since"
+    seen = f"you {verb} {show(root, stale.path)} at turn {count(stale.turn)}"
+    return f"{seen}; {since} ({source_note(stale.source)})"
 
 
 def changes_way_back(budget: Budget | None, project: str, since: int) -> str:

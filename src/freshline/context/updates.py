@@ -3,6 +3,9 @@
 Wire format (wire-only: the model sees it, the visible transcript does not)::
 
     <project_context_updates project="research" from_epoch="3" to_epoch="5">
+    Files you read or wrote that changed since (read them again before relying on them):
+    - you read /home/u/vault/plan.md at turn 3; it has changed since (outside freshline)
+    - you wrote /home/u/vault/b.md at turn 4; it was deleted since (by git pull (a1b2c3d → e4f5a6b))
     Changes to the project since your last turn: paths only, never contents. Re-read ...
     This conversation was closed for a while: the project may have changed ...  (resumed)
     The change log was compacted, ... re-enumerate the project ...              (compacted)
@@ -21,6 +24,7 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project, listed below.
     Created:
     - /home/u/vault/new.md
+    - /home/u/vault/c.md (by freshline session 3f2a9c1b0d4e, claude-code)
     - /home/u/vault/b.pdf (converting: read the raw file for now; the snapshot follows ...)
     Modified:
     - /home/u/vault/a.pdf (converted: read the snapshot /home/u/vault/.freshline/...)
@@ -41,6 +45,11 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     Some changes above are grouped, not listed one by one: run `freshline changes ...`
     </project_context_updates>
 
+The first section lists files the agent read (or its tool wrote) whose content changed
+since (`UpdatesInput.stale`, from the session's read ledger), each with the turn and who
+changed it, as proven (`Source`): another session, a git operation, a refresh, or
+"outside freshline". Its entries are kept listed until nothing else can fold. A change
+another session's tool wrote carries that session (`UpdatesInput.writers`).
 A path a scope change brought in is logged as `created` too; it is named once, under
 "Newly in scope", and only while the changes still hold it as created (a path that came in
 and then went is not named). A document among the changes carries its state in parentheses
@@ -66,7 +75,7 @@ from freshline.store.records import Change, ChangeKind
 from . import phrases
 from .budget import Budget
 from .layout import Entry, GitLine, Groups, Part, Plan, Pool, Section, Text, WayBack
-from .model import ConfigChange, DocumentInfo, GitOperation, Refresh, UpdatesInput
+from .model import ConfigChange, DocumentInfo, GitOperation, Refresh, Source, UpdatesInput
 from .wire import ARROW, count, short_commit, show, show_text
 
 _GROUPS = (
@@ -92,6 +101,7 @@ class _Builder:
         self.u = u
         self.priority = frozenset(priority)
         self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in u.documents}
+        self.writers: Mapping[str, Source] = dict(u.writers)
 
     def entry(
         self, path: str, label: str, text: str | None = None, key: str = "",
@@ -104,10 +114,16 @@ class _Builder:
         return Entry(path, shown, label, pool, key, ops=ops, rename=rename)
 
     def shown(self, path: str) -> str:
-        """A path in the project, with its document state if it is a document."""
+        """A path in the project, with its document state if it is a document, and the
+        session that wrote it if another one did."""
         doc = self.docs.get(path)
         note = phrases.state_note(self.u.root, doc) if doc else None
-        return phrases.annotated(show(self.u.root, path), [note])
+        return phrases.annotated(show(self.u.root, path), [note, self.writer(path)])
+
+    def writer(self, path: str) -> str | None:
+        """`by freshline session …` when another session's tool wrote the path."""
+        source = self.writers.get(path)
+        return phrases.source_note(source) if source else None
 
     def gone(self, path: str) -> str | None:
         """The invalid-snapshot warning for a path that left, if it had a snapshot."""
@@ -136,6 +152,10 @@ def updates_plan(
     `priority` stay listed until everything else is folded. `budget` names the channel,
     whose way to the full list ends a rolled-up block."""
     b = _Builder(u, priority)
+    stale = Section(phrases.STALE_HEADING, [
+        b.entry(r.path, phrases.STALE_LABEL, phrases.stale_line(u.root, r), needed=True)
+        for r in u.stale
+    ])
     parts: list[Part] = []
     if u.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
@@ -151,9 +171,9 @@ def updates_plan(
                      if not (c.kind is ChangeKind.CREATED and c.path in claimed)]
         parts += _changes(b, unclaimed)
     parts += _documents(b)
-    if not any(_says_something(part) for part in parts):
+    if not any(_says_something(part) for part in [stale, *parts]):
         return None
-    parts = [Text(phrases.UPDATES_INSTRUCTION, essential=True), *parts,
+    parts = [stale, Text(phrases.UPDATES_INSTRUCTION, essential=True), *parts,
              Groups(phrases.CHANGES_GROUPED, (Pool.CHANGES, Pool.KEPT)),
              WayBack(phrases.changes_way_back(budget, u.project, u.from_epoch))]
     attributes = [("project", u.project), ("from_epoch", u.from_epoch), ("to_epoch", u.to_epoch),
@@ -217,7 +237,8 @@ def _folder_children(changes: Iterable[Change], folders: list[Change]) -> dict[i
 
 
 def _deleted(b: _Builder, change: Change) -> str:
-    return phrases.annotated(show(b.u.root, change.path), [b.gone(change.path)])
+    path = change.path
+    return phrases.annotated(show(b.u.root, path), [b.gone(path), b.writer(path)])
 
 
 def _renamed(b: _Builder, change: Change) -> str:
@@ -225,7 +246,7 @@ def _renamed(b: _Builder, change: Change) -> str:
     moved = f"{show(b.u.root, old)}{ARROW}{show(b.u.root, change.path)}"
     doc = b.docs.get(change.path)
     now = phrases.state_note(b.u.root, doc) if doc else None
-    return phrases.annotated(moved, [b.gone(old), now])
+    return phrases.annotated(moved, [b.gone(old), now, b.writer(change.path)])
 
 
 def _folder_renamed(b: _Builder, change: Change, moved: int) -> str:

@@ -3,9 +3,10 @@
 The hook command names the running executable by its absolute path (Claude Code runs
 hooks with a PATH of its own, where `freshline` may be missing: the hook would then fail
 with exit 127 and nothing logged) and the workspace (`--workspace`), so it works from any
-directory. It is registered for the four events the hook answers. Installing merges into
-the settings file, keeping everything else in it; installing again replaces freshline's
-entries (idempotent); `--uninstall` removes them and nothing else.
+directory. It is registered for the four events the hook answers (PostToolUse only for the
+tools the read ledger follows, `hook_ledger.MATCHER`). Installing merges into the
+settings file, keeping everything else in it; installing again replaces freshline's entries
+(idempotent); `--uninstall` removes them and nothing else.
 
 `merge` and `unmerge` are pure functions of the settings' JSON.
 """
@@ -23,9 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from freshline.errors import UsageError
+from freshline.interfaces.hook_ledger import MATCHER
 from freshline.paths import shown
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd")
+# Events whose hooks Claude Code runs only for the tools a matcher names: PostToolUse for
+# those whose reads and writes feed the read ledger.
+MATCHERS = {"PostToolUse": MATCHER}
 SETTINGS = Path(".claude") / "settings.json"
 _MARK = "hook claude-code"  # how freshline's own entries are recognized
 
@@ -102,7 +107,9 @@ def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
     hooks = dict(out.get("hooks") or {})
     for event in EVENTS:
         groups = hooks.get(event)
-        entry = {"hooks": [{"type": "command", "command": command}]}
+        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+        if event in MATCHERS:
+            entry = {"matcher": MATCHERS[event], **entry}
         hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
     out["hooks"] = hooks
     return out

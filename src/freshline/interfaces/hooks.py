@@ -1,7 +1,8 @@
 """`freshline hook claude-code`: tell Claude Code what changed, proven delivered.
 
 Claude Code runs the hook with one JSON object on stdin (`hook_event_name`, `session_id`,
-`transcript_path`, `cwd`, and per event `source`, `prompt`, `tool_name`, …). The hook
+`transcript_path`, `cwd`, and per event `source`, `prompt`, `tool_name`, …; read by
+`hook_payload.py`). The hook
 
 - pins the project per Claude session at its first call: `--project`, else the project
   of `$CLAUDE_PROJECT_DIR` (Claude's own project folder), else of the first `cwd`. Later
@@ -19,7 +20,16 @@ Claude Code runs the hook with one JSON object on stdin (`hook_event_name`, `ses
   lost it), without the "closed for a while" note; `resume` reopens the session as it
   was (the resumed conversation still holds what it was told); SessionEnd closes it;
 - records no conversation: a hook session has no turn of its own to record, so it never
-  writes a tree of the project.
+  writes a tree of the project;
+- on PostToolUse (Claude's `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`) feeds the
+  session's read ledger (`record_tool_use`, `hook_ledger.py`) and prints nothing: Claude's
+  own writes are then not announced back, and files it read that change later open the
+  next prompt's updates.
+
+The common prompt, with nothing to deliver, is answered before the session layer loads
+(`nothing_due_for`; by the running watcher over its socket when there is one,
+`watchsock.py`). SessionEnd and PostToolUse never take that path: one closes the session,
+the other feeds the ledger and settles what went out.
 
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
@@ -36,105 +46,42 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from freshline.config import load_config
-from freshline.context import Channel, Encoding, Meter
-from freshline.errors import UsageError
+from freshline.access import AccessDenied, reach
+from freshline.config import Config, load_config
+from freshline.interfaces.hook_payload import (
+    AGENT,
+    CONTEXT_LOST,
+    DELIVERING,
+    HookEvent,
+    HookInput,
+    HookOptions,
+    external_id,
+    parse_payload,
+    starts,
+)
 from freshline.interfaces.hook_pinning import pinned_project, workspace_for
 from freshline.interfaces.transcript import Verdict, read_evidence, size_of, stage, verdict
-from freshline.store import Acknowledgement, DeliveryRecord, SessionRecord, SessionState
+from freshline.store import (
+    Acknowledgement,
+    DeliveryRecord,
+    DeliveryState,
+    SessionRecord,
+    SessionState,
+    Store,
+)
+from freshline.tracker.autowatch import ensure as ensure_watcher
+from freshline.tracker.hashing import blob_of
 
-if TYPE_CHECKING:  # the session layer loads only when a call gets that far
+if TYPE_CHECKING:  # the context and session layers load only when a call gets that far
+    from freshline.context import Meter
     from freshline.session import SessionManager
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
-AGENT = "claude-code"
 CONVERT = "convert"  # `python -m freshline.interfaces.hooks convert ROOT PROJECT`
 NO_TRANSCRIPT = "the hook's payload names no transcript: acknowledged when printed"
-
-
-class HookEvent(StrEnum):
-    """The Claude Code hook events freshline answers."""
-
-    SESSION_START = "SessionStart"  # a session starts, resumes, or was cleared/compacted
-    USER_PROMPT_SUBMIT = "UserPromptSubmit"  # the user sent a prompt
-    POST_TOOL_USE = "PostToolUse"  # a tool ran (what it read and wrote: the read ledger)
-    SESSION_END = "SessionEnd"  # the session ended: freshline's session closes
-
-
-# The events whose output Claude Code gives the model as context before a request.
-_DELIVERING = frozenset({HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT})
-# SessionStart sources after which the agent no longer holds the manifest.
-_CONTEXT_LOST = frozenset({"clear", "compact"})
-
-
-@dataclass(frozen=True)
-class HookInput:
-    """The fields of Claude Code's hook payload that freshline uses."""
-
-    event: HookEvent
-    session_id: str
-    cwd: Path
-    source: str | None = None  # SessionStart only: startup, resume, clear or compact
-    transcript: Path | None = None  # the session's transcript (JSON lines), if named
-    tool_name: str | None = None  # PostToolUse: the tool that ran
-    tool_input: dict[str, Any] = field(default_factory=dict)  # PostToolUse: its input
-    tool_response: Any = None  # PostToolUse: what it returned
-
-
-@dataclass(frozen=True)
-class HookOptions:
-    """How the hook was set up: `--workspace`, `--project`, `$CLAUDE_PROJECT_DIR`."""
-
-    workspace: Path | None = None
-    project: str | None = None
-    project_dir: Path | None = None
-
-    @classmethod
-    def from_env(cls, workspace: Path | None = None, project: str | None = None) -> HookOptions:
-        """The options given, with Claude's project folder from the environment."""
-        folder = os.environ.get(PROJECT_DIR_ENV)
-        return cls(workspace, project, Path(folder) if folder and os.path.isabs(folder) else None)
-
-
-def parse_payload(text: str) -> HookInput:
-    """Read the hook's JSON payload; raises UsageError when it is not one freshline reads."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"hook payload is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError("hook payload is not a JSON object")
-    try:
-        event = HookEvent(str(data.get("hook_event_name")))
-    except ValueError:
-        raise UsageError(f"unsupported hook event {data.get('hook_event_name')!r}") from None
-    session_id, cwd = data.get("session_id"), data.get("cwd")
-    if not isinstance(session_id, str) or not session_id:
-        raise UsageError("hook payload has no session_id")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise UsageError("hook payload has no absolute cwd")
-    transcript = data.get("transcript_path")
-    tool_input = data.get("tool_input")
-    return HookInput(
-        event,
-        session_id,
-        Path(cwd),
-        _text(data.get("source")),
-        Path(transcript) if isinstance(transcript, str) and os.path.isabs(transcript) else None,
-        _text(data.get("tool_name")),
-        tool_input if isinstance(tool_input, dict) else {},
-        data.get("tool_response"),
-    )
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def hook_output(event: HookEvent, blocks: str) -> str:
@@ -147,21 +94,12 @@ def hook_output(event: HookEvent, blocks: str) -> str:
 def hook_meter(event: HookEvent) -> Meter:
     """How the hook's stdout counts the blocks: the JSON around them, then the blocks as
     an ASCII JSON string."""
+    from freshline.context import Encoding, Meter
+
     return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
 
 
-def external_id(claude_session: str) -> str:
-    """The external id of the freshline session pinned to a Claude Code session."""
-    return f"{AGENT}:{claude_session}"
-
-
 # --- where the session is ---------------------------------------------------------------
-
-
-def _starts(payload: HookInput, options: HookOptions) -> list[Path]:
-    """Where to look for the workspace and the project, most stable first: Claude's
-    project folder does not follow the agent's `cd`."""
-    return [p for p in (options.project_dir, payload.cwd) if p is not None]
 
 
 def pin(
@@ -173,7 +111,7 @@ def pin(
     s = manager.store.session_by_external(external)
     if s is not None:
         return s, False
-    project = pinned_project(manager.config, _starts(payload, options), options.project)
+    project = pinned_project(manager.config, starts(payload, options), options.project)
     opened = manager.new(
         project, mode="live", external_id=external, convert=False, conversation=False
     )
@@ -254,34 +192,110 @@ def _log(message: str) -> None:
 
 
 def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None) -> bool:
-    """Answer one hook call: settle earlier deliveries, then (on SessionStart and
-    UserPromptSubmit) write the pending blocks as hook output; False when nothing was
-    written."""
+    """Answer a SessionStart, UserPromptSubmit or SessionEnd call: settle earlier
+    deliveries, then (on SessionStart and UserPromptSubmit) write the pending blocks as
+    hook output; False when nothing was written."""
+    options = options or HookOptions()
+    config = load_config(workspace_for(starts(payload, options), options.workspace))
+    if nothing_due_for(config, payload):
+        return False
     from freshline.session import SessionManager
 
-    options = options or HookOptions()
-    root = workspace_for(_starts(payload, options), options.workspace)
-    manager = SessionManager(load_config(root))
+    manager = SessionManager(config)
     try:
-        s, opened = pin(manager, payload, options)
-        if payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST:
-            from freshline.session import tokens
-
-            # The agent lost its context: whatever it was handed is gone with it.
-            tokens.supersede(manager, s.id)
-            s, chain = manager.resume(s.id, convert=False, closed=False), []
-        else:
-            chain = settle(manager, s, payload)
+        s, opened, chain = _open(manager, payload, options)
         if payload.event is HookEvent.SESSION_END:
             manager.close_session(s.id)
             return False
-        if payload.event not in _DELIVERING:
-            return False  # PostToolUse: what the tool read and wrote is the ledger's
+        if payload.event not in DELIVERING:
+            return False  # PostToolUse: `record_tool_use` answers it
         if s.state is SessionState.CLOSED:
             s = manager.reopen(s.id)
         return _print(manager, s, payload, chain, out, flush=not opened)
     finally:
         manager.close()
+
+
+def _open(
+    manager: SessionManager, payload: HookInput, options: HookOptions
+) -> tuple[SessionRecord, bool, list[DeliveryRecord]]:
+    """Claude's session pinned (and whether this call opened it), with what became of its
+    deliveries so far decided: the chain of them still in flight."""
+    s, opened = pin(manager, payload, options)
+    if payload.event is HookEvent.SESSION_START and payload.source in CONTEXT_LOST:
+        from freshline.session import tokens
+
+        # The agent lost its context: whatever it was handed is gone with it.
+        tokens.supersede(manager, s.id)
+        return manager.resume(s.id, convert=False, closed=False), opened, []
+    return s, opened, settle(manager, s, payload)
+
+
+def nothing_due_for(config: Config, payload: HookInput) -> bool:
+    """The common prompt, answered without loading the session layer: Claude's session
+    (found by its external id, wherever the agent's `cd` took the `cwd`) is known, kept its
+    context, and has been told everything (see `session.due`). Never for SessionEnd (it
+    closes the session) or PostToolUse (it feeds the ledger and settles deliveries)."""
+    from freshline.session.due import nothing_due
+    from freshline.tracker import Tracker
+
+    lost = payload.event is HookEvent.SESSION_START and payload.source in CONTEXT_LOST
+    if payload.event not in DELIVERING or lost:
+        return False
+    tracker = Tracker(config)
+    ensure_watcher(config, tracker.store)
+    s = tracker.store.session_by_external(external_id(payload.session_id))
+    if s is None:
+        return False
+    tracker.flush()
+    return nothing_due(s, tracker.epoch(s.project))
+
+
+def record_tool_use(payload: HookInput, options: HookOptions | None = None) -> bool:
+    """Feed the read ledger from a PostToolUse payload: what Claude's `Read` showed, or
+    what its `Write`, `Edit`, `MultiEdit` or `NotebookEdit` wrote (the file's content now,
+    as a git blob id), for the session pinned to Claude's. Deliveries still outstanding are
+    settled first (a tool ran: the request that carried them went out). Prints nothing.
+    False when there was nothing to record: another tool, a file outside the workspace, a
+    secret, an internal or ignored file."""
+    options = options or HookOptions()
+    config = load_config(workspace_for(starts(payload, options), options.workspace))
+    store = Store(config.data_dir)
+    try:
+        s = store.session_by_external(external_id(payload.session_id))
+        if s is not None and not store.deliveries_of(s.id, DeliveryState.OUTSTANDING):
+            return _record(config, store, s, payload)  # the common call: no session manager
+    finally:
+        store.close()
+    from freshline.session import SessionManager
+
+    manager = SessionManager(config)
+    try:
+        s = _open(manager, payload, options)[0]
+        return _record(config, manager.store, s, payload)
+    finally:
+        manager.close()
+
+
+def _record(config: Config, store: Store, s: SessionRecord, payload: HookInput) -> bool:
+    from freshline.session.ledger import Ledger
+    from freshline.session.rules import workspace_rules
+
+    tool = payload.tool
+    if tool is None or tool.kind is None:
+        return False  # another tool, or one that named no file
+    try:
+        # A relative path is the agent's, from its `cwd` (wherever it `cd`'d to).
+        target = reach(
+            config.root, str(payload.cwd / tool.path), workspace_rules(config, s.project)
+        )
+    except AccessDenied:
+        return False
+    blob = blob_of(target.path)
+    if blob is None:
+        return False
+    Ledger(store).record(s.id, target.rel, blob, tool.kind)
+    return True
 
 
 def _print(
@@ -292,6 +306,7 @@ def _print(
     out: TextIO,
     flush: bool,
 ) -> bool:
+    from freshline.context import Channel
     from freshline.session import tokens
 
     detail = {
@@ -342,7 +357,11 @@ def convert(root: Path, project: str) -> None:
 def run_claude_code(stdin: TextIO, out: TextIO, options: HookOptions | None = None) -> int:
     """The whole hook: always 0; failures are logged, never printed."""
     try:
-        deliver(parse_payload(stdin.read()), out, options)
+        payload = parse_payload(stdin.read())
+        if payload.event is HookEvent.POST_TOOL_USE:
+            record_tool_use(payload, options)
+        else:
+            deliver(payload, out, options)
     except Exception as exc:  # the hook must never break the prompt
         _log(f"{type(exc).__name__}: {exc}")
     return 0

@@ -7,9 +7,10 @@ that drives change notifications is `mcp_events.py`.
 Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
 blocks, a delivery token in their opening tags), `acknowledge` (the token advances the
 session's cursor), `project_changes` (pages the full list behind a rolled-up block) and
-`read_document`. Blocks, pages and documents come back as text content, with their
-fields as structured content beside them. A prompt, `catch_up(project)`, returns the
-pending blocks; each project's manifest is a resource, `freshline://project/<name>/manifest`.
+`read_document` (with a session, what it returns is recorded in that session's read
+ledger). Blocks, pages and documents come back as text content, with their fields as
+structured content beside them. A prompt, `catch_up(project)`, returns the pending
+blocks; each project's manifest is a resource, `freshline://project/<name>/manifest`.
 
 Delivery is two-phase, like `prepare()`/`accept()`, and its tokens live in the store
 (`session/tokens.py`): a client that starts a server per call, restarts, or talks to two
@@ -41,9 +42,11 @@ from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
 from freshline.session import SessionManager, tokens
 from freshline.session.delivery import changes_page, delivery_budget
+from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
 from freshline.store import Acknowledgement
+from freshline.tracker.hashing import blob_of
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
@@ -265,8 +268,10 @@ class FreshlineService:
         if rel == reached.rel and not reached.path.is_file():
             raise NotFoundError(shown(f"{path}: no such file in the workspace"))
         if not is_document(rel):
-            return _plain_text(rel, reached.path)
-        return self._document(rel, progress)
+            # the content is hashed before it is read: an edit meanwhile reads as a change
+            blob = blob_of(reached.path)
+            return self._noted(session, rel, blob, _plain_text(rel, reached.path))
+        return self._document(session, rel, progress)
 
     def _source_of_snapshot(self, reached: Reached) -> str | None:
         snapshots = self.manager.materializer.store
@@ -274,7 +279,9 @@ class FreshlineService:
             return None
         return snapshots.source_of(reached.path)
 
-    def _document(self, rel: str, progress: ProgressFn | None) -> DocumentText:
+    def _document(
+        self, session: str | None, rel: str, progress: ProgressFn | None
+    ) -> DocumentText:
         m = self.manager
         entry = m.store.index_get(rel)
         probe = m.materializer.probe(rel, entry)
@@ -283,7 +290,16 @@ class FreshlineService:
             # conversion may take a while and other calls go on meanwhile.
             m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
             probe = m.materializer.probe(rel, entry)
-        return _document_text(rel, probe.status, probe.snapshot, probe.reason)
+        document = _document_text(rel, probe.status, probe.snapshot, probe.reason)
+        return self._noted(session, rel, snapshot_fingerprint(probe), document)
+
+    def _noted(
+        self, session: str | None, rel: str, blob: str | None, read: DocumentText
+    ) -> DocumentText:
+        """`read`, recorded in the session's read ledger when it showed any text."""
+        if session and blob and read.text is not None:
+            self._locked(lambda: self.manager.record_read(session, rel, blob))
+        return read
 
 
 def _plain_text(rel: str, source: Path) -> DocumentText:

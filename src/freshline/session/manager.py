@@ -8,6 +8,10 @@ the cursor to the epoch the prompt covered.
 Each delivery names its channel (`freshline.context.Channel`): the blocks are rendered to
 that channel's budget (`[delivery]` in freshline.toml) and rolled up when they do not fit
 (`session/delivery.py` pages the full list a rolled-up block points to).
+
+The read ledger (`session/ledger.py`) reads each delivery's changes first: the session's
+own writes are left out, the files its agent read that changed since open the updates
+block, and other sessions' writes are named.
 """
 
 from __future__ import annotations
@@ -43,10 +47,18 @@ from freshline.materialize.runner import ProgressFn
 from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
 from freshline.session.inscope import InScope
+from freshline.session.ledger import Ledger
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
-from freshline.store import Change, ChangeKind, IndexEntry, SessionRecord, SessionState
+from freshline.store import (
+    Change,
+    ChangeKind,
+    IndexEntry,
+    LedgerKind,
+    SessionRecord,
+    SessionState,
+)
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.scoping import in_scope
 
@@ -62,7 +74,9 @@ def materialize_settings(config: Config) -> MaterializeSettings:
 class SessionManager:
     """Sessions of one workspace, with the tracker, materializer and conversations they use."""
 
-    def __init__(self, config: Config, materializer: Materializer | None = None) -> None:
+    def __init__(
+        self, config: Config, materializer: Materializer | None = None, ledger: bool = True
+    ) -> None:
         self.config = config
         self.tracker = Tracker(config)
         self.store = self.tracker.store
@@ -70,6 +84,7 @@ class SessionManager:
             config.root, config.data_dir, materialize_settings(config)
         )
         self.in_scope = InScope(config, self.tracker)
+        self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
         self._background: list[threading.Thread] = []
         self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
 
@@ -280,6 +295,10 @@ class SessionManager:
         turn = PreparedTurn(
             s, message, blocks.manifest, blocks.updates, held, fanout, staged, pending
         )
+        turn.number = s.turns + 1
+        # A turn that carries nothing (an empty send) counts as no turn delivered.
+        staged.turn = turn.number if turn.wire_prompt else 0
+        turn.ledger = self.ledger.for_turn(s, turn.number)
         turn._accept = self._accept
         return turn
 
@@ -302,9 +321,23 @@ class SessionManager:
         return render_blocks(manifest, self._updates(s, merges)[1], budget, self.priority(s)).text
 
     def priority(self, s: SessionRecord) -> frozenset[str]:
-        """The paths a roll-up keeps listed longest for this session: what its agent read
-        or was told about. (Nothing yet: the read ledger will say.)"""
-        return frozenset()
+        """The paths a roll-up keeps listed longest for this session: those its agent read
+        or wrote (the read ledger) that changed since its cursor."""
+        return self.ledger.paths(s)
+
+    def record_read(
+        self, session_id: str, path: str, blob: str, turn: int | None = None
+    ) -> None:
+        """Record in the read ledger that the session's agent read `blob` (a git blob id)
+        at workspace-relative `path`, in `turn` (default: its last delivery's)."""
+        self.ledger.record(session_id, path, blob, LedgerKind.READ, turn)
+
+    def record_write(
+        self, session_id: str, path: str, blob: str, turn: int | None = None
+    ) -> None:
+        """Record that a tool of the session wrote `blob` at `path` (`""`: deleted it), so
+        the change is not announced back to it and is attributed to it elsewhere."""
+        self.ledger.record(session_id, path, blob, LedgerKind.WRITE, turn)
 
     def manifest_text(self, session_id: str, channel: Channel | None = None) -> str:
         """The session's manifest block as stored, rendered to `channel`'s budget (none:
@@ -414,24 +447,30 @@ class SessionManager:
         news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
         compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
         refreshed = [_refresh_entry(m) for m in merges]
+        seen = self.ledger.news(s, [] if compacted else answer.changes, refreshed, worktree)
         updates = UpdatesInput.from_changes(
             s.project,
             str(worktree or self.config.root),
             since,
             answer.epoch,
-            [*(compacted or answer.changes), *refreshed],
+            [*(compacted or seen.kept(answer.changes)), *refreshed],
+            stale=seen.stale,
+            writers=seen.writers,
             documents=news.documents,
             ready_documents=news.ready,
             failed_documents=news.failed,
             invalid_snapshots=news.invalid,
         )
         staged = Staged(
-            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures
+            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures,
+            told=updates,
         )
         return staged, updates
 
     def _accept(self, turn: PreparedTurn) -> None:
         with self.store.write():
+            if turn.ledger is not None:
+                self.store.ledger_put(turn.ledger.staged)
             s = applied(self.get(turn.session.id), turn.staged)
             written = self._live_written.pop(s.id, None)
             if written is not None and turn.conversation and turn.conversation.tree == written[0]:

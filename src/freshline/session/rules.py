@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from freshline.access import Rules, file_facts
-from freshline.config import ProjectConfig
+from freshline.config import Config, ProjectConfig
 from freshline.ignore import load_rules
 from freshline.scope import FileFacts, PatternKind
 from freshline.sensitive import is_secret
@@ -84,6 +84,16 @@ def live_rules(manager: SessionManager, projects: Sequence[str]) -> Rules:
         admits_folder=admits_folder,
         readable_internal=readable_internal,
         not_admitted=f"not in project {names}" if len(chosen) == 1 else "not in any project",
+    )
+
+
+def workspace_rules(config: Config, project: str) -> Rules:
+    """Every file of the workspace but internal, ignored and secret ones (those `project`
+    opts into excepted): what a read ledger may record for a session of `project`."""
+    return Rules(
+        ignore=config.workspace.ignore,
+        ignored=load_rules(config.root, config.workspace.ignore_settings).ignored,
+        allow_secrets=frozenset(config.project(project).allow_secrets),
     )
 
 

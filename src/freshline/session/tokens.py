@@ -70,7 +70,8 @@ def deliver(
     flush: bool = True,
 ) -> Issued | None:
     """Prepare the session's pending blocks for `channel` and store them under a fresh
-    token; None when there is nothing to tell.
+    token; None when there is nothing to tell (the cursor then passes over the epochs
+    that had nothing for the agent).
 
     `basis` is the chain of deliveries still in flight (oldest first) that the new one
     builds on; without one, every outstanding delivery of the session is superseded (the
@@ -88,6 +89,8 @@ def deliver(
     )
     blocks = turn.blocks
     if blocks is None:
+        if not basis:
+            _pass_over(turn)
         return None
     record = DeliveryRecord(
         token=token,
@@ -108,6 +111,14 @@ def deliver(
         store.delivery_put(record)
         store.deliveries_prune(session_id)
     return Issued(token, blocks, turn.covers, record, turn)
+
+
+def _pass_over(turn: PreparedTurn) -> None:
+    """Move the cursor over epochs that had nothing to tell (the agent's own writes, say),
+    so the next call does not weigh them again. Nothing was delivered: no turn is counted.
+    (With deliveries in flight the turn was prepared as if they were taken: it waits.)"""
+    if turn.covers != turn.session.cursor:
+        turn.accept()
 
 
 def acknowledge(

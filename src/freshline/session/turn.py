@@ -6,7 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from freshline.context import UpdatesInput
 from freshline.conversation import Event, PendingTurn, abandon_turn, commit_turn
+from freshline.session.ledger import TurnLedger
 from freshline.store import SessionRecord, SessionState
 
 
@@ -19,12 +21,17 @@ class Staged:
     pending: set[str]
     failures: dict[str, str]
     manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
+    turn: int = 0  # the session's turn this delivery counts as (0: it carried nothing)
+    told: UpdatesInput | None = None  # what the updates were made from, as data (for people)
 
     def to_json(self) -> dict[str, Any]:
-        """The staged changes as JSON-able data (a stored delivery keeps them)."""
+        """The staged changes as JSON-able data (a stored delivery keeps them). `told` is
+        left out: it is for a person watching the turn in the process that prepared it, and
+        acknowledging a delivery never needs it."""
         return {
             "since": self.since,
             "cursor": self.cursor,
+            "turn": self.turn,
             "pending": sorted(self.pending),
             "failures": dict(sorted(self.failures.items())),
             "manifest": list(self.manifest) if self.manifest else None,
@@ -39,6 +46,7 @@ class Staged:
             cursor=int(data["cursor"]),
             pending=set(data["pending"]),
             failures=dict(data["failures"]),
+            turn=int(data["turn"]),
             manifest=(str(manifest[0]), int(manifest[1]), str(manifest[2])) if manifest else None,
         )
 
@@ -48,8 +56,9 @@ def applied(s: SessionRecord, staged: Staged) -> SessionRecord:
 
     Another delivery accepted since this one was prepared never moves the cursor back;
     otherwise the covered epoch is taken as is, even when lower (a project whose log was
-    reset answers `compacted` from a cursor beyond its epoch). A closed session stays
-    closed: a late acknowledgement moves its cursor only.
+    reset answers `compacted` from a cursor beyond its epoch), and the turns delivered never
+    go back either. A closed session stays closed: a late acknowledgement moves its cursor
+    only.
     """
     cursor = staged.cursor
     if s.cursor is not None and s.cursor != staged.since:
@@ -58,6 +67,7 @@ def applied(s: SessionRecord, staged: Staged) -> SessionRecord:
         s,
         state=SessionState.CLOSED if s.state is SessionState.CLOSED else SessionState.ACTIVE,
         cursor=cursor,
+        turns=max(s.turns, staged.turn),
         needs_manifest=False,
         resumed=False,
         pending_docs=sorted(staged.pending),
@@ -84,6 +94,8 @@ class PreparedTurn:
     _accept: Callable[[PreparedTurn], None] | None = field(default=None, repr=False)
     accepted: bool = False
     head: str | None = None  # the conversation head after `record()`
+    number: int = 1  # the session's turn this is (its ledger entries carry it)
+    ledger: TurnLedger | None = None  # what the turn's tools read and wrote, stored on accept
 
     @property
     def wire_prompt(self) -> str:

@@ -14,6 +14,7 @@ from freshline.store.deliveries import (
     DeliveryTable,
 )
 from freshline.store.files import IndexTable
+from freshline.store.ledger import LedgerEntry, LedgerKind, LedgerRow, LedgerTable
 from freshline.store.log import LogTable, ProjectState
 from freshline.store.meta import MetaTable
 from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
@@ -27,6 +28,9 @@ __all__ = [
     "DeliveryState",
     "FileKind",
     "IndexEntry",
+    "LedgerEntry",
+    "LedgerKind",
+    "LedgerRow",
     "LoggedChange",
     "ProjectState",
     "SessionRecord",
@@ -35,7 +39,7 @@ __all__ = [
 ]
 
 
-class Store(IndexTable, LogTable, MetaTable, SessionTable, DeliveryTable):
+class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable):
     """freshline's persistent state for one workspace."""
 
     def __init__(self, data_dir: Path) -> None:

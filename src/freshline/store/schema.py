@@ -87,6 +87,26 @@ MIGRATIONS.append(
 
 MIGRATIONS.append(
     (
+        "the read ledger, and the turns each session was delivered",
+        """
+        CREATE TABLE ledger (
+            session TEXT NOT NULL,
+            path BLOB NOT NULL,
+            kind TEXT NOT NULL,
+            blob TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (session, path, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX ledger_by_path ON ledger (path);
+        ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
         "deliveries by token; sessions that record no conversation",
         """
         CREATE TABLE deliveries (

@@ -57,6 +57,7 @@ class SessionRecord:
     target: str | None = None  # the conversation's checkout target (isolated mode)
     live_tree: str | None = None  # the live conversation tree last written for a turn
     live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
+    turns: int = 0  # turns delivered: each accepted turn that carried something counts one
     records_conversation: bool = True  # False: a hook's session, with no git conversation
 
 
@@ -94,7 +95,7 @@ class SessionTable:
             (check_session_id(session_id),),
         ).fetchone()
         if row is None:
-            raise NotFoundError(f"unknown session '{session_id}'")
+            raise NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
         return _from_row(row)
 
     def session_by_external(self, external_id: str) -> SessionRecord | None:

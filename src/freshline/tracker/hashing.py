@@ -53,3 +53,27 @@ def git_mode(st: os.stat_result) -> int:
     if stat.S_ISLNK(st.st_mode):
         return MODE_LINK
     return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
+
+
+def blob_of(path: str | os.PathLike[str]) -> str | None:
+    """The git blob id of what `path` holds now: a regular file's content or a link's
+    target; None when there is nothing there (or something else, such as a folder).
+
+    A file that changes size while it is hashed is hashed again, a few times at most;
+    OSError if it never holds still.
+    """
+    tries = 0
+    while True:
+        try:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                return blob_id_link(os.fspath(path))
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            return blob_id_file(path, st.st_size)[0]
+        except FileNotFoundError:
+            return None
+        except OSError:
+            tries += 1
+            if tries == 3:
+                raise

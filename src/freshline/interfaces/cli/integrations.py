@@ -6,10 +6,13 @@ every other command (and the hook, which runs on every prompt) should not pay fo
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, config, console, emit, state
+from freshline.interfaces.cli.common import JsonOption, config, state
+from freshline.interfaces.cli.output import emit, say
 from freshline.interfaces.cli.sessions import BaseUrlOption, ModelOption
 
 hook_app = typer.Typer(help="Hooks that bring freshness to agents you already use.")
@@ -26,10 +29,13 @@ def chat(
 
     Example: freshline chat --project notes --model openai:gpt-4o-mini
     """
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        raise UsageError("chat needs a terminal (standard input and output are not one); "
+                         "in scripts use `freshline send`")
     from freshline.interfaces.tui.app import run_chat
 
     session_id = run_chat(config(ctx), project, session, model, base_url)
-    console.print(f"session {session_id} (resume with: freshline chat --session {session_id})")
+    say(f"session {session_id} (resume with: freshline chat --session {session_id})")
 
 
 def mcp(ctx: typer.Context) -> None:
@@ -91,10 +97,9 @@ def install(
 
     def human() -> None:
         verb = "removed freshline's hook from" if uninstall else "installed the hook in"
-        console.print(f"{verb} {done.path}" + ("" if done.changed else " (unchanged)"),
-                      markup=False)
+        say(f"{verb} {done.path}" + ("" if done.changed else " (unchanged)"))
         if done.command:
-            console.print(f"command: {done.command}", markup=False)
+            say(f"command: {done.command}")
 
     emit(data, as_json, human)
 
@@ -106,4 +111,4 @@ def demo() -> None:
     """
     from freshline.interfaces.demo import run_demo
 
-    run_demo(console)
+    run_demo()
