@@ -5,7 +5,8 @@ everything), times each command as its own process, the best of several runs, an
 it ÷ `python -c pass` measured in the same run (goal ≤ 5):
   freshline --version
   freshline status
-  freshline hook claude-code     (a prompt with nothing to deliver)
+  freshline hook claude-code     (a prompt with nothing to deliver, run as `hook install`
+                                 writes it: `freshline --workspace ROOT hook claude-code`)
 first as a user has it, with the background watcher the first command started (status and
 the hook are answered by it), then with the autowatch off (each command loads the library
 and the hook scans the 200 files itself). Bytecode is compiled first, as an installed
@@ -18,6 +19,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 
 import freshline
+from freshline.interfaces.hook_install import hook_command
 from freshline.tracker.autowatch import stop
 
 PYTHON = sys.executable
@@ -67,12 +70,13 @@ def main() -> None:
         root = Path(tmp).resolve()
         build(root)
         payload = hook_payload(root)
-        subprocess.run([FRESHLINE, "hook", "claude-code"], cwd=root, env=env,
-                       input=payload.encode(), check=True, capture_output=True)  # the manifest
+        hook = shlex.split(hook_command(root, program=[FRESHLINE]))
+        subprocess.run(hook, cwd=root, env=env, input=payload.encode(), check=True,
+                       capture_output=True)  # the manifest (no transcript: taken when printed)
         rows = [
             ("freshline --version", [FRESHLINE, "--version"], ""),
             ("freshline status", [FRESHLINE, "status"], ""),
-            ("freshline hook claude-code", [FRESHLINE, "hook", "claude-code"], payload),
+            ("freshline hook claude-code", hook, payload),
         ]
         try:
             deadline = time.monotonic() + 30

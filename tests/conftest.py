@@ -129,6 +129,23 @@ def turn_running(manager: SessionManager, session_id: str) -> Iterator[threading
 
 
 @pytest.fixture
+def two_projects(ws: Workspace) -> Workspace:
+    """A workspace with project `p` over `notes/` (a.md) and `q` over `other/` (x.md)."""
+    ws.write("notes/a.md", "# A\n")
+    ws.write("other/x.md", "# X\n")
+    ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
+    return ws
+
+
+@pytest.fixture
+def hook_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where hooks run from this test log their failures (`$FRESHLINE_HOOK_LOG`)."""
+    path = tmp_path / "logs" / "hook.log"
+    monkeypatch.setenv("FRESHLINE_HOOK_LOG", str(path))
+    return path
+
+
+@pytest.fixture
 def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
     """A git checkout on `main` with `src/a.py`, an isolated project `code` over `src`, and a
     session manager on it."""

@@ -204,6 +204,13 @@ def test_a_hook_with_nothing_due_is_answered_by_the_watcher(
     assert "hookSpecificOutput" in first.stdout
     assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is False
     assert freshline(notes, "hook", "claude-code", stdin=payload).stdout == ""
+    # the agent `cd`s out of the workspace: its session is still found, by Claude's id
+    away = json.dumps(json.loads(payload) | {"cwd": str(notes.root.parent)})
+    assert watchsock.ask(root, {"op": "due", "payload": away})["due"] is False
+    assert freshline(notes, "-w", root, "hook", "claude-code", stdin=away).stdout == ""
+    for event in ("PostToolUse", "SessionEnd"):  # never the fast path: they have work to do
+        other = json.loads(payload) | {"hook_event_name": event, "tool_name": "Read"}
+        assert watchsock.ask(root, {"op": "due", "payload": json.dumps(other)})["due"] is True
     notes.write("n/news.md", "news")  # written just before the prompt: the cookie sees it
     assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is True
     assert "n/news.md" in freshline(notes, "hook", "claude-code", stdin=payload).stdout

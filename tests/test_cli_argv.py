@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 
 from freshline.interfaces.cli.argv import (
     HOOK,
+    PROJECT,
     SCAN,
     STATUS,
     VERSION,
     HotCall,
     hoist_workspace,
     hot_command,
+    option_value,
     split_workspace,
     wants_json,
 )
@@ -69,6 +71,14 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["status", "--json", "-w", "/x"], (STATUS, "/x", frozenset({"--json"}))),
         (["--workspace=/y", "scan", "--full"], (SCAN, "/y", frozenset({"--full"}))),
         (["hook", "claude-code"], (HOOK, None, frozenset())),
+        (["-w", "/w", "hook", "claude-code", "--project", "my notes"],
+         (HOOK, "/w", frozenset({"--project=my notes"}))),
+        (["hook", "claude-code", "-p", "q"], (HOOK, None, frozenset({"--project=q"}))),
+        (["hook", "claude-code", "--project=q"], (HOOK, None, frozenset({"--project=q"}))),
+        (["hook", "claude-code", "--project"], None),  # no value: typer says so
+        (["hook", "claude-code", "-p=q"], None),  # click's value would be "=q"
+        (["hook", "claude-code", "-p", "a", "--project", "b"], None),
+        (["status", "--project", "q"], None),
         (["status", "--help"], None),
         (["status", "extra"], None),
         (["scan", "--quiet"], None),
@@ -79,6 +89,11 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
 )
 def test_hot_command(argv: list[str], call: HotCall | None) -> None:
     assert hot_command(argv) == call
+
+
+def test_option_value_reads_a_joined_option() -> None:
+    assert option_value(frozenset({"--project=a=b"}), PROJECT) == "a=b"
+    assert option_value(frozenset({"--json"}), PROJECT) is None
 
 
 def test_wants_json_stops_at_the_double_dash() -> None:

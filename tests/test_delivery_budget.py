@@ -22,8 +22,9 @@ from freshline.agent.runtime import send
 from freshline.config import CHANNEL_BUDGETS, DeliverySettings, load_config
 from freshline.context import Channel
 from freshline.errors import ConfigError, UsageError
-from freshline.interfaces.hooks import HookEvent, HookInput, deliver
-from freshline.interfaces.mcp_server import FreshlineService, text_content
+from freshline.interfaces.hook_payload import HookEvent, HookInput
+from freshline.interfaces.hooks import deliver
+from freshline.interfaces.mcp_server import FreshlineService
 from freshline.interfaces.tui.commands import Command, Invocation, run
 from freshline.session import SessionManager
 from tests.conftest import Workspace
@@ -106,16 +107,16 @@ def test_mcp_results_stay_within_budget(big: Workspace) -> None:
         session = service.open_session("notes").session
         first = service.project_updates(session)
         assert first.blocks and CLOSE_MANIFEST in first.blocks
-        assert len(text_content(first)) <= budget
+        assert len(first.text) <= budget  # the text content the client passes on
         assert first.token is not None
         service.acknowledge(session, first.token)
         write_notes(big, 2_000, prefix="new")
         second = service.project_updates(session)
         assert second.blocks is not None and second.blocks.endswith(CLOSE_UPDATES)
-        assert len(text_content(second)) <= budget
+        assert len(second.text) <= budget
         assert f'project_changes(session="{session}", since=0, page=1)' in second.blocks
         page = service.project_changes(session, 0, 1)
-        assert page.pages > 1 and len(text_content(page)) <= budget
+        assert page.pages > 1 and len(page.text) <= budget
         listed = [service.project_changes(session, 0, n).text for n in range(1, page.pages + 1)]
         for i in range(2_000):
             name = f"new {i:04}.md"

@@ -15,8 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.config import Config, ProjectConfig
-from freshline.errors import NotFoundError, UsageError
-from freshline.interfaces.hooks import HookEvent, hook_log_path, parse_payload, project_for
+from freshline.errors import NotFoundError, UsageError, WorkspaceError
+from freshline.interfaces.hook_payload import HookEvent, external_id, parse_payload
+from freshline.interfaces.hook_pinning import pinned_project, project_for, workspace_for
+from freshline.interfaces.hooks import hook_log_path
 from freshline.session import SessionManager
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
@@ -55,10 +57,8 @@ def context(stdout: str, event: str) -> str:
 
 
 @pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "logs" / "hook.log"
-    monkeypatch.setenv("FRESHLINE_HOOK_LOG", str(path))
-    return path
+def log(hook_log: Path) -> Path:
+    return hook_log
 
 
 @pytest.fixture
@@ -116,20 +116,21 @@ def test_session_start_gets_the_manifest_and_compact_gets_it_again(
     assert hook(payload("user_prompt_submit", cwd)) == ""
 
 
-def test_a_closed_session_is_resumed_with_its_manifest(notes: Any, log: Path) -> None:
+def test_a_closed_session_reopens_as_it_was(notes: Any, log: Path) -> None:
     prompt = payload("user_prompt_submit", notes.root / "notes")
     assert MANIFEST in context(hook(prompt), "UserPromptSubmit")
     manager = SessionManager(notes.config())
     try:
-        external = f"claude-code:p:{json.loads(prompt)['session_id']}"
-        mapped = manager.store.session_by_external(external)
+        mapped = manager.store.session_by_external(external_id(json.loads(prompt)["session_id"]))
         assert mapped is not None
         manager.close_session(mapped.id)
     finally:
         manager.close()
-    resumed = context(hook(prompt), "UserPromptSubmit")
-    assert MANIFEST in resumed and "notes/a.md" in resumed
+    # The agent resumes its own conversation, which still holds the manifest.
     assert hook(prompt) == ""
+    notes.write("notes/c.md", "# C\n")
+    told = context(hook(prompt), "UserPromptSubmit")
+    assert UPDATES in told and MANIFEST not in told and "notes/c.md" in told
 
 
 def test_each_agent_session_has_its_own_freshline_session(notes: Any, log: Path) -> None:
@@ -275,3 +276,29 @@ def test_project_for_picks_a_project_holding_the_cwd(folders: list[str], rel: li
         assert chosen == next(f for f in holding if f.count("/") == deepest)
     else:
         assert chosen == below[0]
+
+
+# --- where a Claude session belongs -------------------------------------------------------
+
+
+def test_workspace_and_project_come_from_the_most_stable_folder(
+    two_projects: Any, tmp_path: Path
+) -> None:
+    root = two_projects.root
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    config = two_projects.config()
+    # Claude's project folder first; a start outside every workspace is passed over.
+    assert workspace_for([elsewhere, root / "other"]) == root
+    assert pinned_project(config, [root / "notes", root / "other"]) == "p"
+    assert pinned_project(config, [elsewhere, root / "other"]) == "q"
+    assert pinned_project(config, [elsewhere], "q") == "q"
+    assert workspace_for([elsewhere], root) == root
+    with pytest.raises(WorkspaceError, match="no freshline.toml"):
+        workspace_for([elsewhere])
+    with pytest.raises(WorkspaceError, match="no freshline.toml"):
+        workspace_for([root], elsewhere)
+    with pytest.raises(WorkspaceError, match="outside the workspace"):
+        pinned_project(config, [elsewhere])
+    with pytest.raises(NotFoundError, match="unknown project 'nope'"):
+        pinned_project(config, [root], "nope")

@@ -12,7 +12,7 @@ import pytest
 from freshline.config import load_config
 from freshline.errors import UsageError
 from freshline.interfaces.hook_ledger import MATCHER, ToolUse, tool_use
-from freshline.interfaces.hooks import HookEvent, parse_payload
+from freshline.interfaces.hook_payload import HookEvent, external_id, parse_payload
 from freshline.session import SessionManager
 from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_of
@@ -57,7 +57,7 @@ def claude(ws: Any, log: Path) -> Any:
 def ledger(root: Path, session: str = CLAUDE) -> dict[tuple[str, LedgerKind], Any]:
     manager = SessionManager(load_config(root))
     try:
-        s = manager.store.session_by_external(f"claude-code:notes:{session}")
+        s = manager.store.session_by_external(external_id(session))
         assert s is not None
         return {(e.path, e.kind): e for e in manager.store.ledger_of(s.id)}
     finally:

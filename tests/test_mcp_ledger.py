@@ -12,7 +12,7 @@ from freshline.session import SessionManager
 from freshline.store import LedgerEntry, LedgerKind
 from freshline.tracker.hashing import blob_of
 
-from .test_mcp import call, connect, notes  # noqa: F401 (the notes fixture)
+from .test_mcp import call, connect, fields, notes, text  # noqa: F401 (the notes fixture)
 
 
 def entries(root: Any, session: str) -> dict[str, LedgerEntry]:
@@ -31,14 +31,14 @@ async def test_read_document_records_reads_and_the_next_updates_name_them_first(
     report.add_paragraph("Quarterly figures are up.")
     report.save(str(root / "notes" / "report.docx"))
     async with connect(root) as client:
-        session = (await call(client, "open_session", project="p"))["session"]
-        first = await call(client, "project_updates", session=session)
+        session = fields(await call(client, "open_session", project="p"))["session"]
+        first = fields(await call(client, "project_updates", session=session))
         await call(client, "acknowledge", session=session, token=first["token"])
 
         await call(client, "read_document", path="notes/a.md", session=session)
         await call(client, "read_document", path="notes/b.md")  # no session: nobody's read
         ready = await call(client, "read_document", path="notes/report.docx", session=session)
-        assert ready["status"] == "ready"
+        assert fields(ready)["status"] == "ready"
         seen = entries(root, session)
         assert set(seen) == {"notes/a.md", "notes/report.docx"}
         assert seen["notes/a.md"].blob == blob_of(root / "notes/a.md")
@@ -48,9 +48,9 @@ async def test_read_document_records_reads_and_the_next_updates_name_them_first(
         notes.write("notes/a.md", "# A, edited\n")
         notes.write("notes/b.md", "# B, edited\n")
         second = await call(client, "project_updates", session=session)
-        lines = second["blocks"].split("\n")
+        lines = text(second).split("\n")
         assert lines[1].startswith("Files you read or wrote that changed since")
         assert lines[2] == (f"- you read {root}/notes/a.md at turn 1; it has changed since "
                             "(outside freshline)")
         assert "- you read" not in "\n".join(lines[3:])  # b.md was read without a session
-        await call(client, "acknowledge", session=session, token=second["token"])
+        await call(client, "acknowledge", session=session, token=fields(second)["token"])

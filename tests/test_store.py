@@ -37,6 +37,29 @@ def test_migrations_run_forward_from_an_older_schema(tmp_path: Path) -> None:
     assert store.session_list() == []
 
 
+def test_the_ledger_then_the_deliveries_migrate_a_store_with_sessions(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    for n, (_name, script) in enumerate(MIGRATIONS[:3], start=1):
+        conn.executescript(script + f"; PRAGMA user_version = {n};")
+    conn.execute(
+        "INSERT INTO sessions (id, project, state, mode, created_at, manifest_epoch,"
+        " dirty_key, manifest, needs_manifest, resumed) VALUES"
+        " ('0123456789ab', 'p', 'active', 'live', 0, 0, 'k', '{}', 0, 0)"
+    )
+    conn.commit()
+    conn.close()
+    store = Store(tmp_path)
+    s = store.session_get("0123456789ab")
+    assert (s.turns, s.channel, s.records_conversation) == (0, "send", True)
+    assert store.ledger_of(s.id) == [] and store.deliveries_of(s.id) == []
+    assert [name for name, _ in MIGRATIONS[3:]] == [
+        "the read ledger, and the turns each session was delivered",
+        "files: the line sketch of text files, the content evidence of a rename that edited",
+        "sessions: the channel that opened them, last activity, a title",
+        "deliveries by token",
+    ]
+
+
 def test_a_schema_newer_than_this_freshline_is_refused(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / DB_NAME)
     conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")

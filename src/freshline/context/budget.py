@@ -63,13 +63,19 @@ class Budget:
     """A delivery's budget: at most `chars` characters as `meter` counts them.
 
     `channel` and `session` say how the agent gets back what a roll-up folded (the
-    channel's paging tool or command, named in the block's last line).
+    channel's paging tool or command, named in the block's last line). `delivery` is the
+    delivery's token, written in each block's opening tag (so it is counted too).
     """
 
     chars: int
     channel: Channel = Channel.SEND
     meter: Meter = field(default_factory=Meter)
     session: str | None = None
+    delivery: str | None = None
+
+    def tagged(self) -> list[tuple[str, object]]:
+        """The attributes a block's opening tag gains from this budget (its token)."""
+        return [("delivery", self.delivery)] if self.delivery else []
 
     def fits(self, text: str) -> bool:
         """Whether `text` fits this budget."""

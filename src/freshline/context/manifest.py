@@ -70,7 +70,7 @@ def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
     parts += [*_sources(m), *_documents(m), *_files(m)]
     parts.append(WayBack(phrases.files_way_back(budget, m.project)))
     attributes = [("project", m.project), ("workspace", m.root), ("epoch", m.epoch),
-                  ("mode", m.mode)]
+                  ("mode", m.mode), *(budget.tagged() if budget else [])]
 
     def group_line(folder: str, counts: Counter[str]) -> str:
         return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)

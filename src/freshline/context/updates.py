@@ -176,7 +176,8 @@ def updates_plan(
     parts = [stale, Text(phrases.UPDATES_INSTRUCTION, essential=True), *parts,
              Groups(phrases.CHANGES_GROUPED, (Pool.CHANGES, Pool.KEPT)),
              WayBack(phrases.changes_way_back(budget, u.project, u.from_epoch))]
-    attributes = [("project", u.project), ("from_epoch", u.from_epoch), ("to_epoch", u.to_epoch)]
+    attributes = [("project", u.project), ("from_epoch", u.from_epoch), ("to_epoch", u.to_epoch),
+                  *(budget.tagged() if budget else [])]
     return Plan("project_context_updates", attributes, parts, b.group_line)
 
 

@@ -1,19 +1,38 @@
-"""`freshline hook claude-code`: tell Claude Code what changed, on every prompt.
+"""`freshline hook claude-code`: tell Claude Code what changed, proven delivered.
 
 Claude Code runs the hook with one JSON object on stdin (`hook_event_name`, `session_id`,
-`cwd`, and `prompt` or `source`). The hook finds the workspace from `cwd`, picks the
-project that holds `cwd` (`project_for`), maps Claude's session id to a freshline session
-(created on first use), and prints the pending blocks as
-`{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`. Printing the
-output is the delivery: the turn is accepted right after it is written.
+`transcript_path`, `cwd`, and per event `source`, `prompt`, `tool_name`, …; read by
+`hook_payload.py`). The hook
+
+- pins the project per Claude session at its first call: `--project`, else the project
+  of `$CLAUDE_PROJECT_DIR` (Claude's own project folder), else of the first `cwd`. Later
+  calls of that session use the pinned freshline session whatever the `cwd` (the agent's
+  `cd` in Bash moves it). The workspace is `--workspace`, else the one holding
+  `$CLAUDE_PROJECT_DIR` or the `cwd`.
+- on SessionStart and UserPromptSubmit prints the pending blocks as
+  `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, each block
+  carrying a delivery token in its opening tag (`session/tokens.py`);
+- on every call first decides the deliveries still outstanding from the transcript
+  (`transcript.py`): found ones are acknowledged, dropped ones are told again with their
+  epochs, ones still in flight are built upon. Without a transcript in the payload the
+  blocks are acknowledged when printed, and `session show` says so;
+- SessionStart with source `compact` or `clear` delivers the manifest again (the agent
+  lost it), without the "closed for a while" note; `resume` reopens the session as it
+  was (the resumed conversation still holds what it was told); SessionEnd closes it;
+- records no conversation: a hook session has no turn of its own to record, so it never
+  writes a tree of the project;
+- on PostToolUse (Claude's `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`) feeds the
+  session's read ledger (`record_tool_use`, `hook_ledger.py`) and prints nothing: Claude's
+  own writes are then not announced back, and files it read that change later open the
+  next prompt's updates.
+
+The common prompt, with nothing to deliver, is answered before the session layer loads
+(`nothing_due_for`; by the running watcher over its socket when there is one,
+`watchsock.py`). SessionEnd and PostToolUse never take that path: one closes the session,
+the other feeds the ledger and settles what went out.
 
 Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
 0 with no output and appends one line to the hook log (`hook_log_path`).
-
-A `PostToolUse` payload (Claude's `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`)
-only feeds the session's read ledger (`record_tool_use`, `hook_ledger.py`) and prints
-nothing: Claude's own writes are then not announced back, and files it read that change
-later open the next prompt's updates.
 
 Claude Code shows hook output whole only up to 10,000 characters (past that the model sees
 a 2 KB preview, without the closing tag), so the blocks are fitted to the `hook` budget
@@ -27,81 +46,42 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from freshline.access import AccessDenied, Rules, reach
-from freshline.config import Config, find_workspace, load_config
-from freshline.errors import NotFoundError, UsageError
-from freshline.interfaces.hook_ledger import ToolUse, tool_use
-from freshline.paths import shown
-from freshline.scope import Pattern, PatternKind
-from freshline.store import SessionRecord, SessionState, Store
+from freshline.access import AccessDenied, reach
+from freshline.config import Config, load_config
+from freshline.interfaces.hook_payload import (
+    AGENT,
+    CONTEXT_LOST,
+    DELIVERING,
+    HookEvent,
+    HookInput,
+    HookOptions,
+    external_id,
+    parse_payload,
+    starts,
+)
+from freshline.interfaces.hook_pinning import pinned_project, workspace_for
+from freshline.interfaces.transcript import Verdict, read_evidence, size_of, stage, verdict
+from freshline.store import (
+    Acknowledgement,
+    DeliveryRecord,
+    DeliveryState,
+    SessionRecord,
+    SessionState,
+    Store,
+)
 from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_of
 
-if TYPE_CHECKING:  # the context and session layers load only when there is something to say
+if TYPE_CHECKING:  # the context and session layers load only when a call gets that far
     from freshline.context import Meter
-    from freshline.session import PreparedTurn, SessionManager
+    from freshline.session import SessionManager
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
-AGENT = "claude-code"
 CONVERT = "convert"  # `python -m freshline.interfaces.hooks convert ROOT PROJECT`
-
-
-class HookEvent(StrEnum):
-    """The Claude Code hook events freshline answers."""
-
-    SESSION_START = "SessionStart"  # a session starts, resumes, or was cleared/compacted
-    USER_PROMPT_SUBMIT = "UserPromptSubmit"  # the user sent a prompt
-    POST_TOOL_USE = "PostToolUse"  # a tool ran: reads and writes feed the read ledger
-
-
-# SessionStart sources after which the agent no longer holds the manifest.
-_CONTEXT_LOST = frozenset({"clear", "compact"})
-
-
-@dataclass(frozen=True)
-class HookInput:
-    """The fields of Claude Code's hook payload that freshline uses."""
-
-    event: HookEvent
-    session_id: str
-    cwd: Path
-    source: str | None = None  # SessionStart only: startup, resume, clear or compact
-    tool: ToolUse | None = None  # PostToolUse only: the tool that ran, on which file
-
-
-def parse_payload(text: str) -> HookInput:
-    """Read the hook's JSON payload; raises UsageError when it is not one freshline reads."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"hook payload is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError("hook payload is not a JSON object")
-    try:
-        event = HookEvent(str(data.get("hook_event_name")))
-    except ValueError:
-        raise UsageError(f"unsupported hook event {data.get('hook_event_name')!r}") from None
-    session_id, cwd = data.get("session_id"), data.get("cwd")
-    if not isinstance(session_id, str) or not session_id:
-        raise UsageError("hook payload has no session_id")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise UsageError("hook payload has no absolute cwd")
-    source = data.get("source")
-    tool = tool_use(data) if event is HookEvent.POST_TOOL_USE else None
-    return HookInput(
-        event, session_id, Path(cwd), source if isinstance(source, str) else None, tool
-    )
-
-
-def blocks_of(turn: PreparedTurn) -> str | None:
-    """The manifest and updates blocks of a prepared turn (its message left out)."""
-    parts = [b for b in (turn.manifest, turn.updates) if b]
-    return "\n\n".join(parts) if parts else None
+NO_TRANSCRIPT = "the hook's payload names no transcript: acknowledged when printed"
 
 
 def hook_output(event: HookEvent, blocks: str) -> str:
@@ -119,49 +99,73 @@ def hook_meter(event: HookEvent) -> Meter:
     return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
 
 
-# --- which project holds the working directory ------------------------------------------
+# --- where the session is ---------------------------------------------------------------
 
 
-def _base(pattern: Pattern) -> str:
-    """The folder a pattern's files must be under (`""`: anywhere in the workspace)."""
-    if pattern.kind is PatternKind.FOLDER:
-        return pattern.value
-    if pattern.kind is PatternKind.GLOB:
-        fixed = []
-        for segment in pattern.value.split("/"):
-            if any(ch in segment for ch in "*?["):
-                break
-            fixed.append(segment)
-        return "/".join(fixed)
-    return ""
+def pin(
+    manager: SessionManager, payload: HookInput, options: HookOptions
+) -> tuple[SessionRecord, bool]:
+    """The freshline session of Claude's session, and whether this call opened it (live,
+    with no conversation, its documents converted in the background)."""
+    external = external_id(payload.session_id)
+    s = manager.store.session_by_external(external)
+    if s is not None:
+        return s, False
+    from freshline.context import Channel
+
+    project = pinned_project(manager.config, starts(payload, options), options.project)
+    opened = manager.new(
+        project, mode="live", external_id=external, convert=False, channel=Channel.HOOK
+    )
+    return opened, True
 
 
-def _within(path: str, folder: str) -> bool:
-    return folder == "" or path == folder or path.startswith(folder + "/")
+# --- what became of the deliveries so far -------------------------------------------------
 
 
-def project_for(config: Config, rel: str) -> str:
-    """The project for a working directory at workspace-relative `rel` (`""`: the root).
+def settle(manager: SessionManager, s: SessionRecord, payload: HookInput) -> list[DeliveryRecord]:
+    """Decide the session's outstanding deliveries (one chain, oldest first) from the
+    transcript: acknowledge the ones found, give up from the first missing one on (the
+    next delivery tells it all again), and return those still in flight."""
+    from freshline.session import tokens
 
-    1. The project with the deepest folder include (or glob's fixed folder) holding `rel`.
-    2. Else the first project, in config order, whose files may lie under `rel`: a folder
-       include below it, or a pattern that matches anywhere (extension, tag, note, property).
-    3. Else none: NotFoundError.
-    """
-    best: tuple[int, str] | None = None
-    for name, project in config.projects.items():
-        for pattern in project.scope.include:
-            base = _base(pattern)
-            depth = base.count("/") + 1
-            if base and _within(rel, base) and (best is None or depth > best[0]):
-                best = (depth, name)
-    if best is not None:
-        return best[1]
-    for name, project in config.projects.items():
-        if any(not _base(p) or _within(_base(p), rel) for p in project.scope.include):
-            return name
-    where = rel or "the workspace root"
-    raise NotFoundError(shown(f"{where} is outside every project of {config.root}"))
+    chain = tokens.outstanding(manager, s.id)
+    if not chain:
+        return []
+    start = min(_offset(d) for d in chain)
+    evidence = read_evidence(payload.transcript, start, [d.token for d in chain])
+    for i, d in enumerate(chain):
+        where = stage(str(d.detail.get("event", "")), bool(d.detail.get("prompted")),
+                      payload.event.value)
+        fate = verdict(d.token in evidence.found, evidence.answered_after(_offset(d)), where,
+                       evidence.readable)
+        if fate is Verdict.IN_FLIGHT:
+            return _prompted(manager, chain[i:], payload)
+        if fate is Verdict.MISSING:
+            tokens.supersede(manager, s.id)
+            return []
+        how, note = Acknowledgement.TRANSCRIPT, None
+        if fate is Verdict.UNREADABLE:
+            how = Acknowledgement.PRINTED
+            note = f"no readable transcript at {payload.transcript}: acknowledged when printed"
+        tokens.acknowledge(manager, s.id, d.token, how, note)
+    return []
+
+
+def _offset(d: DeliveryRecord) -> int:
+    return int(d.detail.get("offset", 0))
+
+
+def _prompted(
+    manager: SessionManager, chain: list[DeliveryRecord], payload: HookInput
+) -> list[DeliveryRecord]:
+    """The chain still in flight; on a prompt, each of its deliveries goes out with it."""
+    if payload.event is not HookEvent.USER_PROMPT_SUBMIT:
+        return chain
+    with manager.store.write():
+        for d in chain:
+            manager.store.delivery_detail(d.token, {**d.detail, "prompted": True})
+    return chain
 
 
 # --- the hook ---------------------------------------------------------------------------
@@ -189,119 +193,141 @@ def _log(message: str) -> None:
         pass  # Nowhere to log; the hook must still never fail the prompt.
 
 
-def _session(manager: SessionManager, payload: HookInput, project: str) -> SessionRecord:
-    """The freshline session mapped to Claude's session (created on first use)."""
-    external = f"{AGENT}:{project}:{payload.session_id}"
-    s = manager.store.session_by_external(external)
-    if s is None:
-        from freshline.context import Channel
-
-        # Live whatever the project's mode: the agent works in the checkout itself.
-        return manager.new(
-            project, mode="live", external_id=external, convert=False, channel=Channel.HOOK
-        )
-    lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
-    if lost or s.state is SessionState.CLOSED:
-        # The agent lost its context (cleared, compacted) or the session was closed:
-        # resuming rebuilds the manifest and delivers it again.
-        return manager.resume(s.id, convert=False)
-    return s
-
-
-def deliver(payload: HookInput, out: TextIO) -> bool:
-    """Write the pending blocks as hook output and accept them; False when nothing changed."""
-    root = find_workspace(payload.cwd)
-    config = load_config(root)
+def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None) -> bool:
+    """Answer a SessionStart, UserPromptSubmit or SessionEnd call: settle earlier
+    deliveries, then (on SessionStart and UserPromptSubmit) write the pending blocks as
+    hook output; False when nothing was written."""
+    options = options or HookOptions()
+    config = load_config(workspace_for(starts(payload, options), options.workspace))
     if nothing_due_for(config, payload):
         return False
-    project = _project(config, payload)
-    from freshline.context import Channel
     from freshline.session import SessionManager
 
     manager = SessionManager(config)
     try:
-        s = _session(manager, payload, project)
-        turn = manager.prepare(
-            s.id, "", conversation=False, channel=Channel.HOOK, meter=hook_meter(payload.event)
-        )
-        blocks = blocks_of(turn)
-        if blocks is None:
-            _pass_over(turn)
+        s, opened, chain = _open(manager, payload, options)
+        if payload.event is HookEvent.SESSION_END:
+            manager.close_session(s.id)
             return False
-        out.write(hook_output(payload.event, blocks))
-        out.flush()
-        turn.accept()
-        if turn.staged.pending:
-            _convert_in_background(root, project)
-        return True
+        if payload.event not in DELIVERING:
+            return False  # PostToolUse: `record_tool_use` answers it
+        if s.state is SessionState.CLOSED:
+            s = manager.reopen(s.id)
+        return _print(manager, s, payload, chain, out, flush=not opened)
     finally:
         manager.close()
 
 
-def _pass_over(turn: PreparedTurn) -> None:
-    """Move the cursor over epochs that had nothing to tell (Claude's own writes, say), so
-    the next prompt does not weigh them again. Nothing was delivered: no turn is counted."""
-    if turn.covers != turn.session.cursor:
-        turn.accept()
+def _open(
+    manager: SessionManager, payload: HookInput, options: HookOptions
+) -> tuple[SessionRecord, bool, list[DeliveryRecord]]:
+    """Claude's session pinned (and whether this call opened it), with what became of its
+    deliveries so far decided: the chain of them still in flight."""
+    s, opened = pin(manager, payload, options)
+    if payload.event is HookEvent.SESSION_START and payload.source in CONTEXT_LOST:
+        from freshline.session import tokens
+
+        # The agent lost its context: whatever it was handed is gone with it.
+        tokens.supersede(manager, s.id)
+        return manager.resume(s.id, convert=False, closed=False), opened, []
+    return s, opened, settle(manager, s, payload)
 
 
-def record_tool_use(payload: HookInput) -> bool:
+def nothing_due_for(config: Config, payload: HookInput) -> bool:
+    """The common prompt, answered without loading the session layer: Claude's session
+    (found by its external id, wherever the agent's `cd` took the `cwd`) is known, kept its
+    context, and has been told everything (see `session.due`). Never for SessionEnd (it
+    closes the session) or PostToolUse (it feeds the ledger and settles deliveries)."""
+    from freshline.session.due import nothing_due
+    from freshline.tracker import Tracker
+
+    lost = payload.event is HookEvent.SESSION_START and payload.source in CONTEXT_LOST
+    if payload.event not in DELIVERING or lost:
+        return False
+    tracker = Tracker(config)
+    ensure_watcher(config, tracker.store)
+    s = tracker.store.session_by_external(external_id(payload.session_id))
+    if s is None:
+        return False
+    tracker.flush()
+    return nothing_due(s, tracker.epoch(s.project))
+
+
+def record_tool_use(payload: HookInput, options: HookOptions | None = None) -> bool:
     """Feed the read ledger from a PostToolUse payload: what Claude's `Read` showed, or
     what its `Write`, `Edit`, `MultiEdit` or `NotebookEdit` wrote (the file's content now,
-    as a git blob id). Prints nothing. False when there was nothing to record: another
-    tool, a file outside the workspace, a secret, an internal or ignored file."""
+    as a git blob id), for the session pinned to Claude's. Deliveries still outstanding are
+    settled first (a tool ran: the request that carried them went out). Prints nothing.
+    False when there was nothing to record: another tool, a file outside the workspace, a
+    secret, an internal or ignored file."""
+    options = options or HookOptions()
+    config = load_config(workspace_for(starts(payload, options), options.workspace))
+    store = Store(config.data_dir)
+    try:
+        s = store.session_by_external(external_id(payload.session_id))
+        if s is not None and not store.deliveries_of(s.id, DeliveryState.OUTSTANDING):
+            return _record(config, store, s, payload)  # the common call: no session manager
+    finally:
+        store.close()
     from freshline.session import SessionManager
+
+    manager = SessionManager(config)
+    try:
+        s = _open(manager, payload, options)[0]
+        return _record(config, manager.store, s, payload)
+    finally:
+        manager.close()
+
+
+def _record(config: Config, store: Store, s: SessionRecord, payload: HookInput) -> bool:
     from freshline.session.ledger import Ledger
     from freshline.session.rules import workspace_rules
 
     tool = payload.tool
     if tool is None or tool.kind is None:
         return False  # another tool, or one that named no file
-    config = load_config(find_workspace(payload.cwd))
-    project = _project(config, payload)
     try:
+        # A relative path is the agent's, from its `cwd` (wherever it `cd`'d to).
         target = reach(
-            config.root, str(payload.cwd / tool.path), workspace_rules(config, project)
+            config.root, str(payload.cwd / tool.path), workspace_rules(config, s.project)
         )
     except AccessDenied:
         return False
     blob = blob_of(target.path)
     if blob is None:
         return False
-    store = Store(config.data_dir)  # the common case needs no session manager
-    try:
-        s = store.session_by_external(f"{AGENT}:{project}:{payload.session_id}")
-        if s is None:
-            manager = SessionManager(config)
-            try:
-                s = _session(manager, payload, project)
-            finally:
-                manager.close()
-        Ledger(store).record(s.id, target.rel, blob, tool.kind)
-    finally:
-        store.close()
+    Ledger(store).record(s.id, target.rel, blob, tool.kind)
     return True
 
 
-def _project(config: Config, payload: HookInput) -> str:
-    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
-    here = reach(config.root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
-    return project_for(config, here.rel)
+def _print(
+    manager: SessionManager,
+    s: SessionRecord,
+    payload: HookInput,
+    chain: list[DeliveryRecord],
+    out: TextIO,
+    flush: bool,
+) -> bool:
+    from freshline.context import Channel
+    from freshline.session import tokens
 
-
-def nothing_due_for(config: Config, payload: HookInput) -> bool:
-    """The common prompt, answered without loading the session layer: Claude's session is
-    known, kept its context, and has been told everything (see `session.due`)."""
-    from freshline.session.due import nothing_due
-    from freshline.tracker import Tracker
-
-    project = _project(config, payload)
-    tracker = Tracker(config)
-    ensure_watcher(config, tracker.store)
-    tracker.flush()
-    s = tracker.store.session_by_external(f"{AGENT}:{project}:{payload.session_id}")
-    lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
-    return s is not None and not lost and nothing_due(s, tracker.epoch(project))
+    detail = {
+        "event": payload.event.value,
+        "transcript": str(payload.transcript) if payload.transcript else None,
+        "offset": size_of(payload.transcript),
+    }
+    issued = tokens.deliver(
+        manager, s.id, Channel.HOOK, hook_meter(payload.event), chain, detail, flush
+    )
+    if issued is None:
+        return False
+    out.write(hook_output(payload.event, issued.blocks))
+    out.flush()
+    if payload.transcript is None:
+        tokens.acknowledge(manager, s.id, issued.token, Acknowledgement.PRINTED, NO_TRANSCRIPT)
+    if issued.turn.staged.pending:
+        _convert_in_background(manager.config.root, s.project)
+    return True
 
 
 def _convert_in_background(root: Path, project: str) -> None:
@@ -330,25 +356,25 @@ def convert(root: Path, project: str) -> None:
         _log(f"converting {project}: {type(exc).__name__}: {exc}")
 
 
-def run_claude_code(stdin: TextIO, out: TextIO) -> int:
+def run_claude_code(stdin: TextIO, out: TextIO, options: HookOptions | None = None) -> int:
     """The whole hook: always 0; failures are logged, never printed."""
     try:
         payload = parse_payload(stdin.read())
         if payload.event is HookEvent.POST_TOOL_USE:
-            record_tool_use(payload)
+            record_tool_use(payload, options)
         else:
-            deliver(payload, out)
+            deliver(payload, out, options)
     except Exception as exc:  # the hook must never break the prompt
         _log(f"{type(exc).__name__}: {exc}")
     return 0
 
 
-def claude_code_hook() -> int:
+def claude_code_hook(workspace: Path | None = None, project: str | None = None) -> int:
     """Claude Code hook: print what changed in the project as additional context.
 
-    Example: in .claude/settings.json, run `freshline hook claude-code` on UserPromptSubmit.
+    Example: `freshline hook install claude-code` writes it into .claude/settings.json.
     """
-    return run_claude_code(sys.stdin, sys.stdout)
+    return run_claude_code(sys.stdin, sys.stdout, HookOptions.from_env(workspace, project))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
 """`freshline mcp`: an MCP server over stdio for agents that speak the Model Context Protocol.
 
+This module is the server's logic (`FreshlineService`) and its entry point; the MCP
+surface (tools, resources, the prompt, notifications) is `mcp_surface.py`, and the watcher
+that drives change notifications is `mcp_events.py`.
+
 Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
-blocks plus a delivery token), `acknowledge` (the token advances the session's cursor),
-`project_changes` (pages the full list behind a rolled-up block) and `read_document` (with
-a session, what it returns is recorded in that session's read ledger). Each project's
-manifest is also a resource, `freshline://project/<name>/manifest`.
+blocks, a delivery token in their opening tags), `acknowledge` (the token advances the
+session's cursor), `project_changes` (pages the full list behind a rolled-up block) and
+`read_document` (with a session, what it returns is recorded in that session's read
+ledger). Blocks, pages and documents come back as text content, with their fields as
+structured content beside them. A prompt, `catch_up(project)`, returns the pending
+blocks; each project's manifest is a resource, `freshline://project/<name>/manifest`.
 
-Blocks and pages fit the `mcp` budget (`[delivery]`), counted on the text content the
-client passes on: the result's JSON, as the SDK writes it.
-
-Delivery is two-phase, like `prepare()`/`accept()`: a client that crashes between
-`project_updates` and `acknowledge` gets the same blocks again on its next call. Each
-session has at most one outstanding token; a newer `project_updates` call supersedes it.
+Delivery is two-phase, like `prepare()`/`accept()`, and its tokens live in the store
+(`session/tokens.py`): a client that starts a server per call, restarts, or talks to two
+servers on one workspace acknowledges a token whichever server issued it, and each change
+is acknowledged once per session. Until then `project_updates` tells the same changes
+again; a newer call supersedes the older token.
 
 freshline's errors become MCP tool errors (`isError` results with a one-line message) or,
 for resources, MCP protocol errors; the server keeps serving after either.
@@ -26,34 +31,34 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, TypeVar
-
-import pydantic_core
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.server.mcpserver.resources import FunctionResource
-from pydantic import Field
+from typing import TypeVar
 
 from freshline.access import Reached, reach
 from freshline.config import Config, find_workspace, load_config
-from freshline.context import ChangesPage, Channel, Encoding, Meter
+from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import FreshlineError, NotFoundError, UsageError
-from freshline.interfaces.hooks import blocks_of
 from freshline.materialize import DocStatus, is_document
+from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
-from freshline.session import PreparedTurn, SessionManager
+from freshline.session import SessionManager, tokens
 from freshline.session.delivery import changes_page, delivery_budget
 from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
+from freshline.store import Acknowledgement
 from freshline.tracker.hashing import blob_of
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
 READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
 _SNIFF = 8192  # bytes read to tell text from binary
-_TOKEN_BYTES = 16
-_BIG = 10**12  # a stand-in for numbers not known yet when a result is measured
+ACK_NOTE = (
+    "Delivery {token} of session {session}: call acknowledge(session, token) once you have "
+    "read these blocks; until then project_updates tells them again."
+)
+NOTHING_NEW = "Nothing new for session {session}: it is up to date with epoch {covers}."
+CAUGHT_UP = "freshline session {session} (project {project}): call project_updates with it " \
+    "for what changes next."
 
 _T = TypeVar("_T")
 
@@ -87,6 +92,13 @@ class Delivery:
     token: str | None
     covers: int  # the epoch the blocks bring the agent up to
 
+    @property
+    def text(self) -> str:
+        """The text content the client passes on to its model."""
+        if self.blocks is None or self.token is None:
+            return NOTHING_NEW.format(session=self.session, covers=self.covers)
+        return f"{self.blocks}\n\n{ACK_NOTE.format(token=self.token, session=self.session)}"
+
 
 @dataclass
 class Acknowledged:
@@ -100,20 +112,43 @@ class Acknowledged:
 class DocumentText:
     """A file's text, a document's snapshot text, or why there is none yet."""
 
-    path: str
-    status: str  # text | binary | ready | stale | pending | failed
+    path: str  # the file read: a document's source path, also when asked by its snapshot
+    status: str  # text | binary | ready | stale | pending | failed | deleted
     text: str | None
     note: str | None
 
 
+@dataclass
+class CaughtUp:
+    """What the `catch_up` prompt returns: the blocks, taken as delivered."""
+
+    session: str
+    project: str
+    blocks: str | None
+
+    @property
+    def text(self) -> str:
+        """The prompt's message."""
+        after = CAUGHT_UP.format(session=self.session, project=self.project)
+        if self.blocks is None:
+            return f"Nothing changed in project {self.project} since you were last told.\n{after}"
+        return f"{self.blocks}\n\n{after}"
+
+
+def delivery_meter(session: str) -> Meter:
+    """How `project_updates` counts the blocks: the acknowledgement note after them."""
+    note = ACK_NOTE.format(token="0" * 2 * tokens.TOKEN_BYTES, session=session)
+    return Meter(len(f"\n\n{note}"))
+
+
 class FreshlineService:
-    """The tools' logic over one workspace. Calls are serialized: the SDK runs synchronous
-    tools on worker threads, and one session's turns must not interleave."""
+    """The tools' logic over one workspace. Session calls are serialized: the server runs
+    them on worker threads, and one session's deliveries must not interleave."""
 
     def __init__(self, config: Config) -> None:
         self.manager = SessionManager(config)
         self._lock = threading.Lock()
-        self._outstanding: dict[str, tuple[str, PreparedTurn]] = {}  # session -> token, turn
+        self._prompted: dict[str, str] = {}  # project -> the session catch_up opened
 
     @property
     def config(self) -> Config:
@@ -143,7 +178,7 @@ class FreshlineService:
 
     def project_manifest(self, project: str) -> str:
         """The project's manifest block, built now (no session is opened), fitted to the
-        `mcp` budget (a plain text result)."""
+        `mcp` budget."""
         self.config.project(project)
         m = self.manager
         built = self._locked(
@@ -153,83 +188,108 @@ class FreshlineService:
 
     def open_session(self, project: str) -> SessionInfo:
         """A new session of `project`, for a client that has none."""
+        return self._locked(lambda: self._open(project))
 
-        def run() -> SessionInfo:
-            # Live whatever the project's mode: the client works in the checkout itself.
-            external = f"mcp:{secrets.token_hex(6)}"
-            s = self.manager.new(project, mode="live", external_id=external, channel=Channel.MCP)
-            return SessionInfo(session=s.id, project=s.project)
+    def _open(self, project: str) -> SessionInfo:
+        # Live whatever the project's mode (the client works in the checkout itself), and
+        # no conversation: freshline runs no turn of this agent's to record.
+        external = f"mcp:{secrets.token_hex(6)}"
+        s = self.manager.new(project, mode="live", external_id=external, channel=Channel.MCP)
+        return SessionInfo(session=s.id, project=s.project)
 
-        return self._locked(run)
-
-    def project_updates(self, session: str) -> Delivery:
-        """The blocks the session has not acknowledged yet, with a fresh delivery token."""
+    def project_updates(self, session: str, progress: ProgressFn | None = None) -> Delivery:
+        """The blocks the session has not acknowledged yet, under a fresh delivery token.
+        The project's documents are converted first (a long-lived server can afford it, so
+        they arrive readable); `progress` hears each conversion."""
+        project = self.manager.get(session).project
+        self._locked(self.manager.tracker.flush)
+        # Unlocked: conversions take a while, and other calls go on meanwhile.
+        self.manager.materialize(project, progress=progress, flush=False)
 
         def run() -> Delivery:
-            s = self.manager.get(session)
-            # A long-lived server can afford converting what changed, so documents
-            # arrive readable instead of "being converted".
-            self.manager.materialize(s.project)
-            token = secrets.token_urlsafe(_TOKEN_BYTES)
-            envelope = Delivery(session=session, blocks="", token=token, covers=_BIG)
-            turn = self.manager.prepare(
-                session, "", conversation=False, channel=Channel.MCP, meter=_meter(envelope)
-            )
-            self._outstanding.pop(session, None)
-            blocks = blocks_of(turn)
-            if blocks is None:
-                return Delivery(session=session, blocks=None, token=None, covers=turn.covers)
-            self._outstanding[session] = (token, turn)
-            return Delivery(session=session, blocks=blocks, token=token, covers=turn.covers)
+            issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session))
+            if issued is None:
+                covers = self.manager.tracker.epoch(project)
+                return Delivery(session=session, blocks=None, token=None, covers=covers)
+            return Delivery(session, issued.blocks, issued.token, issued.covers)
 
         return self._locked(run)
+
+    def acknowledge(self, session: str, token: str) -> Acknowledged:
+        """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
+        Any server of the workspace may have issued the token."""
+        s = self._locked(lambda: tokens.acknowledge(self.manager, session, token))
+        return Acknowledged(session=session, cursor=s.cursor)
 
     def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
         """One page of every change to the session's project after epoch `since`."""
-        project = self.manager.get(session).project
-        envelope = ChangesPage(project, _BIG, _BIG, _BIG, _BIG, "")
-        return self._locked(lambda: changes_page(
-            self.manager, session, since, page, Channel.MCP, _meter(envelope)))
+        return self._locked(lambda: changes_page(self.manager, session, since, page, Channel.MCP))
 
-    def acknowledge(self, session: str, token: str) -> Acknowledged:
-        """Mark the blocks of `token` as taken: advance the cursor and apply document sets."""
+    def catch_up(
+        self, project: str, session: str | None = None, progress: ProgressFn | None = None
+    ) -> CaughtUp:
+        """The pending blocks of `session` (default: the session this server opened for
+        the prompt, or a new one), taken as delivered: a prompt's messages go into the
+        conversation as they are."""
+        self.config.project(project)
+        if session is None:
+            session = self._prompted.get(project) or self._locked(
+                lambda: self._open(project)).session
+            self._prompted[project] = session
+        elif self.manager.get(session).project != project:
+            raise UsageError(f"session '{session}' is not a session of project '{project}'")
+        delivery = self.project_updates(session, progress)
+        if delivery.token is not None:
+            note = "returned by the catch_up prompt"
+            self._locked(lambda: tokens.acknowledge(
+                self.manager, session, str(delivery.token), Acknowledgement.PRINTED, note))
+        return CaughtUp(session, project, delivery.blocks)
 
-        def run() -> Acknowledged:
-            self.manager.get(session)
-            held = self._outstanding.get(session)
-            if held is None or held[0] != token:
-                raise UsageError(
-                    f"unknown or superseded delivery token for session '{session}'; "
-                    "call project_updates again"
-                )
-            held[1].accept()
-            del self._outstanding[session]
-            return Acknowledged(session=session, cursor=self.manager.get(session).cursor)
-
-        return self._locked(run)
-
-    def read_document(self, path: str, session: str | None = None) -> DocumentText:
+    def read_document(
+        self, path: str, session: str | None = None, progress: ProgressFn | None = None
+    ) -> DocumentText:
         """A file's text, or a converted document's snapshot text or status.
 
-        Only a file of the session's project (without a session: of some project), never
-        a secret or an internal file, judged where the path leads (AccessDenied if not).
+        `path` may be any path a block names: a file, a document (its snapshot's text), or
+        a snapshot (the same). The workspace is flushed first, so a document replaced a
+        moment ago is converted again (`progress` hears it) rather than read stale. Only
+        a file of the session's project (without a session: of some project), never a
+        secret or an internal file, judged where the path leads (AccessDenied if not).
         """
+        m = self.manager
 
         def confined() -> Reached:
-            m = self.manager
+            m.tracker.flush()  # cheap with the watcher's hints
             projects = [m.get(session).project] if session else list(self.config.projects)
             return reach(self.config.root, path, live_rules(m, projects))
 
         reached = self._locked(confined)
-        rel, source = reached.rel, reached.path
-        if not source.is_file():
+        rel = self._source_of_snapshot(reached) or reached.rel
+        if rel == reached.rel and not reached.path.is_file():
             raise NotFoundError(shown(f"{path}: no such file in the workspace"))
         if not is_document(rel):
             # the content is hashed before it is read: an edit meanwhile reads as a change
-            return self._noted(session, rel, blob_of(source), _plain_text(rel, source))
-        probe = self._locked(
-            lambda: self.manager.materializer.probe(rel, self.manager.store.index_get(rel))
-        )
+            blob = blob_of(reached.path)
+            return self._noted(session, rel, blob, _plain_text(rel, reached.path))
+        return self._document(session, rel, progress)
+
+    def _source_of_snapshot(self, reached: Reached) -> str | None:
+        snapshots = self.manager.materializer.store
+        if reached.path.parent != snapshots.directory:
+            return None
+        return snapshots.source_of(reached.path)
+
+    def _document(
+        self, session: str | None, rel: str, progress: ProgressFn | None
+    ) -> DocumentText:
+        m = self.manager
+        entry = m.store.index_get(rel)
+        probe = m.materializer.probe(rel, entry)
+        if entry is not None and probe.status in (DocStatus.PENDING, DocStatus.STALE):
+            # Converted now, this one document (its own single-flight key), unlocked: a
+            # conversion may take a while and other calls go on meanwhile.
+            m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
+            probe = m.materializer.probe(rel, entry)
         document = _document_text(rel, probe.status, probe.snapshot, probe.reason)
         return self._noted(session, rel, snapshot_fingerprint(probe), document)
 
@@ -240,17 +300,6 @@ class FreshlineService:
         if session and blob and read.text is not None:
             self._locked(lambda: self.manager.record_read(session, rel, blob))
         return read
-
-
-def text_content(result: object) -> str:
-    """The text content the MCP SDK makes of a tool's structured result (what a client
-    passes on to its model)."""
-    return pydantic_core.to_json(result, fallback=str, indent=2).decode()
-
-
-def _meter(envelope: object) -> Meter:
-    """How a result like `envelope` (its text field empty) counts the text it carries."""
-    return Meter.around(text_content(envelope), Encoding.JSON)
 
 
 def _plain_text(rel: str, source: Path) -> DocumentText:
@@ -274,6 +323,9 @@ def _document_text(
     rel: str, status: DocStatus, snapshot: Path | None, reason: str | None
 ) -> DocumentText:
     note: str | None
+    if status is DocStatus.DELETED:
+        note = "the document was deleted: its old snapshot is invalid, do not cite it"
+        return DocumentText(path=rel, status=status.value, text=None, note=note)
     if status is DocStatus.FAILED:
         note = f"converting this document to text failed: {reason or 'unknown reason'}"
         return DocumentText(path=rel, status=status.value, text=None, note=note)
@@ -284,114 +336,11 @@ def _document_text(
     return DocumentText(path=rel, status=status.value, text=_read_text(snapshot), note=note)
 
 
-# --- the MCP surface ------------------------------------------------------------------------
-
-ProjectArg = Annotated[str, Field(description="A project name, as list_projects reports it.")]
-SessionArg = Annotated[str, Field(description="A session id, as open_session returned it.")]
-
-
-def _tool_errors(fn: Callable[[], _T]) -> _T:
-    """Run a tool body, turning freshline's errors into MCP tool errors."""
-    try:
-        return fn()
-    except (FreshlineError, OSError) as exc:
-        raise ToolError(str(exc)) from None
-
-
-def build_server(service: FreshlineService) -> MCPServer:
-    """The MCP server: freshline's tools and one manifest resource per project."""
-    server: MCPServer = MCPServer(
-        SERVER_NAME,
-        instructions=(
-            "freshline tells you what changed in a project's files since you last looked. "
-            "Call open_session once, then project_updates before each task and acknowledge "
-            "its token once you have read the blocks."
-        ),
-        log_level="WARNING",
-    )
-
-    @server.tool()
-    def list_projects() -> list[ProjectInfo]:
-        """List the workspace's projects (named scopes of files)."""
-        return _tool_errors(service.list_projects)
-
-    @server.tool()
-    def project_manifest(project: ProjectArg) -> str:
-        """The project's manifest: its files and documents, as of now."""
-        return _tool_errors(lambda: service.project_manifest(project))
-
-    @server.tool()
-    def open_session(project: ProjectArg) -> SessionInfo:
-        """Open a session of a project; its first project_updates delivers the manifest."""
-        return _tool_errors(lambda: service.open_session(project))
-
-    @server.tool()
-    def project_updates(session: SessionArg) -> Delivery:
-        """What changed since the session last acknowledged, with a delivery token."""
-        return _tool_errors(lambda: service.project_updates(session))
-
-    @server.tool()
-    def acknowledge(
-        session: SessionArg,
-        token: Annotated[str, Field(description="The token project_updates returned.")],
-    ) -> Acknowledged:
-        """Confirm that the blocks of a token were taken; they are not delivered again."""
-        return _tool_errors(lambda: service.acknowledge(session, token))
-
-    @server.tool()
-    def project_changes(
-        session: SessionArg,
-        since: Annotated[int | None, Field(
-            description="The epoch to list changes after (default: the session's cursor); "
-                        "a rolled-up block names the one to use.", ge=0)] = None,
-        page: Annotated[int, Field(description="The page, from 1.", ge=1)] = 1,
-    ) -> ChangesPage:
-        """Page every change to the session's project after an epoch: the full list behind
-        a block that grouped some of them. Moves no cursor."""
-        return _tool_errors(lambda: service.project_changes(session, since, page))
-
-    @server.tool()
-    def read_document(
-        path: Annotated[str, Field(description="A path relative to the workspace root.")],
-        session: Annotated[
-            str | None, Field(description="Your session: only its project's files are read.")
-        ] = None,
-    ) -> DocumentText:
-        """Read a project's file; a converted document (pdf, docx, ...) reads as its text
-        snapshot. Secrets and files outside the project are refused."""
-        return _tool_errors(lambda: service.read_document(path, session))
-
-    for name in service.config.projects:
-        server.add_resource(
-            FunctionResource.from_function(
-                _manifest_reader(service, name),
-                uri=MANIFEST_URI.format(name=name),
-                name=f"{name} manifest",
-                description=f"The manifest of project {name}: its files and documents.",
-                mime_type="text/markdown",
-            )
-        )
-    return server
-
-
-def _manifest_reader(service: FreshlineService, project: str) -> Callable[[], str]:
-    def read() -> str:
-        try:
-            return service.project_manifest(project)
-        except FreshlineError as exc:
-            raise ResourceError(str(exc)) from None
-
-    return read
-
-
 def mcp_command(workspace: Path | None) -> None:
     """Serve the workspace (`workspace`, else found from the cwd) over stdio until EOF."""
-    config = load_config(find_workspace(Path.cwd(), workspace))
-    service = FreshlineService(config)
-    try:
-        build_server(service).run("stdio")
-    finally:
-        service.close()
+    from freshline.interfaces.mcp_surface import serve
+
+    serve(load_config(find_workspace(Path.cwd(), workspace)))
 
 
 def main(argv: list[str] | None = None) -> None:

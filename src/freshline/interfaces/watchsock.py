@@ -103,16 +103,15 @@ def _answer(root: str, request: Any) -> dict[str, Any]:
 
 
 def _due(root: str, text: str) -> bool:
-    """Whether a hook call has anything to deliver (see `hooks.nothing_due_for`)."""
+    """Whether a hook call has anything to deliver (see `hooks.nothing_due_for`): Claude's
+    session is looked up in this workspace's store, wherever its `cwd` is now."""
     from pathlib import Path
 
-    from freshline.config import find_workspace, load_config
-    from freshline.interfaces.hooks import nothing_due_for, parse_payload
+    from freshline.config import load_config
+    from freshline.interfaces.hook_payload import parse_payload
+    from freshline.interfaces.hooks import nothing_due_for
 
-    payload = parse_payload(text)
-    if find_workspace(payload.cwd) != Path(root):
-        return True  # another workspace's prompt: not this watcher's to answer
-    return not nothing_due_for(load_config(Path(root)), payload)
+    return not nothing_due_for(load_config(Path(root)), parse_payload(text))
 
 
 def serve(root: str) -> tuple[ThreadingUnixStreamServer, threading.Thread] | None:

@@ -36,12 +36,14 @@ def delivery_budget(
     meter: Meter | None = None,
     session: str | None = None,
     limit: int | None = None,
+    token: str | None = None,
 ) -> Budget:
-    """A delivery's budget on `channel`: `[delivery]` in freshline.toml, at most `limit`."""
+    """A delivery's budget on `channel`: `[delivery]` in freshline.toml, at most `limit`;
+    `token` is the delivery's token, written into each block's opening tag."""
     chars = config.delivery.budget(channel.value)
     if limit is not None:
         chars = min(chars, limit)
-    return Budget(chars, channel, meter or Meter(), session)
+    return Budget(chars, channel, meter or Meter(), session, token)
 
 
 def changes_page(

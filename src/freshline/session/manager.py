@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
 
 from freshline.config import Config, Mode
@@ -50,7 +51,7 @@ from freshline.session.ledger import Ledger
 from freshline.session.lifecycle import close_idle
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
 from freshline.session.rules import without_secrets
-from freshline.session.turn import PreparedTurn, Staged
+from freshline.session.turn import PreparedTurn, Staged, applied
 from freshline.store import (
     Change,
     ChangeKind,
@@ -84,13 +85,16 @@ class SessionManager:
         self.materializer = materializer or Materializer(
             config.root, config.data_dir, materialize_settings(config)
         )
-        self.conversations = Conversations(
-            config.root, max_blob=config.conversations.max_blob_bytes
-        )
         self.in_scope = InScope(config, self.tracker)
         self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
         self._background: list[threading.Thread] = []
         self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        """The workspace's conversations, opened on first use: a session that records
+        none (a hook's) never touches git."""
+        return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes)
 
     def reload_config(self) -> Config:
         """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
@@ -109,7 +113,8 @@ class SessionManager:
         """One session (NotFoundError when unknown), after rolling back a turn a dead
         process left unfinished in its conversation (a live turn is left alone)."""
         s = self.store.session_get(session_id)
-        self.conversations.recover(s.id)
+        if s.records_conversation:  # a hook's or MCP client's session has none to recover
+            self.conversations.recover(s.id)
         return s
 
     def sessions(self, project: str | None = None) -> list[SessionRecord]:
@@ -143,7 +148,8 @@ class SessionManager:
             if reusable and same and not external_id:
                 return s
         session_id = uuid.uuid4().hex[:12]
-        built = self._build(project, session_id, chosen.value, convert=convert)
+        # Flushed just above: a second walk of the workspace would find nothing new.
+        built = self._build(project, session_id, chosen.value, convert=convert, flush=False)
         if channel.value in RECORDING_CHANNELS:
             entries = self.in_scope.entries(project)
             self.conversations.open(
@@ -175,22 +181,24 @@ class SessionManager:
             self.materialize_async(project)
         return record
 
-    def resume(self, session_id: str, convert: bool = True) -> SessionRecord:
+    def resume(self, session_id: str, convert: bool = True, closed: bool = True) -> SessionRecord:
         """Reopen a session: its manifest is rebuilt and delivered on the next send, with a
-        note that the project may have changed while it was closed (`convert` as in `new`)."""
+        note that the project may have changed while it was closed (`convert` as in `new`).
+        `closed=False` is for an agent that lost its context without being closed (it
+        compacted or cleared its conversation): the manifest comes again, without the note."""
         self.reload_config()
         s = self.get(session_id)
-        built = self._build(s.project, s.id, s.mode, resumed=True, convert=convert)
+        built = self._build(s.project, s.id, s.mode, resumed=closed, convert=convert)
         if built.pending and not convert:
             self.materialize_async(s.project)
         with self.store.write():  # re-read: another process may have accepted a turn
             s = self.get(session_id)
-            s = self._resumed(s, built)
+            s = self._resumed(s, built, closed)
             self.store.session_put(s)
         return s
 
     @staticmethod
-    def _resumed(s: SessionRecord, built: BuiltManifest) -> SessionRecord:
+    def _resumed(s: SessionRecord, built: BuiltManifest, closed: bool) -> SessionRecord:
         return replace(
             s,
             state=SessionState.ACTIVE if s.state is not SessionState.LANDING else s.state,
@@ -200,9 +208,20 @@ class SessionManager:
             dirty_key=built.dirty_key,
             manifest=built.stored,
             needs_manifest=True,
-            resumed=True,
+            resumed=closed,
             pending_docs=sorted(set(s.pending_docs) | set(built.pending)),
         )
+
+    def reopen(self, session_id: str) -> SessionRecord:
+        """Reopen a closed session as it was, for an agent that resumes its own
+        conversation and so still holds what it was told: the next send brings only what
+        changed meanwhile (no manifest)."""
+        with self.store.write():
+            s = self.get(session_id)
+            if s.state is SessionState.CLOSED:
+                s = replace(s, state=SessionState.ACTIVE, resumed_at=time.time())
+                self.store.session_put(s)
+        return s
 
     def close_session(self, session_id: str) -> SessionRecord:
         """Mark a session closed (resume reopens it)."""
@@ -237,6 +256,9 @@ class SessionManager:
         conversation: bool = True,
         channel: Channel = Channel.SEND,
         meter: Meter | None = None,
+        token: str | None = None,
+        after: Sequence[Staged] = (),
+        flush: bool = True,
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
@@ -244,14 +266,21 @@ class SessionManager:
         conversation's refresh cannot merge. `conversation=False` is for blocks delivered
         to an agent freshline does not run (hooks, MCP): there is no answer to record, so
         the conversation is left as it is. The blocks fit `channel`'s budget as `meter`
-        counts what the channel delivers (default: the text itself).
+        counts what the channel delivers (default: the text itself), and carry the
+        delivery `token` in their opening tags. `after` prepares as if these staged
+        deliveries, handed over but not yet acknowledged, had been taken (in order).
+        `flush=False` is for a caller that flushed a moment ago (it just opened the
+        session): the turn covers the index as it is.
         """
         self.reload_config()
         s = self.get(session_id)
+        for staged in after:
+            s = applied(s, staged)
         if s.state is SessionState.CLOSED:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
         self.store.session_touch(s.id, time.time())
-        self.tracker.flush()
+        if flush:
+            self.tracker.flush()
         held, rebuilt = self._hold(s)
         if rebuilt is not None:
             # The fresh manifest covers everything up to its epoch: announce only what
@@ -270,13 +299,14 @@ class SessionManager:
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
         manifest = self._manifest_input(s) if s.needs_manifest else None
-        blocks = render_blocks(
-            manifest, updates, delivery_budget(self.config, channel, meter, s.id), self.priority(s)
-        )
+        budget = delivery_budget(self.config, channel, meter, s.id, token=token)
+        blocks = render_blocks(manifest, updates, budget, self.priority(s))
         turn = PreparedTurn(
             s, message, blocks.manifest, blocks.updates, held, fanout, staged, pending
         )
         turn.number = s.turns + 1
+        # A turn that carries nothing (an empty send) counts as no turn delivered.
+        staged.turn = turn.number if turn.wire_prompt else 0
         turn.ledger = self.ledger.for_turn(s, turn.number)
         turn._accept = self._accept
         return turn
@@ -291,9 +321,9 @@ class SessionManager:
         self.reload_config()
         s = self.get(session_id)
         self.tracker.flush()
-        scope = self.config.project(s.project).scope
         merges: Sequence[MergeInfo] = ()
         if s.records_conversation:
+            scope = self.config.project(s.project).scope
             merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
         manifest = self._manifest_input(s) if s.needs_manifest else None
         budget = delivery_budget(self.config, channel, meter, s.id)
@@ -346,6 +376,7 @@ class SessionManager:
         mode: str,
         resumed: bool = False,
         convert: bool = True,
+        flush: bool = True,
     ) -> BuiltManifest:
         return build_manifest(
             self.config,
@@ -356,6 +387,7 @@ class SessionManager:
             self.in_scope.entries,
             self._agent_root(session_id, mode),
             convert,
+            flush,
         )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
@@ -445,31 +477,11 @@ class SessionManager:
         return staged, updates
 
     def _accept(self, turn: PreparedTurn) -> None:
-        staged = turn.staged
         with self.store.write():
             if turn.ledger is not None:
                 self.store.ledger_put(turn.ledger.staged)
-            s = self.get(turn.session.id)
-            # Another turn accepted since this one was prepared: never move the cursor back.
-            # Otherwise take the covered epoch as is, even when lower (a project whose log
-            # was reset answers `compacted` from a cursor beyond its epoch).
-            cursor = staged.cursor
-            if s.cursor is not None and s.cursor != staged.since:
-                cursor = max(s.cursor, staged.cursor)
-            s = replace(
-                s,
-                state=SessionState.ACTIVE,
-                cursor=cursor,
-                turns=max(s.turns, turn.number) if turn.wire_prompt else s.turns,
-                needs_manifest=False,
-                resumed=False,
-                pending_docs=sorted(staged.pending),
-                announced_failures=dict(sorted(staged.failures.items())),
-                title=s.title or session_title(turn.message),
-            )
-            if staged.manifest is not None:
-                text, epoch, key = staged.manifest
-                s = replace(s, manifest=text, manifest_epoch=epoch, dirty_key=key)
+            s = applied(self.get(turn.session.id), turn.staged)
+            s = replace(s, title=s.title or session_title(turn.message))
             written = self._live_written.pop(s.id, None)
             if written is not None and turn.conversation and turn.conversation.tree == written[0]:
                 s = replace(s, live_tree=written[0], live_epoch=written[1])

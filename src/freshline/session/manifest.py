@@ -53,6 +53,7 @@ def build_manifest(
     listing: Callable[[str], list[IndexEntry]] | None = None,
     worktree: Path | None = None,
     convert: bool = True,
+    flush: bool = True,
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and describe its manifest.
 
@@ -60,9 +61,11 @@ def build_manifest(
     `worktree` (isolated sessions) is where the agent reads: paths are shown under it, and
     no documents are converted, since the agent's tools cannot reach the snapshots.
     `convert=False` renders documents as they stand without converting any (for callers
-    that must answer at once; they convert in the background).
+    that must answer at once; they convert in the background). `flush=False` describes
+    the index as it is (the caller has just flushed).
     """
-    tracker.flush()
+    if flush:
+        tracker.flush()
     epoch = tracker.epoch(project)
     key = dirty_key(config, tracker, project)
     entries = (listing or tracker.files_in_scope)(project)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from freshline.context import UpdatesInput
 from freshline.conversation import Event, PendingTurn, abandon_turn, commit_turn
 from freshline.session.ledger import TurnLedger
-from freshline.store import SessionRecord
+from freshline.store import SessionRecord, SessionState
 
 
 @dataclass
@@ -20,7 +21,62 @@ class Staged:
     pending: set[str]
     failures: dict[str, str]
     manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
+    turn: int = 0  # the session's turn this delivery counts as (0: it carried nothing)
     told: UpdatesInput | None = None  # what the updates were made from, as data (for people)
+
+    def to_json(self) -> dict[str, Any]:
+        """The staged changes as JSON-able data (a stored delivery keeps them). `told` is
+        left out: it is for a person watching the turn in the process that prepared it, and
+        acknowledging a delivery never needs it."""
+        return {
+            "since": self.since,
+            "cursor": self.cursor,
+            "turn": self.turn,
+            "pending": sorted(self.pending),
+            "failures": dict(sorted(self.failures.items())),
+            "manifest": list(self.manifest) if self.manifest else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Staged:
+        """The inverse of `to_json`."""
+        manifest = data.get("manifest")
+        return cls(
+            since=int(data["since"]),
+            cursor=int(data["cursor"]),
+            pending=set(data["pending"]),
+            failures=dict(data["failures"]),
+            turn=int(data["turn"]),
+            manifest=(str(manifest[0]), int(manifest[1]), str(manifest[2])) if manifest else None,
+        )
+
+
+def applied(s: SessionRecord, staged: Staged) -> SessionRecord:
+    """The session once the agent took a delivery that staged `staged` (pure).
+
+    Another delivery accepted since this one was prepared never moves the cursor back;
+    otherwise the covered epoch is taken as is, even when lower (a project whose log was
+    reset answers `compacted` from a cursor beyond its epoch), and the turns delivered never
+    go back either. A closed session stays closed: a late acknowledgement moves its cursor
+    only.
+    """
+    cursor = staged.cursor
+    if s.cursor is not None and s.cursor != staged.since:
+        cursor = max(s.cursor, staged.cursor)
+    s = replace(
+        s,
+        state=SessionState.CLOSED if s.state is SessionState.CLOSED else SessionState.ACTIVE,
+        cursor=cursor,
+        turns=max(s.turns, staged.turn),
+        needs_manifest=False,
+        resumed=False,
+        pending_docs=sorted(staged.pending),
+        announced_failures=dict(sorted(staged.failures.items())),
+    )
+    if staged.manifest is not None:
+        text, epoch, key = staged.manifest
+        s = replace(s, manifest=text, manifest_epoch=epoch, dirty_key=key)
+    return s
 
 
 @dataclass
@@ -46,6 +102,12 @@ class PreparedTurn:
         """Exactly what the model receives: blocks first, then the message."""
         parts = [b for b in (self.manifest, self.updates) if b]
         return "\n\n".join([*parts, self.message])
+
+    @property
+    def blocks(self) -> str | None:
+        """The manifest and updates blocks alone (no message), as delivered; None when
+        there is nothing to tell."""
+        return "\n\n".join(b for b in (self.manifest, self.updates) if b) or None
 
     @property
     def covers(self) -> int:

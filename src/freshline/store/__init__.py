@@ -7,6 +7,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from freshline.store.db import Database
+from freshline.store.deliveries import (
+    Acknowledgement,
+    DeliveryRecord,
+    DeliveryState,
+    DeliveryTable,
+)
 from freshline.store.files import IndexTable
 from freshline.store.ledger import LedgerEntry, LedgerKind, LedgerRow, LedgerTable
 from freshline.store.log import LogTable, ProjectState
@@ -15,8 +21,11 @@ from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, Lo
 from freshline.store.sessions import SessionRecord, SessionState, SessionTable
 
 __all__ = [
+    "Acknowledgement",
     "Change",
     "ChangeKind",
+    "DeliveryRecord",
+    "DeliveryState",
     "FileKind",
     "IndexEntry",
     "LedgerEntry",
@@ -30,7 +39,7 @@ __all__ = [
 ]
 
 
-class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable):
+class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable):
     """freshline's persistent state for one workspace."""
 
     def __init__(self, data_dir: Path) -> None:

@@ -130,3 +130,27 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "deliveries by token",
+        """
+        CREATE TABLE deliveries (
+            token TEXT PRIMARY KEY,
+            session TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            covers INTEGER NOT NULL,
+            staged TEXT NOT NULL,
+            state TEXT NOT NULL,
+            basis TEXT,
+            manifest INTEGER NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}',
+            settled_at REAL,
+            how TEXT,
+            note TEXT
+        );
+        CREATE INDEX deliveries_by_session ON deliveries (session, state)
+        """,
+    )
+)

@@ -94,7 +94,9 @@ class SessionRecord:
 _NAMES = [f.name for f in fields(SessionRecord)]
 # Every table with rows per session, as (table, session column): `session_delete` empties
 # them all. A new table keyed by session adds itself here.
-SESSION_TABLES: list[tuple[str, str]] = [("sessions", "id"), ("ledger", "session")]
+SESSION_TABLES: list[tuple[str, str]] = [
+    ("sessions", "id"), ("ledger", "session"), ("deliveries", "session")
+]
 _JSON = {"pending_docs", "announced_failures"}
 
 
@@ -112,6 +114,7 @@ def _from_row(row: tuple[Any, ...]) -> SessionRecord:
     data["state"] = SessionState(data["state"])
     data["needs_manifest"] = bool(data["needs_manifest"])
     data["resumed"] = bool(data["resumed"])
+    data["records_conversation"] = bool(data["records_conversation"])
     return SessionRecord(**data)
 
 

@@ -5,9 +5,9 @@
   group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
-  loops (`--version`, `status`, `scan`, `hook claude-code`) in their plain forms, so
-  they can run without loading typer, click or rich. Anything else (`--help`, an
-  unknown flag) is left to typer, which gives the same answer, only slower.
+  loops (`--version`, `status`, `scan`, `hook claude-code [--project NAME]`) in their
+  plain forms, so they can run without loading typer, click or rich. Anything else
+  (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
 
 Nothing here imports beyond the standard library's basics (no typing, dataclasses or
 enum): it runs before every command.
@@ -83,11 +83,40 @@ VERSION = "--version"  # print the version
 STATUS = "status"  # per-project epochs and documents
 SCAN = "scan"  # bring the index up to date
 HOOK = "hook claude-code"  # the Claude Code hook, on every prompt
+PROJECT = "--project"  # the hook's project for a new Claude session (takes a value)
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
-       HOOK: frozenset()}
+       HOOK: frozenset({PROJECT})}
+VALUED = {PROJECT: PROJECT, "-p": PROJECT}  # the hot options that take a value, as spelt
 
 HotCall = tuple[str, "str | None", frozenset[str]]
-"""A hot command as given: which one, the workspace (if any), its flags."""
+"""A hot command as given: which one, the workspace (if any), its flags (an option with a
+value as one word, `--project=NAME`)."""
+
+
+def _joined(words: Sequence[str]) -> list[str]:
+    """`words` with each valued option and its value as one word, `--name=value` (a valued
+    option with no value stays as it is: typer reports it)."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        name, eq, value = words[i].partition("=")
+        long = VALUED.get(name)
+        if long is not None and not eq and i + 1 < len(words):
+            out.append(f"{long}={words[i + 1]}")
+            i += 2
+            continue
+        # `--project=NAME` is the same option; click reads `-p=NAME` as the value "=NAME".
+        spelt = long is not None and eq and name.startswith("--")
+        out.append(f"{long}={value}" if spelt else words[i])
+        i += 1
+    return out
+
+
+def _allowed(flag: str, allowed: frozenset[str]) -> bool:
+    name, eq, _value = flag.partition("=")
+    if name in VALUED.values():
+        return bool(eq) and name in allowed
+    return flag in allowed
 
 
 def hot_command(argv: Sequence[str]) -> HotCall | None:
@@ -97,7 +126,17 @@ def hot_command(argv: Sequence[str]) -> HotCall | None:
         name = command.split()
         if words[: len(name)] != name:
             continue
-        flags = frozenset(words[len(name) :])
-        if flags <= allowed:
-            return command, workspace, flags
+        given = _joined(words[len(name) :])
+        names = [flag.partition("=")[0] for flag in given]
+        if len(set(names)) == len(names) and all(_allowed(f, allowed) for f in given):
+            return command, workspace, frozenset(given)
+    return None
+
+
+def option_value(flags: frozenset[str], option: str) -> str | None:
+    """The value a hot call's flags give `option` (`--project=NAME` → NAME), if any."""
+    for flag in flags:
+        name, _eq, value = flag.partition("=")
+        if name == option:
+            return value
     return None

@@ -20,6 +20,8 @@ from freshline.interfaces.cli import argv as words
 from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
 from freshline.interfaces.text import columns, plural
 
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # `hook_payload.PROJECT_DIR_ENV` (not imported: start-up)
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,7 +47,7 @@ def run(argv: Sequence[str]) -> int | None:
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
         else:
-            return hook()
+            return hook(workspace, words.option_value(flags, words.PROJECT))
     except FreshlineError as exc:
         return fail(str(exc), exc.exit_code, as_json)
     except OSError as exc:
@@ -75,11 +77,11 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
     return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
 
 
-def _watcher(workspace: str | None, request: dict[str, Any], start: str | None = None) -> Any:
+def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
     """The running watcher's answer, or None (then the command does the work itself)."""
     from freshline.interfaces import watchsock
 
-    root = watchsock.workspace_root(workspace, start or os.getcwd())
+    root = watchsock.workspace_root(workspace, os.getcwd())
     return watchsock.ask(root, request) if root else None
 
 
@@ -229,23 +231,33 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 # --- the hook -----------------------------------------------------------------------------
 
 
-def hook() -> int:
+def hook(workspace: str | None = None, project: str | None = None) -> int:
     """`freshline hook claude-code`: nothing to print when the watcher says nothing is due,
     else the hook itself (which never fails the prompt)."""
     import io
     import json
+
+    from freshline.interfaces import watchsock
 
     text = sys.stdin.read()
     try:
         cwd = json.loads(text).get("cwd")
     except (ValueError, AttributeError):
         cwd = None
-    if isinstance(cwd, str) and os.path.isabs(cwd):
-        # The watcher is the one of the prompt's workspace, wherever the hook started.
-        answer = _watcher(None, {"op": "due", "payload": text}, start=cwd)
+    # The watcher of the workspace the hook will use (`hook_pinning.workspace_for`):
+    # `--workspace`, else the one holding Claude's project folder, else the cwd's.
+    starts = [p for p in (os.environ.get(PROJECT_DIR_ENV), cwd)
+              if isinstance(p, str) and os.path.isabs(p)]
+    roots = (watchsock.workspace_root(workspace, start) for start in starts)
+    root = next((r for r in roots if r), None)
+    if root is not None:
+        answer = watchsock.ask(root, {"op": "due", "payload": text})
         if answer is not None and answer.get("due") is False:
             return 0
+    from pathlib import Path
+
+    from freshline.interfaces.hook_payload import HookOptions
     from freshline.interfaces.hooks import run_claude_code
 
-    return run_claude_code(io.StringIO(text), sys.stdout)
-
+    options = HookOptions.from_env(Path(workspace) if workspace else None, project)
+    return run_claude_code(io.StringIO(text), sys.stdout, options)

@@ -11,8 +11,8 @@ import sys
 import typer
 
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import config, state
-from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.common import JsonOption, config, state
+from freshline.interfaces.cli.output import emit, say
 from freshline.interfaces.cli.sessions import BaseUrlOption, ModelOption
 
 hook_app = typer.Typer(help="Hooks that bring freshness to agents you already use.")
@@ -52,14 +52,59 @@ def mcp(ctx: typer.Context) -> None:
 
 
 @hook_app.command("claude-code")
-def claude_code() -> None:
+def claude_code(
+    ctx: typer.Context,
+    project: str = typer.Option(
+        None, "--project", "-p", help="Pin every session to this project (default: by folder)."
+    ),
+) -> None:
     """Claude Code hook: print what changed as additional context (never blocks a prompt).
 
-    Example: "command": "freshline hook claude-code" under UserPromptSubmit and SessionStart
+    Example: freshline hook install claude-code   (writes this command into .claude/settings.json)
     """
     from freshline.interfaces.hooks import claude_code_hook
 
-    raise typer.Exit(claude_code_hook())
+    raise typer.Exit(claude_code_hook(state(ctx).workspace, project))
+
+
+@hook_app.command("install")
+def install(
+    ctx: typer.Context,
+    agent: str = typer.Argument(..., help="The agent to install the hook for: claude-code."),
+    project: str = typer.Option(
+        None, "--project", "-p", help="Pin every session to this project (default: by folder)."
+    ),
+    scope: str = typer.Option(
+        "project", "--scope", help="project: <workspace>/.claude/settings.json; user: ~/.claude/."
+    ),
+    uninstall: bool = typer.Option(False, "--uninstall", help="Remove freshline's hook instead."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Write freshline's hook into Claude Code's settings (merged; safe to run again).
+
+    Example: freshline hook install claude-code --project notes
+    """
+    from freshline.interfaces.hook_install import Scope
+    from freshline.interfaces.hook_install import install as install_hook
+
+    if agent != "claude-code":
+        raise UsageError(f"no hook for agent '{agent}': the one there is is claude-code")
+    if scope not in {s.value for s in Scope}:
+        raise UsageError(f"--scope must be project or user, not '{scope}'")
+    cfg = config(ctx)
+    if project is not None:
+        cfg.project(project)
+    done = install_hook(cfg.root, Scope(scope), project, uninstall)
+    data = {"settings": str(done.path), "command": done.command, "changed": done.changed,
+            "installed": not uninstall}
+
+    def human() -> None:
+        verb = "removed freshline's hook from" if uninstall else "installed the hook in"
+        say(f"{verb} {done.path}" + ("" if done.changed else " (unchanged)"))
+        if done.command:
+            say(f"command: {done.command}")
+
+    emit(data, as_json, human)
 
 
 def demo() -> None:

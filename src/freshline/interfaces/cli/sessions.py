@@ -56,6 +56,29 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
         "pending_documents": s.pending_docs,
         "announced_failures": sorted(s.announced_failures),
         "target": s.target,
+        "agent_session": agent_session(s),
+    }
+
+
+def agent_session(s: SessionRecord) -> str | None:
+    """The other agent's session this one is pinned to, in words ("claude-code 7eac…"),
+    or None (MCP sessions' ids are freshline's own)."""
+    agent, _, theirs = (s.external_id or "").partition(":")
+    return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
+
+
+def delivery_dict(m: SessionManager, s: SessionRecord) -> dict[str, Any]:
+    """How the session's deliveries are acknowledged: the latest one taken, and how many
+    are still out."""
+    from freshline.session import tokens
+
+    taken = tokens.last_acknowledged(m, s.id)
+    return {
+        "outstanding": len(tokens.outstanding(m, s.id)),
+        "last_acknowledged": None if taken is None else {
+            "token": taken.token, "channel": taken.channel, "how": taken.how,
+            "note": taken.note, "covers": taken.covers,
+        },
     }
 
 
@@ -97,9 +120,10 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         if not sessions:
             say("no sessions yet: open one with `freshline session new --project NAME`")
             return
+        # A session pinned to another agent's has no message of its own: that session names it.
         rows = [[s.id, s.project, s.channel, s.state.value, _told(s), _when(s.created_at),
-                 _when(s.last_active), _size(sizes.get(s.id)), shown(s.title or "-")]
-                for s in sessions]
+                 _when(s.last_active), _size(sizes.get(s.id)),
+                 shown(s.title or agent_session(s) or "-")] for s in sessions]
         headers = ["id", "project", "channel", "state", "told up to", "opened", "last used",
                    "size", "title"]
         for line in columns(headers, rows):
@@ -185,15 +209,36 @@ def session_show(
         s = m.get(session_id)
         epoch = m.tracker.epoch(s.project)
         text = m.manifest_text(session_id)
+        deliveries = delivery_dict(m, s)
 
     def human() -> None:
         for line in describe_session(s, epoch):
             say(line)
+        taken = _acknowledgement_line(deliveries)
+        if taken:
+            say(taken)
         if manifest:
             say()
             say(text)
 
-    emit(session_dict(s) | {"manifest": text, "project_epoch": epoch}, as_json, human)
+    data = {"manifest": text, "project_epoch": epoch, "deliveries": deliveries}
+    emit(session_dict(s) | data, as_json, human)
+
+
+def _acknowledgement_line(deliveries: dict[str, Any]) -> str | None:
+    """How the session's deliveries were taken, in a sentence; None for a session that
+    never had one by token (freshline's own chat and send accept their turns)."""
+    taken = deliveries["last_acknowledged"]
+    waiting = deliveries["outstanding"]
+    out = (f"{plural(waiting, 'delivery', 'deliveries')} not known to be taken yet."
+           if waiting else "")
+    if taken is None:
+        return f"No delivery acknowledged yet; {out}" if waiting else None
+    how = {"token": "acknowledged by its token", "transcript": "found in the agent's transcript",
+           "printed": "acknowledged when printed"}[taken["how"]]
+    note = f" ({taken['note']})" if taken["note"] else ""
+    last = f"The last delivery taken, {taken['token']} on {taken['channel']}, was {how}{note}."
+    return f"{last} {out}".rstrip()
 
 
 @session_app.command("resume")

@@ -1,0 +1,172 @@
+"""`freshline hook install claude-code`: write the hook into Claude Code's settings.
+
+The hook command names the running executable by its absolute path (Claude Code runs
+hooks with a PATH of its own, where `freshline` may be missing: the hook would then fail
+with exit 127 and nothing logged) and the workspace (`--workspace`), so it works from any
+directory. It is registered for the four events the hook answers (PostToolUse only for the
+tools the read ledger follows, `hook_ledger.MATCHER`). Installing merges into the
+settings file, keeping everything else in it; installing again replaces freshline's entries
+(idempotent); `--uninstall` removes them and nothing else.
+
+`merge` and `unmerge` are pure functions of the settings' JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from freshline.errors import UsageError
+from freshline.interfaces.hook_ledger import MATCHER
+from freshline.paths import shown
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd")
+# Events whose hooks Claude Code runs only for the tools a matcher names: PostToolUse for
+# those whose reads and writes feed the read ledger.
+MATCHERS = {"PostToolUse": MATCHER}
+SETTINGS = Path(".claude") / "settings.json"
+_MARK = "hook claude-code"  # how freshline's own entries are recognized
+
+
+class Scope(StrEnum):
+    """Which Claude Code settings file to write."""
+
+    PROJECT = "project"  # <workspace>/.claude/settings.json: sessions started there
+    USER = "user"  # ~/.claude/settings.json: every session of this user
+
+
+def settings_path(scope: Scope, root: Path) -> Path:
+    """The settings file of `scope` (the project's is the workspace root's)."""
+    base = Path.home() if scope is Scope.USER else root
+    return base / SETTINGS
+
+
+def executable() -> list[str]:
+    """The running freshline, as an absolute command: its console script when that is
+    what runs, else this Python with `-m freshline`."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "freshline" and script.is_file():
+        return [str(script.resolve())]
+    return [str(Path(sys.executable).absolute()), "-m", "freshline"]
+
+
+def hook_command(root: Path, project: str | None = None, program: list[str] | None = None) -> str:
+    """The shell command Claude Code runs for every event."""
+    words = [*(program or executable()), "--workspace", str(root), "hook", "claude-code"]
+    if project is not None:
+        words += ["--project", project]
+    return shlex.join(words)
+
+
+def is_ours(entry: Any) -> bool:
+    """Whether a hook entry is freshline's (installed by any version, from any path)."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and _MARK in command and "freshline" in command
+
+
+def unmerge(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` without freshline's hook entries (groups and events left empty go)."""
+    out = dict(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    kept: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        left = [_without_ours(g) for g in groups]
+        left = [g for g in left if g is not None]
+        if left:
+            kept[event] = left
+    if kept:
+        out["hooks"] = kept
+    else:
+        del out["hooks"]
+    return out
+
+
+def _without_ours(group: Any) -> Any:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return group
+    entries = [e for e in group["hooks"] if not is_ours(e)]
+    return {**group, "hooks": entries} if entries else None
+
+
+def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
+    """`settings` with freshline's hook on every event it answers (replacing any earlier
+    freshline entry)."""
+    out = unmerge(settings)
+    hooks = dict(out.get("hooks") or {})
+    for event in EVENTS:
+        groups = hooks.get(event)
+        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+        if event in MATCHERS:
+            entry = {"matcher": MATCHERS[event], **entry}
+        hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
+    out["hooks"] = hooks
+    return out
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """A settings file's JSON object ({} when there is none yet); UsageError when it is
+    not one, so nothing is overwritten."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError:
+        raise UsageError(shown(f"{path} is not UTF-8 text; fix or move it first")) from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise UsageError(shown(f"{path} is not valid JSON ({exc}); fix or move it first")) from None
+    if not isinstance(data, dict):
+        raise UsageError(shown(f"{path} does not hold a JSON object; fix or move it first"))
+    if "hooks" in data and not isinstance(data["hooks"], dict):
+        raise UsageError(shown(f"{path}: \"hooks\" is not a JSON object; fix it first"))
+    return data
+
+
+def write_settings(path: Path, settings: dict[str, Any]) -> None:
+    """Write the settings whole or not at all (a new file renamed over the old)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What `install` did."""
+
+    path: Path
+    command: str | None  # None after an uninstall
+    changed: bool
+
+
+def install(
+    root: Path, scope: Scope, project: str | None = None, uninstall: bool = False
+) -> Installed:
+    """Install (or remove) the hook of workspace `root` in the settings file of `scope`."""
+    path = settings_path(scope, root)
+    before = read_settings(path)
+    command = None if uninstall else hook_command(root, project)
+    after = unmerge(before) if command is None else merge(before, command)
+    changed = after != before
+    if changed:
+        write_settings(path, after)
+    return Installed(path, command, changed)

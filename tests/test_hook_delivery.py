@@ -1,0 +1,325 @@
+"""The hook pinned per Claude session and proven delivered by the transcript.
+
+`Claude` plays Claude Code's part around the real hook process: it sends each event's
+payload (the shapes Claude Code 2.1 sends), sets `CLAUDE_PROJECT_DIR`, and writes the
+session's transcript as Claude Code does — the hook's context as an attachment when it
+takes it, an assistant entry when the model answers — or drops the context. The real
+client runs in tests/integration/test_claude_code.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from freshline.context.phrases import RESUMED
+from freshline.interfaces.hook_payload import external_id
+from freshline.session import SessionManager
+from freshline.store import Acknowledgement, SessionState
+from tests.conftest import Workspace, git
+
+MANIFEST = "<project_context "
+UPDATES = "<project_context_updates"
+
+
+class Claude:
+    """One Claude Code session driving the hook."""
+
+    def __init__(self, ws: Workspace, cwd: Path, session: str = "c0ffee-1",
+                 args: tuple[str, ...] = ("hook", "claude-code"),
+                 transcript: bool = True) -> None:
+        self.ws = ws
+        self.project_dir = cwd
+        self.cwd = cwd
+        self.session = session
+        self.args = args
+        folder = ws.root.parent / "claude-home" / "projects"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.transcript: Path | None = folder / f"{session}.jsonl" if transcript else None
+
+    def call(self, event: str, **fields: Any) -> str:
+        """Run the hook for one event; its additional context ("" when it printed none)."""
+        data: dict[str, Any] = {"session_id": self.session, "cwd": str(self.cwd),
+                                "hook_event_name": event, **fields}
+        if self.transcript is not None:
+            data["transcript_path"] = str(self.transcript)
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.project_dir)}
+        done = subprocess.run(
+            [sys.executable, "-m", "freshline", *self.args],
+            input=json.dumps(data), capture_output=True, text=True, env=env, timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        if not done.stdout:
+            return ""
+        out = json.loads(done.stdout)["hookSpecificOutput"]
+        assert out["hookEventName"] == event
+        text: str = out["additionalContext"]
+        return text
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        assert self.transcript is not None
+        with self.transcript.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry) + "\n")
+
+    def take(self, context: str, event: str = "UserPromptSubmit") -> None:
+        """Write the context to the transcript, as Claude Code does when it keeps it."""
+        if context:
+            self._append({"type": "attachment", "attachment": {
+                "type": "hook_additional_context", "content": [context], "hookEvent": event}})
+
+    def answer(self) -> None:
+        """The model answered a request."""
+        self._append({"type": "assistant", "message": {"role": "assistant", "content": "ok"}})
+
+    def start(self, source: str = "startup") -> str:
+        return self.call("SessionStart", source=source)
+
+    def prompt(self, text: str = "go", keep: bool = True) -> str:
+        """A whole turn: SessionStart's context (if given) and the prompt's go out with the
+        request, the model answers. `keep=False` drops the prompt's context."""
+        told = self.call("UserPromptSubmit", prompt=text)
+        if keep:
+            self.take(told)
+        self.answer()
+        return told
+
+
+@pytest.fixture(autouse=True)
+def log(hook_log: Path) -> Path:
+    return hook_log
+
+
+@pytest.fixture
+def two(two_projects: Workspace) -> Workspace:
+    return two_projects
+
+
+def session_of(ws: Workspace, claude: Claude) -> Any:
+    m = SessionManager(ws.config())
+    try:
+        return m.store.session_by_external(external_id(claude.session))
+    finally:
+        m.close()
+
+
+def epochs(block: str) -> tuple[str, str]:
+    found = re.search(r'from_epoch="(\d+)" to_epoch="(\d+)"', block)
+    assert found, block
+    return found.group(1), found.group(2)
+
+
+# --- 1. the project is pinned per Claude session ---------------------------------------------
+
+
+def test_a_cd_in_bash_does_not_switch_projects(two: Workspace, log: Path) -> None:
+    claude = Claude(two, two.root / "notes")
+    first = claude.prompt()
+    assert MANIFEST in first and 'project="p"' in first
+    claude.cwd = two.root / "other"  # the agent ran `cd ../other`
+    two.write("notes/b.md", "# B\n")
+    two.write("other/y.md", "# Y\n")
+    told = claude.prompt()
+    assert 'project="p"' in told and "notes/b.md" in told and "other/y.md" not in told
+    claude.cwd = two.root.parent  # and then left the workspace altogether
+    two.write("notes/c.md", "# C\n")
+    assert "notes/c.md" in claude.prompt()
+    assert claude.prompt() == ""  # nothing due, answered for the pinned session
+    assert not log.exists()
+
+
+def test_project_and_workspace_options_decide_where_claude_runs_elsewhere(
+    two: Workspace, tmp_path: Path, log: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    workspace = ("--workspace", str(two.root))
+    claude = Claude(two, outside, args=(*workspace, "hook", "claude-code"))
+    assert claude.prompt() == ""  # Claude's folder is outside every project: logged
+    assert "outside the workspace" in log.read_text(encoding="utf-8")
+    pinned = Claude(two, outside, session="c0ffee-2",
+                    args=(*workspace, "hook", "claude-code", "--project", "q"))
+    told = pinned.prompt()
+    assert 'project="q"' in told and "other/x.md" in told
+    pinned.project_dir = pinned.cwd = two.root / "notes"
+    two.write("other/y.md", "# Y\n")
+    assert 'project="q"' in pinned.prompt()
+
+
+# --- 3. printing is not delivery ----------------------------------------------------------------
+
+
+def test_a_block_found_in_the_transcript_is_acknowledged(two: Workspace, log: Path) -> None:
+    claude = Claude(two, two.root / "notes")
+    first = claude.prompt()
+    token = re.search(r'delivery="([0-9a-f]+)"', first)
+    assert token
+    assert claude.prompt() == ""  # found: nothing to tell
+    s = session_of(two, claude)
+    assert s.cursor is not None and not s.needs_manifest
+    m = SessionManager(two.config())
+    try:
+        from freshline.session import tokens
+
+        taken = tokens.last_acknowledged(m, s.id)
+        assert taken is not None and taken.token == token.group(1)
+        assert taken.how is Acknowledgement.TRANSCRIPT
+    finally:
+        m.close()
+
+
+def test_dropped_context_is_delivered_again_with_its_epochs(two: Workspace, log: Path) -> None:
+    claude = Claude(two, two.root / "notes")
+    claude.prompt()
+    two.write("notes/b.md", "# B\n")
+    dropped = claude.prompt(keep=False)  # the harness dropped it; the model answered anyway
+    assert "notes/b.md" in dropped
+    again = claude.prompt()
+    assert "notes/b.md" in again and epochs(again) == epochs(dropped)
+    assert again != dropped  # a fresh token
+    assert claude.prompt() == ""
+
+
+def test_a_dropped_manifest_comes_again(two: Workspace, log: Path) -> None:
+    claude = Claude(two, two.root / "notes")
+    dropped = claude.prompt(keep=False)
+    assert MANIFEST in dropped
+    assert MANIFEST in claude.prompt()
+
+
+def test_an_error_entry_quoting_the_output_is_not_delivery(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes")
+    told = claude.call("UserPromptSubmit", prompt="go")
+    claude._append({"type": "attachment", "attachment": {
+        "type": "hook_non_blocking_error", "stderr": f"Full stdout: {json.dumps(told)}"}})
+    claude.answer()
+    assert MANIFEST in claude.prompt()
+
+
+def test_session_start_context_is_in_flight_until_the_prompt_goes_out(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes")
+    start = claude.start()
+    assert MANIFEST in start
+    # Claude Code writes SessionStart's context only with the first prompt: the prompt's
+    # hook must not tell the manifest twice.
+    assert claude.call("UserPromptSubmit", prompt="go") == ""
+    two.write("notes/b.md", "# B\n")
+    claude.take(start, "SessionStart")
+    claude.answer()
+    told = claude.prompt()
+    assert UPDATES in told and MANIFEST not in told and "notes/b.md" in told
+
+
+def test_a_session_start_that_never_reached_a_prompt_is_told_again(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes")
+    assert MANIFEST in claude.start()
+    assert claude.call("SessionEnd", reason="prompt_input_exit") == ""
+    assert MANIFEST in claude.start("resume")
+
+
+def test_without_a_transcript_printing_is_delivery_and_session_show_says_so(
+    two: Workspace,
+) -> None:
+    claude = Claude(two, two.root / "notes", transcript=False)
+    assert MANIFEST in claude.call("UserPromptSubmit", prompt="go")
+    assert claude.call("UserPromptSubmit", prompt="go") == ""
+    s = session_of(two, claude)
+    shown = subprocess.run(
+        [sys.executable, "-m", "freshline", "--workspace", str(two.root), "session", "show",
+         s.id], capture_output=True, text=True, timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "acknowledged when printed" in shown.stdout
+    assert "names no transcript" in shown.stdout
+
+
+def test_an_unreadable_transcript_falls_back_to_printing(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes")
+    claude.call("UserPromptSubmit", prompt="go")  # the transcript file never appears
+    assert claude.call("UserPromptSubmit", prompt="go") == ""
+    m = SessionManager(two.config())
+    try:
+        from freshline.session import tokens
+
+        taken = tokens.last_acknowledged(m, session_of(two, claude).id)
+        assert taken is not None and taken.how is Acknowledgement.PRINTED
+        assert taken.note and "no readable transcript" in taken.note
+    finally:
+        m.close()
+
+
+# --- 4. SessionStart sources and SessionEnd ---------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["compact", "clear"])
+def test_compact_and_clear_deliver_the_manifest_without_the_closed_note(
+    two: Workspace, source: str
+) -> None:
+    claude = Claude(two, two.root / "notes")
+    claude.prompt()
+    again = claude.start(source)
+    assert MANIFEST in again and RESUMED not in again and "notes/a.md" in again
+    claude.take(again, "SessionStart")
+    assert claude.prompt() == ""
+
+
+def test_session_end_closes_and_resume_tells_only_what_changed(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes")
+    claude.prompt()
+    assert claude.call("SessionEnd", reason="other") == ""
+    assert session_of(two, claude).state is SessionState.CLOSED
+    two.write("notes/b.md", "# B\n")
+    resumed = claude.start("resume")
+    assert UPDATES in resumed and MANIFEST not in resumed and "notes/b.md" in resumed
+    assert "notes/a.md" not in resumed
+    assert session_of(two, claude).state is SessionState.ACTIVE
+
+
+def test_session_list_shows_the_claude_session(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes", session="7eacfd42-5faf-4092")
+    claude.prompt()
+    listed = subprocess.run(
+        [sys.executable, "-m", "freshline", "--workspace", str(two.root), "session", "list",
+         "--json"], capture_output=True, text=True, timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert row["agent_session"] == "claude-code 7eacfd42-5faf-4092"
+    human = subprocess.run(
+        [sys.executable, "-m", "freshline", "--workspace", str(two.root), "session", "list"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
+    )
+    assert "claude-code 7eacfd42-5faf-4092" in human.stdout
+
+
+def test_post_tool_use_prints_nothing_and_settles_what_went_out(two: Workspace) -> None:
+    claude = Claude(two, two.root / "notes")
+    told = claude.call("UserPromptSubmit", prompt="go")
+    claude.take(told)
+    assert claude.call("PostToolUse", tool_name="Read",
+                       tool_input={"file_path": str(two.root / "notes/a.md")},
+                       tool_response={"type": "text"}) == ""
+    assert not session_of(two, claude).needs_manifest  # acknowledged at PostToolUse
+
+
+# --- 5. a hook session records no conversation ------------------------------------------------
+
+
+@pytest.mark.parametrize("checkout", [True, False])
+def test_a_hook_session_writes_no_conversation_tree(two: Workspace, checkout: bool) -> None:
+    if checkout:
+        git(two.root, "init", "--quiet")
+    claude = Claude(two, two.root / "notes")
+    claude.prompt()
+    two.write("notes/b.md", "# B\n")
+    claude.prompt()
+    if checkout:
+        assert git(two.root, "for-each-ref", "refs/freshline") == ""
+        assert git(two.root, "count-objects").startswith("0 objects")
+    assert not (two.root / ".freshline" / "conversations.git").exists()
