@@ -114,7 +114,6 @@ def _from_row(row: tuple[Any, ...]) -> SessionRecord:
     data["state"] = SessionState(data["state"])
     data["needs_manifest"] = bool(data["needs_manifest"])
     data["resumed"] = bool(data["resumed"])
-    data["records_conversation"] = bool(data["records_conversation"])
     return SessionRecord(**data)
 
 
