@@ -5,7 +5,8 @@ and the Anthropic messages API (tool calls, SSE streaming, errors) for the SDKs 
         server.queue(FakeReply(text="hi"), FakeReply(status=429))
         OpenAI(base_url=server.openai_url, api_key="k")...
 
-Each request pops the next queued reply; requests are recorded for assertions.
+Each request pops the next queued reply (or a `responder` decides it from the request);
+requests are recorded for assertions.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
+ANTHROPIC_COUNT_PATH = "/v1/messages/count_tokens"
 
 
 @dataclass
@@ -185,12 +188,15 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         headers = {name.lower(): value for name, value in self.headers.items()}
-        self.server.fake.requests.append(Recorded(self.path, headers, body))
-        api = _APIS.get(self.path)
+        path = self.path.partition("?")[0]  # Claude Code asks `/v1/messages?beta=true`
+        self.server.fake.requests.append(Recorded(path, headers, body))
+        if path == ANTHROPIC_COUNT_PATH:
+            return self._send(200, "application/json", b'{"input_tokens": 100}')
+        api = _APIS.get(path)
         if api is None:
             return self._send(404, "application/json", b'{"error": "unknown path"}')
         render, stream, error = api
-        reply = self.server.fake.next_reply(self.path, self.headers)
+        reply = self.server.fake.next_reply(path, self.headers, body)
         time.sleep(reply.delay)
         if reply.status != 200:
             return self._send(reply.status, "application/json", json.dumps(error(reply.status)))
@@ -223,11 +229,17 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that gave up (a timeout) leaves a broken pipe behind: expected
 
 
-class FakeModelServer:
-    """Serves queued replies over both APIs; with `api_key` set, a wrong key gets a 401."""
+Responder = Callable[[dict[str, Any]], FakeReply]
+"""Decides the reply to a request from its body (instead of a queue)."""
 
-    def __init__(self, api_key: str | None = None) -> None:
+
+class FakeModelServer:
+    """Serves queued replies over both APIs, or the replies a `responder` decides; with
+    `api_key` set, a wrong key gets a 401."""
+
+    def __init__(self, api_key: str | None = None, responder: Responder | None = None) -> None:
         self.api_key = api_key
+        self.responder = responder
         self.replies: deque[FakeReply] = deque()
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -253,10 +265,13 @@ class FakeModelServer:
         with self._lock:
             self.replies.extend(replies)
 
-    def next_reply(self, path: str, headers: Any) -> FakeReply:
-        """The reply to a request: 401 on a wrong key, else the next queued one (or a 500)."""
+    def next_reply(self, path: str, headers: Any, body: dict[str, Any]) -> FakeReply:
+        """The reply to a request: 401 on a wrong key, else the responder's, else the next
+        queued one (or a 500)."""
         if self.api_key is not None and self._key(path, headers) != self.api_key:
             return FakeReply(status=401)
+        if self.responder is not None:
+            return self.responder(body)
         with self._lock:
             return self.replies.popleft() if self.replies else FakeReply(status=500)
 

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from freshline.interfaces.cli import conversations, integrations, sessions, tracking, workspace
+from freshline.interfaces.cli import (
+    acp_proxy,
+    conversations,
+    integrations,
+    sessions,
+    tracking,
+    workspace,
+)
 from freshline.interfaces.cli.common import Group, state
 
 app = typer.Typer(
@@ -45,6 +52,7 @@ app.command()(conversations.publish)
 app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
+app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 
 

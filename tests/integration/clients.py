@@ -1,0 +1,102 @@
+"""The real clients the integration suite runs, installed by the suite itself.
+
+Each client is an npm package at a pinned version, installed with the machine's npm into
+`<repo>/.cache/real-clients/<package>-<version>/` (ignored by git, kept between runs: a
+clean clone installs once, later runs reuse it). Nothing is installed globally. Without
+Node.js or npm the suite fails with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "real-clients"
+INSTALL_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class NpmClient:
+    """A client shipped on npm."""
+
+    package: str
+    version: str  # pinned: the suite tests exactly this version
+    command: str  # its executable in node_modules/.bin
+    postinstall: str | None = None  # a script npm 11 would not run, relative to the package
+
+    @property
+    def folder(self) -> Path:
+        """Where it is installed."""
+        return CACHE / f"{self.package.replace('/', '__').lstrip('@')}-{self.version}"
+
+    @property
+    def executable(self) -> Path:
+        """Its command."""
+        return self.folder / "node_modules" / ".bin" / self.command
+
+
+# The MCP Inspector: 0.15 is the last line that runs on Node 20 (0.16 wants Node 22.7.5).
+INSPECTOR = NpmClient("@modelcontextprotocol/inspector", "0.15.0", "mcp-inspector")
+# Claude Code: a native binary, placed by the package's install script.
+CLAUDE_CODE = NpmClient("@anthropic-ai/claude-code", "2.1.332", "claude", "install.cjs")
+
+
+def require_node() -> None:
+    """Fail the calling test, in one line, when Node.js or npm is missing."""
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"the real-client tests need Node.js and npm on PATH: {tool} not found",
+                        pytrace=False)
+
+
+def npm_env() -> dict[str, str]:
+    """npm's environment: its download cache beside the installs, no chatter."""
+    return {**os.environ, "npm_config_cache": str(CACHE / "npm-cache"),
+            "npm_config_update_notifier": "false", "npm_config_fund": "false",
+            "npm_config_audit": "false"}
+
+
+@contextmanager
+def _locked() -> Iterator[None]:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / ".lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def install(client: NpmClient) -> Path:
+    """The client's executable, installed first if this cache has not got it yet."""
+    require_node()
+    marker = client.folder / ".installed"
+    if marker.is_file() and client.executable.exists():
+        return client.executable
+    with _locked():
+        if marker.is_file() and client.executable.exists():
+            return client.executable
+        shutil.rmtree(client.folder, ignore_errors=True)
+        client.folder.mkdir(parents=True)
+        manifest = {"private": True, "dependencies": {client.package: client.version}}
+        (client.folder / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+        _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], client.folder)
+        if client.postinstall:
+            package = client.folder / "node_modules" / client.package
+            _run(["node", client.postinstall], package)
+        marker.write_text(client.version, encoding="utf-8")
+    return client.executable
+
+
+def _run(command: list[str], cwd: Path) -> None:
+    done = subprocess.run(command, cwd=cwd, env=npm_env(), capture_output=True, text=True,
+                          timeout=INSTALL_TIMEOUT_S)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.fail(f"`{' '.join(command)}` failed in {cwd}: {last}", pytrace=False)
