@@ -14,7 +14,8 @@ on the prompt's last text (the user's words):
     silent            stop with `end_turn` (no output)
     read PATH         read PATH through the client, say how long it was
     write PATH TEXT   write TEXT to PATH through the client
-    toolread PATH     report a completed read tool call on PATH (no fs request)
+    toolread PATH     report a completed read tool call on PATH (no fs request; a load
+                      replays it)
     exit N            leave the process with status N, mid-prompt
     anything else     say "ok"
 """
@@ -80,7 +81,11 @@ class TestAgent:
             for block in blocks:
                 replayed = update_user_message(TextContentBlock.model_validate(block))
                 await self.client.session_update(session_id, replayed)
-            await self.client.session_update(session_id, update_agent_message_text("ok"))
+            words = blocks[-1]["text"].split(" ", 2)
+            if words[0] == "toolread":  # its tool call is part of the history
+                await self._tool_read(session_id, words[1])
+            else:
+                await self._say(session_id, "ok")
         return LoadSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -131,14 +136,16 @@ class TestAgent:
                 said = f"error: {exc}"
             await self._say(session_id, said)
         elif command == "toolread":
-            location = ToolCallLocation(path=args[0])
-            start = start_read_tool_call("t1", "Read", args[0])
-            await client.session_update(session_id, start)
-            done = update_tool_call("t1", status="completed", locations=[location])
-            await client.session_update(session_id, done)
+            await self._tool_read(session_id, args[0])
         else:
             await self._say(session_id, "ok")
         return PromptResponse(stop_reason="end_turn")
+
+    async def _tool_read(self, session_id: str, path: str) -> None:
+        assert self.client is not None
+        await self.client.session_update(session_id, start_read_tool_call("t1", "Read", path))
+        done = update_tool_call("t1", status="completed", locations=[ToolCallLocation(path=path)])
+        await self.client.session_update(session_id, done)
 
     async def _say(self, session_id: str, text: str) -> None:
         assert self.client is not None

@@ -140,6 +140,11 @@ def named(block: str, root: Path) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def stale_read(block: str, path: Path) -> bool:
+    """Whether a block says the agent read `path` and it changed since."""
+    return f"- you read {path} at turn " in block
+
+
 @asynccontextmanager
 async def proxied(
     tmp_path: Path,
@@ -148,8 +153,10 @@ async def proxied(
     agent: Sequence[str] = (sys.executable, str(TEST_AGENT)),
     env: dict[str, str] | None = None,
     name: str = "run",
+    status: int | None = 0,
 ) -> AsyncIterator[Proxied]:
-    """`freshline acp OPTIONS -- AGENT` started in `cwd` and initialized by a client."""
+    """`freshline acp OPTIONS -- AGENT` started in `cwd` and initialized by a client; once
+    the client hung up, the proxy must have exited with `status` (None: not checked)."""
     log, state = tmp_path / "agent.log", tmp_path / "agent-state"
     state.mkdir(exist_ok=True)
     stderr = tmp_path / f"{name}.stderr"
@@ -168,3 +175,5 @@ async def proxied(
             await conn.initialize(protocol_version=PROTOCOL_VERSION,
                                   client_capabilities=capabilities)
             yield Proxied(conn, client, log, stderr, process)
+    if status is not None:
+        assert process.returncode == status, stderr.read_text(encoding="utf-8")

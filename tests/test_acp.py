@@ -23,6 +23,7 @@ from tests.acp_harness import (
     freshline_block,
     named,
     proxied,
+    stale_read,
     with_notes,
 )
 from tests.conftest import Workspace
@@ -172,7 +173,7 @@ async def test_a_file_the_agent_read_that_changed_is_named_first(
     assert block is not None
     assert named(block, notes.root)[0] == "notes/b.md"
     assert set(named(block, notes.root)) == {"notes/a.md", "notes/b.md", "notes/0-new.md"}
-    assert "you read" in block
+    assert stale_read(block, read)
 
 
 async def test_a_completed_read_tool_call_feeds_the_ledger(
@@ -262,7 +263,7 @@ async def test_unknown_methods_and_fields_pass_through_unchanged(
 async def test_an_agent_that_dies_ends_the_proxy_with_its_status(
     notes: Workspace, tmp_path: Path
 ) -> None:
-    async with proxied(tmp_path, notes.root) as run:
+    async with proxied(tmp_path, notes.root, status=3) as run:
         session = await run.new(notes.root)
         with pytest.raises((RequestError, ConnectionError)):
             await run.prompt(session, "exit 3")
@@ -314,3 +315,24 @@ def test_what_cannot_start_is_refused_in_one_line(
     assert result.exit_code == 2
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ") and message in line
+
+
+@pytest.mark.parametrize("where", ["same proxy", "new proxy"])
+async def test_read_tool_calls_replayed_by_a_load_are_not_new_reads(
+    notes: Workspace, tmp_path: Path, where: str
+) -> None:
+    read = notes.root / "notes" / "a.md"
+    async with proxied(tmp_path, notes.root, name="first") as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, f"toolread {read}")
+        read.write_text("# A, edited after the read\n", encoding="utf-8")
+        if where == "same proxy":
+            await run.conn.load_session(cwd=str(notes.root), session_id=session, mcp_servers=[])
+            await run.prompt(session, "back again")
+    if where == "new proxy":
+        async with proxied(tmp_path, notes.root, name="second") as run:
+            await run.conn.load_session(cwd=str(notes.root), session_id=session, mcp_servers=[])
+            await run.prompt(session, "back again")
+    block = freshline_block(run.prompts()[-1])
+    assert block is not None and stale_read(block, read)
+    assert named(block, notes.root) == ["notes/a.md"]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from freshline.session import SessionManager
-from tests.acp_harness import MANIFEST, UPDATES, named, proxied, with_notes
+from tests.acp_harness import MANIFEST, UPDATES, named, proxied, stale_read, with_notes
 from tests.conftest import Workspace
 from tests.fake_model_servers import FakeReply
 from tests.integration.acp_agents import CLAUDE_CODE_ACP, OFFLINE
@@ -94,7 +94,7 @@ async def test_the_blocks_reach_claude_through_the_adapter(
         await run.prompt(session, "and now?")
         last = block_in(asked(stub, "and now?").last, UPDATES)
         assert last is not None and named(last, vault.root)[0] == "notes/b.md"
-        assert "you read" in last
+        assert stale_read(last, vault.root / "notes" / "b.md")
     # Nothing freshline added was shown to the user as theirs.
     assert not any("project_context" in str(u) for u in run.client.updates)
     manager = SessionManager(vault.config())

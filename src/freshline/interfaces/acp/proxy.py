@@ -110,6 +110,7 @@ class Proxy:
         self._watches: dict[str, _Watch] = {}
         self._tools: dict[str, ToolReads] = {}
         self._held: dict[str, list[Any]] = {}  # cancels that wait for their prompt to go out
+        self._prompting: set[str] = set()  # sessions with a prompt on its way
         self._owed = _InFlight()
         self._client: Connection | None = None
         self._agent: Connection | None = None
@@ -181,14 +182,21 @@ class Proxy:
         acp_session = session_of(params)
         if acp_session is None:
             return await agent.send_request(Method.SESSION_PROMPT, params)
-        asking, watch = await self._ask(agent, acp_session, params)
+        self._prompting.add(acp_session)
         try:
-            result = await asking
+            asking, watch = await self._ask(agent, acp_session, params)
+            try:
+                result = await asking
+            finally:
+                if watch is not None and self._watches.get(acp_session) is watch:
+                    del self._watches[acp_session]
+            if watch is not None and acknowledges(stop_reason(result)) and (taken := watch.take()):
+                self._submit(self.desk.accept, taken)
         finally:
-            if watch is not None and self._watches.get(acp_session) is watch:
-                del self._watches[acp_session]
-        if watch is not None and acknowledges(stop_reason(result)) and (taken := watch.take()):
-            await self._run(self.desk.accept, taken)
+            self._prompting.discard(acp_session)
+            # What the turn queued (its reads, writes, acceptance) is in before the client
+            # hears the turn ended: an edit the user makes next is always a change.
+            await self._run(_nothing)
         return result
 
     async def _ask(
@@ -241,7 +249,7 @@ class Proxy:
         if watch is not None and is_output(update) and (taken := watch.take()):
             self._submit(self.desk.accept, taken)
         read = self._tools.setdefault(acp_session, ToolReads()).see(update)
-        if read:
+        if read and acp_session in self._prompting:  # not a load replaying old calls
             self._submit(self.desk.tool_read, acp_session, read)
         return without_context(params)
 
@@ -265,6 +273,10 @@ class Proxy:
         if acp_session and path and isinstance(content, str):
             self._submit(self.desk.wrote, acp_session, path, content)
         return result
+
+
+def _nothing() -> None:
+    """A job for the worker that only waits for the jobs queued before it."""
 
 
 def _path(params: Any) -> str | None:
