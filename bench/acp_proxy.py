@@ -7,6 +7,8 @@ workspace), alternating, in one run:
   small    10 notes, nothing changed: what passing the messages on costs
   quiet    FILES notes, nothing changed: plus a flush that walks them (no watcher runs)
   changed  FILES notes, CHANGED edited before each prompt: plus an updates block each time
+  watched  as changed, with the background watcher the proxy starts (autowatch): each
+           flush waits for its cookie instead of walking
 Prints the median seconds per prompt and each through ÷ straight (goal: small ≤ 1.5).
 Process start, `initialize` and `session/new` are left out.
 Usage: python bench/acp_proxy.py [--quick]        (--quick: fewer rounds and files)
@@ -33,6 +35,9 @@ from acp import (
     update_agent_message_text,
 )
 from acp.interfaces import Client
+
+from freshline.tracker.autowatch import ENV as AUTOWATCH
+from freshline.tracker.autowatch import stop as stop_watcher
 
 QUICK = "--quick" in sys.argv
 ROUNDS = 10 if QUICK else 30
@@ -82,11 +87,14 @@ def build(root: Path, files: int) -> None:
     (root / ".freshline").mkdir()
 
 
-async def timed(command: list[str], root: Path, edit: bool, rounds: int) -> list[float]:
+async def timed(
+    command: list[str], root: Path, edit: bool, rounds: int, watch: bool
+) -> list[float]:
     """Seconds per prompt of `rounds` prompts to `command`, editing notes before each."""
     client = Counting()
+    env = {"PYTHONPATH": str(Path.cwd() / "src"), AUTOWATCH: "1" if watch else "0"}
     async with spawn_agent_process(client, command[0], *command[1:], cwd=root,
-                                   env={"PYTHONPATH": str(Path.cwd() / "src")}) as (conn, _p):
+                                   env=env) as (conn, _p):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
         await conn.prompt(session_id=session, prompt=[text_block("warm up")])  # the manifest
@@ -105,16 +113,20 @@ async def timed(command: list[str], root: Path, edit: bool, rounds: int) -> list
 async def main() -> None:
     agent = [sys.executable, str(Path(__file__).resolve()), "agent"]
     through = [sys.executable, "-m", "freshline", "acp", "--", *agent]
-    for case, files, edit in (("small", 10, False), ("quiet", FILES, False),
-                              ("changed", FILES, True)):
+    for case, files, edit, watch in (("small", 10, False, False), ("quiet", FILES, False, False),
+                                     ("changed", FILES, True, False),
+                                     ("watched", FILES, True, True)):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             build(root, files)
             straight: list[float] = []
             proxied: list[float] = []
-            for _ in range(2):  # alternate, so the machine's load falls on both alike
-                straight += await timed(agent, root, edit, ROUNDS // 2)
-                proxied += await timed(through, root, edit, ROUNDS // 2)
+            try:
+                for _ in range(2):  # alternate, so the machine's load falls on both alike
+                    straight += await timed(agent, root, edit, ROUNDS // 2, watch)
+                    proxied += await timed(through, root, edit, ROUNDS // 2, watch)
+            finally:
+                stop_watcher(root)
         a, b = statistics.median(straight), statistics.median(proxied)
         print(f"{case:8} straight {a * 1000:7.1f} ms  through freshline acp "
               f"{b * 1000:7.1f} ms  ratio {b / a:.2f}  ({files} notes, {CHUNKS} chunks)")

@@ -32,6 +32,8 @@ from freshline.agent import (
 from freshline.agent.backends.anthropic_backend import wire_messages
 from freshline.agent.backends.base import is_loopback
 from freshline.agent.backends.echo import acknowledge
+from freshline.agent.backends.retry import NO_RETRY
+from freshline.agent.errors import BackendServerError
 from freshline.errors import UsageError
 from tests.fake_model_servers import FakeModelServer, FakeReply, closed_port
 
@@ -318,7 +320,7 @@ def test_anthropic_wire_shape(server: FakeModelServer) -> None:
     [
         (FakeReply(status=429), BackendRateLimited, "rate limited (HTTP 429)"),
         (FakeReply(status=403), BackendAuthError, "authentication failed (HTTP 403)"),
-        (FakeReply(status=500), BackendError, "request failed (HTTP 500)"),
+        (FakeReply(status=500), BackendServerError, "server error (HTTP 500)"),
         (FakeReply(raw="{not json"), BackendMalformed, "malformed answer"),
         (FakeReply(raw="data: {broken\n\nevent: x\ndata: {\n\n"), BackendMalformed, "malformed"),
     ],
@@ -331,7 +333,7 @@ def test_server_errors_become_backend_errors(
 ) -> None:
     server.queue(reply)
     chunks: list[str] = []
-    backend = provider.backend(server, stream=stream)
+    backend = provider.backend(server, stream=stream, retry=NO_RETRY)
     with pytest.raises(error, match=re.escape(message)) as caught:
         backend.complete([Message.user("hi")], [READ_SPEC], on_text=chunks.append)
     assert type(caught.value) is error

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,15 +11,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Input, RichLog, Static
+from textual.widgets import Static
 
 from freshline.agent.backends import get_backend
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import UsageError
+from freshline.interfaces.told import short_target
 from freshline.interfaces.tui import ChatApp, open_session, run_chat
+from freshline.interfaces.tui.app import StatusBar
 from freshline.interfaces.tui.commands import Command, Invocation, parse
-from freshline.interfaces.tui.status import Status, short_ref
+from freshline.interfaces.tui.status import Status
 from freshline.session import SessionManager
 from freshline.tracker.watcher import Watcher
 
@@ -69,7 +74,7 @@ def script(tmp_path: Path, *turns: list[dict[str, object]]) -> str:
 
 
 def transcript(app: ChatApp) -> str:
-    return "\n".join(line.text for line in app.query_one("#transcript", RichLog).lines)
+    return app.transcript_text()
 
 
 def status_bar(app: ChatApp) -> str:
@@ -79,9 +84,21 @@ def status_bar(app: ChatApp) -> str:
 async def submit(pilot: Pilot[None], text: str) -> None:
     """Put `text` in the input, press enter and wait for the worker."""
     app = pilot.app
-    app.query_one("#prompt", Input).value = text
+    assert isinstance(app, ChatApp)
+    app.prompt.load_text(text)
     await pilot.press("enter")
-    await app.workers.wait_for_complete()
+    await settle(pilot)
+
+
+def type_in(app: ChatApp, text: str) -> None:
+    """Replace the input's text, the cursor at its end (as after typing it)."""
+    app.prompt.load_text(text)
+    app.prompt.move_cursor(app.prompt.document.end)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait for the workers and the messages they posted."""
+    await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 
 
@@ -97,7 +114,7 @@ async def test_send_shows_message_and_answer_and_moves_the_status_bar(
         assert "you › hello there" in text
         assert "model › echo: received" in text and "blocks: project_context" in text
         assert "<project_context" not in text  # the wire blocks stay off the transcript
-        assert app.query_one("#prompt", Input).value == ""
+        assert app.prompt.text == ""
 
         write(notes.config.root, "notes/b.md", "# B\n")
         await submit(pilot, "/status")
@@ -174,7 +191,7 @@ async def test_conflict_stop_keeps_the_message_then_sync_resolves(
         text = transcript(app)
         assert "conflict stop" in text and "src/a.py (content)" in text
         assert "you › carry on" not in text
-        assert app.query_one("#prompt", Input).value == "carry on"
+        assert app.prompt.text == "carry on"
         assert code.conversations.head(s) == head
 
         await submit(pilot, "/sync feature")
@@ -201,7 +218,7 @@ async def test_backend_failure_keeps_the_message_and_the_cursor(
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "hello")
         assert "not sent:" in transcript(app)
-        assert app.query_one("#prompt", Input).value == "hello"
+        assert app.prompt.text == "hello"
     assert notes.get(s).state.value == "landing"
     assert [e.author.value for e in notes.conversations.log(s)] == ["system"]
 
@@ -285,12 +302,13 @@ def test_anything_without_a_slash_is_a_message(text: str) -> None:
         ("HEAD", "HEAD"),
     ],
 )
-def test_short_ref(name: str, short: str) -> None:
-    assert short_ref(name) == short
+def test_short_target(name: str, short: str) -> None:
+    assert short_target(name) == short
 
 
 def test_status_line_says_behind_unseeded_and_moved() -> None:
-    base = Status("s", "p", "isolated", "active", 3, None, 1, 2, True, "refs/heads/f", True)
+    docs = {"pending": 1, "failed": 2}
+    base = Status("s", "p", "isolated", "active", 3, None, docs, True, "refs/heads/f", True)
     line = Text.from_markup(base.line()).plain
     assert "epoch 3 / cursor unseeded behind" in line
     assert "docs 1 pending, 2 failed (converting)" in line
@@ -303,3 +321,276 @@ def test_run_chat_refuses_a_bad_model_before_opening_anything(notes: SessionMana
     with pytest.raises(UsageError, match="takes no option base_url"):
         run_chat(notes.config, base_url="http://127.0.0.1:1")
     assert notes.sessions() == []
+
+
+# --- the input: lines, history, completion, Ctrl-C -------------------------------------
+
+
+async def test_a_paste_keeps_every_line_and_ctrl_j_or_shift_enter_adds_one(
+    notes: SessionManager,
+) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(events.Paste("first line\nsecond line\nthird"))
+        await pilot.pause()
+        assert app.prompt.text == "first line\nsecond line\nthird"
+        await pilot.press("ctrl+j", "x", "shift+enter", "y")
+        assert app.prompt.text == "first line\nsecond line\nthird\nx\ny"
+        assert transcript(app) == ""  # a new line is not a send
+        await pilot.press("enter")
+        await settle(pilot)
+        sent = [e.content for e in notes.conversations.log(s) if e.author.value == "user"]
+        assert sent == ["first line\nsecond line\nthird\nx\ny"]
+        assert app.prompt.text == ""
+
+
+async def test_up_and_down_walk_the_history_and_keep_the_draft(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "first")
+        await submit(pilot, "/status")
+        await submit(pilot, "second")
+        await pilot.press("d", "r", "a", "f", "t")
+        await pilot.press("up")
+        assert app.prompt.text == "second"
+        await pilot.press("up", "up")
+        assert app.prompt.text == "first"
+        await pilot.press("up")
+        assert app.prompt.text == "first"  # the oldest stays
+        await pilot.press("down", "down", "down")
+        assert app.prompt.text == "draft"
+    resumed = ChatApp(notes, s, get_backend("echo"))
+    async with resumed.run_test(size=SIZE) as pilot:
+        await pilot.press("up")
+        assert resumed.prompt.text == "second"  # a resumed chat remembers its messages
+
+
+async def test_tab_completes_commands_and_workspace_paths(notes: SessionManager) -> None:
+    write(notes.config.root, "notes/Reading List.md", "# R\n")
+    write(notes.config.root, "notes/Retrieval.md", "# R\n")
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("/", "s", "t", "tab")
+        assert app.prompt.text == "/status "
+        type_in(app, "look at no")
+        await pilot.press("tab")
+        assert app.prompt.text == "look at notes/"
+        await pilot.press("R", "e", "tab")
+        await pilot.pause()
+        assert app.prompt.text == "look at notes/Re"  # two fit: the common part
+        activity = str(app.query_one("#activity", Static).content)
+        assert "notes/Reading List.md" in activity and "notes/Retrieval.md" in activity
+        await pilot.press("a", "tab")
+        assert app.prompt.text == "look at notes/Reading List.md"
+        type_in(app, "see .fresh")
+        await pilot.press("tab")
+        assert app.prompt.text == "see .fresh"  # freshline's own data is never offered
+
+
+async def test_ctrl_c_clears_the_input_then_quits(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h", "i")
+        await pilot.press("ctrl+c")
+        assert app.prompt.text == "" and app.is_running
+        assert "Ctrl-C again" in str(app.query_one("#activity", Static).content)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_typing_after_ctrl_c_disarms_the_quit(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+c", "a", "ctrl+c")
+        await pilot.pause()
+        assert app.is_running and app.prompt.text == ""
+
+
+async def test_a_rejected_command_is_cleared_with_the_error_shown(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "/frobnicate now")
+        assert "unknown command /frobnicate" in transcript(app)
+        assert app.prompt.text == ""
+        await submit(pilot, "/sync")
+        assert "usage: /sync REV" in transcript(app) and app.prompt.text == ""
+
+
+async def test_after_a_conflict_stop_a_command_below_keeps_the_message(
+    code: SessionManager, tmp_path: Path
+) -> None:
+    read = {"tool": "read", "args": {"path": "src/a.py"}}  # the write guard wants a read first
+    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}}
+    backend = get_backend(script(tmp_path, [read, edit, {"say": "set x"}], [{"say": "merged"}]))
+    s = code.new("code", mode="isolated", target="feature").id
+    app = ChatApp(code, s, backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "set x to 22")
+        write(tmp_path / "teammate", "src/a.py", "x = 3\n")
+        git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+        await submit(pilot, "carry on\nwith care")
+        assert "conflict stop" in transcript(app)
+        assert app.prompt.text == "carry on\nwith care"
+        app.prompt.move_cursor(app.prompt.document.end)
+        await pilot.press("ctrl+j", *"/sync feature --with-conflicts", "enter")
+        await settle(pilot)
+        assert "conflicts recorded:" in transcript(app)
+        assert app.prompt.text == "carry on\nwith care"  # the message stays for the resend
+        await pilot.press("ctrl+c")  # clear it, run a command: the message comes back
+        await submit(pilot, "/status")
+        assert app.prompt.text == "carry on\nwith care"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "model › merged" in transcript(app) and app.prompt.text == ""
+
+
+async def test_a_message_starting_with_a_path_is_not_a_command(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "look at this\n/etc/hosts")
+        assert "you › look at this" in transcript(app)
+        assert "unknown command" not in transcript(app)
+
+
+# --- what the model was told ----------------------------------------------------------
+
+
+async def test_each_message_says_what_the_model_was_told(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "hello")
+        write(notes.config.root, "notes/b.md", "# B\n")
+        write(notes.config.root, "notes/a.md", "# A changed\n")
+        await submit(pilot, "what changed?")
+        await submit(pilot, "and now?")
+        lines = transcript(app).splitlines()
+        told = [line.strip() for line in lines if line.strip().startswith("↳")]
+        assert told == ["↳ the project manifest", "↳ 1 created, 1 modified", "↳ nothing new"]
+        assert "<project_context_updates" not in transcript(app)
+        second = [w for w in app.query(".told")][1]
+        await pilot.click(second)
+        await pilot.pause()
+        assert "<project_context_updates" in transcript(app)  # the click shows the blocks
+        await submit(pilot, "/updates last")
+        assert "updates given with your last message ↳ nothing new" in transcript(app)
+
+
+async def test_a_refresh_is_told_with_its_target_and_paths(
+    code: SessionManager, tmp_path: Path
+) -> None:
+    s = code.new("code", mode="isolated", target="feature").id
+    app = ChatApp(code, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "hello")
+        write(tmp_path / "teammate", "src/b.py", "y = 2\n")
+        git(tmp_path / "teammate", "add", "-A")
+        git(tmp_path / "teammate", "commit", "--quiet", "-m", "b")
+        await submit(pilot, "news?")
+        assert "↳ refreshed from feature (1 path)" in transcript(app)
+
+
+async def test_a_resumed_chat_tells_what_earlier_messages_carried(notes: SessionManager) -> None:
+    s = notes.new("notes").id
+    async with ChatApp(notes, s, get_backend("echo")).run_test(size=SIZE) as pilot:
+        await submit(pilot, "first")
+        write(notes.config.root, "notes/b.md", "# B\n")
+        await submit(pilot, "second")
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = transcript(app)
+        assert "↳ the project manifest" in text
+        assert "↳ what changed (epoch 0 → 1)" in text
+
+
+# --- header, status bar ---------------------------------------------------------------
+
+
+async def test_the_header_names_session_project_model_and_workspace(
+    notes: SessionManager,
+) -> None:
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        header = str(app.query_one("#header", Static).content)
+        assert f"session {s}" in header and "project notes" in header
+        assert "model echo" in header and str(notes.config.root.name) in header
+
+
+async def test_document_counts_are_live_failed_included(notes: SessionManager) -> None:
+    write(notes.config.root, "notes/broken.docx", "not a zip at all")
+    s = notes.new("notes").id
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "docs 1 failed" in status_bar(app)
+        write(notes.config.root, "notes/page.html", "<html><body><p>hi</p></body></html>")
+        await submit(pilot, "a page")
+        for _ in range(200):  # the send converts in the background; the bar follows
+            await pilot.pause(0.05)
+            if "1 ready" in status_bar(app):
+                break
+        assert "docs 1 ready, 1 failed" in status_bar(app)
+
+
+BAR_GOLDEN = Path(__file__).parent / "golden" / "chat_status_bar_80.svg"
+
+
+class BarHarness(App[None]):
+    """Only the status bar, 80 columns wide, for its snapshot."""
+
+    CSS = "StatusBar { height: auto; padding: 0 1; }"
+
+    def __init__(self, status: Status) -> None:
+        super().__init__()
+        self.bar_status = status
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar("")
+
+    def on_mount(self) -> None:
+        self.query_one(StatusBar).status = self.bar_status
+
+
+async def test_the_bar_fits_80_columns_and_keeps_the_target_state() -> None:
+    docs = {"ready": 12, "pending": 3, "failed": 1}
+    status = Status("3f2a9c1b0d4e", "research-notes", "isolated", "active", 123, 45, docs,
+                    True, "refs/heads/feature/search-ranking", True)
+    app = BarHarness(status)
+    async with app.run_test(size=(80, 3)) as pilot:
+        await pilot.pause()
+        line = Text.from_markup(str(app.query_one(StatusBar).content)).plain
+        assert len(line) <= 78 and "\n" not in line
+        assert "feature/search-ranking moved" in line and "behind" in line
+        assert "12✓ 3… 1✗" in line  # abbreviated, not dropped
+        svg = app.export_screenshot(title="status bar")
+    if os.environ.get("FRESHLINE_UPDATE_GOLDEN"):
+        BAR_GOLDEN.write_text(svg, encoding="utf-8")
+    assert svg == BAR_GOLDEN.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 160])
+@given(epoch=st.integers(0, 10**6), cursor=st.none() | st.integers(0, 10**6),
+       counts=st.dictionaries(st.sampled_from(["ready", "stale", "pending", "failed"]),
+                              st.integers(1, 10**4)),
+       target=st.none() | st.text("abc/-", min_size=1, max_size=30), moved=st.booleans())
+def test_the_bar_never_loses_the_target_state(
+    width: int, epoch: int, cursor: int | None, counts: dict[str, int], target: str | None,
+    moved: bool,
+) -> None:
+    status = Status("s", "proj", "isolated", "active", epoch, cursor, counts, False,
+                    target, moved)
+    line = Text.from_markup(status.line(width)).plain
+    if target:
+        assert f"{short_target(target)} {'moved' if moved else 'up to date'}" in line
+    assert ("behind" in line) == status.behind

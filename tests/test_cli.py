@@ -17,8 +17,8 @@ runner = CliRunner()
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def run(ws: Workspace, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--workspace", str(ws.root), *args])
+def run(ws: Workspace, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["--workspace", str(ws.root), *args], input=stdin)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -54,6 +54,7 @@ def test_project_add_list_show_files_rm(cli_ws: Workspace) -> None:
     assert added == {
         "name": "p", "include": ["notes"], "exclude": ["notes/old"], "mode": "live",
         "allow_secrets": [], "signature": added["signature"],  # type: ignore[index]
+        "files": 1,
     }
     assert "# my comment stays" in toml.read_text()
     assert [p["name"] for p in as_json(cli_ws, "project", "list")] == ["p"]  # type: ignore[union-attr]

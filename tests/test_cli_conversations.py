@@ -63,8 +63,9 @@ def test_refresh_conflict_exit_3_then_sync_and_publish(repo: Path, tmp_path: Pat
     assert code == 3
     assert json.loads(out) == {
         "session": session, "accepted": False, "sent": False, "stopped": "conflict",
-        "message": "merging main conflicts in 1 path(s): content: src/a.py",
+        "message": "merging main conflicts in 1 path: content: src/a.py",
         "conflicts": [{"path": "src/a.py", "kind": "content"}],
+        "error": "merging main conflicts in 1 path: content: src/a.py", "exit": 3,
     }
     code, _out, err = cli(repo, "send", session, "next", "--model", model)
     assert code == 3 and "content: src/a.py" in err and "conflict (content): src/a.py" in err
@@ -141,8 +142,9 @@ def test_seen_updates_tells_the_truth_about_the_next_send(repo: Path, tmp_path: 
     code, out, _err = cli(repo, "updates", session, "--json")
     assert code == 3 and json.loads(out) == {
         "session": session, "blocks": None, "stopped": "conflict",
-        "message": "merging main conflicts in 1 path(s): content: src/a.py",
+        "message": "merging main conflicts in 1 path: content: src/a.py",
         "conflicts": [{"path": "src/a.py", "kind": "content"}],
+        "error": "merging main conflicts in 1 path: content: src/a.py", "exit": 3,
     }
 
     git(repo, "reset", "--quiet", "--hard", "HEAD~81")

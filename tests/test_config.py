@@ -80,7 +80,7 @@ def test_init_completes_a_partial_workspace(tmp_path: Path) -> None:
     assert (tmp_path / CONFIG_NAME).read_text() == "# mine\n"
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / DATA_DIR).mkdir()
-    assert init_workspace(tmp_path / "new") == ["created freshline.toml"]
+    assert init_workspace(tmp_path / "new", nested=True) == ["created freshline.toml"]
 
 
 def test_init_creates_missing_directory(tmp_path: Path) -> None:
@@ -200,12 +200,15 @@ ERRORS = [
         "[projects.x]\ninclude = ['a']\n[projects.x]\ninclude = ['b']\n",
         "invalid TOML: Cannot declare ('projects', 'x') twice (at line 3, column 12)",
     ),
-    ("colour = 'red'\n", "colour: unknown key (expected one of: workspace, projects, delivery)"),
+    (
+        "colour = 'red'\n",
+        "colour: unknown key (expected one of: workspace, projects, model, delivery)",
+    ),
     (
         "[workspace]\ndebounce = 1\n",
         "workspace.debounce: unknown key (expected one of: debounce_ms, change_log_cap, "
         "full_scan_interval, ignore, materialize_timeout_s, materialize_memory_mb, workers, "
-        "respect_gitignore, respect_obsidian, ignore_trash)",
+        "respect_gitignore, respect_obsidian, ignore_trash, autowatch, autowatch_idle)",
     ),
     (
         "[workspace]\nrespect_gitignore = 'no'\n",

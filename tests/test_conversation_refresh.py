@@ -149,7 +149,7 @@ def test_sync_with_conflicts_blocks_publish_until_resolved(up: Upstream) -> None
     convs.open("c1", Mode.ISOLATED)
     turn(convs, "c1", "edit", {"a.txt": "one\nOURS\nthree\n"})
     theirs = up.commit("main", {"a.txt": "one\nTHEIRS\nthree\n"})
-    with pytest.raises(ConflictStop, match=r"conflicts in 1 path\(s\): content: a.txt") as stop:
+    with pytest.raises(ConflictStop, match=r"conflicts in 1 path: content: a.txt") as stop:
         convs.sync("c1", "main")
     assert stop.value.kinds == {"a.txt": "content"}
 

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from freshline.interfaces.demo import PDF_LINES, pdf_bytes, run_demo, wire_blocks
+from freshline.interfaces.demo import PDF_LINES, WIDTH, pdf_bytes, run_demo
+from freshline.interfaces.told import wire_blocks
 
 
 def _run(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     buffer = io.StringIO()
-    run_demo(Console(file=buffer, width=200, highlight=False, color_system=None))
+    run_demo(Console(file=buffer, width=WIDTH, highlight=False, color_system=None))
     return buffer.getvalue()
 
 
@@ -34,6 +35,7 @@ def test_first_turn_carries_the_manifest_with_the_docx_snapshot(output: str) -> 
     first = _section(output, "2. First turn", "3. ")
     assert "<project_context project=\"research\"" in first
     assert "docs/requirements.docx →" in first
+    assert "The agent now knows the project as of epoch 0" in first
     manifest = _section(first, "<project_context ", "</project_context>")
     assert "Reading List.md" in manifest
     assert "Groceries" not in manifest  # excluded by #personal
@@ -43,15 +45,15 @@ def test_a_new_note_is_named_on_the_next_turn(output: str) -> None:
     step = _section(output, "3. A note is added", "4. ")
     assert "<project_context_updates" in step
     assert "Created:" in step and "notes/Ideas.md" in step
-    assert "cursor 0 → 1" in step
+    assert "The agent's cursor moved from epoch 0 to 1" in step
 
 
 def test_a_pdf_is_in_progress_then_its_snapshot_follows(output: str) -> None:
     dropped = _section(output, "4. A PDF is dropped in", "5. ")
-    assert "papers/attention.pdf (converting" in dropped
+    assert "papers/attention.pdf (converting" in " ".join(dropped.split())
     later = _section(output, "5. A later turn", "6. ")
     assert "Snapshots ready" in later and ".freshline/snapshots/" in later
-    assert "→ [text snapshot of papers/attention.pdf" in later  # read gave the snapshot
+    assert "→ [text snapshot of <workspac" in later  # the read gave the snapshot
 
 
 def test_isolated_edits_refresh_conflict_and_sync(output: str) -> None:
@@ -60,14 +62,14 @@ def test_isolated_edits_refresh_conflict_and_sync(output: str) -> None:
     assert '+    return f"Hello, {name}!"' in edits
     refresh = _section(output, "7. Upstream commits", "8. ")
     assert "Refreshed from refs/heads/feature" in refresh
-    assert "refreshed paths: README.md, src/util.py" in refresh
-    stop = _section(output, "8. A conflicting upstream edit", "9. ")
-    assert "stopped: merging feature conflicts in 1 path(s): content: src/greeting.py" in stop
-    assert "conversation head unchanged: True" in stop
+    assert "the paths it brought in, README.md, src/util.py" in " ".join(refresh.split())
+    stop = " ".join(_section(output, "8. A conflicting upstream edit", "9. ").split())
+    assert "Stopped: merging feature conflicts in 1 path: content: src/greeting.py" in stop
+    assert "nothing was recorded: the conversation and the agent's cursor are where" in stop
     assert "model ›" not in stop
-    resolved = _section(output, "9. sync", "10. ")
-    assert "conflicts recorded: content: src/greeting.py" in resolved
-    assert "unresolved conflicts: none" in resolved
+    resolved = " ".join(_section(output, "9. sync", "10. ").split())
+    assert "its conflicts (content: src/greeting.py)" in resolved
+    assert "No conflict is left" in resolved
 
 
 def test_the_transcript_holds_messages_but_never_blocks(output: str) -> None:
@@ -82,7 +84,7 @@ def test_runs_inside_a_foreign_git_repository(
 ) -> None:
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
     out = _run(tmp_path, monkeypatch)
-    assert "unresolved conflicts: none" in out and "Done" in out
+    assert "No conflict is left" in out and "Done" in out
     status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path,
                             capture_output=True, text=True, check=True)
     assert status.stdout == ""  # the temp dir was removed, the outer repo untouched
@@ -93,6 +95,13 @@ def test_the_generated_pdf_has_real_text() -> None:
 
     text = PdfReader(io.BytesIO(pdf_bytes(PDF_LINES))).pages[0].extract_text()
     assert all(line in text for line in PDF_LINES)
+
+
+def test_it_reads_as_a_story_within_80_columns(output: str) -> None:
+    assert all(len(line) <= WIDTH for line in output.splitlines())
+    for debug in ("cursor 0 → ", ": True", ": False", "head unchanged", "None", "[]"):
+        assert debug not in output
+    assert "/tmp/" not in output.split("\n", 6)[-1]  # temp paths are shown as <workspace>
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,25 @@ def test_a_failed_isolated_send_leaves_the_worktree_as_it_was(
     assert "a = 2" not in manager.conversations.diff(s.id)
 
 
+def test_a_send_converts_only_when_documents_are_converting(ws: Workspace) -> None:
+    ws.write("notes/a.md", "a")
+    ws.configure({"p": {"include": ["notes"]}})
+    manager = SessionManager(ws.config())
+    try:
+        s = manager.new("p")
+        send(manager, s.id, "first", get_backend("echo"))
+        ws.write("notes/b.md", "b")
+        send(manager, s.id, "no document changed", get_backend("echo"))
+        assert not manager._background  # nothing to convert: the project was not listed
+        ws.write("notes/page.html", "<p>hi</p>")
+        result = send(manager, s.id, "a page", get_backend("echo"))
+        assert "page.html (converting" in result.wire_prompt
+        assert manager._background  # the page converts for a later turn
+        manager.settle()
+        later = send(manager, s.id, "and now?", get_backend("echo"))
+        assert "Snapshots ready" in later.wire_prompt
+    finally:
+        manager.close()
 def test_seen_each_tool_event_records_the_tree_with_its_writes(
     code: tuple[SessionManager, Path], tmp_path: Path
 ) -> None:

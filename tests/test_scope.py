@@ -251,6 +251,8 @@ def test_no_inclusions_means_nothing() -> None:
         ".git/config",
         "sub/repo/.git/HEAD",
         "freshline.toml",
+        "sub/freshline.toml",  # a nested workspace's own files
+        "sub/.freshline/freshline.db",
         "build/out.pdf",
         "x/node_modules/y/z.md",
         "notes/a.tmp",
@@ -274,7 +276,8 @@ def test_internal_paths_are_never_in_scope(path: str) -> None:
         "a.md",
         ".freshlinex/a.md",
         "freshline.toml.bak",
-        "sub/freshline.toml",
+        "sub/freshline.toml.bak",
+        "sub/.freshlinex/a",
         "x.git/a",
         "a/.github/x.yml",
         "built/x",

@@ -13,10 +13,11 @@ on every prompt of another agent and must not pay for the model SDKs):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from freshline.lazy import exports
 
+# typing.TYPE_CHECKING, without importing typing: every command starts by importing this
+# package, and typing costs about as much as the interpreter's own start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for type checkers
     from freshline.agent.backends import get_backend
     from freshline.agent.runtime import send

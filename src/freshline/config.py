@@ -10,29 +10,28 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import tomlkit
-import tomlkit.exceptions
-import tomlkit.items
+from typing import TYPE_CHECKING, Any
 
 from freshline import scope, sensitive
 from freshline.errors import ConfigError, NotFoundError, WorkspaceError, os_failure
 from freshline.ignore import IgnoreSettings
 from freshline.paths import shown
 
+if TYPE_CHECKING:  # tomlkit is imported by the edits that use it: reading needs only tomllib
+    import tomlkit
+    import tomlkit.items
+
 CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_TOP_KEYS = ("workspace", "projects", "delivery")
+_TOP_KEYS = ("workspace", "projects", "model", "delivery")
 _PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
 
 _TEMPLATE = """\
@@ -50,9 +49,18 @@ _TEMPLATE = """\
 # materialize_timeout_s = 60   # time limit for converting one document, seconds
 # materialize_memory_mb = 1024 # memory limit of a conversion worker
 # workers = 2                  # conversion worker processes
+# autowatch = true             # the first command that flushes starts `freshline watch`
+# autowatch_idle = 3600        # seconds without requests before that watcher exits
 #
 # Secrets (.env, *.pem, id_rsa*, .ssh/, ... see the README) are never in any project. A
 # project reads one kind only if it names the exact pattern: allow_secrets = [".env"]
+
+[model]
+# default = "echo"             # e.g. "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"
+# base_url = "http://127.0.0.1:11434/v1"   # a server for the default model's backend
+# retries = 3                  # retries of a request answered 429 or 5xx
+# retry_wait_s = 1.0           # the first wait before a retry (doubles, with jitter)
+# retry_max_wait_s = 30.0      # the longest single wait
 
 [delivery]
 # the most characters the blocks may take per delivery channel; past that they roll up
@@ -86,6 +94,8 @@ class WorkspaceSettings:
     respect_gitignore: bool = True
     respect_obsidian: bool = True
     ignore_trash: bool = True
+    autowatch: bool = True  # the first command that flushes starts a background watcher
+    autowatch_idle: int = 3600  # seconds without requests before that watcher exits
 
     @property
     def ignore_settings(self) -> IgnoreSettings:
@@ -95,7 +105,18 @@ class WorkspaceSettings:
         )
 
 
-_SWITCHES = ("respect_gitignore", "respect_obsidian", "ignore_trash")
+@dataclass(frozen=True)
+class ModelSettings:
+    """The `[model]` table: which model commands use when `--model` is not given."""
+
+    default: str = "echo"  # a backend spec: echo, scripted:FILE, openai:MODEL, anthropic:MODEL
+    base_url: str | None = None  # the server for the default model's backend
+    retries: int = 3  # retries of a request the server answered 429 or 5xx
+    retry_wait_s: float = 1.0  # the first wait before a retry; doubles each time, jittered
+    retry_max_wait_s: float = 30.0  # the longest single wait
+
+
+_SWITCHES = ("respect_gitignore", "respect_obsidian", "ignore_trash", "autowatch")
 # The range each numeric setting accepts: past these, a value that parses would overflow
 # a timer or a resource limit later, or start more workers than any machine has cores.
 _RANGES = {
@@ -105,6 +126,7 @@ _RANGES = {
     "materialize_timeout_s": (1, 86_400),
     "materialize_memory_mb": (16, 1 << 20),
     "workers": (1, 64),
+    "autowatch_idle": (1, 30 * 86_400),
 }
 
 
@@ -170,6 +192,7 @@ class Config:
     root: Path
     workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     projects: dict[str, ProjectConfig] = field(default_factory=dict)
+    model: ModelSettings = field(default_factory=ModelSettings)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)
 
     @property
@@ -187,7 +210,7 @@ class Config:
         try:
             return self.projects[name]
         except KeyError:
-            raise NotFoundError(shown(f"unknown project '{name}'")) from None
+            raise unknown_project(name, self.projects) from None
 
 
 # --- discovery and loading ------------------------------------------------------------------
@@ -274,9 +297,11 @@ def _validate(root: Path, data: dict[str, Any]) -> Config:
     projects = {
         name: _project(name, table, workspace.ignore) for name, table in raw_projects.items()
     }
+    raw_model = data.get("model", {})
+    _expect("model", raw_model, dict, "a table")
     raw_delivery = data.get("delivery", {})
     _expect("delivery", raw_delivery, dict, "a table")
-    return Config(root, workspace, projects, _delivery(raw_delivery))
+    return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery))
 
 
 def _delivery(table: dict[str, Any]) -> DeliverySettings:
@@ -308,6 +333,32 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
             raise _error(key, f"must be between {low} and {high}, got {value}")
         values[name] = value
     return WorkspaceSettings(**values)
+
+
+def _model(table: dict[str, Any]) -> ModelSettings:
+    _check_keys("model", table, (f.name for f in fields(ModelSettings)))
+    values: dict[str, Any] = {}
+    for name in ("default", "base_url"):
+        if name in table:
+            _expect(f"model.{name}", table[name], str, "a string")
+            values[name] = table[name].strip()
+    if not values.get("default", "echo"):
+        raise _error("model.default", "empty model (expected e.g. \"openai:gpt-4o-mini\")")
+    base_url = values.get("base_url")
+    if base_url is not None and not re.match(r"https?://[^/\s]+", base_url):
+        raise _error("model.base_url", f"not an http:// or https:// URL: {base_url!r}")
+    if "retries" in table:
+        _expect("model.retries", table["retries"], int, "an integer")
+        if table["retries"] < 0:
+            raise _error("model.retries", f"must be at least 0, got {table['retries']}")
+        values["retries"] = table["retries"]
+    for name in ("retry_wait_s", "retry_max_wait_s"):
+        if name in table:
+            value = table[name]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise _error(f"model.{name}", f"expected a number of seconds ≥ 0, got {value!r}")
+            values[name] = float(value)
+    return ModelSettings(**values)
 
 
 def _check_ignore(text: str) -> None:
@@ -354,6 +405,15 @@ def _mode(key: str, table: dict[str, Any]) -> Mode:
         raise _error(key, f"unknown mode '{value}' (expected live or isolated)") from None
 
 
+def unknown_project(name: str, known: Iterable[str]) -> NotFoundError:
+    """The error for a project name not in the config, suggesting the closest one."""
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(name, [str(k) for k in known], n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return NotFoundError(shown(f"unknown project '{name}'{hint}"))
+
+
 def check_project_name(name: str, key: str | None = None) -> None:
     """Raise ConfigError unless `name` is a simple identifier (`[A-Za-z_][A-Za-z0-9_-]*`)."""
     if not _NAME.fullmatch(name):
@@ -367,12 +427,27 @@ def check_project_name(name: str, key: str | None = None) -> None:
 # --- creating and editing -------------------------------------------------------------------
 
 
-def init_workspace(directory: Path) -> list[str]:
+def enclosing_workspace(directory: Path) -> Path | None:
+    """The workspace `directory` lies inside (a parent holding freshline.toml), if any."""
+    for parent in Path(directory).resolve().parents:
+        if (parent / CONFIG_NAME).is_file():
+            return parent
+    return None
+
+
+def init_workspace(directory: Path, nested: bool = False) -> list[str]:
     """Create freshline.toml and .freshline/ in `directory` where missing.
 
     Idempotent; returns what it did, e.g. ["created freshline.toml", "created .freshline/"].
+    Raises WorkspaceError when `directory` lies inside another workspace, unless `nested`
+    (the outer workspace then never tracks the inner one's freshline.toml and .freshline/).
     """
     directory = Path(directory)
+    outer = None if nested else enclosing_workspace(directory)
+    if outer is not None and not (directory / CONFIG_NAME).is_file():
+        raise WorkspaceError(shown(
+            f"{directory.resolve()} is inside the workspace {outer}; use --nested to make "
+            "a workspace inside it anyway"))
     done: list[str] = []
     if not directory.is_dir():
         if directory.exists():
@@ -404,6 +479,8 @@ def add_project(
 
     Raises ConfigError (invalid name or pattern, unknown mode, existing project).
     """
+    import tomlkit
+
     check_project_name(name)
     include, exclude = list(include), list(exclude)
     mode_value = mode.value if isinstance(mode, Mode) else mode
@@ -428,12 +505,14 @@ def add_project(
 
 
 def remove_project(root: Path, name: str) -> None:
-    """Remove `[projects.NAME]`; raises NotFoundError if there is no such project."""
+    """Remove `[projects.NAME]` and the comment lines right above its header; every other
+    comment stays. Raises NotFoundError if there is no such project."""
 
     def edit(doc: tomlkit.TOMLDocument) -> None:
         projects = doc.get("projects")
         if projects is None or name not in projects:
-            raise NotFoundError(shown(f"unknown project '{name}'"))
+            raise unknown_project(name, projects or {})
+        _keep_neighbours_comments(doc, projects, name)
         del projects[name]
         if not projects:
             del doc["projects"]
@@ -441,7 +520,44 @@ def remove_project(root: Path, name: str) -> None:
     _edit(Path(root), edit)
 
 
+def _keep_neighbours_comments(doc: Any, projects: Any, name: str) -> None:
+    """tomlkit stores the comments above a table header at the end of the table rendered
+    before it. Before `name`'s table goes: drop the comment block glued to its header (the
+    end of the previous table), and move its own trailing comments, which sit above the
+    next header, to the previous table, so they stay where they were."""
+    import tomlkit.items
+
+    keys = [key.key for key, _item in projects.value.body if key is not None]
+    if not projects.is_super_table() or name not in keys:
+        return
+    at = keys.index(name)
+    if at:
+        previous = projects[keys[at - 1]].value
+    else:
+        before = [item for key, item in doc.body[: _index(doc.body, "projects")] if key]
+        previous = before[-1].value if before and isinstance(before[-1], tomlkit.items.Table) \
+            else doc
+    body = previous.body
+    cut = len(body)
+    while cut and body[cut - 1][0] is None and isinstance(body[cut - 1][1], tomlkit.items.Comment):
+        cut -= 1
+    while cut and body[cut - 1][0] is None and isinstance(body[cut - 1][1],
+                                                          tomlkit.items.Whitespace):
+        cut -= 1  # the blank line before that block: the moved block brings its own
+    del body[cut:]
+    own = projects[name].value.body
+    last_key = max((i for i, (key, _item) in enumerate(own) if key is not None), default=-1)
+    moved = [item for _key, item in own[last_key + 1 :]] or [tomlkit.items.Whitespace("\n")]
+    body.extend((None, item) for item in moved)
+
+
+def _index(body: list[tuple[Any, Any]], name: str) -> int:
+    return next(i for i, (key, _item) in enumerate(body) if key is not None and key.key == name)
+
+
 def _array(items: list[str]) -> tomlkit.items.Array:
+    import tomlkit
+
     array = tomlkit.array()
     array.extend(items)
     return array
@@ -449,6 +565,9 @@ def _array(items: list[str]) -> tomlkit.items.Array:
 
 def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
     """Apply `mutate` to the current file, validate the result, write it atomically."""
+    import tomlkit
+    import tomlkit.exceptions
+
     text = _read(root)
     _validate(root, _parse_toml(text))  # refuse to edit a file that is already broken
     try:
@@ -465,6 +584,8 @@ def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:

@@ -20,7 +20,9 @@ from pathlib import Path
 from freshline.errors import WorkspaceError
 
 # freshline's own data dir, git's, and the config file are never part of any project.
-INTERNAL_NAMES = frozenset({".freshline", ".git", "freshline.toml"})
+CONFIG_FILE = "freshline.toml"
+INTERNAL_DIRS = frozenset({".freshline", ".git"})
+INTERNAL_NAMES = INTERNAL_DIRS | {CONFIG_FILE}
 GLOB_CHARS = frozenset("*?[")
 
 _DRIVE = re.compile(r"^[A-Za-z]:(/|$)")
@@ -168,19 +170,26 @@ def ignore_regex(ignore: tuple[str, ...]) -> re.Pattern[str]:
 def is_internal(rel_path: str, ignore: Sequence[str] = ()) -> bool:
     """Whether a normalized workspace path is never in scope.
 
-    Internal: `.freshline/` and `freshline.toml` at the root, `.git` at any depth, and
-    anything matched by an `ignore` pattern (folder, glob or extension). An ignore pattern
-    that matches a folder covers everything inside it, so a walker can prune there.
+    Internal: `.freshline/`, `.git` and `freshline.toml` at any depth (below the root they
+    belong to a nested workspace or repository), and anything matched by an `ignore`
+    pattern (folder, glob or extension). An ignore pattern that matches a folder covers
+    everything inside it, so a walker can prune there.
     """
     if not rel_path:
         return False
     if rel_path.partition("/")[0] in INTERNAL_NAMES:
         return True
-    if "/.git" in rel_path and ".git" in rel_path.split("/"):
+    if "/" in rel_path and _nested_internal(rel_path):
         return True
     if not ignore:
         return False
     return ignore_regex(tuple(ignore)).match(rel_path) is not None
+
+
+def _nested_internal(rel_path: str) -> bool:
+    if rel_path.endswith("/" + CONFIG_FILE):
+        return True
+    return "/." in rel_path and not INTERNAL_DIRS.isdisjoint(rel_path.split("/"))
 
 
 def to_abs(root: Path, rel: str) -> Path:

@@ -163,7 +163,11 @@ def complete(
         raise
     turn.accept()
     checkpoint("accept:done")
-    manager.materialize_async(s.project)
+    if turn.staged.pending:
+        # Documents the agent was told are converting: convert them for a later turn. With
+        # none, there is nothing to convert, and listing the project would cost the send
+        # the whole workspace.
+        manager.materialize_async(s.project)
     after = manager.get(s.id).cursor
     refresh = turn.conversation.refresh if turn.conversation else None
     return SendResult(

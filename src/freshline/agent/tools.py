@@ -206,7 +206,8 @@ class Toolbox:
                 (e for e in found if self._visible(_join(target.rel, e.name), e)),
                 key=lambda e: e.name,
             )
-        lines = [f"{target.shown}/ ({len(entries)} entries)"]
+        count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+        lines = [f"{target.shown}/ ({count})"]
         lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
         if len(entries) > LIST_LIMIT:
             lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")
@@ -339,7 +340,8 @@ class Toolbox:
             if len(hits) > shown_before:
                 self.witness.saw_source(source.rel, source.view, source.path)
         if not hits:
-            return _Outcome(f"no matches for /{pattern}/ in {searched} files")
+            files = "1 file" if searched == 1 else f"{searched} files"
+            return _Outcome(f"no matches for /{pattern}/ in {files}")
         return _Outcome("\n".join(hits))
 
     def _searchable(self, base: Confined) -> Iterator[_Searched]:

@@ -105,9 +105,10 @@ def merge_target(
         merged = git.merge_tree(restored, target)
         changed = git.diff_trees(ours_tree, merged.tree)
     if merged.conflicts and not with_conflicts:
+        count = len(merged.paths)
         raise ConflictStop(
-            f"merging {_short(name)} conflicts in {len(merged.paths)} path(s): "
-            f"{by_kind(merged.conflicts)}",
+            f"merging {_short(name)} conflicts in {count} {'path' if count == 1 else 'paths'}"
+            f": {by_kind(merged.conflicts)}",
             list(merged.paths), path_kinds(merged.conflicts),
         )
     paths = sorted({c.path for c in changed})

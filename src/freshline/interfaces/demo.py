@@ -2,8 +2,9 @@
 
 It builds a workspace in a temp dir (markdown notes with tags and front matter, a generated
 DOCX and PDF, a git repository with a feature branch), drives two conversations with a
-scripted model, and prints what the model receives at each step: the wire blocks, which
-the visible transcript never shows.
+scripted model, and tells what happens at each step in sentences, showing what the model
+receives: the wire blocks, which the visible transcript never shows. It is written for an
+80-column terminal: panels wrap, and the temp dir's long paths are shortened on screen.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from freshline.agent.backends import Backend, get_backend
 from freshline.agent.runtime import SendResult, send
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import ConflictStop
-from freshline.interfaces.tui.commands import event_line, tool_lines
+from freshline.interfaces.lines import event_line, tool_lines
+from freshline.interfaces.told import wire_blocks
 from freshline.session import SessionManager
 
 NOTES = {
@@ -55,6 +57,8 @@ PDF_LINES = (
     "It trains faster and reaches 28.4 BLEU on WMT 2014 English-German.",
 )
 RESOLVED = 'def greet(name):\n    return f"Hi, {name}!"\n'
+WIDTH = 80  # the demo reads best at this width; wider terminals get it too
+WORKSPACE = "<workspace>"  # how the temp workspace's path is shown (the model sees it whole)
 
 RESEARCH_SCRIPT = [
     [{"tool": "list", "args": {"path": "notes"}},
@@ -170,11 +174,15 @@ class Demo:
             (self.scripts / f"{name}.json").write_text(json.dumps({"turns": script}))
         config = load_config(self.root)
         self.heading("A sample workspace")
-        self.say(f"{self.root}: notes/ (tagged markdown), docs/requirements.docx, src/ and "
-                 "README.md, a git repository on main with a branch 'feature'")
+        self.say(f"A folder of notes (tagged markdown), a requirements document (DOCX) and a "
+                 f"little Python program, kept in git on branch main, with a teammate working "
+                 f"on branch feature. It lives in {self.root}, shown below as {WORKSPACE}.")
         for name, p in config.projects.items():
-            self.say(f"  project [bold]{name}[/]: include {escape(str(list(p.include)))} "
-                     f"exclude {escape(str(list(p.exclude)))} mode {p.mode}")
+            kept = f", leaving out {', '.join(p.exclude)}" if p.exclude else ""
+            how = ("the agent reads the workspace itself" if p.mode.value == "live"
+                   else "the agent works in a worktree of its own")
+            self.say(f"  Project [bold]{name}[/] takes in {', '.join(p.include)}{escape(kept)} "
+                     f"({p.mode.value}: {how}).")
         return SessionManager(config)
 
     def backend(self, name: str) -> Backend:
@@ -185,8 +193,8 @@ class Demo:
         """An upstream commit on `feature`, made in the teammate's own checkout."""
         write_files(self.teammate, files)
         self.git(self.teammate, "commit", "--quiet", "-am", message)
-        self.say(f"[yellow]teammate[/] commits on feature: {escape(message)} "
-                 f"({', '.join(sorted(files))})")
+        self.say(f"[yellow]Your teammate[/] commits \"{escape(message)}\" on feature, "
+                 f"changing {', '.join(sorted(files))}.")
 
     # -- output --------------------------------------------------------------------------
 
@@ -197,8 +205,8 @@ class Demo:
         self.out.print(Rule(f"[bold]{self.step}. {escape(title)}", align="left"))
 
     def short(self, text: str) -> str:
-        """`text` with the workspace's absolute path shortened (for one-line summaries)."""
-        return text.replace(f"{self.root}/", "")
+        """`text` with the workspace's absolute path shown as <workspace>."""
+        return text.replace(str(self.root), WORKSPACE)
 
     def say(self, text: str) -> None:
         """A line of narration."""
@@ -213,19 +221,18 @@ class Demo:
         return result
 
     def show(self, result: SendResult, message: str) -> None:
-        """The wire prompt in a panel, each tool call, the answer and the cursor move."""
-        blocks = wire_blocks(result.wire_prompt, message)
+        """The wire blocks in a panel, each tool call, the answer, and what it changed."""
+        blocks = self.short(wire_blocks(result.wire_prompt, message))
         if result.held:
-            self.say(f"[magenta]held:[/] {escape(result.held)}")
+            self.say(f"[magenta]The send waited:[/] {escape(result.held)}.")
         self.out.print(Panel(escape(blocks or "(no blocks: nothing changed)"), border_style="dim",
-                             title="wire blocks (sent to the model, never in the transcript)",
+                             title="what the model receives before your words",
                              title_align="left"))
         events = [replace(e, content=self.short(e.content)) for e in result.events]
-        for line in tool_lines(events, 56):
+        for line in tool_lines(events, 28):
             self.say("  " + escape(line))
         self.say(f"[bold magenta]model ›[/] {escape(result.response)}")
-        self.say(f"[dim]cursor {result.cursor_before} → {result.cursor_after}; "
-                 f"conversation head {(result.head or '')[:10]}[/]")
+        self.say(f"[dim]{after_turn(result)}[/]")
 
     # -- the story -----------------------------------------------------------------------
 
@@ -248,10 +255,12 @@ class Demo:
         assert m is not None
         session = m.sessions("code")[-1].id
         self.heading("The transcript is git history")
-        self.say(f"refs/freshline/conversations/{session}, oldest first (the visible "
-                 "transcript holds the messages, never the wire blocks):")
+        self.say(f"Every event of the isolated conversation is a commit on "
+                 f"refs/freshline/conversations/{session}, oldest first. The messages are "
+                 "there; the blocks the model received are not:")
         for event in m.conversations.log(session):
-            self.say("  " + escape(event_line(replace(event, content=self.short(event.content)))))
+            content = self.short(event.content)
+            self.say("  " + escape(event_line(replace(event, content=content), 48)))
 
     def live_steps(self) -> None:
         """A live conversation over notes: manifest, a new note, a PDF converting."""
@@ -266,14 +275,14 @@ class Demo:
 
         self.heading("A note is added → named on the next turn")
         write_files(m.config.root, {"notes/Ideas.md": IDEA_NOTE})
-        self.say("[yellow]you[/] write notes/Ideas.md (tags: paper)")
+        self.say("[yellow]You[/] write a new note, notes/Ideas.md, tagged #paper.")
         self.turn(s, "I jotted down an idea.", model)
 
         self.heading("A PDF is dropped in → conversion in progress")
         m.settle()
         (m.config.root / "papers").mkdir()
         (m.config.root / "papers" / "attention.pdf").write_bytes(pdf_bytes(PDF_LINES))
-        self.say("[yellow]you[/] save papers/attention.pdf")
+        self.say("[yellow]You[/] save a paper as papers/attention.pdf.")
         self.turn(s, "Here is the paper I mentioned.", model)
 
         self.heading("A later turn: the snapshot is ready")
@@ -288,11 +297,11 @@ class Demo:
         model = self.backend("code")
         self.heading("An isolated conversation: the agent edits its own worktree")
         s = m.new("code", mode="isolated", target="feature").id
-        self.say(f"Session on project 'code' following branch 'feature'; worktree "
-                 f"{m.conversations.worktree(s)}")
+        self.say(f"A session on project code follows branch feature; its agent works in "
+                 f"{self.short(str(m.conversations.worktree(s)))}.")
         self.turn(s, "Make the greeting friendlier and add a test.", model)
-        self.say("Its edits are commits on the conversation; the diff against the last "
-                 "refresh parent:")
+        self.say("Its edits are commits of the conversation. Its own work, against what it "
+                 "started from:")
         self.out.print(Panel(escape(m.conversations.diff(s).strip()), border_style="dim"))
 
         self.heading("Upstream commits → a refresh merge on the next turn")
@@ -301,38 +310,52 @@ class Demo:
                               "Shout louder")
         result = self.turn(s, "Anything new upstream?", model)
         if result.refreshed:
-            self.say(f"refreshed paths: {', '.join(result.refreshed['paths'])}")
+            self.say(f"The turn merged feature first; the paths it brought in, "
+                     f"{', '.join(result.refreshed['paths'])}, were named to the model.")
 
         self.heading("A conflicting upstream edit → stop before the model is called")
         self.teammate_commits({"src/greeting.py": 'def greet(name):\n    return "Hi " + name\n'},
                               "Say hi")
         head = m.conversations.head(s)
+        cursor = m.get(s).cursor
         message = "Carry on."
         self.say(f"[bold cyan]you ›[/] {message}")
         try:
             send(m, s, message, model)
         except ConflictStop as stop:
-            self.say(f"[red]stopped:[/] {escape(str(stop))}")
-        unmoved = m.conversations.head(s) == head
-        self.say(f"nothing was sent; conversation head unchanged: {unmoved}; cursor "
-                 f"{m.get(s).cursor}")
+            self.say(f"[red]Stopped:[/] {escape(str(stop))}.")
+        kept = m.conversations.head(s) == head and m.get(s).cursor == cursor
+        self.say("The model was not called and nothing was recorded: the conversation and "
+                 "the agent's cursor are where they were." if kept else
+                 "[red]Unexpected: the conversation moved although the send stopped.[/]")
 
         self.heading("sync: merge with the conflict recorded, then let the agent resolve it")
         merged = m.conversations.sync(s, "feature", with_conflicts=True)
         conflicts = [c.describe() for c in merged.conflicts] if merged else []
-        self.say(f"sync feature --with-conflicts → conflicts recorded: {'; '.join(conflicts)}")
+        self.say(f"`freshline sync … feature --with-conflicts` records the merge with its "
+                 f"conflicts ({'; '.join(conflicts)}), for the agent to resolve.")
         self.turn(s, "Resolve the conflict in src/greeting.py.", model)
         left = [c.describe() for c in m.conversations.unresolved_conflicts(s)]
-        self.say(f"unresolved conflicts: {'; '.join(left) or 'none'}")
+        self.say(f"Conflicts left: {'; '.join(left)}." if left else
+                 "No conflict is left: the work can be published as a branch.")
 
 
-def wire_blocks(wire_prompt: str, message: str) -> str:
-    """The context blocks of a wire prompt: everything before the human's message."""
-    return wire_prompt.removesuffix(message).rstrip()
+def after_turn(result: SendResult) -> str:
+    """What an accepted turn changed, in a sentence: the agent's cursor and the commit."""
+    before, after = result.cursor_before, result.cursor_after
+    if before is None or "<project_context " in result.wire_prompt:
+        told = f"The agent now knows the project as of epoch {after}"
+    elif before == after:
+        told = (f"The agent's cursor stays at epoch {after}: the project's files did not "
+                "change since its last turn")
+    else:
+        told = (f"The agent's cursor moved from epoch {before} to {after}: it has been told "
+                "every change so far")
+    return f"{told}. The turn is commit {(result.head or '')[:10]} of the conversation."
 
 
 def run_demo(out: Console | None = None) -> None:
     """Build the sample workspace in a temp dir and walk through every step on `out`."""
-    console = out or Console(highlight=False)
+    console = out or Console(highlight=False, width=min(Console().width, WIDTH))
     with tempfile.TemporaryDirectory(prefix="freshline-demo-") as base:
         Demo(Path(base).resolve(), console).run()

@@ -30,20 +30,21 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from freshline.access import AccessDenied, Rules, reach
 from freshline.config import Config, find_workspace, load_config
-from freshline.context import Channel, Encoding, Meter
 from freshline.errors import NotFoundError, UsageError
 from freshline.interfaces.hook_ledger import ToolUse, tool_use
 from freshline.paths import shown
 from freshline.scope import Pattern, PatternKind
-from freshline.session import PreparedTurn, SessionManager
-from freshline.session.ledger import Ledger
-from freshline.session.rules import workspace_rules
 from freshline.store import SessionRecord, SessionState, Store
+from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_of
+
+if TYPE_CHECKING:  # the context and session layers load only when there is something to say
+    from freshline.context import Meter
+    from freshline.session import PreparedTurn, SessionManager
 
 LOG_ENV = "FRESHLINE_HOOK_LOG"
 AGENT = "claude-code"
@@ -113,6 +114,8 @@ def hook_output(event: HookEvent, blocks: str) -> str:
 def hook_meter(event: HookEvent) -> Meter:
     """How the hook's stdout counts the blocks: the JSON around them, then the blocks as
     an ASCII JSON string."""
+    from freshline.context import Encoding, Meter
+
     return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
 
 
@@ -205,9 +208,12 @@ def deliver(payload: HookInput, out: TextIO) -> bool:
     """Write the pending blocks as hook output and accept them; False when nothing changed."""
     root = find_workspace(payload.cwd)
     config = load_config(root)
-    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
-    here = reach(root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
-    project = project_for(config, here.rel)
+    if nothing_due_for(config, payload):
+        return False
+    project = _project(config, payload)
+    from freshline.context import Channel
+    from freshline.session import SessionManager
+
     manager = SessionManager(config)
     try:
         s = _session(manager, payload, project)
@@ -240,15 +246,19 @@ def record_tool_use(payload: HookInput) -> bool:
     what its `Write`, `Edit`, `MultiEdit` or `NotebookEdit` wrote (the file's content now,
     as a git blob id). Prints nothing. False when there was nothing to record: another
     tool, a file outside the workspace, a secret, an internal or ignored file."""
+    from freshline.session import SessionManager
+    from freshline.session.ledger import Ledger
+    from freshline.session.rules import workspace_rules
+
     tool = payload.tool
     if tool is None or tool.kind is None:
         return False  # another tool, or one that named no file
-    root = find_workspace(payload.cwd)
-    config = load_config(root)
-    here = reach(root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
-    project = project_for(config, here.rel)
+    config = load_config(find_workspace(payload.cwd))
+    project = _project(config, payload)
     try:
-        target = reach(root, str(payload.cwd / tool.path), workspace_rules(config, project))
+        target = reach(
+            config.root, str(payload.cwd / tool.path), workspace_rules(config, project)
+        )
     except AccessDenied:
         return False
     blob = blob_of(target.path)
@@ -269,6 +279,27 @@ def record_tool_use(payload: HookInput) -> bool:
     return True
 
 
+def _project(config: Config, payload: HookInput) -> str:
+    # Resolved and checked like any path read for an agent: never inside .git/ or a secret.
+    here = reach(config.root, str(payload.cwd), Rules(ignore=config.workspace.ignore))
+    return project_for(config, here.rel)
+
+
+def nothing_due_for(config: Config, payload: HookInput) -> bool:
+    """The common prompt, answered without loading the session layer: Claude's session is
+    known, kept its context, and has been told everything (see `session.due`)."""
+    from freshline.session.due import nothing_due
+    from freshline.tracker import Tracker
+
+    project = _project(config, payload)
+    tracker = Tracker(config)
+    ensure_watcher(config, tracker.store)
+    tracker.flush()
+    s = tracker.store.session_by_external(f"{AGENT}:{project}:{payload.session_id}")
+    lost = payload.event is HookEvent.SESSION_START and payload.source in _CONTEXT_LOST
+    return s is not None and not lost and nothing_due(s, tracker.epoch(project))
+
+
 def _convert_in_background(root: Path, project: str) -> None:
     """Convert the project's documents in a detached process, so the prompt never waits
     (the next prompt announces them as readable). It holds none of Claude's pipes."""
@@ -284,6 +315,8 @@ def _convert_in_background(root: Path, project: str) -> None:
 def convert(root: Path, project: str) -> None:
     """Convert one project's documents now; failures go to the hook log."""
     try:
+        from freshline.session import SessionManager
+
         manager = SessionManager(load_config(root))
         try:
             manager.materialize(project)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from freshline.materialize.status import (
         DocStatus,
         Probe,
+        census,
         probe,
     )
 
@@ -53,6 +54,7 @@ _HOMES = {
     "DocStatus": "status",
     "Probe": "status",
     "probe": "status",
+    "census": "status",
     "MaterializeResult": "runner",
     "MaterializeSettings": "runner",
     "Materializer": "runner",
@@ -78,6 +80,7 @@ __all__ = [
     "RunInfo",
     "SnapshotHeader",
     "SnapshotStore",
+    "census",
     "converter_for",
     "is_document",
     "probe",

@@ -4,6 +4,8 @@ source, a snapshot's first line and a marker file. No document is parsed."""
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -65,3 +67,12 @@ def _converter_key(path: str) -> tuple[str, str] | None:
 
 def _key(record: SnapshotHeader | FailureMarker) -> tuple[str, str]:
     return (record.converter, record.version)
+
+
+def census(store: SnapshotStore, root: Path, entries: Iterable[IndexEntry]) -> dict[str, int]:
+    """How many of the documents among `entries` are in each state (states with none are
+    left out), probed now: a conversion that finished counts as ready at once."""
+    counts = Counter(
+        probe(store, root, e.path, e).status.value for e in entries if converter_for(e.path)
+    )
+    return {state.value: counts[state.value] for state in DocStatus if counts[state.value]}

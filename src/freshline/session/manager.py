@@ -421,7 +421,8 @@ class SessionManager:
             invalid_snapshots=news.invalid,
         )
         staged = Staged(
-            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures
+            since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures,
+            told=updates,
         )
         return staged, updates
 

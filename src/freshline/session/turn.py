@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from freshline.context import UpdatesInput
 from freshline.conversation import Event, PendingTurn, abandon_turn, commit_turn
 from freshline.session.ledger import TurnLedger
 from freshline.store import SessionRecord
@@ -19,6 +20,7 @@ class Staged:
     pending: set[str]
     failures: dict[str, str]
     manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
+    told: UpdatesInput | None = None  # what the updates were made from, as data (for people)
 
 
 @dataclass

@@ -93,7 +93,7 @@ class SessionTable:
             (check_session_id(session_id),),
         ).fetchone()
         if row is None:
-            raise NotFoundError(f"unknown session '{session_id}'")
+            raise NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
         return _from_row(row)
 
     def session_by_external(self, external_id: str) -> SessionRecord | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from pathlib import Path
 
 from freshline.config import DATA_DIR
@@ -49,7 +48,7 @@ def cookie_sync(root: Path, store: Store, timeout: float = COOKIE_WAIT_S) -> boo
     """Drop a cookie and wait until the watcher has consumed it; False on timeout."""
     folder = cookie_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
-    cookie = folder / uuid.uuid4().hex
+    cookie = folder / os.urandom(16).hex()  # a unique name (uuid4's, without loading uuid)
     cookie.write_bytes(b"")
     deadline = time.monotonic() + timeout
     while cookie.exists():

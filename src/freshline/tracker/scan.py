@@ -22,7 +22,7 @@ from pathlib import Path
 
 from freshline.ignore import Checks, IgnoreRules, IgnoreState
 from freshline.markdown import parse_note
-from freshline.paths import is_internal
+from freshline.paths import INTERNAL_NAMES, is_internal
 from freshline.scope import is_markdown
 from freshline.store import Store
 from freshline.store.db import decode_path, encode_path
@@ -32,6 +32,8 @@ from freshline.tracker.observed import FolderRename, Observed
 from freshline.tracker.renames import folder_renames, pair_renames
 
 RACY_WINDOW_NS = 2_000_000_000
+
+_INTERNAL = frozenset(os.fsencode(name) for name in INTERNAL_NAMES)
 
 
 @dataclass
@@ -93,7 +95,8 @@ class Scanner:
                 continue
             prefix = rel_dir + b"/" if rel_dir else b""
             # The directories above were checked before being walked: where no ignore rule
-            # reaches, only a `.git` below the root can be internal.
+            # reaches, only internal names (a nested `.git`, `.freshline`, freshline.toml)
+            # below the root can be internal.
             checks = self._checks_in(rel_dir, entries)
             for e in entries:
                 name = e.name
@@ -101,7 +104,7 @@ class Scanner:
                 try:
                     is_dir = e.is_dir(follow_symlinks=False)
                     check = checks.folders if is_dir else checks.files
-                    if (check or name == b".git") and self._skip_entry(rel, is_dir):
+                    if (check or name in _INTERNAL) and self._skip_entry(rel, is_dir):
                         continue
                     if is_dir:
                         stack.append(rel)

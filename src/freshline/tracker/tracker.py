@@ -13,17 +13,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from freshline.config import DATA_DIR, Config, ProjectConfig, config_stamp, load_config
-from freshline.errors import NotFoundError
+from freshline.config import (
+    DATA_DIR,
+    Config,
+    ProjectConfig,
+    config_stamp,
+    load_config,
+    unknown_project,
+)
 from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker.coalesce import coalesce
 from freshline.tracker.hints import cookie_sync, watcher_alive
-from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
 from freshline.tracker.scoping import in_scope, scope_batch
+
+if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
+    from freshline.tracker.scan import ScanResult  # `status` only reads the index
 
 LAST_FULL_SCAN = "tracker.last_full_scan"
 IGNORE_RULES = "tracker.ignore_rules"  # the ignore rules the last full scan walked by
@@ -169,6 +178,8 @@ class Tracker:
         return self._apply(result, full=False)
 
     def _scan(self, paths: list[str] | None, rules: IgnoreRules | None = None) -> ScanResult:
+        from freshline.tracker.scan import Scanner, ScanResult, full_scan, targeted_scan
+
         rules = rules or load_rules(self.root, self.config.workspace.ignore_settings)
         scanner = Scanner(self.root, self.store, rules)
         if paths is None:
@@ -293,7 +304,7 @@ class Tracker:
         state = self.store.project_state(project)
         if state is None:
             if project not in self.config.projects:
-                raise NotFoundError(f"unknown project '{project}'")
+                raise unknown_project(project, self.config.projects)
             return ProjectState(project, 0, 0, "", {})
         return state
 

@@ -26,7 +26,8 @@ class Watcher:
     """Watches one workspace until `stop()`; usable in-process or as `freshline watch`.
 
     With `on_flush`, the watcher also flushes after each batch and reports what each flush
-    logged (so `freshline watch` can convert changed documents in the background).
+    logged (so `freshline watch` can convert changed documents in the background). With
+    `idle_exit_s`, it stops after that many seconds without a request (a flush's cookie).
     """
 
     def __init__(
@@ -34,12 +35,15 @@ class Watcher:
         config: Config,
         on_flush: Callable[[FlushResult], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        idle_exit_s: float | None = None,
     ) -> None:
         self.config = config
         self.root = Path(config.root).resolve()
         self.tracker = Tracker(config)
         self.on_flush = on_flush
         self.on_error = on_error
+        self.idle_exit_s = idle_exit_s
+        self.last_request = time.monotonic()
         self._stop = threading.Event()
 
     def stop(self) -> None:
@@ -91,8 +95,15 @@ class Watcher:
                     # rather than at the next reader's flush.
                     self._guarded(lambda: self.tracker.flush(sync=False))
                 beat(store)
+                if self.idle():
+                    break
         finally:
             stop_beating(store)
+
+    def idle(self) -> bool:
+        """Whether no request came for `idle_exit_s` seconds (never, without the limit)."""
+        limit = self.idle_exit_s
+        return limit is not None and time.monotonic() - self.last_request > limit
 
     def _guarded(self, flush: Callable[[], FlushResult]) -> None:
         """Flush and report; a config broken mid-watch is reported and watching goes on."""
@@ -114,6 +125,8 @@ class Watcher:
             if rel is not None:
                 hints.append(rel)
         self.tracker.store.hints_add(hints)
+        if cookies:
+            self.last_request = time.monotonic()
         for cookie in cookies:  # only after the hints before it are in the store
             try:
                 os.unlink(cookie)

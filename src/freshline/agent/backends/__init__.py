@@ -11,10 +11,14 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freshline.agent.backends.base import Backend
+from freshline.agent.backends.retry import RetryPolicy
 from freshline.errors import UsageError
+
+if TYPE_CHECKING:
+    from freshline.config import ModelSettings
 
 Factory = Callable[..., Backend]
 """A backend class (or function): called as `factory(arg, **options)`, or `factory(**options)`
@@ -77,4 +81,34 @@ def get_backend(spec: str = DEFAULT_BACKEND, **options: Any) -> Backend:
     return factory(arg, **given) if wants is not None else factory(**given)
 
 
-__all__ = ["DEFAULT_BACKEND", "Backend", "backend_names", "get_backend", "register_backend"]
+def backend_for(
+    settings: ModelSettings, model: str | None = None, base_url: str | None = None
+) -> Backend:
+    """The backend a command talks to: `model` (a spec), else `[model] default`.
+
+    The base URL is `base_url`, else `[model] base_url` when the model is of the default's
+    backend (a URL for an Ollama server means nothing to `echo`). Backends that retry get
+    the `[model]` retry settings. Raises as `get_backend` does.
+    """
+    spec = model or settings.default
+    name = spec.partition(":")[0]
+    if base_url is None and name == settings.default.partition(":")[0]:
+        base_url = settings.base_url
+    options: dict[str, Any] = {"base_url": base_url}
+    target = _REGISTRY.get(name)
+    if target is not None and "retry" in _options(_load(target[0]), target[1] is not None):
+        options["retry"] = RetryPolicy(
+            settings.retries, settings.retry_wait_s, settings.retry_max_wait_s
+        )
+    return get_backend(spec, **options)
+
+
+__all__ = [
+    "DEFAULT_BACKEND",
+    "Backend",
+    "RetryPolicy",
+    "backend_for",
+    "backend_names",
+    "get_backend",
+    "register_backend",
+]

@@ -2,7 +2,8 @@
 
 System messages become the `system` parameter; tool results travel as `tool_result` blocks
 in a user message (consecutive same-role messages are merged, as the API expects). Streams
-by default; retries are off so a failure surfaces at once as a BackendError.
+by default; the SDK's own retries are off: 429 and 5xx answers are retried by
+`retry.with_retries` (bounded, with jitter), other failures surface at once.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from typing import Any
 import anthropic
 
 from freshline.agent.backends.base import (
-    Backend,
+    RetryingBackend,
     api_key_for,
+    check_base_url,
     setting,
     translate_sdk_error,
 )
+from freshline.agent.backends.retry import RetryPolicy
 from freshline.agent.errors import BackendMalformed
 from freshline.agent.messages import (
     AssistantReply,
@@ -29,6 +32,7 @@ from freshline.agent.messages import (
 )
 
 DEFAULT_TIMEOUT = 120.0
+KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 4096
 
 
@@ -72,7 +76,7 @@ def wire_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
-class AnthropicBackend(Backend):
+class AnthropicBackend(RetryingBackend):
     """Messages with tools, streamed."""
 
     def __init__(
@@ -83,12 +87,14 @@ class AnthropicBackend(Backend):
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         stream: bool = True,
+        retry: RetryPolicy | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
-        self.base_url = setting(base_url, "ANTHROPIC_BASE_URL")
-        key = api_key_for("anthropic", setting(api_key, "ANTHROPIC_API_KEY"),
+        self.base_url = check_base_url("anthropic", setting(base_url, "ANTHROPIC_BASE_URL"))
+        self.retry = retry or RetryPolicy()
+        key = api_key_for("anthropic", setting(api_key, KEY_ENV),
                           "ANTHROPIC_API_KEY", self.base_url)
         self.stream = stream
         self.max_tokens = max_tokens
@@ -97,13 +103,10 @@ class AnthropicBackend(Backend):
         )
         self.where = str(self.client.base_url).rstrip("/")
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        on_text: TextCallback | None = None,
+    def attempt(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextCallback | None
     ) -> AssistantReply:
-        """Send the history and tools; return the model's text and tool calls."""
+        """Send the history and tools once; return the model's text and tool calls."""
         system, wire = wire_messages(messages)
         request: dict[str, Any] = {
             "model": self.model, "max_tokens": self.max_tokens, "messages": wire,
@@ -129,7 +132,7 @@ class AnthropicBackend(Backend):
                                            "the stream ended before the message was complete")
                 return self._reply(events.get_final_message())
         except (anthropic.AnthropicError, ValueError) as exc:
-            raise translate_sdk_error(exc, anthropic, "anthropic", self.where) from exc
+            raise translate_sdk_error(exc, anthropic, "anthropic", self.where, KEY_ENV) from exc
 
     def _reply(self, message: Any) -> AssistantReply:
         content = getattr(message, "content", None)

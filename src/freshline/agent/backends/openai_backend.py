@@ -1,8 +1,9 @@
 """The `openai:MODEL` backend: any OpenAI-compatible chat-completions server (OpenAI, Ollama,
 vLLM, llama.cpp) through the official SDK.
 
-Streams by default, assembling tool-call fragments by index. Retries are off so a failure
-surfaces at once as a BackendError; the caller decides whether to try again.
+Streams by default, assembling tool-call fragments by index. The SDK's own retries are
+off: 429 and 5xx answers are retried by `retry.with_retries` (bounded, with jitter), other
+failures surface at once as a BackendError.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from typing import Any
 import openai
 
 from freshline.agent.backends.base import (
-    Backend,
+    RetryingBackend,
     api_key_for,
+    check_base_url,
     setting,
     translate_sdk_error,
 )
+from freshline.agent.backends.retry import RetryPolicy
 from freshline.agent.errors import BackendMalformed
 from freshline.agent.messages import (
     AssistantReply,
@@ -30,6 +33,7 @@ from freshline.agent.messages import (
 )
 
 DEFAULT_TIMEOUT = 120.0
+KEY_ENV = "OPENAI_API_KEY"
 
 
 def wire_message(message: Message) -> dict[str, Any]:
@@ -73,7 +77,7 @@ def parse_arguments(raw: str | None, name: str) -> dict[str, Any]:
     return value
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(RetryingBackend):
     """Chat completions with tools, streamed."""
 
     def __init__(
@@ -84,11 +88,13 @@ class OpenAIBackend(Backend):
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         stream: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self.name = f"openai:{model}"
-        self.base_url = setting(base_url, "OPENAI_BASE_URL")
-        key = api_key_for("openai", setting(api_key, "OPENAI_API_KEY"), "OPENAI_API_KEY",
+        self.base_url = check_base_url("openai", setting(base_url, "OPENAI_BASE_URL"))
+        self.retry = retry or RetryPolicy()
+        key = api_key_for("openai", setting(api_key, KEY_ENV), "OPENAI_API_KEY",
                           self.base_url)
         self.stream = stream
         self.client = openai.OpenAI(
@@ -96,13 +102,10 @@ class OpenAIBackend(Backend):
         )
         self.where = str(self.client.base_url).rstrip("/")
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        on_text: TextCallback | None = None,
+    def attempt(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], on_text: TextCallback | None
     ) -> AssistantReply:
-        """Send the history and tools; return the model's text and tool calls."""
+        """Send the history and tools once; return the model's text and tool calls."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [wire_message(message) for message in messages],
@@ -116,7 +119,7 @@ class OpenAIBackend(Backend):
             with chunks:
                 return _assemble(chunks, on_text, self.where)
         except (openai.OpenAIError, ValueError) as exc:
-            raise translate_sdk_error(exc, openai, "openai", self.where) from exc
+            raise translate_sdk_error(exc, openai, "openai", self.where, KEY_ENV) from exc
 
     def _reply(self, completion: Any, on_text: TextCallback | None) -> AssistantReply:
         if not getattr(completion, "choices", None):

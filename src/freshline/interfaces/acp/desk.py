@@ -38,6 +38,7 @@ from freshline.materialize.snapshots import SnapshotStore
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.rules import workspace_rules
 from freshline.store import SessionRecord, SessionState
+from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_id_bytes, blob_of
 
 AGENT = "acp"  # the agent name in external ids (and so in attributions)
@@ -193,6 +194,9 @@ class Desk:
         if bound is None:
             return None
         manager = self._managers[bound.root]
+        # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
+        # when idle, so a long session asks again: one heartbeat read while it runs).
+        ensure_watcher(manager.config, manager.store)
         turn = manager.prepare(bound.session, "", conversation=False, channel=Channel.ACP)
         text = "\n\n".join(b for b in (turn.manifest, turn.updates) if b)
         if not text:

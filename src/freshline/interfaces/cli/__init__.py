@@ -1,61 +1,39 @@
-"""The `freshline` command line: a thin layer over the library."""
+"""The `freshline` command line: a thin layer over the library.
+
+`main()` runs the hot commands (`--version`, `status`, `scan`, `hook claude-code`) without
+loading typer, click or rich (`fast.py`); everything else goes through the typer app
+(`root.py`), imported only then. Importing this package loads neither.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 
-import typer
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
-from freshline.interfaces.cli import (
-    acp_proxy,
-    conversations,
-    integrations,
-    sessions,
-    tracking,
-    workspace,
-)
-from freshline.interfaces.cli.common import Group, state
-
-app = typer.Typer(
-    cls=Group,
-    no_args_is_help=True,
-    add_completion=False,
-    help="freshline keeps AI agent conversations fresh about the files they work on.",
-)
-
-
-@app.callback()
-def main_options(
-    ctx: typer.Context,
-    workspace_dir: Path | None = typer.Option(
-        None, "--workspace", "-w", help="The workspace root (default: found from the cwd)."
-    ),
-) -> None:
-    """freshline keeps AI agent conversations fresh about the files they work on."""
-    state(ctx).workspace = workspace_dir
-
-
-app.command()(workspace.init)
-app.add_typer(workspace.project_app, name="project")
-app.command()(tracking.scan)
-app.command()(tracking.watch)
-app.command()(tracking.status)
-app.command()(tracking.changes)
-app.command()(sessions.materialize)
-app.add_typer(sessions.session_app, name="session")
-app.command()(sessions.send)
-app.command()(sessions.updates)
-app.command()(conversations.sync)
-app.command()(conversations.diff)
-app.command()(conversations.log)
-app.command()(conversations.publish)
-app.command()(integrations.chat)
-app.command()(integrations.mcp)
-app.add_typer(integrations.hook_app, name="hook")
-app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
-app.command()(integrations.demo)
+    from freshline.interfaces.cli.root import app
 
 
 def main() -> None:
     """The console script's entry point."""
-    app()
+    from freshline.interfaces.cli import fast
+
+    code = fast.run(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from freshline.interfaces.cli.root import app
+
+    app(prog_name="freshline")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the typer app, for tests and embedding (loads typer)
+        from freshline.interfaces.cli.root import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["app", "main"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from freshline.interfaces.cli.common import state
@@ -17,10 +15,6 @@ def acp(
     agent: list[str] = typer.Argument(
         None, metavar="-- AGENT_COMMAND [ARGS]...", show_default=False,
         help="The ACP agent to start, and its arguments.",
-    ),
-    workspace_dir: Path | None = typer.Option(
-        None, "--workspace", "-w",
-        help="The workspace of every session (default: found from each session's cwd).",
     ),
     project: str | None = typer.Option(
         None, "--project", "-p",
@@ -39,9 +33,12 @@ def acp(
     - files the agent reads or writes through the client feed the read
       ledger: its own writes are not announced back, files it read that
       changed are named first.
+    A session's workspace is found from its cwd (or --workspace DIR, given
+    before the --), its project is the one whose folder holds the cwd.
 
     Example: freshline acp --project notes -- claude-code-acp
     """
     from freshline.interfaces.acp import run_acp
 
-    raise typer.Exit(run_acp(agent or [], workspace_dir or state(ctx).workspace, project))
+    # `--workspace` (anywhere before `--`) is the root group's: every session's workspace.
+    raise typer.Exit(run_acp(agent or [], state(ctx).workspace, project))

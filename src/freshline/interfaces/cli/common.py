@@ -1,54 +1,85 @@
-"""What every command shares: the workspace option, JSON or rich output, error exits."""
+"""What the typer commands share: the root group (the workspace option anywhere, every error
+reported one way), the options given before the command, and the session manager.
+
+Library modules are imported inside the functions that need them, so a command loads only
+what it uses.
+"""
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import sys
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+
+# typer vendors click and exports neither its Context nor its exceptions by name.
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
-from freshline.config import Config, find_workspace, load_config
-from freshline.errors import FreshlineError, os_failure
-from freshline.paths import shown
+from freshline.errors import FreshlineError
+from freshline.interfaces.cli.argv import hoist_workspace, wants_json
+from freshline.interfaces.cli.output import emit, fail, machine_failure
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+if TYPE_CHECKING:
+    from freshline.config import Config
+    from freshline.session import SessionManager
+    from freshline.store import Store
 
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of text.")
+
+__all__ = [
+    "Group", "JsonOption", "autowatch", "config", "emit", "exit_with", "manager", "state",
+    "workspace_root",
+]
 
 
 @dataclass
 class State:
-    """Options given before the command."""
+    """Options given before (or, hoisted, after) the command."""
 
     workspace: Path | None = None
+    json: bool = False  # `--json` was given: errors are JSON on stdout too
 
 
 class Group(TyperGroup):
-    """A command group that turns freshline's errors into one line and an exit code."""
+    """The root group: `--workspace` anywhere, and every error as one line and an exit
+    code (with `{"error": …, "exit": N}` on stdout under `--json`)."""
 
-    # typer vendors click and names its Context only privately; typer.Context is the one
-    # every command receives.
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        args = hoist_workspace(args)
+        state(ctx).json = wants_json(args)
+        return super().parse_args(ctx, args)
+
+    # typer names click's Context only privately; typer.Context is the one commands receive.
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        as_json = state(ctx).json
         try:
             return super().invoke(ctx)
+        except NoArgsIsHelpError:
+            raise  # `freshline project` alone prints the group's help
+        except ClickException as exc:
+            where = getattr(exc, "ctx", None)
+            # Named as people type it, whatever name the program was started under.
+            path = " ".join(["freshline", *where.command_path.split()[1:]]) if where else ""
+            hint = f" (see `{path} --help`)" if path else ""
+            exit_with(exc.format_message() + hint, exc.exit_code, as_json)
         except FreshlineError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
-            raise typer.Exit(exc.exit_code) from None
+            exit_with(str(exc), exc.exit_code, as_json)
         except (OSError, sqlite3.Error) as exc:
             # The machine said no (a full disk, a file where a folder should be): one line
             # and exit 1, never a traceback.
-            message = os_failure(exc) if isinstance(exc, OSError) else f"the store failed: {exc}"
-            err_console.print(f"[red]error:[/red] {escape(shown(str(message)))}")
-            raise typer.Exit(1) from None
+            exit_with(machine_failure(exc), 1, as_json)
+
+
+def exit_with(
+    message: str, code: int, as_json: bool, extra: dict[str, Any] | None = None
+) -> NoReturn:
+    """Report an error (see `output.fail`) and leave with its exit code."""
+    raise typer.Exit(fail(message, code, as_json, extra))
 
 
 def state(ctx: typer.Context) -> State:
@@ -61,17 +92,36 @@ def state(ctx: typer.Context) -> State:
 
 def workspace_root(ctx: typer.Context) -> Path:
     """The workspace this command works on: `--workspace`, else found from the cwd."""
+    from freshline.config import find_workspace
+
     return find_workspace(Path.cwd(), state(ctx).workspace)
 
 
 def config(ctx: typer.Context) -> Config:
     """The loaded, validated config of this command's workspace."""
+    from freshline.config import load_config
+
     return load_config(workspace_root(ctx))
 
 
-def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
-    """Print `data` as JSON, or call `human` to print it for people."""
-    if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-    else:
-        human()
+def autowatch(cfg: Config, store: Store) -> None:
+    """Start the workspace's background watcher if this command will flush and none runs."""
+    from freshline.tracker.autowatch import ensure
+
+    ensure(cfg, store)
+
+
+@contextmanager
+def manager(ctx: typer.Context, flushes: bool = True) -> Iterator[SessionManager]:
+    """A session manager for this command's workspace, closed (workers stopped) after.
+    A command that `flushes` starts the background watcher first (autowatch)."""
+    from freshline.session import SessionManager
+
+    cfg = config(ctx)
+    m = SessionManager(cfg)
+    if flushes:
+        autowatch(cfg, m.store)
+    try:
+        yield m
+    finally:
+        m.close()

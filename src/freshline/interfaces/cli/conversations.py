@@ -1,4 +1,8 @@
-"""`freshline sync`, `diff`, `log`, `publish`: a session's conversation in git."""
+"""`freshline sync`, `diff`, `log`, `publish`: a session's conversation in git.
+
+Each checks the session first, so an unknown id gets the one "unknown session" message
+every command gives.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,12 @@ from dataclasses import asdict
 
 import typer
 
-from freshline.interfaces.cli.common import JsonOption, console, emit, err_console
-from freshline.interfaces.cli.sessions import manager
+from freshline.interfaces.cli.common import JsonOption, emit, manager
+from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.lines import event_line
+from freshline.interfaces.text import plural
+
+LOG_WIDTH = 100  # characters of an event's content on its line
 
 
 def sync(
@@ -24,48 +32,52 @@ def sync(
     Example: freshline sync 3f2a9c1b7d4e origin/main
     """
     with manager(ctx) as m:
+        m.get(session_id)
         merged = m.sync(session_id, rev, with_conflicts)
         head = m.conversations.head(session_id)
     data = {"session": session_id, "head": head, "merged": asdict(merged) if merged else None}
 
     def human() -> None:
         if merged is None:
-            console.print(f"{rev} is already merged; nothing to do")
+            say(f"{rev} is already merged; nothing to do")
             return
-        console.print(f"merged {rev} ({merged.to[:10]}): {len(merged.paths)} paths changed")
+        say(f"merged {rev} ({merged.to[:10]}): {plural(len(merged.paths), 'path')} changed")
         for conflict in merged.conflicts:
-            console.print(f"  conflict ({conflict.kind}): {', '.join(conflict.paths)}",
-                          markup=False)
+            say(f"  conflict ({conflict.kind}): {', '.join(conflict.paths)}")
 
     emit(data, as_json, human)
 
 
 def diff(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show the conversation's own work: its head against the latest refresh parent, and
-    the conflicts it has not resolved yet, by kind (on standard error).
+    """Show the conversation's own work: its head against the latest refresh parent.
+
+    The conflicts it has not resolved yet follow, by kind, on standard error.
 
     Example: freshline diff 3f2a9c1b7d4e
     """
-    with manager(ctx) as m:
+    with manager(ctx, flushes=False) as m:
+        m.get(session_id)
         patch = m.conversations.diff(session_id)
+        head = m.conversations.head(session_id)
         conflicts = m.conversations.unresolved_conflicts(session_id)
-    data = {"session": session_id, "patch": patch, "conflicts": [asdict(c) for c in conflicts]}
+    data = {"session": session_id, "head": head, "patch": patch,
+            "conflicts": [asdict(c) for c in conflicts]}
 
     def human() -> None:
-        console.print(patch, markup=False, end="")
+        print(patch, end="")
         for conflict in conflicts:
-            err_console.print(f"unresolved conflict ({conflict.kind}): "
-                              f"{', '.join(conflict.paths)}", markup=False)
+            warn(f"unresolved conflict ({conflict.kind}): {', '.join(conflict.paths)}")
 
     emit(data, as_json, human)
 
 
 def log(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show the transcript: the conversation's first-parent chain, oldest first.
+    """Show the transcript, one line per event (commit, author, tool, content), oldest first.
 
     Example: freshline log 3f2a9c1b7d4e --json
     """
-    with manager(ctx) as m:
+    with manager(ctx, flushes=False) as m:
+        m.get(session_id)
         events = m.conversations.log(session_id)
     data = [
         {
@@ -81,10 +93,7 @@ def log(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None
 
     def human() -> None:
         for e in events:
-            label = f"{e.author.value}" + (f" ({e.tool})" if e.tool else "")
-            console.print(f"[bold]{label}[/bold] [dim]{(e.commit or '')[:10]}[/dim]")
-            if e.content:
-                console.print(e.content, markup=False)
+            say(event_line(e, LOG_WIDTH))
 
     emit(data, as_json, human)
 
@@ -100,10 +109,11 @@ def publish(
 
     Example: freshline publish 3f2a9c1b7d4e --branch agent/fix-parser
     """
-    with manager(ctx) as m:
+    with manager(ctx, flushes=False) as m:
+        m.get(session_id)
         commit = m.conversations.publish(session_id, branch)
     emit(
         {"session": session_id, "branch": branch, "commit": commit},
         as_json,
-        lambda: console.print(f"refs/heads/{branch} → {commit[:10]}"),
+        lambda: say(f"refs/heads/{branch} → {commit[:10]}"),
     )

@@ -6,9 +6,13 @@ every other command (and the hook, which runs on every prompt) should not pay fo
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-from freshline.interfaces.cli.common import config, console, state
+from freshline.errors import UsageError
+from freshline.interfaces.cli.common import config, state
+from freshline.interfaces.cli.output import say
 from freshline.interfaces.cli.sessions import BaseUrlOption, ModelOption
 
 hook_app = typer.Typer(help="Hooks that bring freshness to agents you already use.")
@@ -25,10 +29,13 @@ def chat(
 
     Example: freshline chat --project notes --model openai:gpt-4o-mini
     """
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        raise UsageError("chat needs a terminal (standard input and output are not one); "
+                         "in scripts use `freshline send`")
     from freshline.interfaces.tui.app import run_chat
 
     session_id = run_chat(config(ctx), project, session, model, base_url)
-    console.print(f"session {session_id} (resume with: freshline chat --session {session_id})")
+    say(f"session {session_id} (resume with: freshline chat --session {session_id})")
 
 
 def mcp(ctx: typer.Context) -> None:
@@ -59,4 +66,4 @@ def demo() -> None:
     """
     from freshline.interfaces.demo import run_demo
 
-    run_demo(console)
+    run_demo()

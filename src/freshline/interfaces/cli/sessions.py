@@ -3,43 +3,38 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.markup import escape
-from rich.progress import Progress as Bar
-from rich.table import Table
 
-from freshline.agent.backends import get_backend
-from freshline.agent.runtime import send as send_turn
 from freshline.config import Mode
-from freshline.context import Channel
-from freshline.errors import ConflictStop, SyncRequired
-from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
-from freshline.materialize import MaterializeResult, Progress
-from freshline.session import SessionManager
-from freshline.store import SessionRecord
+from freshline.errors import UsageError
+from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
+from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.text import columns, plural
+
+if TYPE_CHECKING:
+    from freshline.errors import ConflictStop, SyncRequired
+    from freshline.materialize import MaterializeResult
+    from freshline.store import SessionRecord
+
+# `manager` is imported from here by the command modules that came before common had it.
+__all__ = ["BaseUrlOption", "ModelOption", "manager", "read_message", "session_app"]
 
 session_app = typer.Typer(help="Open, list, show and resume sessions.")
 ModelOption = typer.Option(
-    "echo", "--model", "-m", help="echo, scripted:FILE, openai:MODEL or anthropic:MODEL."
+    None, "--model", "-m",
+    help="echo, scripted:FILE, openai:MODEL or anthropic:MODEL (default: [model] default in "
+    "freshline.toml, else echo).",
 )
 BaseUrlOption = typer.Option(None, "--base-url", help="An OpenAI- or Anthropic-compatible server.")
 NoWaitOption = typer.Option(
     False, "--no-wait", help="Fail at once if another send on the session is running."
 )
-
-
-@contextmanager
-def manager(ctx: typer.Context) -> Iterator[SessionManager]:
-    """A session manager for this command's workspace, closed (workers stopped) after."""
-    m = SessionManager(config(ctx))
-    try:
-        yield m
-    finally:
-        m.close()
+STDIN = "-"
 
 
 def session_dict(s: SessionRecord) -> dict[str, Any]:
@@ -73,7 +68,7 @@ def session_new(
     """
     with manager(ctx) as m:
         s = m.new(project, mode, target)
-    emit(session_dict(s), as_json, lambda: console.print(s.id))
+    emit(session_dict(s), as_json, lambda: say(s.id))
 
 
 @session_app.command("list")
@@ -82,35 +77,86 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
     Example: freshline session list
     """
-    with manager(ctx) as m:
+    with manager(ctx, flushes=False) as m:
         sessions = m.sessions()
 
     def human() -> None:
-        table = Table("id", "project", "state", "mode", "cursor")
-        for s in sessions:
-            table.add_row(s.id, s.project, s.state.value, s.mode, str(s.cursor))
-        console.print(table)
+        if not sessions:
+            say("no sessions yet: open one with `freshline session new --project NAME`")
+            return
+        rows = [[s.id, s.project, s.state.value, s.mode, _told(s), _when(s.created_at)]
+                for s in sessions]
+        for line in columns(["id", "project", "state", "mode", "told up to", "opened"], rows):
+            say(line)
 
     emit([session_dict(s) for s in sessions], as_json, human)
 
 
+def _told(s: SessionRecord) -> str:
+    return "nothing yet" if s.cursor is None else f"epoch {s.cursor}"
+
+
+def _when(stamp: float | None) -> str:
+    """A time as people read it: today's as 14:05, older ones with the date."""
+    if stamp is None:
+        return "never"
+    local = time.localtime(stamp)
+    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
+    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
+
+
+def describe_session(s: SessionRecord, epoch: int) -> list[str]:
+    """A session in sentences: what it is, what the agent was told, what comes next."""
+    lines = [f"Session {s.id} on project {s.project} ({s.mode}), {s.state.value}; "
+             f"opened {_when(s.created_at)}"
+             + (f", resumed {_when(s.resumed_at)}." if s.resumed_at else ".")]
+    if s.target:
+        lines.append(f"It follows {s.target} (the checkout target).")
+    if s.cursor is None:
+        lines.append("The agent has been told nothing yet.")
+    else:
+        lines.append(f"The agent has been told everything up to epoch {s.cursor}.")
+    behind = epoch - s.cursor if s.cursor is not None else None
+    if s.needs_manifest:
+        lines.append(f"The next send delivers the project manifest (built at epoch "
+                     f"{s.manifest_epoch})" + (" and what changed after it." if epoch >
+                                                s.manifest_epoch else "."))
+    elif behind:
+        lines.append(f"The project is at epoch {epoch}: the next send delivers "
+                     f"{plural(behind, 'epoch')} of changes.")
+    else:
+        lines.append(f"The project is at epoch {epoch}: nothing new to deliver.")
+    if s.pending_docs:
+        lines.append(f"Announced as converting: {', '.join(s.pending_docs)}.")
+    if s.announced_failures:
+        lines.append(f"Announced as failed to convert: {', '.join(sorted(s.announced_failures))}.")
+    return lines
+
+
 @session_app.command("show")
-def session_show(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show one session's state and its manifest.
+def session_show(
+    ctx: typer.Context,
+    session_id: str,
+    manifest: bool = typer.Option(False, "--manifest", help="Also print the manifest block."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show one session in a few sentences (and its manifest with --manifest).
 
     Example: freshline session show 3f2a9c1b7d4e
     """
-    with manager(ctx) as m:
+    with manager(ctx, flushes=False) as m:
         s = m.get(session_id)
-        manifest = m.manifest_text(session_id)
-    data = session_dict(s) | {"manifest": manifest}
+        epoch = m.tracker.epoch(s.project)
+        text = m.manifest_text(session_id)
 
     def human() -> None:
-        for key, value in session_dict(s).items():
-            console.print(f"{key}: {value}", markup=False)
-        console.print(manifest, markup=False)
+        for line in describe_session(s, epoch):
+            say(line)
+        if manifest:
+            say()
+            say(text)
 
-    emit(data, as_json, human)
+    emit(session_dict(s) | {"manifest": text, "project_epoch": epoch}, as_json, human)
 
 
 @session_app.command("resume")
@@ -121,34 +167,61 @@ def session_resume(ctx: typer.Context, session_id: str, as_json: bool = JsonOpti
     """
     with manager(ctx) as m:
         s = m.resume(session_id)
-    emit(session_dict(s), as_json, lambda: console.print(f"resumed {s.id}"))
+    emit(session_dict(s), as_json, lambda: say(f"resumed {s.id}"))
+
+
+@session_app.command("close")
+def session_close(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
+    """Close a session: sends are refused until `session resume` reopens it.
+
+    Example: freshline session close 3f2a9c1b7d4e
+    """
+    with manager(ctx, flushes=False) as m:
+        s = m.close_session(session_id)
+    emit(session_dict(s), as_json, lambda: say(f"closed {s.id}"))
+
+
+def read_message(message: str) -> str:
+    """The message to send: MESSAGE, or standard input for `-`; UsageError when empty."""
+    text = sys.stdin.read() if message == STDIN else message
+    if not text.strip():
+        where = "standard input was empty" if message == STDIN else "the message is empty"
+        raise UsageError(f"{where}: nothing to send (give a MESSAGE, or - to read it from "
+                         "standard input)")
+    return text.rstrip("\n") if message == STDIN else text
 
 
 def send(
     ctx: typer.Context,
     session_id: str,
-    message: str,
+    message: str = typer.Argument(..., help="What to say; - reads it from standard input."),
     model: str = ModelOption,
     base_url: str = BaseUrlOption,
     no_wait: bool = NoWaitOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Send MESSAGE in a session, with whatever changed delivered first (one send at a time
-    per session: a second one waits for the first, or fails at once with --no-wait).
+    """Send MESSAGE in a session, with whatever changed delivered first.
+
+    One send at a time per session: a second one waits for the first, or fails at once
+    with --no-wait.
 
     Example: freshline send 3f2a9c1b7d4e "what changed in the papers?"
     """
-    options = {"base_url": base_url} if base_url else {}
-    backend = get_backend(model, **options)
-    stream = None if as_json else (lambda chunk: console.print(chunk, end="", markup=False))
+    from freshline.agent.backends import backend_for
+    from freshline.agent.runtime import send as send_turn
+    from freshline.errors import ConflictStop, SyncRequired
+
+    text = read_message(message)
 
     def waiting(holder: str) -> None:
-        err_console.print(f"waiting for another send on session {session_id} ({holder})…",
-                          markup=False)
+        warn(f"waiting for another send on session {session_id} ({holder})…")
 
     with manager(ctx) as m:
+        m.get(session_id)
+        backend = backend_for(m.config.model, model, base_url)
+        stream = None if as_json else (lambda chunk: print(chunk, end="", flush=True))
         try:
-            result = send_turn(m, session_id, message, backend, on_text=stream,
+            result = send_turn(m, session_id, text, backend, on_text=stream,
                                wait=not no_wait, on_wait=waiting)
         except (ConflictStop, SyncRequired) as stop:
             _stopped({"session": session_id, "accepted": False, "sent": False}, stop, as_json)
@@ -165,57 +238,44 @@ def send(
         "refreshed": result.refreshed,
         "conflicts": [],
     }
-    emit(data, as_json, lambda: console.print())
+    emit(data, as_json, say)
 
 
 def _stopped(data: dict[str, Any], stop: ConflictStop | SyncRequired, as_json: bool) -> NoReturn:
     """Report what stops the next send (a conflict, exit 3; a sync required, exit 4)."""
+    from freshline.errors import ConflictStop
+
     conflicts = stop.kinds if isinstance(stop, ConflictStop) else {}
-    data = data | {
+    extra = data | {
         "stopped": "conflict" if isinstance(stop, ConflictStop) else "sync_required",
         "message": str(stop),
         "conflicts": [{"path": p, "kind": k} for p, k in sorted(conflicts.items())],
     }
-
-    def human() -> None:
-        err_console.print(f"[red]stopped:[/red] {escape(str(stop))}")
+    if not as_json:
         for path, kind in sorted(conflicts.items()):
-            err_console.print(f"  conflict ({kind}): {path}", markup=False)
+            sys.stderr.write(f"  conflict ({kind}): {path}\n")
         hint = "with `freshline sync`" if conflicts else "with `freshline sync SESSION REV`"
-        err_console.print(f"the message was not sent; resolve {hint}", markup=False)
-
-    emit(data, as_json, human)
-    raise typer.Exit(stop.exit_code)
-
-
-@session_app.command("close")
-def session_close(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Close a session: sends are refused until `session resume` reopens it.
-
-    Example: freshline session close 3f2a9c1b7d4e
-    """
-    with manager(ctx) as m:
-        s = m.close_session(session_id)
-    emit(session_dict(s), as_json, lambda: console.print(f"closed {s.id}"))
+        sys.stderr.write(f"the message was not sent; resolve {hint}\n")
+    exit_with(str(stop), stop.exit_code, as_json, extra)
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show what the next send would deliver at its budget: the manifest when due, then
-    the updates, including the refresh it would merge (delivers and moves nothing). Exits 3
-    or 4 when the next send would stop on a conflict or need a sync.
+    """Show what the next send would deliver, at its budget (delivers and moves nothing).
+
+    The manifest when one is due, then the updates, including the refresh it would merge.
+    Exits 3 or 4 when the next send would stop on a conflict or need a sync.
 
     Example: freshline updates 3f2a9c1b7d4e
     """
+    from freshline.context import Channel
+    from freshline.errors import ConflictStop, SyncRequired
+
     with manager(ctx) as m:
         try:
             block = m.preview(session_id, Channel.SEND)
         except (ConflictStop, SyncRequired) as stop:
             _stopped({"session": session_id, "blocks": None}, stop, as_json)
-    emit(
-        {"session": session_id, "blocks": block},
-        as_json,
-        lambda: console.print(block or "nothing new", markup=False),
-    )
+    emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
 
 
 def materialize(
@@ -224,8 +284,9 @@ def materialize(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Convert failures again."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now, and drop the
-    snapshots and failure markers of documents no longer in any project.
+    """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now.
+
+    Snapshots and failure markers of documents no longer in any project are dropped.
 
     Example: freshline materialize research --retry-failed
     """
@@ -251,12 +312,10 @@ def materialize(
 
     def human() -> None:
         for name, r in results.items():
-            console.print(
-                f"{name}: {len(r.converted)} converted, {len(r.snapshots)} snapshots, "
-                f"{len(r.failures)} failed"
-            )
+            say(f"{name}: {len(r.converted)} converted, {plural(len(r.snapshots), 'snapshot')}, "
+                f"{len(r.failures)} failed")
             for path, reason in sorted(r.failures.items()):
-                console.print(f"  failed {path}: {reason}", markup=False)
+                say(f"  failed {path}: {reason}")
 
     emit(data, as_json, human)
 
@@ -264,10 +323,15 @@ def materialize(
 @contextmanager
 def _progress(quiet: bool) -> Iterator[Any]:
     """A progress callback: a bar on a terminal, plain lines elsewhere, nothing for JSON."""
+    from freshline.materialize import Progress
+
     if quiet:
         yield None
     elif sys.stdout.isatty():
-        with Bar(console=console, transient=True) as bar:
+        from rich.console import Console
+        from rich.progress import Progress as Bar
+
+        with Bar(console=Console(), transient=True) as bar:
             task = bar.add_task("converting", total=None)
 
             def tick(p: Progress) -> None:
@@ -279,6 +343,7 @@ def _progress(quiet: bool) -> Iterator[Any]:
         def line(p: Progress) -> None:
             if p.finished:
                 status = f"failed: {p.reason}" if p.reason else "ok"
-                console.print(f"[{p.done}/{p.total}] {p.path} {status}", markup=False)
+                say(f"[{p.done}/{p.total}] {p.path} {status}")
 
         yield line
+

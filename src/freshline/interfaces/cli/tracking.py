@@ -3,138 +3,117 @@
 from __future__ import annotations
 
 import signal
-import time
-from collections import Counter
+import sys
 from concurrent.futures import Future
-from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from freshline.interfaces.cli.common import JsonOption, config, console, emit, err_console
-from freshline.materialize import (
-    MaterializeResult,
-    SnapshotStore,
-    is_document,
-    probe,
-)
-from freshline.session import SessionManager
-from freshline.store.records import Change
-from freshline.tracker import FlushResult, Tracker
-from freshline.tracker.hints import watcher_alive
-from freshline.tracker.tracker import LAST_FULL_SCAN
-from freshline.tracker.watcher import Watcher
+from freshline.interfaces import watchsock
+from freshline.interfaces.cli import fast
+from freshline.interfaces.cli.common import JsonOption, config, emit, exit_with, state
+from freshline.interfaces.cli.fast import change_dict, change_line
+from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.text import plural
+
+if TYPE_CHECKING:
+    from freshline.materialize import MaterializeResult
+    from freshline.tracker import FlushResult
 
 
-def change_dict(c: Change) -> dict[str, Any]:
-    """A change as JSON-able data."""
-    d = asdict(c)
-    d["kind"] = c.kind.value
-    return d
+def scan(
+    ctx: typer.Context,
+    full: bool = typer.Option(False, "--full", help="Walk the whole workspace even when a "
+                              "watcher runs."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Bring the index up to date now and log what changed, per project.
 
-
-def change_line(c: Change) -> str:
-    """A change as one line for people."""
-    if c.old_path is not None:
-        return f"{c.kind.value:<9} {c.old_path} → {c.path}"
-    return f"{c.kind.value:<9} {c.path}"
-
-
-def flush_dict(result: FlushResult) -> dict[str, Any]:
-    """A flush's outcome as JSON-able data."""
-    return {
-        "full": result.full,
-        "scanned": result.scanned,
-        "warnings": result.warnings,
-        "projects": {
-            name: {"epoch": d.epoch, "changes": [change_dict(c) for c in d.changes]}
-            for name, d in result.projects.items()
-        },
-    }
-
-
-def scan(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Scan the whole workspace now and log what changed, per project.
+    With a live watcher only the paths it saw change are checked; --full walks everything.
 
     Example: freshline scan --json
     """
-    result = Tracker(config(ctx)).scan()
-
-    def human() -> None:
-        for name, delta in result.projects.items():
-            console.print(f"[bold]{name}[/bold] → epoch {delta.epoch}")
-            for c in delta.changes:
-                console.print("  " + change_line(c), markup=False)
-        for w in result.warnings:
-            console.print(f"[yellow]warning:[/yellow] {w}")
-        console.print(f"[dim]{result.scanned} files scanned[/dim]")
-
-    emit(flush_dict(result), as_json, human)
+    fast.scan(state(ctx).workspace, as_json, full)
 
 
-def watch(ctx: typer.Context) -> None:
-    """Watch the workspace, log changes as they happen and convert changed documents,
-    until interrupted (Ctrl-C).
+def watch(
+    ctx: typer.Context,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Log only warnings and errors."),
+    idle_exit: int = typer.Option(
+        None, "--idle-exit", min=1, metavar="SECONDS",
+        help="Exit after this many seconds without a request (the autowatch uses it).",
+    ),
+) -> None:
+    """Watch the workspace, log what changes and convert changed documents, until Ctrl-C.
+
+    Each batch's changed paths and each converted document get a line (--quiet: only
+    problems). One watcher per workspace: a second one exits 2.
 
     Example: freshline watch &
     """
+    from freshline.session import SessionManager
+    from freshline.tracker.autowatch import WatchLock, holder
+    from freshline.tracker.watcher import Watcher
+
     cfg = config(ctx)
+    lock = WatchLock(cfg.root)
+    if not lock.acquire():
+        pid = holder(cfg.root)
+        exit_with(f"a watcher is already running on {cfg.root}" + (f" (pid {pid})" if pid
+                  else ""), 2, False)
     sessions = SessionManager(cfg)
 
     def report(result: FlushResult) -> None:
-        for name, delta in result.projects.items():
-            console.print(f"{name} → epoch {delta.epoch} ({len(delta.changes)} changes)")
+        if not quiet:
+            for line in batch_lines(result):
+                say(line)
         for run in sessions.convert_changed(result):
-            run.add_done_callback(_report_failure)
+            run.add_done_callback(lambda done: _report_run(done, quiet))
 
-    def warn(exc: Exception) -> None:
-        err_console.print(f"[yellow]warning:[/yellow] {exc} (still watching)")
+    def warn_on(exc: Exception) -> None:
+        warn(f"{exc} (still watching)")
 
-    watcher = Watcher(cfg, on_flush=report, on_error=warn)
+    watcher = Watcher(cfg, on_flush=report, on_error=warn_on, idle_exit_s=idle_exit)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a log, as it goes
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
-    console.print(f"watching {cfg.root} (Ctrl-C to stop)")
+    serving = watchsock.serve(str(cfg.root))
+    if not quiet:
+        say(f"watching {cfg.root} (Ctrl-C to stop)")
     try:
         watcher.run()
     except KeyboardInterrupt:
         pass
     finally:
+        if serving is not None:
+            watchsock.close(str(cfg.root), serving[0])
         sessions.close()
+        lock.release()
+    if watcher.idle():
+        say(f"no request for {plural(idle_exit or 0, 'second')}: stopped watching")
 
 
-def _report_failure(run: Future[MaterializeResult]) -> None:
+def batch_lines(result: FlushResult) -> list[str]:
+    """What one flush logged, for the watch log: per project, its epoch and each path."""
+    lines = []
+    for name, delta in result.projects.items():
+        lines.append(f"{name} → epoch {delta.epoch} ({plural(len(delta.changes), 'change')})")
+        lines += ["  " + change_line(change_dict(c)) for c in delta.changes]
+    return lines
+
+
+def _report_run(run: Future[MaterializeResult], quiet: bool) -> None:
     error = run.exception() if not run.cancelled() else None
     if error is not None:
-        err_console.print(f"[red]conversion run failed:[/red] {error}")
-
-
-def status_data(tracker: Tracker) -> dict[str, Any]:
-    """Per-project epochs and sizes, the last full scan and whether a watcher is alive."""
-    store = tracker.store
-    states = store.project_states()
-    last = store.meta_get(LAST_FULL_SCAN)
-    projects = {}
-    snapshots = SnapshotStore(tracker.config.data_dir)
-    for name in tracker.config.projects:
-        state = states.get(name)
-        files = tracker.files_in_scope(name)
-        documents = Counter(
-            probe(snapshots, tracker.root, e.path, e).status.value
-            for e in files
-            if is_document(e.path)
-        )
-        projects[name] = {
-            "epoch": state.epoch if state else 0,
-            "compacted_through": state.compacted_through if state else 0,
-            "files": len(files),
-            "documents": dict(sorted(documents.items())),
-        }
-    return {
-        "workspace": str(tracker.root),
-        "watcher_alive": watcher_alive(store),
-        "last_full_scan": float(last) if last else None,
-        "projects": projects,
-    }
+        warn(f"conversion run failed: {error}")
+        return
+    if run.cancelled():
+        return
+    result = run.result()
+    if not quiet:
+        for path in result.converted:
+            say(f"converted {path}")
+    for path, reason in sorted(result.failures.items()):
+        warn(f"cannot convert {path}: {reason}")
 
 
 def status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
@@ -142,21 +121,7 @@ def status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
     Example: freshline status
     """
-    data = status_data(Tracker(config(ctx)))
-
-    def human() -> None:
-        table = Table("project", "epoch", "compacted through", "files", "documents")
-        for name, p in data["projects"].items():
-            docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
-            row = (str(p["epoch"]), str(p["compacted_through"]), str(p["files"]), docs)
-            table.add_row(name, *row)
-        console.print(table)
-        last = data["last_full_scan"]
-        ago = f"{time.time() - last:.0f} s ago" if last else "never"
-        alive = "alive" if data["watcher_alive"] else "not running"
-        console.print(f"last full scan: {ago}; watcher: {alive}")
-
-    emit(data, as_json, human)
+    fast.status(state(ctx).workspace, as_json)
 
 
 def changes(
@@ -169,8 +134,10 @@ def changes(
 
     Example: freshline changes research --since 3
     """
+    from freshline.tracker import Tracker
+
     answer = Tracker(config(ctx)).changes_since(project, since)
-    data = {
+    data: dict[str, Any] = {
         "project": project,
         "since": since,
         "epoch": answer.epoch,
@@ -180,9 +147,9 @@ def changes(
 
     def human() -> None:
         if answer.compacted:
-            console.print(f"the log no longer reaches epoch {since}: re-enumerate {project}")
-        for c in answer.changes:
-            console.print(change_line(c), markup=False)
-        console.print(f"[dim]{project}: epoch {since} → {answer.epoch}[/dim]")
+            say(f"the log no longer reaches epoch {since}: re-enumerate {project}")
+        for c in data["changes"]:
+            say(change_line(c))
+        say(f"{project}: epoch {since} → {answer.epoch}")
 
     emit(data, as_json, human)

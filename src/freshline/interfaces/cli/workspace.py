@@ -1,35 +1,45 @@
-"""`freshline init` and `freshline project …`: the workspace and its projects."""
+"""`freshline init` and `freshline project …`: the workspace and its projects.
+
+Patterns are printed as they are written (`[status:active]`, `[[Note]]`, `Inbox/[ab].md`):
+nothing here goes through a markup renderer.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from freshline.config import ProjectConfig, add_project, init_workspace, remove_project
-from freshline.interfaces.cli.common import JsonOption, config, console, emit, workspace_root
-from freshline.scope import describe, parse_pattern
-from freshline.tracker import Tracker
+from freshline.interfaces.cli.common import JsonOption, autowatch, config, emit, workspace_root
+from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.text import columns, plural
+
+if TYPE_CHECKING:
+    from freshline.config import Config, ProjectConfig
 
 project_app = typer.Typer(help="Define and inspect projects: named scopes in the workspace.")
 
 
 def init(
     directory: Path = typer.Argument(Path("."), help="The workspace root to initialize."),
+    nested: bool = typer.Option(
+        False, "--nested", help="Make a workspace inside another one (which then never "
+        "tracks this one's freshline.toml and .freshline/)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Create freshline.toml and .freshline/ in DIR (idempotent).
 
     Example: freshline init ~/notes
     """
-    done = init_workspace(directory)
+    from freshline.config import init_workspace
+
+    done = init_workspace(directory, nested=nested)
     root = str(directory.resolve())
 
     def human() -> None:
         for line in done or [f"{root} is already a freshline workspace; nothing to do"]:
-            console.print(line)
+            say(line)
 
     emit({"workspace": root, "actions": done}, as_json, human)
 
@@ -44,6 +54,16 @@ def project_dict(p: ProjectConfig) -> dict[str, Any]:
         "allow_secrets": list(p.allow_secrets),
         "signature": p.signature,
     }
+
+
+def matching_files(cfg: Config, name: str) -> int:
+    """How many files the project includes now (the index brought up to date first)."""
+    from freshline.tracker import Tracker
+
+    tracker = Tracker(cfg)
+    autowatch(cfg, tracker.store)
+    tracker.flush()
+    return len(tracker.files_in_scope(name))
 
 
 def secrets_sentence(p: ProjectConfig) -> str:
@@ -65,12 +85,26 @@ def project_add(
     mode: str = typer.Option("live", "--mode", help="live or isolated."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Add a project to freshline.toml (comments and order are kept).
+    """Add a project to freshline.toml and say how many files it matches now.
+
+    Comments and order in the file are kept.
 
     Example: freshline project add research --include Research/Papers --include '#paper'
     """
-    project = add_project(workspace_root(ctx), name, include, exclude, mode)
-    emit(project_dict(project), as_json, lambda: console.print(f"added project {name}"))
+    from freshline.config import add_project, load_config
+
+    root = workspace_root(ctx)
+    project = add_project(root, name, include, exclude, mode)
+    files = matching_files(load_config(root), name)
+
+    def human() -> None:
+        say(f"added project {name}: {plural(files, 'file')} "
+            f"{'matches' if files == 1 else 'match'} now")
+        if not files:
+            warn(f"no file matches {name} yet; check its patterns with "
+                 f"`freshline project show {name}`")
+
+    emit(project_dict(project) | {"files": files}, as_json, human)
 
 
 @project_app.command("list")
@@ -82,10 +116,13 @@ def project_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     projects = config(ctx).projects
 
     def human() -> None:
-        table = Table("project", "mode", "include", "exclude")
-        for p in projects.values():
-            table.add_row(p.name, p.mode.value, ", ".join(p.include), ", ".join(p.exclude))
-        console.print(table)
+        if not projects:
+            say("no projects yet: add one with `freshline project add NAME --include PATTERN`")
+            return
+        rows = [[p.name, p.mode.value, ", ".join(p.include), ", ".join(p.exclude) or "-"]
+                for p in projects.values()]
+        for line in columns(["project", "mode", "include", "exclude"], rows):
+            say(line)
 
     emit([project_dict(p) for p in projects.values()], as_json, human)
 
@@ -97,28 +134,33 @@ def project_show(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> N
 
     Example: freshline project show research
     """
+    from freshline.scope import describe, parse_pattern
+
     project = config(ctx).project(name)
-    data = project_dict(project)
 
     def human() -> None:
-        console.print(f"[bold]{name}[/bold]  mode={project.mode.value}")
-        console.print(f"  signature {project.signature}")
-        for label, patterns in (("include", project.include), ("exclude", project.exclude)):
-            for raw in patterns:
-                console.print(f"  {label}  {raw:<30} {describe(parse_pattern(raw))}")
-        console.print(f"  {secrets_sentence(project)}", markup=False)
+        say(f"{name}  mode {project.mode.value}  signature {project.signature}")
+        rows = [[label, raw, describe(parse_pattern(raw))]
+                for label, patterns in (("include", project.include),
+                                        ("exclude", project.exclude))
+                for raw in patterns]
+        for line in columns(["", "pattern", "meaning"], rows)[1:]:
+            say("  " + line)
+        say(f"  {secrets_sentence(project)}")
 
-    emit(data, as_json, human)
+    emit(project_dict(project), as_json, human)
 
 
 @project_app.command("rm")
 def project_rm(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """Remove a project from freshline.toml.
+    """Remove a project from freshline.toml (other projects' comments stay).
 
     Example: freshline project rm research
     """
+    from freshline.config import remove_project
+
     remove_project(workspace_root(ctx), name)
-    emit({"removed": name}, as_json, lambda: console.print(f"removed project {name}"))
+    emit({"removed": name}, as_json, lambda: say(f"removed project {name}"))
 
 
 @project_app.command("files")
@@ -127,15 +169,18 @@ def project_files(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> 
 
     Example: freshline project files research
     """
+    from freshline.tracker import Tracker
+
     cfg = config(ctx)
     cfg.project(name)
     tracker = Tracker(cfg)
+    autowatch(cfg, tracker.store)
     tracker.flush()
     paths = [e.path for e in tracker.files_in_scope(name)]
 
     def human() -> None:
         for p in paths:
-            console.print(p, markup=False)
-        console.print(f"[dim]{len(paths)} files[/dim]")
+            say(p)
+        say(plural(len(paths), "file"))
 
     emit(paths, as_json, human)

@@ -1,7 +1,17 @@
-"""The terminal chat (`freshline chat`), built on textual."""
+"""The terminal chat (`freshline chat`), built on textual (imported on first use: the CLI
+and the demo use the chat's plain modules without loading textual)."""
 
 from __future__ import annotations
 
-from freshline.interfaces.tui.app import ChatApp, open_session, run_chat
+from typing import TYPE_CHECKING
+
+from freshline.lazy import exports
+
+if TYPE_CHECKING:
+    from freshline.interfaces.tui.app import ChatApp, open_session, run_chat
 
 __all__ = ["ChatApp", "open_session", "run_chat"]
+
+_EXPORTS = dict.fromkeys(__all__, "freshline.interfaces.tui.app")
+
+__getattr__ = exports(__name__, _EXPORTS)

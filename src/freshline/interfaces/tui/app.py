@@ -2,47 +2,112 @@
 
 The app holds no core logic: a send is `agent.runtime.send` and each slash command is
 `tui.commands.run`, both run in a worker thread (they block on git, the tracker and the
-model) while the UI stays live. The transcript pane shows the human's message and the
-model's answer; the wire blocks go to the model only (`/updates` previews them).
+model) while the UI stays live. The transcript shows the human's messages, each with one
+dim line of what the model was told (click it, or `/updates last`, for the blocks), and
+the model's answers; the wire blocks themselves go to the model only.
+
+A message that could not be sent (a conflict stop, a backend failure) stays in the input
+and is remembered: a command typed meanwhile (on a line of its own below it, or after
+clearing the input) runs, and the message comes back.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from pathlib import Path
 
 from rich.console import RenderableType
 from rich.panel import Panel
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import Input, RichLog, Static
+from textual.widgets import Static
 
-from freshline.agent.backends import Backend, get_backend
+from freshline.agent.backends import Backend, backend_for
 from freshline.agent.runtime import SendResult, send
 from freshline.config import Config
 from freshline.context import Channel
 from freshline.conversation import Author
 from freshline.errors import ConflictStop, FreshlineError, SyncRequired, UsageError
+from freshline.interfaces.lines import tool_lines
+from freshline.interfaces.told import told_from_wire, told_line, wire_blocks
 from freshline.interfaces.tui import commands
 from freshline.interfaces.tui.commands import Command, Invocation, Reply
+from freshline.interfaces.tui.editing import History
+from freshline.interfaces.tui.prompt import PromptArea
 from freshline.interfaces.tui.status import Status, read_status
 from freshline.session import PreparedTurn, SessionManager
 from freshline.tracker import FlushResult
 from freshline.tracker.watcher import Watcher
 
-PLACEHOLDER = "Message the agent, or /status /updates /diff /sync REV /log /help /quit"
-TICK_S = 0.25  # how often the activity line and a converting status are refreshed
+PLACEHOLDER = "Message the agent · Enter sends · Ctrl+J new line · /help"
+TICK_S = 0.25  # how often the activity line and the documents' state are looked at
+QUIT_WINDOW_S = 3.0  # a second Ctrl-C within this many seconds quits
+
+
+class Entry(Static):
+    """One line or block of the transcript."""
+
+
+class Told(Static):
+    """The dim line under a message: what the model was told; a click shows the blocks."""
+
+    def __init__(self, line: str, blocks: str) -> None:
+        super().__init__(Text(line, "dim"), classes="told")
+        self.line = line
+        self.blocks = blocks
+        self.expanded = False
+
+    def on_click(self) -> None:
+        """Show or hide the blocks the model received with the message."""
+        self.toggle()
+
+    def toggle(self) -> None:
+        """Expand to the blocks, or fold back to the line."""
+        self.expanded = not self.expanded and bool(self.blocks)
+        text = Text(self.line, "dim")
+        if self.expanded:
+            text.append("\n" + self.blocks, "dim italic")
+        self.update(text)
+
+
+class Transcript(VerticalScroll, can_focus=False):
+    """The conversation so far; never takes the focus from the input (a click on a line
+    expands it and typing goes on)."""
+
+
+class StatusBar(Static):
+    """The status bar: refitted to its width whenever the status or the size changes."""
+
+    status: reactive[Status | None] = reactive(None, layout=True)
+
+    def watch_status(self) -> None:
+        self._refit()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        """Fit the bar again for the new width."""
+        self._refit()
+
+    def _refit(self) -> None:
+        if self.status is not None:
+            width = self.size.width - 2 if self.size.width else 78  # padding 0 1
+            self.update(self.status.line(max(width, 20)))
 
 
 class ChatApp(App[None]):
-    """A chat on one session: transcript, activity line, input and status bar."""
+    """A chat on one session: header, transcript, activity line, input and status bar."""
 
     CSS_PATH = "chat.tcss"
     TITLE = "freshline chat"
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+    BINDINGS = [
+        Binding("ctrl+c", "interrupt", "Clear / quit", priority=True, show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
 
     busy: reactive[bool] = reactive(False)
 
@@ -59,28 +124,46 @@ class ChatApp(App[None]):
         self.backend = backend
         self.watcher = watcher
         self.status: Status | None = None
+        self.history = History()
+        self.kept: str | None = None  # a message not sent, to give back after a command
         self._streamed = ""
         self._started = 0.0
+        self._quit_armed = 0.0
+        self._snapshots_seen: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="transcript", wrap=True, markup=False, highlight=False)
+        yield Static("", id="header")
+        yield Transcript(id="transcript")
         yield Static("", id="activity")
-        yield Input(placeholder=PLACEHOLDER, id="prompt")
-        yield Static("", id="status")
+        yield PromptArea(Path(self.manager.config.root), self.history, id="prompt",
+                         placeholder=PLACEHOLDER)
+        yield StatusBar("", id="status")
 
     def on_mount(self) -> None:
+        s = self.manager.get(self.session_id)
         self.sub_title = f"session {self.session_id} · model {self.backend.name}"
-        for event in self.manager.conversations.log(self.session_id):
-            if event.author in (Author.USER, Author.ASSISTANT) and event.content:
-                self._message(event.author is Author.USER, event.content)
+        self.query_one("#header", Static).update(header_line(
+            self.session_id, s.project, self.backend.name, Path(self.manager.config.root)))
+        self._replay()
         self._show_status(read_status(self.manager, self.session_id))
         self.set_interval(TICK_S, self._tick)
-        self.query_one("#prompt", Input).focus()
+        self.prompt.focus()
         if self.watcher is not None:
             # Changes are logged as they happen, so the status bar shows the agent falling
             # behind before the next send, not only after it.
             self.watcher.on_flush = self._changes_logged
             threading.Thread(target=self.watcher.run, daemon=True).start()
+
+    def _replay(self) -> None:
+        """The earlier transcript of a resumed session, with what each message carried."""
+        for event in self.manager.conversations.log(self.session_id):
+            if event.author is Author.USER and event.content:
+                self.history.add(event.content)
+                self._message(True, event.content)
+                blocks = wire_blocks(event.wire or event.content, event.content)
+                self.write(Told(told_from_wire(blocks), blocks))
+            elif event.author is Author.ASSISTANT and event.content:
+                self._message(False, event.content)
 
     def _changes_logged(self, _result: FlushResult) -> None:
         self.call_from_thread(self._refresh_status)
@@ -89,35 +172,86 @@ class ChatApp(App[None]):
         if self.watcher is not None:
             self.watcher.stop()
 
+    @property
+    def prompt(self) -> PromptArea:
+        """The input."""
+        return self.query_one("#prompt", PromptArea)
+
     # -- input ---------------------------------------------------------------------------
 
-    @on(Input.Submitted, "#prompt")
-    def submitted(self, event: Input.Submitted) -> None:
-        """A message goes to the model; a slash command runs; nothing runs while busy."""
+    @on(PromptArea.Submitted)
+    def submitted(self, event: PromptArea.Submitted) -> None:
+        """A message goes to the model; a command runs (alone, or on the last line below a
+        message, which stays); nothing runs while busy."""
         text = event.value.strip()
         if not text:
             return
+        message, _, last = text.rpartition("\n")
+        if message and not commands.names_command(last):
+            message, last = text, ""
+        elif not message:
+            message, last = ("", text) if text.startswith("/") else (text, "")
+        if last:
+            self._run_command(last.strip(), keep=message)
+        else:
+            self._send_message(message)
+
+    def _run_command(self, line: str, keep: str) -> None:
         try:
-            invocation = commands.parse(text)
+            invocation = commands.parse(line)
         except UsageError as exc:
             self.note(str(exc), error=True)
+            self._restore(keep)
             return
-        if invocation is not None and invocation.command is Command.QUIT:
+        assert invocation is not None
+        self.history.add(line)
+        if invocation.command is Command.QUIT:
             self.exit()
             return
         if self.busy:
             self.note("still working on the last request", error=True)
             return
+        self._restore(keep)
         self.busy, self._streamed, self._started = True, "", time.monotonic()
-        if invocation is None:
-            self._send(text)
-        else:
-            event.input.value = ""
-            self._command(invocation)
+        self._command(invocation)
+
+    def _restore(self, keep: str) -> None:
+        """Leave the input holding what is kept: the text around the command, else a
+        message that was not sent."""
+        self.prompt.load_text(keep or self.kept or "")
+        self.prompt.move_cursor(self.prompt.document.end)
+
+    def _send_message(self, message: str) -> None:
+        if self.busy:
+            self.note("still working on the last request", error=True)
+            return
+        self.history.add(message)
+        self.busy, self._streamed, self._started = True, "", time.monotonic()
+        self._send(message)
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C: clear the input first; a second press (soon after) quits."""
+        now = time.monotonic()
+        if now - self._quit_armed < QUIT_WINDOW_S:
+            self.exit()
+            return
+        self._quit_armed = now
+        if self.prompt.text:
+            self.prompt.clear()
+        self.query_one("#activity", Static).update(Text("press Ctrl-C again to quit", "dim"))
+
+    @on(PromptArea.Changed)
+    def _typed(self, _event: PromptArea.Changed) -> None:
+        if self.prompt.text:
+            self._quit_armed = 0.0
+
+    @on(PromptArea.Completed)
+    def _choices(self, event: PromptArea.Completed) -> None:
+        self.query_one("#activity", Static).update(Text("  ".join(event.options), "dim"))
 
     def watch_busy(self, busy: bool) -> None:
-        prompt = self.query_one("#prompt", Input)
-        prompt.disabled = busy
+        prompt = self.prompt
+        prompt.read_only = busy
         if not busy:
             self.query_one("#activity", Static).update("")
             prompt.focus()
@@ -136,9 +270,9 @@ class ChatApp(App[None]):
                     self.note, f"waiting for another send on this session ({who})"),
             )
         except ConflictStop as stop:
-            self.call_from_thread(self._stopped, stop)
+            self.call_from_thread(self._stopped, stop, message)
         except FreshlineError as exc:
-            self.call_from_thread(self._failed, exc)
+            self.call_from_thread(self._failed, exc, message)
         else:
             self.call_from_thread(self._answered, result)
         finally:
@@ -155,7 +289,9 @@ class ChatApp(App[None]):
 
     @work(thread=True, group="status", exclusive=True)
     def _refresh_status(self) -> None:
-        self.call_from_thread(self._show_status, self._read_status())
+        status = self._read_status()
+        if status is not None:
+            self.call_from_thread(self._show_status, status)
 
     def _read_status(self) -> Status | None:
         try:
@@ -167,6 +303,9 @@ class ChatApp(App[None]):
 
     def _prepared(self, turn: PreparedTurn) -> None:
         self._message(True, turn.message)
+        blocks = wire_blocks(turn.wire_prompt, turn.message)
+        told = turn.staged.told if turn.updates else None
+        self.write(Told(told_line(turn.manifest is not None, told), blocks))
         if turn.held:
             self.note(f"held: {turn.held}")
 
@@ -175,21 +314,21 @@ class ChatApp(App[None]):
         self.query_one("#activity", Static).update(Text(f"model › {self._streamed}", "italic"))
 
     def _answered(self, result: SendResult) -> None:
-        for line in commands.tool_lines(result.events):
+        for line in tool_lines(result.events):
             self.note(line)
         self._message(False, result.response)
-        if result.refreshed:
-            paths = ", ".join(result.refreshed["paths"]) or "no paths in scope"
-            self.note(f"refreshed from {result.refreshed['target']}: {paths}")
-        self.query_one("#prompt", Input).value = ""
+        self.kept = None
+        self.prompt.clear()
 
-    def _stopped(self, stop: ConflictStop) -> None:
+    def _stopped(self, stop: ConflictStop, message: str) -> None:
+        self.kept = message
         lines = [str(stop), *(f"  {line}" for line in commands.conflict_lines(stop)),
                  "nothing was sent; your message is kept. Resolve with /sync REV "
-                 "[--with-conflicts], then send again."]
+                 "[--with-conflicts] (type it on a new line, Ctrl+J), then send again."]
         self.write(Panel(Text("\n".join(lines)), title="conflict stop", border_style="red"))
 
-    def _failed(self, exc: FreshlineError) -> None:
+    def _failed(self, exc: FreshlineError, message: str) -> None:
+        self.kept = message
         hint = " Run /sync REV to choose what to merge." if isinstance(exc, SyncRequired) else ""
         self.note(f"not sent: {exc}.{hint} Nothing was recorded; your message is kept.",
                   error=True)
@@ -206,7 +345,7 @@ class ChatApp(App[None]):
 
     def _show_status(self, status: Status) -> None:
         self.status = status
-        self.query_one("#status", Static).update(status.line())
+        self.query_one("#status", StatusBar).status = status
 
     def _tick(self) -> None:
         if self.status is None:
@@ -216,14 +355,26 @@ class ChatApp(App[None]):
             waited = time.monotonic() - self._started
             what = "converting documents (holding the send)" if converting else "working"
             self.query_one("#activity", Static).update(Text(f"… {what} {waited:.0f}s", "dim"))
-        elif not self.busy and converting != self.status.converting:
+        elif not self.busy and (converting != self.status.converting or self._new_snapshots()):
             self._refresh_status()
+
+    def _new_snapshots(self) -> bool:
+        """Whether a snapshot or failure marker was written since the last look (by this
+        process or another: a watcher converts documents too)."""
+        try:
+            stamp = os.stat(self.manager.materializer.store.directory).st_mtime_ns
+        except OSError:
+            return False
+        seen, self._snapshots_seen = self._snapshots_seen, stamp
+        return seen is not None and seen != stamp
 
     # -- transcript ----------------------------------------------------------------------
 
-    def write(self, renderable: RenderableType) -> None:
-        """Append to the transcript pane."""
-        self.query_one("#transcript", RichLog).write(renderable, expand=True)
+    def write(self, item: RenderableType | Static) -> None:
+        """Append to the transcript pane and keep its end in view."""
+        pane = self.query_one("#transcript", Transcript)
+        pane.mount(item if isinstance(item, Static) else Entry(item))
+        pane.scroll_end(animate=False)
 
     def note(self, text: str, error: bool = False) -> None:
         """A line from freshline itself (not part of the conversation)."""
@@ -232,6 +383,34 @@ class ChatApp(App[None]):
     def _message(self, human: bool, text: str) -> None:
         who = Text("you › ", "bold cyan") if human else Text("model › ", "bold magenta")
         self.write(who + Text(text))
+
+    def transcript_text(self) -> str:
+        """The transcript as plain text (what the pane shows)."""
+        lines = []
+        for child in self.query_one("#transcript", Transcript).children:
+            if isinstance(child, Static):
+                lines.append(_plain(child))
+        return "\n".join(lines)
+
+
+def _plain(widget: Static) -> str:
+    """A widget's content as plain text (panels rendered at a fixed width)."""
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(width=100, color_system=None, file=out).print(widget.content)
+    return out.getvalue().rstrip()
+
+
+def header_line(session: str, project: str, model: str, root: Path) -> str:
+    """The header: session, project, model and workspace (home shortened to ~)."""
+    home = str(Path.home())
+    where = str(root)
+    if where == home or where.startswith(home + os.sep):
+        where = "~" + where[len(home):]
+    return f"freshline · session {session} · project {project} · model {model} · {where}"
 
 
 def open_session(manager: SessionManager, project: str | None, session: str | None) -> str:
@@ -253,11 +432,11 @@ def run_chat(
     config: Config,
     project: str | None = None,
     session: str | None = None,
-    model: str = "echo",
+    model: str | None = None,
     base_url: str | None = None,
 ) -> str:
     """Run the chat until the user quits; returns the session id (to resume it later)."""
-    backend = get_backend(model, base_url=base_url)
+    backend = backend_for(config.model, model, base_url)
     manager = SessionManager(config)
     try:
         session_id = open_session(manager, project, session)
@@ -265,4 +444,3 @@ def run_chat(
         return session_id
     finally:
         manager.close()
-

@@ -6,18 +6,17 @@ a tracker flush), so the app runs them in a worker thread.
 
 from __future__ import annotations
 
-import json
 import shlex
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from freshline.agent.messages import Author as AgentAuthor
-from freshline.agent.messages import TurnEvent
 from freshline.context import Channel
-from freshline.conversation import Event
+from freshline.conversation import Author
 from freshline.errors import ConflictStop, SyncRequired, UsageError
-from freshline.interfaces.tui.status import read_status, short_ref
+from freshline.interfaces.lines import event_line
+from freshline.interfaces.text import plural
+from freshline.interfaces.told import short_target, told_from_wire, wire_blocks
+from freshline.interfaces.tui.status import read_status
 from freshline.session import SessionManager
 
 
@@ -25,7 +24,7 @@ class Command(StrEnum):
     """A slash command."""
 
     STATUS = "status"  # the session's state, read fresh
-    UPDATES = "updates"  # preview what the next send will deliver
+    UPDATES = "updates"  # preview what the next send will deliver (`last`: what the last did)
     DIFF = "diff"  # the conversation's own work as a patch
     SYNC = "sync"  # merge an explicit rev now (isolated conversations)
     LOG = "log"  # the transcript as git records it
@@ -35,7 +34,8 @@ class Command(StrEnum):
 
 HELP = {
     Command.STATUS: "/status — project, mode, epoch vs cursor, documents, target",
-    Command.UPDATES: "/updates — preview the blocks the next send will deliver, at its budget",
+    Command.UPDATES: "/updates [last] — what the next send will deliver, at its budget "
+                     "(last: what your last message carried)",
     Command.DIFF: "/diff — the conversation's own work as a patch",
     Command.SYNC: "/sync REV [--with-conflicts] — merge REV into the conversation now",
     Command.LOG: "/log — the transcript as git records it, one commit per event",
@@ -43,6 +43,7 @@ HELP = {
     Command.QUIT: "/quit — leave (the session stays; reopen it with --session)",
 }
 WITH_CONFLICTS = "--with-conflicts"
+LAST = "last"
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,24 @@ def parse(text: str) -> Invocation | None:
     if command is Command.SYNC:
         flags = [a for a in args if a.startswith("--")]
         if len(args) - len(flags) != 1 or flags not in ([], [WITH_CONFLICTS]):
-            raise UsageError(f"usage: {HELP[Command.SYNC].split(' — ')[0]}")
+            raise UsageError(f"usage: {_usage(Command.SYNC)}")
+    elif command is Command.UPDATES:
+        if args not in ((), (LAST,)):
+            raise UsageError(f"usage: {_usage(Command.UPDATES)}")
     elif args:
         raise UsageError(f"/{name} takes no arguments")
     return Invocation(command, args)
+
+
+def _usage(command: Command) -> str:
+    return HELP[command].split(" — ")[0]
+
+
+def names_command(line: str) -> bool:
+    """Whether `line` starts with a slash and a known command's name (so it is a command,
+    not a message that happens to start with a path like /etc/hosts)."""
+    word = line.strip().split(maxsplit=1)[0] if line.strip() else ""
+    return word.startswith("/") and word[1:].lower() in {c.value for c in Command}
 
 
 def run(manager: SessionManager, session_id: str, inv: Invocation) -> Reply:
@@ -97,48 +112,26 @@ def run(manager: SessionManager, session_id: str, inv: Invocation) -> Reply:
     return handlers[inv.command](manager, session_id, inv.args)
 
 
-def event_line(event: Event, width: int = 60) -> str:
-    """One transcript event as a line: commit, author, tool or merge, the content clipped."""
-    tag = event.tool or ("merge" if event.merged else "")
-    commit = (event.commit or "")[:10]
-    return f"{commit} {event.author.value:<9} {tag:<6} {clip(event.content, width)}"
-
-
-def tool_lines(events: Iterable[TurnEvent], width: int = 60) -> list[str]:
-    """One line per tool call of a turn: the tool, its arguments and its result, clipped."""
-    lines = []
-    for event in events:
-        name = event.extra.get("tool")
-        if event.author is AgentAuthor.TOOL and name:
-            args = json.dumps(event.extra.get("args", {}), ensure_ascii=False)
-            lines.append(f"tool {name} {clip(args, width)} → {clip(event.content, width)}")
-    return lines
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` on one line, cut to `limit` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
     manager.tracker.flush()
     st = read_status(manager, session_id)
+    docs = ", ".join(f"{n} {state}" for state, n in st.documents.items()) or "none"
     lines = [
         f"session   {st.session} ({st.state})",
         f"project   {st.project} ({st.mode})",
         f"epoch     {st.epoch}; cursor {st.cursor}"
         + ("; the next send delivers updates" if st.behind else "; nothing new"),
-        f"documents {st.pending} pending, {st.failed} failed"
-        + ("; converting now" if st.converting else ""),
+        f"documents {docs}" + ("; converting now" if st.converting else ""),
     ]
     if st.target:
         moved = "moved: the next send refreshes" if st.moved else "not moved"
-        lines.append(f"target    {short_ref(st.target)} ({moved})")
+        lines.append(f"target    {short_target(st.target)} ({moved})")
     return Reply("status", "\n".join(lines))
 
 
-def _updates(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
+def _updates(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
+    if LAST in args:
+        return _last_told(manager, session_id)
     try:
         block = manager.preview(session_id, Channel.CHAT)
     except ConflictStop as stop:
@@ -150,6 +143,17 @@ def _updates(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -
     size = f"{len(block or ''):,} of {budget:,} characters"
     return Reply(f"updates (the next send will deliver; {size})",
                  block or "nothing new: the next send carries no updates block")
+
+
+def _last_told(manager: SessionManager, session_id: str) -> Reply:
+    """The blocks the model received with the human's last message."""
+    users = [e for e in manager.conversations.log(session_id) if e.author is Author.USER]
+    if not users:
+        return Reply("updates last", "no message sent yet in this session")
+    last = users[-1]
+    blocks = wire_blocks(last.wire or last.content, last.content)
+    return Reply(f"updates given with your last message {told_from_wire(blocks)}",
+                 blocks or "nothing: that message went without blocks")
 
 
 def conflict_lines(stop: ConflictStop) -> list[str]:
@@ -175,7 +179,8 @@ def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Re
         return Reply(f"sync stopped: {stop}", body, error=True)
     if merged is None:
         return Reply(f"sync {rev}", f"{rev} is already merged: nothing to do")
-    lines = [f"merged {merged.to[:12]}; paths it changed:", *(f"  {p}" for p in merged.paths)]
+    lines = [f"merged {merged.to[:12]}; {plural(len(merged.paths), 'path')} changed:",
+             *(f"  {p}" for p in merged.paths)]
     if merged.conflicts:
         lines += ["conflicts recorded:", *(f"  {c.describe()}" for c in merged.conflicts)]
     return Reply(f"sync {rev}", "\n".join(lines))
@@ -183,4 +188,5 @@ def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Re
 
 def _log(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
     events = manager.conversations.log(session_id)
-    return Reply(f"log ({len(events)} events)", "\n".join(event_line(e) for e in events))
+    return Reply(f"log ({plural(len(events), 'event')})",
+                 "\n".join(event_line(e) for e in events))

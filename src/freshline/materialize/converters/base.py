@@ -3,7 +3,6 @@ and the small markdown helpers the office formats have in common."""
 
 from __future__ import annotations
 
-import zipfile
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -91,6 +90,8 @@ def first_line(exc: BaseException) -> str:
 
 def check_unpacked_size(path: Path, limits: Limits) -> None:
     """Refuse a zip whose entries declare more than the limit when unpacked (a zip bomb)."""
+    import zipfile  # only converters of zipped formats need it
+
     try:
         with zipfile.ZipFile(path) as archive:
             total = sum(info.file_size for info in archive.infolist())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,6 +49,8 @@ def _pdfium_pages(path: Path) -> Iterator[str]:
 
 
 def _pypdf_pages(path: Path, pdfium_error: Exception) -> Iterator[str]:
+    import logging
+
     from pypdf import PdfReader
 
     # pypdf logs every repair it attempts; the failure reason says what matters.

@@ -1,0 +1,104 @@
+"""How long a command takes as a whole process, against an empty Python's start-up.
+
+In a small workspace (200 notes, one project, one Claude Code session already told
+everything), times each command as its own process, the best of several runs, and prints
+it ÷ `python -c pass` measured in the same run (goal ≤ 5):
+  freshline --version
+  freshline status
+  freshline hook claude-code     (a prompt with nothing to deliver)
+first as a user has it, with the background watcher the first command started (status and
+the hook are answered by it), then with the autowatch off (each command loads the library
+and the hook scans the 200 files itself). Bytecode is compiled first, as an installed
+package has it.
+Usage: python bench/startup.py [--quick]
+"""
+
+from __future__ import annotations
+
+import compileall
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import freshline
+from freshline.tracker.autowatch import stop
+
+PYTHON = sys.executable
+FRESHLINE = str(Path(PYTHON).with_name("freshline"))
+NOTES = 200
+
+
+def best_of(runs: int, args: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> float:
+    """The fastest of `runs` runs of a whole process, in seconds."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(args, cwd=cwd, env=env, input=stdin.encode(), capture_output=True)
+        best = min(best, time.perf_counter() - start)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {done.stderr.decode().strip()}")
+    return best
+
+
+def build(root: Path) -> None:
+    for i in range(NOTES):
+        folder = root / "notes" / f"f{i % 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note{i}.md").write_text(f"# note {i}\n\nsome text #tag{i % 7}\n")
+    (root / "freshline.toml").write_text('[projects.notes]\ninclude = ["notes"]\n')
+    (root / ".freshline").mkdir()
+
+
+def hook_payload(root: Path) -> str:
+    return json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "bench",
+                       "cwd": str(root / "notes"), "prompt": "hi"})
+
+
+def main() -> None:
+    runs = 5 if "--quick" in sys.argv else 20
+    compileall.compile_dir(str(Path(freshline.__file__).parent), quiet=1)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_CURRENT_TEST")}
+    off = env | {"FRESHLINE_AUTOWATCH": "0"}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        build(root)
+        payload = hook_payload(root)
+        subprocess.run([FRESHLINE, "hook", "claude-code"], cwd=root, env=env,
+                       input=payload.encode(), check=True, capture_output=True)  # the manifest
+        rows = [
+            ("freshline --version", [FRESHLINE, "--version"], ""),
+            ("freshline status", [FRESHLINE, "status"], ""),
+            ("freshline hook claude-code", [FRESHLINE, "hook", "claude-code"], payload),
+        ]
+        try:
+            deadline = time.monotonic() + 30
+            while not _alive(root) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            base = best_of(runs, [PYTHON, "-c", "pass"], root, env)
+            print(f"python -c pass: {base * 1000:.1f} ms (best of {runs})")
+            print("with the background watcher (the default):")
+            for label, args, stdin in rows:
+                took = best_of(runs, args, root, env, stdin)
+                print(f"  {label:<28} {took * 1000:6.1f} ms   ÷ python -c pass: "
+                      f"{took / base:4.1f}  (goal ≤ 5)")
+        finally:
+            stop(root)
+        print("with the autowatch off (every command does the work itself):")
+        for label, args, stdin in rows[1:]:
+            took = best_of(runs, args, root, off, stdin)
+            print(f"  {label:<28} {took * 1000:6.1f} ms   ÷ python -c pass: {took / base:4.1f}")
+
+
+def _alive(root: Path) -> bool:
+    from freshline.store import Store
+    from freshline.tracker.hints import watcher_alive
+
+    return watcher_alive(Store(root / ".freshline"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The command line's words before typer sees them (pure functions of argv, no imports).
+
+- `--workspace DIR` (`-w DIR`, `--workspace=DIR`, `-wDIR`) may come before or after the
+  subcommand: `hoist_workspace` moves every occurrence to the front, where the root
+  group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
+  so the parser reports it.
+- `hot_command` recognizes the few commands that run on every prompt or in scripts'
+  loops (`--version`, `status`, `scan`, `hook claude-code`) in their plain forms, so
+  they can run without loading typer, click or rich. Anything else (`--help`, an
+  unknown flag) is left to typer, which gives the same answer, only slower.
+
+Nothing here imports beyond the standard library's basics (no typing, dataclasses or
+enum): it runs before every command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+LONG = "--workspace"
+SHORT = "-w"
+JSON = "--json"
+
+
+def _workspace_at(args: Sequence[str], i: int) -> int:
+    """How many words of a workspace flag start at `args[i]` (0: none there)."""
+    word = args[i]
+    if word.startswith(LONG + "=") or (word.startswith(SHORT) and len(word) > 2
+                                       and not word.startswith("--")):
+        return 1
+    if word in (LONG, SHORT) and i + 1 < len(args):
+        return 2
+    return 0
+
+
+def hoist_workspace(args: Sequence[str]) -> list[str]:
+    """`args` with every workspace flag (and its value) moved to the front, in order."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--":
+            rest.extend(args[i:])
+            break
+        taken = _workspace_at(args, i)
+        if taken:
+            front.extend(args[i : i + taken])
+            i += taken
+        else:
+            rest.append(args[i])
+            i += 1
+    return front + rest
+
+
+def split_workspace(args: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The last workspace given (the one that wins) and the other words, in order."""
+    hoisted = hoist_workspace(args)
+    workspace = None
+    i = 0
+    while i < len(hoisted) and (taken := _workspace_at(hoisted, i)):
+        word = hoisted[i]
+        if taken == 2:
+            workspace = hoisted[i + 1]
+        else:
+            workspace = word.partition("=")[2] if word.startswith(LONG) else word[2:]
+        i += taken
+    return workspace, hoisted[i:]
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether `--json` was given (before any `--`)."""
+    for word in args:
+        if word == "--":
+            return False
+        if word == JSON:
+            return True
+    return False
+
+
+# The hot commands (plain strings, not an enum: this module loads on every start-up) and
+# the flags each takes in the fast path; any other word and typer decides.
+VERSION = "--version"  # print the version
+STATUS = "status"  # per-project epochs and documents
+SCAN = "scan"  # bring the index up to date
+HOOK = "hook claude-code"  # the Claude Code hook, on every prompt
+HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
+       HOOK: frozenset()}
+
+HotCall = tuple[str, "str | None", frozenset[str]]
+"""A hot command as given: which one, the workspace (if any), its flags."""
+
+
+def hot_command(argv: Sequence[str]) -> HotCall | None:
+    """The hot command `argv` asks for, or None when typer should parse it."""
+    workspace, words = split_workspace(argv)
+    for command, allowed in HOT.items():
+        name = command.split()
+        if words[: len(name)] != name:
+            continue
+        flags = frozenset(words[len(name) :])
+        if flags <= allowed:
+            return command, workspace, flags
+    return None

@@ -1,0 +1,244 @@
+"""The hot commands, without typer, click or rich: `--version`, `status`, `scan` and
+`hook claude-code` start in a few times an empty Python's start-up.
+
+`run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
+None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
+with nothing to deliver are answered by the watcher (`watchsock`), and this process loads
+no more than the standard library; otherwise, and whenever the watcher cannot answer, the
+command does the work itself. The typer commands call the same bodies, so every path
+prints the same thing. Module-level imports stay within the standard library's basics.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from freshline.errors import FreshlineError
+from freshline.interfaces.cli import argv as words
+from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
+from freshline.interfaces.text import columns, plural
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from freshline.config import Config
+    from freshline.store.records import Change
+    from freshline.tracker import FlushResult, Tracker
+
+
+def run(argv: Sequence[str]) -> int | None:
+    """Run a hot command and return its exit code; None when typer should handle `argv`."""
+    call = words.hot_command(argv)
+    if call is None:
+        return None
+    command, workspace, flags = call
+    as_json = words.JSON in flags
+    try:
+        if command == words.VERSION:
+            say(version_line())
+        elif command == words.STATUS:
+            status(workspace, as_json)
+        elif command == words.SCAN:
+            scan(workspace, as_json, full="--full" in flags)
+        else:
+            return hook()
+    except FreshlineError as exc:
+        return fail(str(exc), exc.exit_code, as_json)
+    except OSError as exc:
+        return fail(machine_failure(exc), 1, as_json)
+    except Exception as exc:
+        import sqlite3
+
+        if isinstance(exc, sqlite3.Error):
+            return fail(machine_failure(exc), 1, as_json)
+        raise
+    return 0
+
+
+def version_line() -> str:
+    """`freshline X.Y.Z`."""
+    from freshline import __version__
+
+    return f"freshline {__version__}"
+
+
+def load(workspace: str | os.PathLike[str] | None) -> Config:
+    """The config of the workspace a command means (`--workspace`, else found from the cwd)."""
+    from pathlib import Path
+
+    from freshline.config import find_workspace, load_config
+
+    return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
+
+
+def _watcher(workspace: str | None, request: dict[str, Any], start: str | None = None) -> Any:
+    """The running watcher's answer, or None (then the command does the work itself)."""
+    from freshline.interfaces import watchsock
+
+    root = watchsock.workspace_root(workspace, start or os.getcwd())
+    return watchsock.ask(root, request) if root else None
+
+
+# --- status -------------------------------------------------------------------------------
+
+
+def status_data(tracker: Tracker) -> dict[str, Any]:
+    """Per-project epochs, files and documents by state, the last full scan, the watcher."""
+    from freshline.materialize import SnapshotStore, census
+    from freshline.tracker.autowatch import holder
+    from freshline.tracker.hints import watcher_alive
+    from freshline.tracker.tracker import LAST_FULL_SCAN
+
+    store = tracker.store
+    states = store.project_states()
+    last = store.meta_get(LAST_FULL_SCAN)
+    snapshots = SnapshotStore(tracker.config.data_dir)
+    projects = {}
+    for name in tracker.config.projects:
+        state = states.get(name)
+        files = tracker.files_in_scope(name)
+        projects[name] = {
+            "epoch": state.epoch if state else 0,
+            "compacted_through": state.compacted_through if state else 0,
+            "files": len(files),
+            "documents": dict(sorted(census(snapshots, tracker.root, files).items())),
+        }
+    return {
+        "workspace": str(tracker.root),
+        "watcher_alive": watcher_alive(store),
+        "watcher_pid": holder(tracker.root),
+        "last_full_scan": float(last) if last else None,
+        "projects": projects,
+    }
+
+
+def status_lines(data: dict[str, Any]) -> list[str]:
+    """`status_data` for people: a table of projects, then the scan and the watcher."""
+    rows = []
+    for name, p in data["projects"].items():
+        docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
+        rows.append([name, str(p["epoch"]), str(p["compacted_through"]), str(p["files"]), docs])
+    header = ["project", "epoch", "compacted through", "files", "documents"]
+    lines = columns(header, rows) if rows else [
+        "no projects yet: add one with `freshline project add NAME --include PATTERN`"]
+    last = data["last_full_scan"]
+    ago = f"{time.time() - last:.0f} s ago" if last else "never"
+    watcher = "running" if data["watcher_alive"] else "not running"
+    if data["watcher_pid"]:
+        watcher += f" (pid {data['watcher_pid']})"
+    return [*lines, f"last full scan: {ago}; watcher: {watcher}"]
+
+
+def status(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
+    """`freshline status`: each project's state and the watcher's (asked of the watcher
+    when one runs)."""
+    answer = _watcher(str(workspace) if workspace else None, {"op": "status"})
+    if answer is not None:
+        data = answer["data"]
+    else:
+        from freshline.tracker import Tracker
+
+        data = status_data(Tracker(load(workspace)))
+    def human() -> None:
+        for line in status_lines(data):
+            say(line)
+
+    emit(data, as_json, human)
+
+
+# --- scan ---------------------------------------------------------------------------------
+
+
+def change_dict(c: Change) -> dict[str, Any]:
+    """A change as JSON-able data."""
+    return {"kind": c.kind.value, "path": c.path, "old_path": c.old_path, "detail": c.detail}
+
+
+def change_line(c: dict[str, Any]) -> str:
+    """A change (as `change_dict` gives it) as one line for people."""
+    if c["old_path"] is not None:
+        return f"{c['kind']:<9} {c['old_path']} → {c['path']}"
+    return f"{c['kind']:<9} {c['path']}"
+
+
+def flush_dict(result: FlushResult) -> dict[str, Any]:
+    """A flush's outcome as JSON-able data."""
+    return {
+        "full": result.full,
+        "scanned": result.scanned,
+        "warnings": result.warnings,
+        "projects": {
+            name: {"epoch": d.epoch, "changes": [change_dict(c) for c in d.changes]}
+            for name, d in result.projects.items()
+        },
+    }
+
+
+def scan_lines(data: dict[str, Any]) -> list[str]:
+    """`flush_dict` for people: per project its new epoch and changes, then the count."""
+    lines = []
+    for name, delta in data["projects"].items():
+        lines.append(f"{name} → epoch {delta['epoch']}")
+        lines += ["  " + change_line(c) for c in delta["changes"]]
+    if data["full"]:
+        lines.append(f"{plural(data['scanned'], 'file')} scanned")
+    else:
+        lines.append(f"{plural(data['scanned'], 'changed path')} checked (the watcher saw "
+                     "the rest)")
+    if not data["projects"]:
+        lines[-1] += "; nothing changed"
+    return lines
+
+
+def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = False) -> None:
+    """`freshline scan`: bring the index up to date and print what each project logged."""
+    # A full walk is long whoever does it: this process does it, rather than wait on the
+    # watcher past the answer's time limit and then do it again.
+    answer = None if full else _watcher(str(workspace) if workspace else None, {"op": "scan"})
+    if answer is not None:
+        data = answer["data"]
+    else:
+        from freshline.tracker import Tracker
+        from freshline.tracker.autowatch import ensure
+
+        cfg = load(workspace)
+        tracker = Tracker(cfg)
+        ensure(cfg, tracker.store)
+        data = flush_dict(tracker.flush(full=full))
+
+    def human() -> None:
+        for line in scan_lines(data):
+            say(line)
+        for w in data["warnings"]:
+            warn(w)
+
+    emit(data, as_json, human)
+
+
+# --- the hook -----------------------------------------------------------------------------
+
+
+def hook() -> int:
+    """`freshline hook claude-code`: nothing to print when the watcher says nothing is due,
+    else the hook itself (which never fails the prompt)."""
+    import io
+    import json
+
+    text = sys.stdin.read()
+    try:
+        cwd = json.loads(text).get("cwd")
+    except (ValueError, AttributeError):
+        cwd = None
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        # The watcher is the one of the prompt's workspace, wherever the hook started.
+        answer = _watcher(None, {"op": "due", "payload": text}, start=cwd)
+        if answer is not None and answer.get("due") is False:
+            return 0
+    from freshline.interfaces.hooks import run_claude_code
+
+    return run_claude_code(io.StringIO(text), sys.stdout)
+

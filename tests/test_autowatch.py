@@ -1,0 +1,233 @@
+"""The watcher starts itself, answers the hot commands, logs what it sees, and goes away."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from freshline.interfaces import watchsock
+from freshline.store import Store
+from freshline.tracker import autowatch
+from freshline.tracker.autowatch import WatchLock, enabled, holder
+from freshline.tracker.hints import watcher_alive
+
+from .conftest import Workspace
+
+FRESHLINE = [sys.executable, "-m", "freshline"]
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def freshline(
+    ws: Workspace, *args: str, stdin: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FRESHLINE, *args], cwd=ws.root, input=stdin, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **env})
+
+
+@pytest.fixture
+def notes(ws: Workspace) -> Iterator[Workspace]:
+    ws.write("n/a.md", "# A\n")
+    ws.configure({"p": {"include": ["n"]}}, autowatch_idle=60)
+    yield ws
+    assert autowatch.stop(ws.root)  # never leave a watcher behind
+
+
+@pytest.mark.parametrize(
+    ("env", "setting", "on"),
+    [
+        ({}, True, False),  # under pytest: off unless asked
+        ({"FRESHLINE_AUTOWATCH": "1"}, True, True),
+        ({"FRESHLINE_AUTOWATCH": "1"}, False, True),  # asked for, whatever the config says
+        ({"FRESHLINE_AUTOWATCH": "0"}, True, False),
+        ({"FRESHLINE_AUTOWATCH": "off"}, True, False),
+        ({"FRESHLINE_AUTOWATCH": "yes", "CI": "true"}, True, True),
+    ],
+)
+def test_enabled(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], setting: bool, on: bool
+) -> None:
+    monkeypatch.delenv("FRESHLINE_AUTOWATCH", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    config = ws.configure({}, autowatch=setting)
+    assert enabled(config) is on
+
+
+def test_enabled_outside_tests_follows_the_config(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("FRESHLINE_AUTOWATCH", "CI", "PYTEST_CURRENT_TEST"):
+        monkeypatch.delenv(key, raising=False)
+    assert enabled(ws.configure({}))
+    assert not enabled(ws.configure({}, autowatch=False))
+    monkeypatch.setenv("CI", "1")
+    assert not enabled(ws.configure({}))
+
+
+def test_the_lock_lets_one_process_hold_it(ws: Workspace) -> None:
+    ws.configure({})
+    first, second = WatchLock(ws.root), WatchLock(ws.root)
+    assert first.acquire() and holder(ws.root) == os.getpid()
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from freshline.tracker.autowatch import WatchLock;"
+         f"sys.exit(0 if WatchLock({str(ws.root)!r}).acquire() else 3)"], timeout=30)
+    assert done.returncode == 3
+    first.release()
+    assert holder(ws.root) is None and second.acquire()
+    second.release()
+
+
+def test_under_pytest_a_command_starts_no_watcher(notes: Workspace) -> None:
+    assert freshline(notes, "scan").returncode == 0
+    time.sleep(0.5)
+    assert holder(notes.root) is None
+
+
+def test_the_first_flush_starts_one_watcher_for_the_workspace(notes: Workspace) -> None:
+    runs = [subprocess.Popen([*FRESHLINE, "scan"], cwd=notes.root, stdout=subprocess.DEVNULL,
+                             env={**os.environ, "FRESHLINE_AUTOWATCH": "1"}) for _ in range(3)]
+    assert [r.wait(timeout=60) for r in runs] == [0, 0, 0]
+    store = Store(notes.root / ".freshline")
+    wait_for(lambda: watcher_alive(store))
+    pid = holder(notes.root)
+    assert pid
+    time.sleep(1.0)  # a racing starter that lost the lock has exited by now
+    listing = subprocess.run(["pgrep", "-f", "--", f"--workspace {notes.root} watch"],
+                             capture_output=True, text=True)
+    assert listing.stdout.split() == [str(pid)]
+    second = freshline(notes, "watch")
+    assert second.returncode == 2
+    assert f"a watcher is already running on {notes.root} (pid {pid})" in second.stderr
+    notes.write("n/new.md", "new")
+    assert freshline(notes, "scan", "--json").returncode == 0  # answered by the watcher
+    assert store.index_get("n/new.md") is not None
+    log = (notes.root / ".freshline" / "watch.log").read_text()
+    assert "Traceback" not in log
+
+
+def test_the_watcher_leaves_after_its_idle_time(ws: Workspace) -> None:
+    ws.write("n/a.md", "# A\n")
+    ws.configure({"p": {"include": ["n"]}}, autowatch_idle=1)
+    assert freshline(ws, "scan", FRESHLINE_AUTOWATCH="1").returncode == 0
+    store = Store(ws.root / ".freshline")
+    wait_for(lambda: holder(ws.root) is not None)
+    wait_for(lambda: holder(ws.root) is None, timeout=60)
+    assert not watcher_alive(store)
+    assert not os.path.exists(watchsock.socket_path(str(ws.root)))
+    assert "no request for 1 second: stopped watching" in (
+        ws.root / ".freshline" / "watch.log").read_text()
+
+
+@pytest.fixture
+def watching(notes: Workspace) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen([*FRESHLINE, "watch"], cwd=notes.root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    store = Store(notes.root / ".freshline")
+    wait_for(lambda: watcher_alive(store))
+    yield proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+
+
+def test_watch_logs_each_batch_path_and_converted_document(
+    notes: Workspace, watching: subprocess.Popen[str]
+) -> None:
+    notes.write("n/b.md", "b")
+    notes.write("n/page.html", "<html><body><h1>Hi</h1></body></html>")
+    snapshots = notes.root / ".freshline" / "snapshots"
+    wait_for(lambda: any(snapshots.glob("*.md")) if snapshots.exists() else False)
+    time.sleep(0.5)
+    watching.send_signal(signal.SIGTERM)
+    out, _err = watching.communicate(timeout=20)
+    assert f"watching {notes.root}" in out
+    assert re.search(r"p → epoch \d+ \(\d changes?\)", out)
+    assert "  created   n/b.md" in out and "converted n/page.html" in out
+
+
+def test_watch_quiet_logs_nothing_but_problems(notes: Workspace) -> None:
+    proc = subprocess.Popen([*FRESHLINE, "watch", "--quiet"], cwd=notes.root,
+                            stdout=subprocess.PIPE, text=True)
+    store = Store(notes.root / ".freshline")
+    try:
+        wait_for(lambda: watcher_alive(store))
+        notes.write("n/c.md", "c")
+        wait_for(lambda: (state := store.project_state("p")) is not None and state.epoch > 0)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _err = proc.communicate(timeout=20)
+    assert out == ""
+
+
+def test_the_watcher_answers_the_hot_commands(
+    notes: Workspace, watching: subprocess.Popen[str]
+) -> None:
+    root = str(notes.root)
+    answer = watchsock.ask(root, {"op": "status"})
+    assert answer["data"]["projects"]["p"]["files"] == 1 and answer["data"]["watcher_alive"]
+    notes.write("n/fresh.md", "fresh")
+    scanned = watchsock.ask(root, {"op": "scan"})["data"]
+    assert "full" in scanned  # (a full scan only when the machine was too slow for a cookie)
+    assert watchsock.ask(root, {"op": "status"})["data"]["projects"]["p"]["files"] == 2
+    assert watchsock.ask(root, {"op": "nope"}) is None
+    with socket.socket(socket.AF_UNIX) as conn:  # another freshline asking: not answered
+        conn.connect(watchsock.socket_path(root))
+        conn.sendall(b'{"op": "status", "version": "0.0.0"}\n')
+        assert json.loads(conn.makefile().readline())["ok"] is False
+
+
+def test_a_hook_with_nothing_due_is_answered_by_the_watcher(
+    notes: Workspace, watching: subprocess.Popen[str]
+) -> None:
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c",
+                          "cwd": str(notes.root / "n"), "prompt": "hi"})
+    root = str(notes.root)
+    assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is True
+    first = freshline(notes, "hook", "claude-code", stdin=payload)
+    assert "hookSpecificOutput" in first.stdout
+    assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is False
+    assert freshline(notes, "hook", "claude-code", stdin=payload).stdout == ""
+    notes.write("n/news.md", "news")  # written just before the prompt: the cookie sees it
+    assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is True
+    assert "n/news.md" in freshline(notes, "hook", "claude-code", stdin=payload).stdout
+
+
+def test_without_a_watcher_the_client_gets_no_answer(notes: Workspace, tmp_path: Path) -> None:
+    assert watchsock.ask(str(notes.root), {"op": "status"}) is None
+    stale = Path(watchsock.socket_path(str(notes.root)))
+    stale.touch()  # a socket file left by a killed watcher
+    assert watchsock.ask(str(notes.root), {"op": "status"}) is None
+    deep = tmp_path / ("x" * 120)
+    assert watchsock.ask(str(deep), {"op": "status"}) is None
+    assert watchsock.workspace_root(None, str(notes.root / "n")) == str(notes.root)
+    assert watchsock.workspace_root(str(tmp_path), "/") is None
+
+
+def test_autowatch_start_never_fails_a_command(
+    notes: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FRESHLINE_AUTOWATCH", "1")
+
+    def broken(_config: object) -> None:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(autowatch, "start", broken)
+    store = Store(notes.root / ".freshline")
+    assert autowatch.ensure(notes.config(), store) is False

@@ -1,0 +1,144 @@
+"""The command line's words before typer: the workspace option anywhere, the hot commands,
+and the fast path, which must not load typer, click or rich."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from freshline.interfaces.cli.argv import (
+    HOOK,
+    SCAN,
+    STATUS,
+    VERSION,
+    HotCall,
+    hoist_workspace,
+    hot_command,
+    split_workspace,
+    wants_json,
+)
+
+from .conftest import Workspace
+
+
+@pytest.mark.parametrize(
+    ("args", "hoisted"),
+    [
+        ([], []),
+        (["status"], ["status"]),
+        (["status", "--workspace", "w"], ["--workspace", "w", "status"]),
+        (["status", "-w", "w", "--json"], ["-w", "w", "status", "--json"]),
+        (["project", "add", "p", "--workspace=w"], ["--workspace=w", "project", "add", "p"]),
+        (["status", "-ww"], ["-ww", "status"]),
+        (["-w", "a", "status", "-w", "b"], ["-w", "a", "-w", "b", "status"]),
+        (["status", "--workspace"], ["status", "--workspace"]),  # no value: click says so
+        (["send", "s", "--", "-w", "x"], ["send", "s", "--", "-w", "x"]),
+        (["send", "s", "--workspace is a flag"], ["send", "s", "--workspace is a flag"]),
+    ],
+)
+def test_hoist_workspace(args: list[str], hoisted: list[str]) -> None:
+    assert hoist_workspace(args) == hoisted
+
+
+WORD = st.sampled_from(["status", "scan", "--json", "-w", "--workspace", "--workspace=x",
+                        "-wx", "x", "--", "send", "hi"])
+
+
+@given(st.lists(WORD, max_size=12))
+def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
+    hoisted = hoist_workspace(args)
+    assert sorted(hoisted) == sorted(args)
+    workspace, rest = split_workspace(args)
+    assert [w for w in rest if w not in ("-w", "--workspace")] == [
+        w for w in hoist_workspace(rest) if w not in ("-w", "--workspace")
+    ]
+    assert hoist_workspace(hoisted) == hoisted  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("argv", "call"),
+    [
+        (["--version"], (VERSION, None, frozenset())),
+        (["status"], (STATUS, None, frozenset())),
+        (["status", "--json", "-w", "/x"], (STATUS, "/x", frozenset({"--json"}))),
+        (["--workspace=/y", "scan", "--full"], (SCAN, "/y", frozenset({"--full"}))),
+        (["hook", "claude-code"], (HOOK, None, frozenset())),
+        (["status", "--help"], None),
+        (["status", "extra"], None),
+        (["scan", "--quiet"], None),
+        (["hook"], None),
+        (["send", "s", "hi"], None),
+        ([], None),
+    ],
+)
+def test_hot_command(argv: list[str], call: HotCall | None) -> None:
+    assert hot_command(argv) == call
+
+
+def test_wants_json_stops_at_the_double_dash() -> None:
+    assert wants_json(["status", "--json"])
+    assert not wants_json(["send", "s", "--", "--json"])
+
+
+# --- whole processes ------------------------------------------------------------------
+
+
+def freshline(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    code = ("import sys, freshline.interfaces.cli as cli\n"
+            "try:\n    cli.main()\nfinally:\n"
+            "    heavy = sorted(m for m in ('typer', 'click', 'rich', 'textual', 'openai',\n"
+            "        'anthropic', 'mcp', 'freshline.session.manager') if m in sys.modules)\n"
+            "    sys.stderr.write('LOADED ' + ' '.join(heavy) + '\\n')\n")
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def loaded(done: subprocess.CompletedProcess[str]) -> str:
+    return done.stderr.rsplit("LOADED", 1)[1].strip()
+
+
+@pytest.fixture
+def small(ws: Workspace) -> Workspace:
+    ws.write("notes/a.md", "# A\n")
+    ws.configure({"notes": {"include": ["notes"]}})
+    return ws
+
+
+def test_the_hot_commands_load_no_front_end(small: Workspace) -> None:
+    for args in (["--version"], ["status"], ["status", "--json"], ["scan", "--json"]):
+        done = freshline(*args, cwd=small.root)
+        assert done.returncode == 0, done.stderr
+        assert loaded(done) == "", args
+    assert json.loads(freshline("status", "--json", cwd=small.root).stdout)["projects"]
+
+
+def test_the_hook_with_nothing_to_say_loads_no_front_end(small: Workspace) -> None:
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
+                          "cwd": str(small.root / "notes"), "prompt": "hi"})
+    first = freshline("hook", "claude-code", cwd=small.root, stdin=payload)
+    assert first.returncode == 0 and "hookSpecificOutput" in first.stdout
+    again = freshline("hook", "claude-code", cwd=small.root, stdin=payload)
+    assert (again.returncode, again.stdout) == (0, "")
+    assert "typer" not in loaded(again) and "rich" not in loaded(again)
+
+
+def test_both_paths_print_the_same(small: Workspace) -> None:
+    from typer.testing import CliRunner
+
+    from freshline.interfaces.cli import app
+
+    fast = freshline("status", cwd=small.root).stdout
+    slow = CliRunner().invoke(app, ["--workspace", str(small.root), "status"]).stdout
+    assert fast.splitlines()[:2] == slow.splitlines()[:2]
+
+
+def test_an_error_in_the_fast_path_is_reported_the_same_way(tmp_path: Path) -> None:
+    done = freshline("status", "--json", cwd=tmp_path)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["exit"] == 2 and "no freshline.toml" in done.stderr

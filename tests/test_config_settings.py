@@ -1,0 +1,64 @@
+"""The settings this issue added: `[model]`, `autowatch`, `autowatch_idle`; the template."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from freshline.config import (
+    CONFIG_NAME,
+    ModelSettings,
+    WorkspaceSettings,
+    init_workspace,
+    load_config,
+)
+from freshline.errors import ConfigError
+
+
+def load(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    (tmp_path / CONFIG_NAME).write_text(text)
+    return load_config(tmp_path)
+
+
+def test_defaults(tmp_path: Path) -> None:
+    config = load(tmp_path, "")
+    assert config.model == ModelSettings("echo", None, 3, 1.0, 30.0)
+    assert config.workspace.autowatch is True and config.workspace.autowatch_idle == 3600
+
+
+def test_the_template_loads_and_names_every_setting(tmp_path: Path) -> None:
+    init_workspace(tmp_path)
+    text = (tmp_path / CONFIG_NAME).read_text()
+    assert load_config(tmp_path).model == ModelSettings()
+    for name in [*WorkspaceSettings.__dataclass_fields__, *ModelSettings.__dataclass_fields__]:
+        assert f"# {name} = " in text, name
+
+
+def test_model_settings_are_read(tmp_path: Path) -> None:
+    config = load(tmp_path, '[model]\ndefault = "openai:gpt-4o-mini"\n'
+                            'base_url = "http://127.0.0.1:11434/v1"\nretries = 0\n'
+                            "retry_wait_s = 2\nretry_max_wait_s = 0.5\n"
+                            "[workspace]\nautowatch = false\nautowatch_idle = 60\n")
+    assert config.model == ModelSettings("openai:gpt-4o-mini", "http://127.0.0.1:11434/v1",
+                                         0, 2.0, 0.5)
+    assert config.workspace.autowatch is False and config.workspace.autowatch_idle == 60
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[model]\ndefault = 3\n", "model.default: expected a string, got an integer"),
+        ('[model]\ndefault = ""\n', "model.default: empty model"),
+        ('[model]\nbase_url = "localhost:1234"\n', "model.base_url: not an http:// or https://"),
+        ("[model]\nretries = -1\n", "model.retries: must be at least 0"),
+        ("[model]\nretry_wait_s = true\n", "model.retry_wait_s: expected a number of seconds"),
+        ("[model]\nmodel = 'x'\n", "model.model: unknown key (expected one of: default, "),
+        ("model = 'x'\n", "model: expected a table, got a string"),
+        ("[workspace]\nautowatch = 1\n", "workspace.autowatch: expected a boolean"),
+        ("[workspace]\nautowatch_idle = 0\n", "workspace.autowatch_idle: must be between 1 and"),
+    ],
+)
+def test_bad_settings_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match="^freshline.toml: " + message.replace("(", r"\(")):
+        load(tmp_path, text)
