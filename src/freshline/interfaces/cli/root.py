@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from freshline.interfaces.cli import (
+    acp_proxy,
     conversations,
     integrations,
     selftest,
@@ -66,5 +67,6 @@ app.command()(conversations.publish)
 app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
+app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 app.command()(storage.gc)
