@@ -367,7 +367,9 @@ def test_the_index_stats_cache_follows_writes_by_other_connections(ws: Workspace
 def test_no_note_is_parsed_inside_a_write_transaction(
     notes: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    notes.configure({"p": {"include": ["notes", "#paper"]}})  # notes are parsed
     t = notes.tracker()
+    t.scan()
     inside: list[bool] = []
     real = scan_module.parse_note
 
@@ -389,6 +391,8 @@ def test_no_note_is_parsed_inside_a_write_transaction(
 def test_a_write_during_the_scan_is_seen_by_a_redo_under_the_lock(
     notes: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    notes.configure({"p": {"include": ["notes", "#paper"]}})  # notes are parsed
+    notes.tracker().scan()
     t, other = notes.tracker(), notes.tracker()  # the other: a watcher in another process
     real = scan_module.parse_note
     parsed: list[bytes] = []

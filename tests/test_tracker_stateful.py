@@ -1,8 +1,11 @@
 """A hypothesis state machine over real files: random edits, config changes and flushes.
 
-Invariant: for every reader at an earlier epoch, replaying the log since that epoch onto
-the in-scope tree the reader saw gives exactly today's in-scope tree (no miss, no
-phantom), or a compacted marker when the reader is below `compacted_through`.
+Several edits and config changes may come between two flushes. Invariant: the index's
+in-scope tree is the one on disk at the last flush (judged from the files themselves:
+their tags, properties and blobs), and for every reader at an earlier epoch, replaying
+the log since that epoch onto the in-scope tree the reader saw gives exactly that tree
+(no miss, no phantom), or a compacted marker when the reader is below
+`compacted_through`.
 """
 
 from __future__ import annotations
@@ -10,19 +13,23 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from freshline.access import file_facts
+from freshline.scope import Scope
 from freshline.store.records import Change, ChangeKind
+from freshline.tracker.hashing import blob_of
 
 from .conftest import Workspace
 
 NAMES = ["a/x.md", "a/y.md", "a/s/z.md", "b/x.md", "b/w.txt", "c/v.md"]
 BODIES = ["plain", "tagged #t", "---\ntags: [t]\n---\nfront", "other text"]
-SCOPES = [["a"], ["a", "#t"], ["b", "*.txt"], ["**"]]
+SCOPES = [["a"], ["a", "#t"], ["b", "*.txt"], ["**"], ["#t"]]
 
 
 def replay(tree: dict[str, str], changes: list[Change], today: dict[str, str]) -> dict[str, str]:
@@ -56,6 +63,8 @@ class TrackerMachine(RuleBasedStateMachine):
         self.tracker = self.ws.tracker()
         self.tracker.scan()
         self.readers: dict[int, dict[str, str]] = {0: {}}
+        self.truth: dict[str, str] = {}  # the in-scope tree on disk at the last flush
+        self.writes = 0
 
     def teardown(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -65,7 +74,11 @@ class TrackerMachine(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(NAMES), body=st.sampled_from(BODIES), salt=st.integers(0, 3))
     def write(self, name: str, body: str, salt: int) -> None:
-        self.ws.write(name, body + "\n" * salt)
+        # Each write gets an mtime of its own in the past: a scan trusts the stat of a file
+        # it saw before (none is racily clean), as it would in a workspace at rest.
+        self.writes += 1
+        stamp = time.time() - 1000 + self.writes
+        os.utime(self.ws.write(name, body + "\n" * salt), (stamp, stamp))
 
     @rule(data=st.data())
     def delete(self, data: st.DataObject) -> None:
@@ -95,17 +108,25 @@ class TrackerMachine(RuleBasedStateMachine):
 
     @rule()
     def flush(self) -> None:
+        self.truth = self.on_disk()
         self.tracker.scan()
-        epoch = self.tracker.epoch("p")
-        self.readers[epoch] = self.today()
+        self.readers[self.tracker.epoch("p")] = self.truth
+        assert {e.path: e.blob for e in self.tracker.files_in_scope("p")} == self.truth
 
-    def today(self) -> dict[str, str]:
-        return {e.path: e.blob for e in self.tracker.files_in_scope("p")}
+    def on_disk(self) -> dict[str, str]:
+        """The files the scope holds now, judged from their own bytes."""
+        scope = Scope.from_strings(self.scope)
+        found = {}
+        for folder, _, files in os.walk(self.tmp):
+            for name in files:
+                rel = Path(folder, name).relative_to(self.tmp).as_posix()
+                if scope.matches(file_facts(self.tmp, rel)):
+                    found[rel] = blob_of(self.tmp / rel) or ""
+        return found
 
     @invariant()
     def every_reader_catches_up_exactly(self) -> None:
-        self.tracker.scan()
-        self.readers[self.tracker.epoch("p")] = today = self.today()
+        today = self.truth
         state = self.tracker.store.project_state("p")
         assert state is not None
         for epoch, seen in self.readers.items():
@@ -117,6 +138,6 @@ class TrackerMachine(RuleBasedStateMachine):
 
 
 TrackerMachine.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=14, deadline=None
+    max_examples=60, stateful_step_count=20, deadline=None
 )
 test_tracker_state_machine = TrackerMachine.TestCase

@@ -45,6 +45,9 @@ class PatternKind(StrEnum):
     PROPERTY = "property"  # `[key:value]`: a markdown front-matter property
 
 
+FACT_KINDS = frozenset({PatternKind.TAG, PatternKind.PROPERTY})  # read from a note's text
+
+
 @dataclass(frozen=True)
 class Pattern:
     """One parsed pattern; `value` is normalized, `raw` is what the user wrote."""
@@ -245,6 +248,12 @@ class Scope:
         return any(
             p.kind is PatternKind.FOLDER and paths.under(folder, p.value) for p in self.exclude
         )
+
+    @property
+    def needs_facts(self) -> bool:
+        """Whether matching reads a note's tags or properties (a tag or property pattern
+        among the inclusions or exclusions), not only its path."""
+        return any(p.kind in FACT_KINDS for p in (*self.include, *self.exclude))
 
     def matches_path(self, path: str) -> bool:
         """Whether a path is in scope judged by the path alone (no tags or properties)."""

@@ -17,15 +17,12 @@ from typing import TYPE_CHECKING
 from freshline.access import Rules, file_facts
 from freshline.config import Config, ProjectConfig
 from freshline.ignore import load_rules
-from freshline.scope import FileFacts, PatternKind
+from freshline.scope import FileFacts
 from freshline.sensitive import is_secret
 from freshline.store.records import Change, ChangeKind
 
 if TYPE_CHECKING:
     from freshline.session.manager import SessionManager
-
-
-_FACT_KINDS = (PatternKind.TAG, PatternKind.PROPERTY)  # matched on a note's contents
 
 
 def _parents(path: str) -> list[str]:
@@ -41,9 +38,7 @@ def live_rules(manager: SessionManager, projects: Sequence[str]) -> Rules:
     scopes = [p.scope for p in chosen]
     folders: set[str] | None = None
 
-    needs_facts = any(
-        p.kind in _FACT_KINDS for scope in scopes for p in (*scope.include, *scope.exclude)
-    )
+    needs_facts = any(scope.needs_facts for scope in scopes)
 
     def admits(rel: str) -> bool:
         # The file as it is now, not as last scanned: a note that just lost its tag is out.

@@ -14,9 +14,12 @@ _COLUMNS = "path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties
 
 Stats = dict[bytes, tuple[int, int, int]]
 
+UNPARSED = "null"  # the tags of a note whose tags and properties were not read
+
 
 def _entry(row: tuple[Any, ...]) -> IndexEntry:
     path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties = row
+    parsed = tags != UNPARSED
     return IndexEntry(
         path=decode_path(path),
         kind=FileKind(kind),
@@ -26,8 +29,9 @@ def _entry(row: tuple[Any, ...]) -> IndexEntry:
         dev=dev,
         blob=blob,
         mode=mode,
-        tags=tuple(json.loads(tags)),
+        tags=tuple(json.loads(tags)) if parsed else (),
         properties=json.loads(properties),
+        parsed=parsed,
     )
 
 
@@ -54,7 +58,7 @@ def _row(e: IndexEntry, lines: bytes | None) -> tuple[Any, ...]:
         e.blob,
         e.mode,
         # Most files have neither: skip the encoder's per-call cost.
-        _tags_json(e.tags) if e.tags else "[]",
+        UNPARSED if not e.parsed else _tags_json(e.tags) if e.tags else "[]",
         json.dumps(e.properties, sort_keys=True, default=str) if e.properties else "{}",
         None if lines is None else bytearray(lines),
     )
@@ -125,6 +129,11 @@ class IndexTable:
         # small flush.
         if self._stats is not None:
             self._stats = (None, 0, self._stats[2])
+
+    def index_unparsed(self) -> list[bytes]:
+        """The stored paths (`encode_path` form) of the notes stored unparsed."""
+        rows = self.db.conn.execute("SELECT path FROM files WHERE tags = ?", (UNPARSED,))
+        return [bytes(path) for path, in rows]
 
     def index_count(self) -> int:
         """How many files the index holds."""

@@ -45,6 +45,9 @@ class IndexEntry:
     mode: int = 0o100644  # git file mode: 100644, 100755 or 120000
     tags: tuple[str, ...] = ()
     properties: dict[str, Any] = field(default_factory=dict)
+    # False: a note whose tags and properties were never read (no scope asked for them
+    # when it was scanned); `tags` and `properties` are then empty and say nothing.
+    parsed: bool = True
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from freshline.tracker.renames import folder_renames, pair_renames
 from freshline.tracker.similarity import TEXT_CAP, sketch
 
 RACY_WINDOW_NS = 2_000_000_000
+_UNKNOWN = (-1, -1, -1)  # index stats no file has: the file is read again
 
 _INTERNAL = frozenset(os.fsencode(name) for name in INTERNAL_NAMES)
 
@@ -72,6 +73,7 @@ class Scanner:
         store: Store,
         rules: IgnoreRules | None = None,
         memo: Memo | None = None,
+        parse: bool = True,
     ) -> None:
         self.root = str(root)
         self.broot = os.fsencode(self.root)
@@ -81,6 +83,7 @@ class Scanner:
         self.warnings: list[str] = []
         self.kept: list[str] = []  # unreadable directories: entries below them stay
         self.memo = memo
+        self.parse = parse  # read notes' tags and properties (some scope matches on them)
         self.sketches: dict[str, bytes] = {}
 
     def _skip(self, rel: str, is_dir: bool = False) -> bool:
@@ -156,7 +159,8 @@ class Scanner:
 
         A text file's line sketch is kept in `sketches`."""
         known = self.memo.get(rel) if self.memo is not None else None
-        if known is not None and _same_stat(known[0], st):
+        # A first pass that left notes unparsed is no use to a redo that parses them.
+        if known is not None and _same_stat(known[0], st) and (known[1].parsed or not self.parse):
             _, entry, lines = known
         else:
             found = self._hash(rel, st)
@@ -173,6 +177,7 @@ class Scanner:
         full = f"{self.root}/{rel}"
         tags: tuple[str, ...] = ()
         props: dict[str, object] = {}
+        parsed = True
         lines = None
         try:
             if stat.S_ISLNK(st.st_mode):
@@ -182,7 +187,10 @@ class Scanner:
                 blob, head = blob_id_file(full, st.st_size)
                 if len(head) == st.st_size <= TEXT_CAP:  # the whole file was read
                     lines = sketch(head)
-                if is_markdown(rel):
+                # Parsing is most of a scan's work: skipped while no scope looks at tags.
+                if is_markdown(rel) and not self.parse:
+                    parsed = False
+                elif is_markdown(rel):
                     note = parse_note(head)
                     tags, props = tuple(sorted(note.tags)), dict(note.properties)
         except FileNotFoundError:
@@ -203,6 +211,7 @@ class Scanner:
             mode=git_mode(st),
             tags=tags,
             properties=props,
+            parsed=parsed,
         ), lines
 
     def _kept(self, rel: str) -> bool:
@@ -285,9 +294,15 @@ def _same_stat(a: os.stat_result, b: os.stat_result) -> bool:
     )
 
 
-def full_scan(scanner: Scanner) -> ScanResult:
-    """Compare the whole workspace with the whole index."""
-    result = scanner.compare(scanner.walk(), scanner.store.index_stats(), scanner.store.index_get)
+def full_scan(scanner: Scanner, reparse: Iterable[bytes] = ()) -> ScanResult:
+    """Compare the whole workspace with the whole index; the files at the stored paths
+    `reparse` are read again whatever their stat (notes stored unparsed that a scope now
+    needs the tags of)."""
+    stats = scanner.store.index_stats()
+    for raw in reparse:
+        if raw in stats:
+            stats[raw] = _UNKNOWN
+    result = scanner.compare(scanner.walk(), stats, scanner.store.index_get)
     result.ignore = scanner.rules.state()  # the walk read every rule file that applies
     return result
 

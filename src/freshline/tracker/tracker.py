@@ -31,8 +31,10 @@ from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker.coalesce import coalesce_sets
+from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
+from freshline.tracker.observed import Observed
 from freshline.tracker.scoping import in_scope, scope_batch, scope_move
 
 if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
@@ -117,6 +119,13 @@ def _ignore_of(patterns: dict[str, object]) -> IgnoreState:
     return IgnoreState.from_json(ignore, rules)
 
 
+def _needs_facts(patterns: dict[str, object]) -> bool:
+    """Whether a project's remembered patterns match on notes' tags or properties."""
+    include, exclude = patterns.get("include", []), patterns.get("exclude", [])
+    assert isinstance(include, list) and isinstance(exclude, list)
+    return Scope.from_strings(include, exclude).needs_facts
+
+
 def _scope_of(patterns: dict[str, object]) -> Scope:
     include, exclude = patterns["include"], patterns["exclude"]
     allowed = patterns.get("allow_secrets", [])
@@ -191,13 +200,8 @@ class Tracker:
 
     def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
-        from freshline.tracker.scan import Scanner, full_scan
-
-        rules = load_rules(self.root, self.config.workspace.ignore_settings)
-        result = self._hinted_scan(paths, rules, memo) if paths is not None else None
-        # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
-        work = _Work(result or full_scan(Scanner(self.root, self.store, rules)),
-                     full=result is None, head=None)
+        result, full = self._scan(paths, memo)
+        work = _Work(result, full=full, head=None)
         gitdir = git_dir(self.root)
         if gitdir is None:
             return work
@@ -210,8 +214,28 @@ class Tracker:
                 work.result.warnings.append(f"HEAD moved but its paths are unknown: {exc}")
         return work
 
+    def _scan(self, paths: list[str] | None, memo: Memo) -> tuple[ScanResult, bool]:
+        """The scan of `paths` (None: everything), and whether it had to be a full one.
+
+        Notes are parsed while a scope on either side of the flush needs their tags or
+        properties; the first flush whose config needs them is a full scan that reads the
+        notes stored unparsed again (`tracker.facts`)."""
+        from freshline.tracker.scan import Scanner, full_scan
+
+        rules = load_rules(self.root, self.config.workspace.ignore_settings)
+        now = needs_facts(p.scope for p in self.config.projects.values())
+        before = any(_needs_facts(s.patterns) for s in self.store.project_states().values())
+        parse = now or before
+        if paths is not None and (before or not now):
+            hinted = self._hinted_scan(paths, rules, memo, parse)
+            if hinted is not None:
+                return hinted, False
+        # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
+        reparse = self.store.index_unparsed() if parse else []
+        return full_scan(Scanner(self.root, self.store, rules, parse=parse), reparse), True
+
     def _hinted_scan(
-        self, paths: list[str], rules: IgnoreRules, memo: Memo
+        self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool
     ) -> ScanResult | None:
         """The scan of `paths` alone, by the ignore rules the last full scan walked by (with
         the files above the root read again); None when only a full scan will do (a rule
@@ -221,7 +245,7 @@ class Tracker:
         ignore = self._ignore_now(rules)
         if "" in paths or ignore is None or self._patterns_moved(ignore):
             return None
-        scanner = Scanner(self.root, self.store, ignore.rules(), memo)
+        scanner = Scanner(self.root, self.store, ignore.rules(), memo, parse)
         result = targeted_scan(scanner, paths) if paths else ScanResult()
         if result.changed(GITIGNORE):  # a .gitignore's rules reach past the hinted paths
             return None
@@ -249,22 +273,26 @@ class Tracker:
         if work.head is not None and work.head != work.head_before:
             self.store.meta_set(GIT_HEAD, work.head)
         created = [o.new for o in result.observed if o.kind is ChangeKind.CREATED and o.new]
-        config_changes, new = self._config_changes(ignore, created)
+        known = stand_in(result.observed, result.put)
+        observed = observed_with_facts(result.observed, known)
+        config_changes, new = self._config_changes(ignore, created, known)
         self.store.index_put(result.put, result.sketches)
         self.store.index_delete(result.remove)
         out = FlushResult(full=work.full, scanned=result.scanned, warnings=result.warnings)
-        moved = self._head_moved(work)
+        moved = self._head_moved(work, observed)
         for name, project in self.config.projects.items():
             if name in new:  # its starting point is the index after this flush: epoch 0
                 continue
-            batch = scope_batch(result.observed, result.folders, project.scope)
+            batch = scope_batch(observed, result.folders, project.scope)
             batch += moved(project.scope)
             changes = coalesce_sets([config_changes.get(name, []), batch])
             if changes:
                 out.projects[name] = self._log(name, changes)
         return out
 
-    def _head_moved(self, work: _Work) -> Callable[[Scope], list[Change]]:
+    def _head_moved(
+        self, work: _Work, observed: list[Observed]
+    ) -> Callable[[Scope], list[Change]]:
         """The `git` entry a project gets for this flush's HEAD move (none without one).
 
         A path the move touched is judged by its entry now and before the flush; one this
@@ -273,7 +301,7 @@ class Tracker:
         if move is None:
             return lambda _scope: []
         now = {e.path: e for e in work.result.put}
-        before = {o.old.path: o.old for o in work.result.observed if o.old is not None}
+        before = {o.old.path: o.old for o in observed if o.old is not None}
 
         @functools.cache  # asked once per project
         def facts(path: str) -> list[IndexEntry]:
@@ -307,7 +335,10 @@ class Tracker:
         return ProjectDelta(name, epoch, changes)
 
     def _config_changes(
-        self, ignore: IgnoreState, created: list[IndexEntry]
+        self,
+        ignore: IgnoreState,
+        created: list[IndexEntry],
+        known: Callable[[IndexEntry], IndexEntry],
     ) -> tuple[dict[str, list[Change]], set[str]]:
         """Bring each project's remembered patterns up to date: the changes of those whose
         patterns moved, and the names of projects seen for the first time.
@@ -315,6 +346,7 @@ class Tracker:
         Runs before the batch is applied, so old and new scopes are compared on the same
         (pre-batch) facts; the batch's own changes follow and coalesce with these.
         `created` are the batch's new files: among them, those an old ignore rule kept out.
+        `known` gives an entry stored unparsed its facts (`tracker.facts.stand_in`).
         """
         states = self.store.project_states()
         for name in states.keys() - self.config.projects.keys():
@@ -340,17 +372,21 @@ class Tracker:
                 self.store.project_put(
                     replace(state, signature=project.signature, patterns=patterns)
                 )
-                out[name] = self._scope_shift(state.patterns, patterns, created)
+                out[name] = self._scope_shift(state.patterns, patterns, created, known)
         return out, new
 
     def _scope_shift(
-        self, old: dict[str, object], new: dict[str, object], created: list[IndexEntry]
+        self,
+        old: dict[str, object],
+        new: dict[str, object],
+        created: list[IndexEntry],
+        known: Callable[[IndexEntry], IndexEntry],
     ) -> list[Change]:
         before, after = _scope_of(old), _scope_of(new)
         entered: list[str] = []
         left: list[str] = []
         fresh = {e.path for e in created}  # new in this batch: they cannot have left
-        for entry in chain(self.store.index_iter(), created):
+        for entry in chain(map(known, self.store.index_iter()), created):
             was, now = in_scope(before, entry), in_scope(after, entry)
             if now and not was:
                 entered.append(entry.path)
@@ -393,9 +429,24 @@ class Tracker:
         return ChangesSince(project, since, state.epoch, False, changes)
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
-        """The indexed files a project includes now, in path order."""
+        """The indexed files a project includes now, in path order.
+
+        A note stored unparsed (no flush has run since the config began to ask for tags)
+        is judged by its tags and properties as they are on disk now."""
         scope = self.config.project(project).scope
-        return [e for e in self.store.index_iter() if in_scope(scope, e)]
+        entries = self.store.index_iter()
+        if scope.needs_facts:
+            entries = map(self._read_facts, entries)
+        return [e for e in entries if in_scope(scope, e)]
+
+    def _read_facts(self, entry: IndexEntry) -> IndexEntry:
+        if entry.parsed:
+            return entry
+        from freshline.access import file_facts
+
+        facts = file_facts(self.root, entry.path)
+        return replace(entry, tags=tuple(sorted(facts.tags)),
+                       properties=dict(facts.properties), parsed=True)
 
 
 def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
