@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 from hypothesis import given
@@ -249,3 +249,9 @@ def test_docx_numbered_list_items(tmp_path: Path) -> None:
     document.save(str(tmp_path / "s.docx"))
 
     assert convert(tmp_path / "s.docx") == "## Steps\n\n- mix\n- bake\n"
+
+
+@given(st.text(alphabet="ab./\\ PDFpdf", max_size=12))
+def test_documents_are_told_by_the_suffix_a_path_object_finds(path: str) -> None:
+    expected = converter_for(PurePath(path)) if path else None
+    assert converter_for(path) is expected

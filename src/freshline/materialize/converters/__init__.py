@@ -68,7 +68,17 @@ def registered() -> list[Converter]:
 
 def converter_for(path: str | PurePath) -> Converter | None:
     """The converter for a file, or None when it is not a document freshline converts."""
-    return _BY_EXTENSION.get(PurePath(path).suffix.lower())
+    return _BY_EXTENSION.get(_suffix(path).lower())
+
+
+def _suffix(path: str | PurePath) -> str:
+    """`PurePath(path).suffix`, without building a path object for a workspace path (a
+    manifest asks it of every file in scope)."""
+    if not isinstance(path, str) or path.endswith("/"):
+        return PurePath(path).suffix
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def is_document(path: str | PurePath) -> bool:
