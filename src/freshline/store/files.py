@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from freshline.store.db import Database, decode_path, encode_path
@@ -20,11 +20,12 @@ UNPARSED = "null"  # the tags of a note whose tags and properties were not read
 _KINDS = {kind.value: kind for kind in FileKind}  # a dict lookup costs less than the call
 
 
-def _entry(row: tuple[Any, ...]) -> IndexEntry:
-    path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties = row
+def _entry(row: tuple[Any, ...], path: str | None = None) -> IndexEntry:
+    """The entry a row holds (`path`: its path, already decoded)."""
+    raw, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties = row
     parsed = tags != UNPARSED
     return IndexEntry(
-        path=decode_path(path),
+        path=decode_path(raw) if path is None else path,
         kind=_KINDS[kind],
         size=size,
         mtime_ns=mtime_ns,
@@ -88,10 +89,17 @@ class IndexTable:
         ).fetchone()
         return _entry(row) if row else None
 
-    def index_iter(self) -> Iterator[IndexEntry]:
-        """Every index entry, in path order."""
-        for row in self.db.conn.execute(f"SELECT {_COLUMNS} FROM files ORDER BY path"):
-            yield _entry(row)
+    def index_iter(self, keep: Callable[[str], bool] | None = None) -> Iterator[IndexEntry]:
+        """Every index entry, in path order; with `keep`, only those whose path it keeps
+        (asked before the rest of the row is decoded)."""
+        rows = self.db.conn.execute(f"SELECT {_COLUMNS} FROM files ORDER BY path")
+        if keep is None:
+            yield from map(_entry, rows)
+            return
+        for row in rows:
+            path = decode_path(row[0])
+            if keep(path):
+                yield _entry(row, path)
 
     def index_under(self, paths: Iterable[str]) -> dict[str, IndexEntry]:
         """The entries at each of `paths` or below it (a path naming a folder)."""

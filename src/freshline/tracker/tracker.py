@@ -434,9 +434,9 @@ class Tracker:
         A note stored unparsed (no flush has run since the config began to ask for tags)
         is judged by its tags and properties as they are on disk now."""
         scope = self.config.project(project).scope
-        entries = self.store.index_iter()
-        if scope.needs_facts:
-            entries = map(self._read_facts, entries)
+        if not scope.needs_facts:  # the path decides: no entry is built for another's file
+            return list(self.store.index_iter(scope.matches_path))
+        entries = map(self._read_facts, self.store.index_iter())
         return [e for e in entries if in_scope(scope, e)]
 
     def _read_facts(self, entry: IndexEntry) -> IndexEntry:
