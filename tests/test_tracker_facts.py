@@ -8,6 +8,8 @@ again before it compares scopes, so what entered or left is exact.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -138,3 +140,19 @@ def test_files_in_scope_before_the_flush_reads_tags_from_disk(vault: Workspace) 
     vault.tracker().scan()
     vault.configure({"p": {"include": ["#paper"]}})
     assert in_scope(vault) == ["notes/b.md", "other/c.md"]
+
+
+def test_a_scan_by_paths_loads_no_yaml(vault: Workspace) -> None:
+    """PyYAML (and pathspec, with no ignore file) load only when needed: a command's
+    start-up costs less than the scan it runs."""
+    code = ("import sys\nfrom freshline.config import load_config\n"
+            "from freshline.tracker import Tracker\n"
+            "Tracker(load_config(sys.argv[1])).scan()\n"
+            "print(sorted(m for m in ('yaml', 'pathspec') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(vault.root)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"
+    vault.configure({"p": {"include": ["[status:active]"]}})
+    done = subprocess.run([sys.executable, "-c", code, str(vault.root)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "['yaml']"

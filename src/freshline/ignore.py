@@ -34,8 +34,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 from freshline import paths
 
 GITIGNORE = ".gitignore"
@@ -142,6 +140,9 @@ class _Spec:
     """A compiled rule file: which of its lines, if any, decides about a path."""
 
     def __init__(self, lines: Iterable[str]) -> None:
+        # pathspec loads with the first rule file: a workspace with none never pays for it.
+        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
         self.lines: list[_Line] = []
         for text in lines:
             try:

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from freshline.markdown.body import is_tag_char, tag_words
-from freshline.markdown.frontmatter import InvalidFrontMatter, load_properties
 
 __all__ = [
     "LIST_KEYS",
@@ -110,6 +109,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
     block = _front_matter_block(text)
     if block is None:
         return None, text
+    # PyYAML loads with the first front matter read: a command that parses no note (a
+    # scan of a workspace scoped by paths alone) never pays for it.
+    from freshline.markdown.frontmatter import InvalidFrontMatter, load_properties
+
     source, body = block
     try:
         return _as_lists(load_properties(source)), body
