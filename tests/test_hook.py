@@ -302,3 +302,31 @@ def test_workspace_and_project_come_from_the_most_stable_folder(
         pinned_project(config, [elsewhere])
     with pytest.raises(NotFoundError, match="unknown project 'nope'"):
         pinned_project(config, [root], "nope")
+
+
+def test_the_watcher_starts_after_the_first_call_indexed_the_workspace(
+    notes: Any, log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watcher starting beside the first call would walk and hash the workspace at the
+    same time as the call's own full scan: it is started once the call is done."""
+    import io
+
+    from freshline.interfaces.hook_payload import HookOptions
+    from freshline.interfaces.hooks import run_claude_code
+    from freshline.store import Store
+    from freshline.tracker import autowatch
+
+    monkeypatch.setenv("FRESHLINE_AUTOWATCH", "1")
+    seen: list[tuple[int, bool]] = []
+
+    def start(config: Config) -> None:
+        store = Store(config.root / ".freshline")
+        seen.append((store.index_count(), store.session_by_external("claude-code:s") is None))
+
+    monkeypatch.setattr(autowatch, "start", start)
+    prompt = payload("user_prompt_submit", notes.root / "notes", session_id="s")
+    out = io.StringIO()
+    run_claude_code(io.StringIO(prompt), out, HookOptions())
+    assert MANIFEST in context(out.getvalue(), "UserPromptSubmit")
+    assert seen == [(3, False)]
+    assert not log.exists()

@@ -199,23 +199,29 @@ def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None)
     hook output; False when nothing was written."""
     options = options or HookOptions()
     config = load_config(workspace_for(starts(payload, options), options.workspace))
-    if nothing_due_for(config, payload):
-        return False
-    from freshline.session import SessionManager
-
-    manager = SessionManager(config)
     try:
-        s, opened, chain = _open(manager, payload, options)
-        if payload.event is HookEvent.SESSION_END:
-            manager.close_session(s.id)
+        if nothing_due_for(config, payload):
             return False
-        if payload.event not in DELIVERING:
-            return False  # PostToolUse: `record_tool_use` answers it
-        if s.state is SessionState.CLOSED:
-            s = manager.reopen(s.id)
-        return _print(manager, s, payload, chain, out, flush=not opened)
+        from freshline.session import SessionManager
+
+        manager = SessionManager(config)
+        try:
+            s, opened, chain = _open(manager, payload, options)
+            if payload.event is HookEvent.SESSION_END:
+                manager.close_session(s.id)
+                return False
+            if payload.event not in DELIVERING:
+                return False  # PostToolUse: `record_tool_use` answers it
+            if s.state is SessionState.CLOSED:
+                s = manager.reopen(s.id)
+            return _print(manager, s, payload, chain, out, flush=not opened)
+        finally:
+            manager.close()
     finally:
-        manager.close()
+        if payload.event in DELIVERING:
+            # Only now: a watcher starting beside this call would walk and hash the
+            # workspace at the same time as its flush (a first call's full scan).
+            ensure_watcher(config, Store(config.data_dir))
 
 
 def _open(
@@ -245,7 +251,6 @@ def nothing_due_for(config: Config, payload: HookInput) -> bool:
     if payload.event not in DELIVERING or lost:
         return False
     tracker = Tracker(config)
-    ensure_watcher(config, tracker.store)
     s = tracker.store.session_by_external(external_id(payload.session_id))
     if s is None:
         return False
