@@ -32,7 +32,8 @@ def build(root: Path, n: int) -> None:
         folder = root / f"area{i % 40}" / f"topic{(i // 40) % 25}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"note {i}.md").write_text(f"# Note {i}\n\nSee [[note {i + 1}]] #tag{i % 9}\n")
-    (root / "freshline.toml").write_text('[projects.vault]\ninclude = ["area*"]\n')
+    # `area*/**`: every note (a bare `area*` names only the top folders, no file at all).
+    (root / "freshline.toml").write_text('[projects.vault]\ninclude = ["area*/**"]\n')
     (root / ".freshline").mkdir()
 
 

@@ -413,3 +413,24 @@ def test_a_write_during_the_scan_is_seen_by_a_redo_under_the_lock(
     assert [c.path for c in result.projects["p"].changes] == ["notes/a.md", "notes/b.md"]
     assert parsed == [b"# A edited\n", b"changed meanwhile #late\n"]  # a.md hashed once
     assert t.store.hints_peek() == []
+
+
+def test_the_listing_after_a_first_flush_is_what_it_wrote_until_another_writes(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(3):
+        ws.write(f"n/{i}.md", f"note {i} #t\n")
+    ws.write("n/\udcff.md", "an odd name sorts by its bytes\n")
+    ws.configure({"p": {"include": ["n"]}, "q": {"include": ["#t"]}})
+    mine, other = ws.tracker(), ws.tracker()  # two processes' connections
+    mine.scan()
+    expected = {name: other.files_in_scope(name) for name in ("p", "q")}
+    reads: list[bool] = []
+    real = mine.store.index_iter
+    monkeypatch.setattr(mine.store, "index_iter", lambda *a: reads.append(True) or real(*a))
+    assert {name: mine.files_in_scope(name) for name in ("p", "q")} == expected
+    assert reads == []  # the flush of the empty index wrote all of it
+    ws.write("n/new.md", "new #t\n")
+    other.scan()
+    assert "n/new.md" in [e.path for e in mine.files_in_scope("q")]
+    assert reads

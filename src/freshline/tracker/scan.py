@@ -54,6 +54,7 @@ class ScanResult:
     warnings: list[str] = field(default_factory=list)
     scanned: int = 0
     ignore: IgnoreState | None = None  # the rules a full scan walked by, every file read
+    from_empty: bool = False  # a full scan of an empty index: `put` is the whole index now
 
     def changed(self, name: str) -> bool:
         """Whether a file of this name (at any depth) was created, changed or removed."""
@@ -299,10 +300,12 @@ def full_scan(scanner: Scanner, reparse: Iterable[bytes] = ()) -> ScanResult:
     `reparse` are read again whatever their stat (notes stored unparsed that a scope now
     needs the tags of)."""
     stats = scanner.store.index_stats()
+    empty = not stats
     for raw in reparse:
         if raw in stats:
             stats[raw] = _UNKNOWN
     result = scanner.compare(scanner.walk(), stats, scanner.store.index_get)
+    result.from_empty = empty
     result.ignore = scanner.rules.state()  # the walk read every rule file that applies
     return result
 

@@ -29,6 +29,7 @@ from freshline.errors import GitError
 from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope, canonical
 from freshline.store import ProjectState, Store
+from freshline.store.db import encode_path
 from freshline.store.records import Change, ChangeKind, IndexEntry
 from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
@@ -142,6 +143,10 @@ class Tracker:
         self.root = Path(config.root)
         self.store = store or Store(self.root / DATA_DIR)
         self._stamp = config_stamp(config.path)
+        # The whole index as a flush of an empty one wrote it, in the index's order, valid
+        # while its connection's data_version stays (nobody else wrote): a listing right
+        # after (a hook's first manifest) reads no row.
+        self._written: tuple[object, int, list[IndexEntry]] | None = None
 
     def reload_config(self) -> Config:
         """Re-read freshline.toml if it changed on disk (ConfigError if it is now broken).
@@ -189,6 +194,7 @@ class Tracker:
         flush consumes the stored hints (it covers them).
         """
         memo: Memo = {}
+        self._written = None
         version = self.store.data_version()
         work = self._prepare(paths_of(), memo)
         with self.store.write():
@@ -196,7 +202,12 @@ class Tracker:
                 work = self._prepare(paths_of(), memo)
             if take_hints:
                 self.store.hints_take()
-            return self._apply(work)
+            out = self._apply(work)
+            version = self.store.data_version()  # nobody else commits before this ends
+        if work.result.from_empty:
+            put = sorted(work.result.put, key=_stored_order)
+            self._written = (self.store.db.conn, version, put)
+        return out
 
     def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
@@ -434,9 +445,16 @@ class Tracker:
         A note stored unparsed (no flush has run since the config began to ask for tags)
         is judged by its tags and properties as they are on disk now."""
         scope = self.config.project(project).scope
-        if not scope.needs_facts:  # the path decides: no entry is built for another's file
+        written = self._written
+        entries: Iterable[IndexEntry]
+        if written is not None and written[:2] == (self.store.db.conn, self.store.data_version()):
+            entries = written[2]
+        elif not scope.needs_facts:  # the path decides: no entry is built for another's file
             return list(self.store.index_iter(scope.matches_path))
-        entries = map(self._read_facts, self.store.index_iter())
+        else:
+            entries = self.store.index_iter()
+        if scope.needs_facts:
+            entries = map(self._read_facts, entries)
         return [e for e in entries if in_scope(scope, e)]
 
     def _read_facts(self, entry: IndexEntry) -> IndexEntry:
@@ -447,6 +465,11 @@ class Tracker:
         facts = file_facts(self.root, entry.path)
         return replace(entry, tags=tuple(sorted(facts.tags)),
                        properties=dict(facts.properties), parsed=True)
+
+
+def _stored_order(entry: IndexEntry) -> bytes:
+    """The index's order: by the stored path's bytes."""
+    return encode_path(entry.path)
 
 
 def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
