@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING
 from freshline.config import (
     DATA_DIR,
     Config,
-    ProjectConfig,
     config_stamp,
     load_config,
     unknown_project,
 )
 from freshline.errors import GitError
 from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
-from freshline.scope import Scope, canonical
+from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
 from freshline.store.records import Change, ChangeKind, IndexEntry
@@ -36,6 +35,15 @@ from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
 from freshline.tracker.observed import Observed
+from freshline.tracker.patterns import (
+    REMOVED,
+    ignore_of,
+    ignore_patterns,
+    pattern_diff,
+    patterns_need_facts,
+    patterns_of,
+    scope_of,
+)
 from freshline.tracker.scoping import in_scope, scope_batch, scope_move
 
 if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
@@ -44,7 +52,6 @@ if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the firs
 LAST_FULL_SCAN = "tracker.last_full_scan"
 IGNORE_RULES = "tracker.ignore_rules"  # the ignore rules the last full scan walked by
 GIT_HEAD = "tracker.git_head"  # the commit HEAD named at the last flush ("" before any)
-REMOVED: dict[str, object] = {"removed": True}  # the patterns of a project taken out of the config
 
 
 @dataclass(frozen=True)
@@ -90,49 +97,6 @@ class ChangesSince:
     epoch: int  # the project's epoch now: what a reader is caught up to after this
     compacted: bool  # the log no longer reaches back to `since`: re-enumerate
     changes: list[Change]  # coalesced; empty when compacted
-
-
-def patterns_of(project: ProjectConfig, ignore: IgnoreState) -> dict[str, object]:
-    """The normalized patterns a project's log state remembers, with the ignore rules
-    (an ignore file that changes is a config change)."""
-    patterns: dict[str, object] = {
-        "include": canonical(project.include),
-        "exclude": canonical(project.exclude),
-        "mode": project.mode.value,
-        **_ignore_patterns(ignore),
-    }
-    if project.allow_secrets:  # absent when empty, as states written before it had it
-        patterns["allow_secrets"] = sorted(project.allow_secrets)
-    return patterns
-
-
-def _ignore_patterns(ignore: IgnoreState) -> dict[str, object]:
-    patterns: dict[str, object] = {"ignore": sorted(ignore.ignore)}
-    rules = ignore.rules_json()
-    if rules:  # left out when there are none, as before ignore files were read
-        patterns["ignore_rules"] = rules
-    return patterns
-
-
-def _ignore_of(patterns: dict[str, object]) -> IgnoreState:
-    ignore, rules = patterns.get("ignore", []), patterns.get("ignore_rules")
-    assert isinstance(ignore, list) and (rules is None or isinstance(rules, dict))
-    return IgnoreState.from_json(ignore, rules)
-
-
-def _needs_facts(patterns: dict[str, object]) -> bool:
-    """Whether a project's remembered patterns match on notes' tags or properties."""
-    include, exclude = patterns.get("include", []), patterns.get("exclude", [])
-    assert isinstance(include, list) and isinstance(exclude, list)
-    return Scope.from_strings(include, exclude).needs_facts
-
-
-def _scope_of(patterns: dict[str, object]) -> Scope:
-    include, exclude = patterns["include"], patterns["exclude"]
-    allowed = patterns.get("allow_secrets", [])
-    assert isinstance(include, list) and isinstance(exclude, list) and isinstance(allowed, list)
-    ignore = _ignore_of(patterns)
-    return Scope.from_strings(include, exclude, ignore.ignore, allowed, ignore.rules())
 
 
 class Tracker:
@@ -235,7 +199,7 @@ class Tracker:
 
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         now = needs_facts(p.scope for p in self.config.projects.values())
-        before = any(_needs_facts(s.patterns) for s in self.store.project_states().values())
+        before = any(patterns_need_facts(s.patterns) for s in self.store.project_states().values())
         parse = now or before
         if paths is not None and (before or not now):
             hinted = self._hinted_scan(paths, rules, memo, parse)
@@ -270,7 +234,7 @@ class Tracker:
         known = self.store.meta_get(IGNORE_RULES)
         if known is None:
             return None
-        nested = tuple(f for f in _ignore_of(json.loads(known)).files if not f.outer)
+        nested = tuple(f for f in ignore_of(json.loads(known)).files if not f.outer)
         return replace(rules.state(), files=rules.outer + nested)
 
     def _apply(self, work: _Work) -> FlushResult:
@@ -280,7 +244,7 @@ class Tracker:
         ignore = result.ignore
         if work.full:
             self.store.meta_set(LAST_FULL_SCAN, str(time.time()))
-            self.store.meta_set(IGNORE_RULES, json.dumps(_ignore_patterns(ignore)))
+            self.store.meta_set(IGNORE_RULES, json.dumps(ignore_patterns(ignore)))
         if work.head is not None and work.head != work.head_before:
             self.store.meta_set(GIT_HEAD, work.head)
         created = [o.new for o in result.observed if o.kind is ChangeKind.CREATED and o.new]
@@ -393,7 +357,7 @@ class Tracker:
         created: list[IndexEntry],
         known: Callable[[IndexEntry], IndexEntry],
     ) -> list[Change]:
-        before, after = _scope_of(old), _scope_of(new)
+        before, after = scope_of(old), scope_of(new)
         entered: list[str] = []
         left: list[str] = []
         fresh = {e.path for e in created}  # new in this batch: they cannot have left
@@ -403,7 +367,7 @@ class Tracker:
                 entered.append(entry.path)
             elif was and not now and entry.path not in fresh:
                 left.append(entry.path)
-        detail = _pattern_diff(old, new)
+        detail = pattern_diff(old, new)
         detail["newly_included"] = sorted(entered)
         detail["no_longer_included"] = left
         config = Change(ChangeKind.CONFIG, "", detail=detail)
@@ -470,25 +434,3 @@ class Tracker:
 def _stored_order(entry: IndexEntry) -> bytes:
     """The index's order: by the stored path's bytes."""
     return encode_path(entry.path)
-
-
-def _pattern_diff(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
-    """What changed between two pattern sets, keyed as the updates block reads it."""
-
-    def as_set(d: dict[str, object], key: str) -> set[str]:
-        value = d.get(key, [])
-        return set(value) if isinstance(value, list) else set()
-
-    detail: dict[str, object] = {}
-    for key in ("include", "exclude", "ignore", "allow_secrets"):
-        added, removed = as_set(new, key) - as_set(old, key), as_set(old, key) - as_set(new, key)
-        if added:
-            detail[f"{key}_added"] = sorted(added)
-        if removed:
-            detail[f"{key}_removed"] = sorted(removed)
-    files = _ignore_of(old).changed_files(_ignore_of(new))
-    if files:
-        detail["ignore_files"] = files
-    if old.get("mode") != new.get("mode"):
-        detail["mode"] = {"from": old.get("mode"), "to": new.get("mode")}
-    return detail
