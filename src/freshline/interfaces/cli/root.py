@@ -9,6 +9,7 @@ import typer
 from freshline.interfaces.cli import (
     conversations,
     integrations,
+    remotes,
     selftest,
     sessions,
     storage,
@@ -63,6 +64,8 @@ app.command()(conversations.sync)
 app.command()(conversations.diff)
 app.command()(conversations.log)
 app.command()(conversations.publish)
+app.command()(remotes.push)
+app.command()(remotes.pull)
 app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
