@@ -19,6 +19,7 @@ from freshline.store.log import LogTable, ProjectState
 from freshline.store.meta import MetaTable
 from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
 from freshline.store.sessions import SessionRecord, SessionState, SessionTable
+from freshline.store.users import UserRecord, UserTable
 
 __all__ = [
     "Acknowledgement",
@@ -36,10 +37,13 @@ __all__ = [
     "SessionRecord",
     "SessionState",
     "Store",
+    "UserRecord",
 ]
 
 
-class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable):
+class Store(
+    IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable, UserTable
+):
     """freshline's persistent state for one workspace."""
 
     def __init__(self, data_dir: Path) -> None:

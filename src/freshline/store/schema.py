@@ -154,3 +154,26 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "users, their project grants and the sessions they own (freshline serve)",
+        """
+        CREATE TABLE users (
+            name TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE grants (
+            username TEXT NOT NULL,
+            project TEXT NOT NULL,
+            PRIMARY KEY (username, project)
+        );
+        CREATE TABLE session_owners (
+            session TEXT PRIMARY KEY,
+            owner TEXT NOT NULL
+        );
+        CREATE INDEX session_owners_by_owner ON session_owners (owner)
+        """,
+    )
+)

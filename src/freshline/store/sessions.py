@@ -95,7 +95,8 @@ _NAMES = [f.name for f in fields(SessionRecord)]
 # Every table with rows per session, as (table, session column): `session_delete` empties
 # them all. A new table keyed by session adds itself here.
 SESSION_TABLES: list[tuple[str, str]] = [
-    ("sessions", "id"), ("ledger", "session"), ("deliveries", "session")
+    ("sessions", "id"), ("ledger", "session"), ("deliveries", "session"),
+    ("session_owners", "session"),
 ]
 _JSON = {"pending_docs", "announced_failures"}
 

@@ -14,6 +14,7 @@ from freshline.interfaces.cli import (
     sessions,
     storage,
     tracking,
+    users,
     workspace,
 )
 from freshline.interfaces.cli.common import Group, state
@@ -71,3 +72,4 @@ app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
 app.command()(integrations.demo)
 app.command()(storage.gc)
+app.add_typer(users.user_app, name="user")
