@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from freshline.access import Reached, reach
-from freshline.config import Config, find_workspace, load_config
+from freshline.access import AccessDenied, Reached, reach
+from freshline.config import Config, find_workspace, load_config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import FreshlineError, NotFoundError, UsageError
 from freshline.materialize import DocStatus, is_document
@@ -45,7 +45,9 @@ from freshline.session.delivery import changes_page, delivery_budget
 from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
+from freshline.session.users import OWNER, Viewer
 from freshline.store import Acknowledgement
+from freshline.store.sessions import unknown_session
 from freshline.tracker.hashing import blob_of
 
 SERVER_NAME = "freshline"
@@ -143,12 +145,17 @@ def delivery_meter(session: str) -> Meter:
 
 class FreshlineService:
     """The tools' logic over one workspace. Session calls are serialized: the server runs
-    them on worker threads, and one session's deliveries must not interleave."""
+    them on worker threads, and one session's deliveries must not interleave.
 
-    def __init__(self, config: Config) -> None:
+    `viewer` says who asks (the HTTP server: the request's user): a project not granted
+    to them, and a session another user opened, are refused exactly as if they did not
+    exist. By default the workspace's own user asks, who sees everything."""
+
+    def __init__(self, config: Config, viewer: Callable[[], Viewer] = lambda: OWNER) -> None:
         self.manager = SessionManager(config)
+        self.viewer = viewer
         self._lock = threading.Lock()
-        self._prompted: dict[str, str] = {}  # project -> the session catch_up opened
+        self._prompted: dict[tuple[str | None, str], str] = {}  # (user, project) -> session
 
     @property
     def config(self) -> Config:
@@ -163,6 +170,29 @@ class FreshlineService:
         with self._lock:
             return fn()
 
+    def visible_projects(self) -> list[str]:
+        """The projects of the config as it is now that the viewer may see."""
+        viewer = self.viewer()
+        return [name for name in self.config.projects if viewer.sees(name)]
+
+    def _project(self, project: str) -> None:
+        """NotFoundError for a project unknown to the viewer (not granted: the same)."""
+        visible = self.visible_projects()
+        if project not in visible:
+            raise unknown_project(project, visible)
+
+    def _session(self, session: str) -> str:
+        """The session's project, or the unknown-session error when the viewer does not
+        own it (or may no longer see its project)."""
+        record = self.manager.get(session)
+        viewer = self.viewer()
+        if viewer.user is not None and (
+            self.manager.store.session_owner(record.id) != viewer.user
+            or not viewer.sees(record.project)
+        ):
+            raise unknown_session(session)
+        return record.project
+
     def list_projects(self) -> list[ProjectInfo]:
         """The workspace's projects, in config order."""
         return [
@@ -174,12 +204,13 @@ class FreshlineService:
                 manifest_uri=MANIFEST_URI.format(name=p.name),
             )
             for p in self.config.projects.values()
+            if self.viewer().sees(p.name)
         ]
 
     def project_manifest(self, project: str) -> str:
         """The project's manifest block, built now (no session is opened), fitted to the
         `mcp` budget."""
-        self.config.project(project)
+        self._project(project)
         m = self.manager
         built = self._locked(
             lambda: build_manifest(self.config, m.tracker, m.materializer, project)
@@ -187,7 +218,8 @@ class FreshlineService:
         return built.render(delivery_budget(self.config, Channel.MCP))
 
     def open_session(self, project: str) -> SessionInfo:
-        """A new session of `project`, for a client that has none."""
+        """A new session of `project`, for a client that has none (owned by the viewer)."""
+        self._project(project)
         return self._locked(lambda: self._open(project))
 
     def _open(self, project: str) -> SessionInfo:
@@ -195,13 +227,16 @@ class FreshlineService:
         # no conversation: freshline runs no turn of this agent's to record.
         external = f"mcp:{secrets.token_hex(6)}"
         s = self.manager.new(project, mode="live", external_id=external, channel=Channel.MCP)
+        user = self.viewer().user
+        if user is not None:
+            self.manager.store.session_own(s.id, user)
         return SessionInfo(session=s.id, project=s.project)
 
     def project_updates(self, session: str, progress: ProgressFn | None = None) -> Delivery:
         """The blocks the session has not acknowledged yet, under a fresh delivery token.
         The project's documents are converted first (a long-lived server can afford it, so
         they arrive readable); `progress` hears each conversion."""
-        project = self.manager.get(session).project
+        project = self._session(session)
         self._locked(self.manager.tracker.flush)
         # Unlocked: conversions take a while, and other calls go on meanwhile.
         self.manager.materialize(project, progress=progress, flush=False)
@@ -218,11 +253,13 @@ class FreshlineService:
     def acknowledge(self, session: str, token: str) -> Acknowledged:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
         Any server of the workspace may have issued the token."""
+        self._session(session)
         s = self._locked(lambda: tokens.acknowledge(self.manager, session, token))
         return Acknowledged(session=session, cursor=s.cursor)
 
     def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
         """One page of every change to the session's project after epoch `since`."""
+        self._session(session)
         return self._locked(lambda: changes_page(self.manager, session, since, page, Channel.MCP))
 
     def catch_up(
@@ -231,12 +268,13 @@ class FreshlineService:
         """The pending blocks of `session` (default: the session this server opened for
         the prompt, or a new one), taken as delivered: a prompt's messages go into the
         conversation as they are."""
-        self.config.project(project)
+        self._project(project)
+        key = (self.viewer().user, project)
         if session is None:
-            session = self._prompted.get(project) or self._locked(
+            session = self._prompted.get(key) or self._locked(
                 lambda: self._open(project)).session
-            self._prompted[project] = session
-        elif self.manager.get(session).project != project:
+            self._prompted[key] = session
+        elif self._session(session) != project:
             raise UsageError(f"session '{session}' is not a session of project '{project}'")
         delivery = self.project_updates(session, progress)
         if delivery.token is not None:
@@ -257,13 +295,19 @@ class FreshlineService:
         secret or an internal file, judged where the path leads (AccessDenied if not).
         """
         m = self.manager
+        projects = [self._session(session)] if session else self.visible_projects()
 
         def confined() -> Reached:
             m.tracker.flush()  # cheap with the watcher's hints
-            projects = [m.get(session).project] if session else list(self.config.projects)
             return reach(self.config.root, path, live_rules(m, projects))
 
-        reached = self._locked(confined)
+        try:
+            reached = self._locked(confined)
+        except AccessDenied:
+            if self.viewer().user is None:
+                raise
+            # A user of a shared server learns nothing of files outside their grants.
+            raise NotFoundError(shown(f"{path}: no such file in the workspace")) from None
         rel = self._source_of_snapshot(reached) or reached.rel
         if rel == reached.rel and not reached.path.is_file():
             raise NotFoundError(shown(f"{path}: no such file in the workspace"))

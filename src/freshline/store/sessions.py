@@ -27,6 +27,11 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
+def unknown_session(session_id: str) -> NotFoundError:
+    """The error for a session id nobody (that may ask) opened."""
+    return NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
+
+
 # Channels whose agent freshline runs itself, so each turn has an answer to record.
 RECORDING_CHANNELS = frozenset({"chat", "send"})
 TITLE_CHARS = 60  # the longest title kept
@@ -130,7 +135,7 @@ class SessionTable:
             (check_session_id(session_id),),
         ).fetchone()
         if row is None:
-            raise NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
+            raise unknown_session(session_id)
         return _from_row(row)
 
     def session_by_external(self, external_id: str) -> SessionRecord | None:

@@ -13,8 +13,8 @@ from freshline.interfaces.cli import (
     selftest,
     sessions,
     storage,
+    team,
     tracking,
-    users,
     workspace,
 )
 from freshline.interfaces.cli.common import Group, state
@@ -72,4 +72,5 @@ app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
 app.command()(integrations.demo)
 app.command()(storage.gc)
-app.add_typer(users.user_app, name="user")
+app.command()(team.serve)
+app.add_typer(team.user_app, name="user")

@@ -1,10 +1,12 @@
-"""`freshline user …`: who may use `freshline serve`, and which projects each may see."""
+"""`freshline serve` and `freshline user …`: one workspace shared by a team over HTTP, and
+who may use it, seeing which projects."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -18,6 +20,31 @@ if TYPE_CHECKING:
     from freshline.store import Store
 
 user_app = typer.Typer(help="Users of `freshline serve`: bearer tokens and project grants.")
+
+
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on."),
+    port: int = typer.Option(8765, "--port", help="The port to listen on."),
+    tls_cert: Path = typer.Option(None, "--tls-cert", help="Serve HTTPS with this certificate."),
+    tls_key: Path = typer.Option(None, "--tls-key", help="The certificate's private key."),
+    insecure_http: bool = typer.Option(
+        False, "--insecure-http", help="Serve plain HTTP on a non-loopback address (warned)."
+    ),
+) -> None:
+    """Serve the workspace's MCP server over HTTP at /mcp, for the users `user add` made.
+
+    Every request needs `Authorization: Bearer TOKEN`; each user sees the projects granted
+    to them. The watcher runs inside the server.
+
+    Example: freshline serve --host 127.0.0.1 --port 8765
+    """
+    from freshline.interfaces.server.http import Listen
+    from freshline.interfaces.server.http import serve as run
+
+    listen = Listen(host, port, tls_cert, tls_key, insecure_http)
+    listen.check()  # before the workspace is opened: a refused setting changes nothing
+    run(config(ctx), listen)
 
 
 @contextmanager
