@@ -56,11 +56,15 @@ class Team:
 
 
 def start_server(root: Path, port: int) -> subprocess.Popen[bytes]:
+    """`freshline serve` on `port`, once it accepts connections (its log: serve-PORT.log
+    beside the workspace, a file so a chatty server never blocks on a full pipe)."""
+    log = (root.parent / f"serve-{port}.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "freshline", "--workspace", str(root), "serve", "--port",
          str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ},
+        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
     )
+    log.close()
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -69,7 +73,8 @@ def start_server(root: Path, port: int) -> subprocess.Popen[bytes]:
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                err = proc.communicate()[1].decode()
+                proc.wait()
+                err = (root.parent / f"serve-{port}.log").read_text()
                 raise AssertionError(f"serve did not start: {err}") from None
             time.sleep(0.05)
 
@@ -81,8 +86,6 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    assert proc.stderr is not None
-    proc.stderr.close()
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +223,7 @@ async def test_a_user_without_a_grant_cannot_see_open_or_read_a_project(team: Te
             await bob.read_resource("freshline://project/p/manifest")
         prompt_errors = []
         for project in ("p", "nosuch"):  # the SDK words a prompt's failure its own way
-            with pytest.raises(Exception) as caught:  # noqa: PT011
+            with pytest.raises(Exception) as caught:
                 await bob.get_prompt("catch_up", {"project": project})
             prompt_errors.append(str(caught.value))
         assert prompt_errors[0] == prompt_errors[1]
