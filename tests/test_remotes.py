@@ -3,7 +3,6 @@ and `git daemon` on 127.0.0.1 (issue 21)."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import threading
 import time
@@ -24,6 +23,7 @@ from freshline.errors import NotFoundError, UsageError
 from freshline.interfaces.cli.root import app
 from freshline.session import SessionManager, sharing
 from tests.conftest import git, git_env
+from tests.serving import free_port
 
 runner = CliRunner()
 
@@ -206,12 +206,6 @@ def test_a_turn_in_progress_is_not_moved_under_it(
     assert report.busy == [s.id]
     assert said(b, s.id) == ["one"]
     assert sharing.pull(b, None).report.forwarded == [s.id]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -5,15 +5,8 @@ store, which is what makes sessions and delivery tokens cross processes."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +15,6 @@ import httpx2
 import mcp_types
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from freshline.config import load_config
@@ -33,14 +25,9 @@ from freshline.session import users
 from freshline.session.users import Viewer
 from freshline.store import Store
 from tests.conftest import Workspace
+from tests.serving import connect, free_port, start_server, stop_server
 
 runner = CliRunner()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -53,39 +40,6 @@ class Team:
 
     def store(self) -> Store:
         return Store(self.root / ".freshline")
-
-
-def start_server(root: Path, port: int) -> subprocess.Popen[bytes]:
-    """`freshline serve` on `port`, once it accepts connections (its log: serve-PORT.log
-    beside the workspace, a file so a chatty server never blocks on a full pipe)."""
-    log = (root.parent / f"serve-{port}.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "freshline", "--workspace", str(root), "serve", "--port",
-         str(port)],
-        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
-    )
-    log.close()
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                err = (root.parent / f"serve-{port}.log").read_text()
-                raise AssertionError(f"serve did not start: {err}") from None
-            time.sleep(0.05)
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -109,15 +63,6 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     finally:
         for proc in procs:
             stop_server(proc)
-
-
-@asynccontextmanager
-async def connect(url: str, token: str | None, mode: str = "auto") -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode=mode, cache=None) as client:  # type: ignore[arg-type]
-            yield client
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
