@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from freshline.interfaces.cli import (
+    acp_proxy,
     conversations,
     integrations,
     remotes,
@@ -70,6 +71,7 @@ app.command()(remotes.pull)
 app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
+app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 app.command()(storage.gc)
 app.command()(team.serve)
