@@ -37,6 +37,7 @@ from freshline.access import AccessDenied, Reached, reach
 from freshline.config import Config, find_workspace, load_config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import FreshlineError, NotFoundError, UsageError
+from freshline.interfaces.mcp_documents import DocumentText, document_text, plain_text
 from freshline.materialize import DocStatus, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
@@ -52,8 +53,6 @@ from freshline.tracker.hashing import blob_of
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
-READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
-_SNIFF = 8192  # bytes read to tell text from binary
 ACK_NOTE = (
     "Delivery {token} of session {session}: call acknowledge(session, token) once you have "
     "read these blocks; until then project_updates tells them again."
@@ -108,16 +107,6 @@ class Acknowledged:
 
     session: str
     cursor: int | None
-
-
-@dataclass
-class DocumentText:
-    """A file's text, a document's snapshot text, or why there is none yet."""
-
-    path: str  # the file read: a document's source path, also when asked by its snapshot
-    status: str  # text | binary | ready | stale | pending | failed | deleted
-    text: str | None
-    note: str | None
 
 
 @dataclass
@@ -314,7 +303,7 @@ class FreshlineService:
         if not is_document(rel):
             # the content is hashed before it is read: an edit meanwhile reads as a change
             blob = blob_of(reached.path)
-            return self._noted(session, rel, blob, _plain_text(rel, reached.path))
+            return self._noted(session, rel, blob, plain_text(rel, reached.path))
         return self._document(session, rel, progress)
 
     def _source_of_snapshot(self, reached: Reached) -> str | None:
@@ -334,7 +323,7 @@ class FreshlineService:
             # conversion may take a while and other calls go on meanwhile.
             m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
             probe = m.materializer.probe(rel, entry)
-        document = _document_text(rel, probe.status, probe.snapshot, probe.reason)
+        document = document_text(rel, probe.status, probe.snapshot, probe.reason)
         return self._noted(session, rel, snapshot_fingerprint(probe), document)
 
     def _noted(
@@ -344,40 +333,6 @@ class FreshlineService:
         if session and blob and read.text is not None:
             self._locked(lambda: self.manager.record_read(session, rel, blob))
         return read
-
-
-def _plain_text(rel: str, source: Path) -> DocumentText:
-    with source.open("rb") as handle:
-        head = handle.read(_SNIFF)
-    if b"\0" in head:
-        note = "a binary file with no text form"
-        return DocumentText(path=rel, status="binary", text=None, note=note)
-    return DocumentText(path=rel, status="text", text=_read_text(source), note=None)
-
-
-def _read_text(path: Path) -> str:
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        text = handle.read(READ_CAP + 1)
-    if len(text) > READ_CAP:
-        return text[:READ_CAP] + f"\n[capped at {READ_CAP} characters]"
-    return text
-
-
-def _document_text(
-    rel: str, status: DocStatus, snapshot: Path | None, reason: str | None
-) -> DocumentText:
-    note: str | None
-    if status is DocStatus.DELETED:
-        note = "the document was deleted: its old snapshot is invalid, do not cite it"
-        return DocumentText(path=rel, status=status.value, text=None, note=note)
-    if status is DocStatus.FAILED:
-        note = f"converting this document to text failed: {reason or 'unknown reason'}"
-        return DocumentText(path=rel, status=status.value, text=None, note=note)
-    if snapshot is None or not snapshot.is_file():
-        note = "being converted to text; not readable yet (try again later)"
-        return DocumentText(path=rel, status=DocStatus.PENDING.value, text=None, note=note)
-    note = "an older snapshot: the document changed since" if status is DocStatus.STALE else None
-    return DocumentText(path=rel, status=status.value, text=_read_text(snapshot), note=note)
 
 
 def mcp_command(workspace: Path | None) -> None:
