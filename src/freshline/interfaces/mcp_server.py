@@ -28,6 +28,7 @@ import argparse
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
 from freshline.session.users import OWNER, Viewer
-from freshline.store import Acknowledgement
+from freshline.store import Acknowledgement, Change, ChangeKind
 from freshline.store.sessions import unknown_session
 from freshline.tracker.hashing import blob_of
 
@@ -145,6 +146,9 @@ class FreshlineService:
         self.viewer = viewer
         self._lock = threading.Lock()
         self._prompted: dict[tuple[str | None, str], str] = {}  # (user, project) -> session
+        self._flushing = threading.Lock()  # taken before _lock, never after
+        self._flushed_from = -1.0  # when the last flush done began (time.monotonic)
+        self._converted: dict[str, int] = {}  # project -> the epoch all its documents cover
 
     @property
     def config(self) -> Config:
@@ -226,18 +230,46 @@ class FreshlineService:
         The project's documents are converted first (a long-lived server can afford it, so
         they arrive readable); `progress` hears each conversion."""
         project = self._session(session)
-        self._locked(self.manager.tracker.flush)
+        self._flush()
         # Unlocked: conversions take a while, and other calls go on meanwhile.
-        self.manager.materialize(project, progress=progress, flush=False)
+        self._convert(project, progress)
 
         def run() -> Delivery:
-            issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session))
+            # Flushed a moment ago: the delivery covers the index as that flush left it.
+            issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session),
+                                    flush=False)
             if issued is None:
                 covers = self.manager.tracker.epoch(project)
                 return Delivery(session=session, blocks=None, token=None, covers=covers)
             return Delivery(session, issued.blocks, issued.token, issued.covers)
 
         return self._locked(run)
+
+    def _flush(self) -> None:
+        """Flush the workspace, unless a flush that began after this call did already:
+        under load the calls waiting for one flush all take its result."""
+        asked = time.monotonic()
+        with self._flushing:
+            if self._flushed_from >= asked:
+                return
+            began = time.monotonic()
+            self._locked(self.manager.tracker.flush)  # cheap with the watcher's hints
+            self._flushed_from = began
+
+    def _convert(self, project: str, progress: ProgressFn | None) -> None:
+        """Convert the project's documents, unless no document (and no scope) changed
+        since this server last converted them all: listing the project costs what the
+        project holds, and most deliveries follow edits to plain files."""
+        tracker = self.manager.tracker
+        epoch = tracker.epoch(project)
+        done = self._converted.get(project)
+        if done is not None:
+            since = tracker.changes_since(project, done)
+            if not since.compacted and not any(_touches_documents(c) for c in since.changes):
+                self._converted[project] = since.epoch  # still all converted, this far
+                return
+        if self.manager.materialize(project, progress=progress, flush=False).complete:
+            self._converted[project] = epoch
 
     def acknowledge(self, session: str, token: str) -> Acknowledged:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
@@ -286,12 +318,10 @@ class FreshlineService:
         m = self.manager
         projects = [self._session(session)] if session else self.visible_projects()
 
-        def confined() -> Reached:
-            m.tracker.flush()  # cheap with the watcher's hints
-            return reach(self.config.root, path, live_rules(m, projects))
-
+        self._flush()
         try:
-            reached = self._locked(confined)
+            reached = self._locked(
+                lambda: reach(self.config.root, path, live_rules(m, projects)))
         except AccessDenied:
             if self.viewer().user is None:
                 raise
@@ -333,6 +363,13 @@ class FreshlineService:
         if session and blob and read.text is not None:
             self._locked(lambda: self.manager.record_read(session, rel, blob))
         return read
+
+
+def _touches_documents(change: Change) -> bool:
+    """Whether a change may need a conversion: a document's path, or a scope change."""
+    if change.kind is ChangeKind.CONFIG:
+        return True
+    return any(is_document(p) for p in (change.path, change.old_path) if p)
 
 
 def mcp_command(workspace: Path | None) -> None:
