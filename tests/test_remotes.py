@@ -72,6 +72,15 @@ def turn(m: SessionManager, session: str, message: str) -> None:
     send(m, session, message, get_backend("echo"))
 
 
+def shared(a: SessionManager, b: SessionManager, first: str) -> str:
+    """A session of `notes` opened on a, one turn, pushed, and pulled by b."""
+    s = a.new("notes")
+    turn(a, s.id, first)
+    sharing.push(a, None)
+    sharing.pull(b, None)
+    return s.id
+
+
 def said(m: SessionManager, session: str) -> list[str]:
     return [e.content for e in m.conversations.log(session) if e.author.value == "user"]
 
@@ -129,41 +138,35 @@ def test_divergent_appends_keep_the_remotes_aside_and_fork_makes_it_a_session(
     pair: tuple[SessionManager, SessionManager],
 ) -> None:
     a, b = pair
-    s = a.new("notes")
-    turn(a, s.id, "shared")
-    sharing.push(a, None)
-    sharing.pull(b, None)
-    turn(a, s.id, "only on a")
-    turn(b, s.id, "only on b")
+    sid = shared(a, b, "shared")
+    turn(a, sid, "only on a")
+    turn(b, sid, "only on b")
     sharing.push(a, None)
 
     rejected = sharing.push(b, None)  # b lacks a's event: never overwritten
-    assert s.id in rejected.rejected and "pull first" in rejected.rejected[s.id]
+    assert sid in rejected.rejected and "pull first" in rejected.rejected[sid]
     pulled = sharing.pull(b, None).report
-    assert pulled.diverged == {s.id: f"{REMOTES_PREFIX}origin/{s.id}"}
-    assert said(b, s.id) == ["shared", "only on b"]  # ours untouched
+    assert pulled.diverged == {sid: f"{REMOTES_PREFIX}origin/{sid}"}
+    assert said(b, sid) == ["shared", "only on b"]  # ours untouched
 
-    forked = sharing.fork(b, s.id, "origin")
+    forked = sharing.fork(b, sid, "origin")
     assert said(b, forked.id) == ["shared", "only on a"]
     assert forked.project == "notes"
     turn(b, forked.id, "after the fork")
     assert said(b, forked.id)[-1] == "after the fork"
     with pytest.raises(NotFoundError):  # the kept head became the fork
-        sharing.fork(b, s.id, "origin")
+        sharing.fork(b, sid, "origin")
     assert set(sharing.push(b, None).pushed) == {forked.id}
-    assert s.id in sharing.push(b, None).rejected  # still diverged: still refused
+    assert sid in sharing.push(b, None).rejected  # still diverged: still refused
 
 
 def test_concurrent_pushes_one_wins_the_other_is_refused_and_nothing_is_lost(
     pair: tuple[SessionManager, SessionManager], origin: Path,
 ) -> None:
     a, b = pair
-    s = a.new("notes")
-    turn(a, s.id, "shared")
-    sharing.push(a, None)
-    sharing.pull(b, None)
-    turn(a, s.id, "a's")
-    turn(b, s.id, "b's")
+    sid = shared(a, b, "shared")
+    turn(a, sid, "a's")
+    turn(b, sid, "b's")
     barrier = threading.Barrier(2)
     results: dict[str, object] = {}
 
@@ -177,16 +180,16 @@ def test_concurrent_pushes_one_wins_the_other_is_refused_and_nothing_is_lost(
     for t in threads:
         t.join()
     reports = [results["a"], results["b"]]
-    winners = [r for r in reports if s.id in r.pushed]  # type: ignore[attr-defined]
-    losers = [r for r in reports if s.id in r.rejected]  # type: ignore[attr-defined]
+    winners = [r for r in reports if sid in r.pushed]  # type: ignore[attr-defined]
+    losers = [r for r in reports if sid in r.rejected]  # type: ignore[attr-defined]
     assert len(winners) == 1 and len(losers) == 1
-    on_remote = git(origin, "rev-parse", f"refs/freshline/conversations/{s.id}")
-    assert on_remote in (a.conversations.head(s.id), b.conversations.head(s.id))
+    on_remote = git(origin, "rev-parse", f"refs/freshline/conversations/{sid}")
+    assert on_remote in (a.conversations.head(sid), b.conversations.head(sid))
     # the loser's events are still its own; a pull keeps the winner's aside
     loser = a if losers[0] is results["a"] else b
-    mine = loser.conversations.head(s.id)
+    mine = loser.conversations.head(sid)
     assert sharing.pull(loser, None).report.diverged
-    assert loser.conversations.head(s.id) == mine
+    assert loser.conversations.head(sid) == mine
 
 
 def test_a_turn_in_progress_is_not_moved_under_it(
@@ -195,17 +198,14 @@ def test_a_turn_in_progress_is_not_moved_under_it(
     from tests.conftest import turn_running
 
     a, b = pair
-    s = a.new("notes")
-    turn(a, s.id, "one")
+    sid = shared(a, b, "one")
+    turn(a, sid, "two")
     sharing.push(a, None)
-    sharing.pull(b, None)
-    turn(a, s.id, "two")
-    sharing.push(a, None)
-    with turn_running(b, s.id):
+    with turn_running(b, sid):
         report = sharing.pull(b, None).report
-    assert report.busy == [s.id]
-    assert said(b, s.id) == ["one"]
-    assert sharing.pull(b, None).report.forwarded == [s.id]
+    assert report.busy == [sid]
+    assert said(b, sid) == ["one"]
+    assert sharing.pull(b, None).report.forwarded == [sid]
 
 
 @pytest.fixture
