@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types
 import pytest
@@ -172,6 +173,20 @@ async def test_a_user_without_a_grant_cannot_see_open_or_read_a_project(team: Te
                 await bob.get_prompt("catch_up", {"project": project})
             prompt_errors.append(str(caught.value))
         assert prompt_errors[0] == prompt_errors[1]
+
+
+async def test_a_listen_stream_hears_only_of_the_projects_its_user_may_see(team: Team) -> None:
+    from mcp.shared.subscriptions import ResourceUpdated
+
+    manifests = [f"freshline://project/{p}/manifest" for p in ("p", "q")]
+    async with connect(team.urls[0], team.tokens["bob"]) as bob, \
+            bob.listen(resource_subscriptions=manifests) as stream:
+        # p's change comes first (announced before q's, or with it, p first)
+        (team.root / "notes/unseen.md").write_text("p changes first\n")
+        (team.root / "other/seen.md").write_text("then q\n")
+        with anyio.fail_after(30):
+            event = await stream.__anext__()
+        assert event == ResourceUpdated(uri=manifests[1])
 
 
 async def test_grant_and_revocation_take_effect_on_the_next_request(team: Team) -> None:
