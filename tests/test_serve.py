@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from freshline.config import load_config
 from freshline.interfaces.cli.root import app
+from freshline.interfaces.server import auth
 from freshline.interfaces.server.auth import BearerAuth, FailureLimiter
 from freshline.interfaces.server.http import Listen
 from freshline.session import users
@@ -256,6 +257,9 @@ def test_the_failure_limiter_counts_per_address_within_its_window() -> None:
     assert limiter.retry_after("a", 3.0) == pytest.approx(7.0)
     assert limiter.retry_after("b", 3.0) == 0
     assert limiter.retry_after("a", 10.5) == 0  # the first failure aged out
+    for n in range(auth.MAX_ADDRESSES + 5):  # many addresses: the stale ones are dropped
+        limiter.failed(f"x{n}", 100.0 + n * 20)
+    assert len(limiter._failures) < auth.MAX_ADDRESSES
 
 
 async def test_repeated_failures_from_an_address_are_turned_away_even_with_a_good_token(

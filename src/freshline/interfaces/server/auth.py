@@ -32,6 +32,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 VIEWER: contextvars.ContextVar[Viewer] = contextvars.ContextVar("freshline_viewer", default=OWNER)
 FAILURE_LIMIT = 10  # failed attempts per address ...
 FAILURE_WINDOW_S = 60.0  # ... within this many seconds, before it is turned away
+MAX_ADDRESSES = 10_000  # addresses remembered before the stale ones are dropped
 
 
 @dataclass
@@ -56,7 +57,12 @@ class FailureLimiter:
         return seen[0] + self.window_s - now if len(seen) >= self.limit else 0.0
 
     def failed(self, address: str, now: float) -> None:
-        """Count one failed attempt of `address`."""
+        """Count one failed attempt of `address` (addresses whose failures all aged out
+        are forgotten once many are kept, so a scan of many addresses costs no memory)."""
+        if len(self._failures) >= MAX_ADDRESSES:
+            for stale in [a for a, seen in self._failures.items()
+                          if seen[-1] <= now - self.window_s]:
+                del self._failures[stale]
         self._failures.setdefault(address, deque()).append(now)
 
 
