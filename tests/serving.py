@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -25,14 +26,25 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(root: Path, port: int) -> subprocess.Popen[bytes]:
-    """`freshline serve` on `port`, once it accepts connections (its log: serve-PORT.log
-    beside the workspace, a file so a chatty server never blocks on a full pipe)."""
+def self_signed(where: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (openssl), for serving HTTPS."""
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+def start_server(root: Path, port: int, *options: str) -> subprocess.Popen[bytes]:
+    """`freshline serve` on `port` with `options`, once it accepts connections (its log:
+    serve-PORT.log beside the workspace, a file so a chatty server never blocks on a full
+    pipe)."""
     log_path = root.parent / f"serve-{port}.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "freshline", "--workspace", str(root), "serve", "--port",
-             str(port)],
+             str(port), *options],
             stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
         )
     deadline = time.monotonic() + 60
@@ -59,10 +71,14 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
 
 
 @asynccontextmanager
-async def connect(url: str, token: str | None, mode: str = "auto") -> AsyncIterator[Client]:
-    """The SDK's client of the server at `url`, sending `token` as a bearer token."""
+async def connect(
+    url: str, token: str | None, mode: str = "auto", ca: Path | None = None
+) -> AsyncIterator[Client]:
+    """The SDK's client of the server at `url`, sending `token` as a bearer token (an
+    https server's certificate checked against `ca`)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+    verify = ssl.create_default_context(cafile=str(ca)) if ca else True
+    async with httpx2.AsyncClient(headers=headers, timeout=120, verify=verify) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode=mode, cache=None) as client:  # type: ignore[arg-type]
             yield client

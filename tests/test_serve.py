@@ -6,6 +6,7 @@ store, which is what makes sessions and delivery tokens cross processes."""
 from __future__ import annotations
 
 import re
+import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,18 +28,25 @@ from freshline.session import users
 from freshline.session.users import Viewer
 from freshline.store import Store
 from tests.conftest import Workspace
-from tests.serving import connect, free_port, start_server, stop_server
+from tests.serving import connect, free_port, self_signed, start_server, stop_server
 
 runner = CliRunner()
 
 
 @dataclass
 class Team:
-    """A served workspace: its root, two servers' URLs, and each user's token."""
+    """A served workspace: its root, two servers' URLs (the second serves HTTPS with a
+    certificate `ca` vouches for), and each user's token."""
 
     root: Path
     urls: list[str]
     tokens: dict[str, str]
+    ca: Path
+
+    def connect(self, server: int, user: str | None, mode: str = "auto") -> Any:
+        """The SDK's client of server 0 or 1 as `user`."""
+        token = self.tokens[user] if user else None
+        return connect(self.urls[server], token, mode, self.ca if server else None)
 
     def store(self) -> Store:
         return Store(self.root / ".freshline")
@@ -56,12 +64,15 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     tokens = {name: users.add(store, config, name, grants)
               for name, grants in (("alice", ["p"]), ("bob", ["q"]), ("carol", []))}
     store.close()
+    cert, key = self_signed(ws.root.parent)
     ports = [free_port(), free_port()]
     procs = []
     try:
-        for port in ports:
-            procs.append(start_server(ws.root, port))
-        yield Team(ws.root, [f"http://127.0.0.1:{p}/mcp" for p in ports], tokens)
+        procs.append(start_server(ws.root, ports[0]))
+        procs.append(start_server(ws.root, ports[1], "--tls-cert", str(cert), "--tls-key",
+                                  str(key)))
+        urls = [f"http://127.0.0.1:{ports[0]}/mcp", f"https://127.0.0.1:{ports[1]}/mcp"]
+        yield Team(ws.root, urls, tokens, cert)
     finally:
         for proc in procs:
             stop_server(proc)
@@ -103,7 +114,7 @@ def data(result: mcp_types.CallToolResult) -> Any:
 
 
 async def test_every_tool_resource_and_prompt_with_a_valid_token(team: Team) -> None:
-    async with connect(team.urls[0], team.tokens["alice"]) as client:
+    async with team.connect(0, "alice") as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == {"list_projects", "project_manifest", "open_session", "project_updates",
                          "acknowledge", "project_changes", "read_document"}
@@ -129,17 +140,19 @@ async def test_every_tool_resource_and_prompt_with_a_valid_token(team: Team) -> 
         assert any("notes/a.md" in getattr(c, "text", "") for c in manifest.contents)
         prompt = await client.get_prompt("catch_up", {"project": "p"})
         assert prompt.messages
-    async with connect(team.urls[1], team.tokens["alice"], mode="legacy") as legacy:
+    async with team.connect(1, "alice", "legacy") as legacy:
         assert [p["name"] for p in data(await call(legacy, "list_projects"))] == ["p"]
 
 
 async def test_no_or_a_wrong_token_is_401_with_no_detail(team: Team) -> None:
-    async with httpx2.AsyncClient(timeout=30) as http:
+    tls = ssl.create_default_context(cafile=str(team.ca))
+    async with httpx2.AsyncClient(timeout=30, verify=tls) as http:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         for headers in ({}, {"Authorization": "Bearer fl_wrong"}, {"Authorization": "Basic x"},
                         {"Authorization": f"Bearer {team.tokens['alice']}x"}):
-            answer = await http.post(team.urls[0], json=body, headers=headers)
-            assert answer.status_code == 401 and answer.content == b"", headers
+            for url in team.urls:  # plain HTTP and HTTPS alike
+                answer = await http.post(url, json=body, headers=headers)
+                assert answer.status_code == 401 and answer.content == b"", (url, headers)
     with pytest.raises(BaseException) as caught:
         async with connect(team.urls[0], "fl_wrong") as client:
             await client.list_tools()
@@ -147,9 +160,9 @@ async def test_no_or_a_wrong_token_is_401_with_no_detail(team: Team) -> None:
 
 
 async def test_a_user_without_a_grant_cannot_see_open_or_read_a_project(team: Team) -> None:
-    async with connect(team.urls[0], team.tokens["alice"]) as alice:
+    async with team.connect(0, "alice") as alice:
         hers = data(await call(alice, "open_session", project="p"))["session"]
-    async with connect(team.urls[1], team.tokens["bob"]) as bob:
+    async with team.connect(1, "bob") as bob:
         assert [p["name"] for p in data(await call(bob, "list_projects"))] == ["q"]
         # refused exactly as a project, file or session that does not exist
         assert await refused(bob, "project_manifest", project="p") == \
@@ -180,7 +193,7 @@ async def test_a_listen_stream_hears_only_of_the_projects_its_user_may_see(team:
     from mcp.shared.subscriptions import ResourceUpdated
 
     manifests = [f"freshline://project/{p}/manifest" for p in ("p", "q")]
-    async with connect(team.urls[0], team.tokens["bob"]) as bob, \
+    async with team.connect(0, "bob") as bob, \
             bob.listen(resource_subscriptions=manifests) as stream:
         # p's change comes first (announced before q's, or with it, p first)
         (team.root / "notes/unseen.md").write_text("p changes first\n")
@@ -192,7 +205,7 @@ async def test_a_listen_stream_hears_only_of_the_projects_its_user_may_see(team:
 
 
 async def test_grant_and_revocation_take_effect_on_the_next_request(team: Team) -> None:
-    async with connect(team.urls[0], team.tokens["carol"]) as carol:
+    async with team.connect(0, "carol") as carol:
         assert data(await call(carol, "list_projects")) == []
         assert runner.invoke(app, ["-w", str(team.root), "user", "grant", "carol", "p"]
                              ).exit_code == 0
@@ -215,8 +228,8 @@ async def test_two_servers_a_client_switching_per_request_loses_and_repeats_noth
     """Each new note is announced in exactly one acknowledged delivery, whichever server
     issued it and whichever acknowledged it."""
     announced: list[str] = []
-    async with connect(team.urls[0], team.tokens["alice"]) as one, \
-            connect(team.urls[1], team.tokens["alice"]) as two:
+    async with team.connect(0, "alice") as one, \
+            team.connect(1, "alice") as two:
         clients = [one, two]
         session = data(await call(one, "open_session", project="p"))["session"]
         first = await call(two, "project_updates", session=session)
