@@ -157,9 +157,11 @@ def test_divergent_appends_keep_the_remotes_aside_and_fork_makes_it_a_session(
     assert forked.project == "notes"
     turn(b, forked.id, "after the fork")
     assert said(b, forked.id)[-1] == "after the fork"
+    copy = sharing.fork(b, forked.id, None)  # without --from: a local conversation's head
+    assert said(b, copy.id) == said(b, forked.id)
     with pytest.raises(NotFoundError):  # the kept head became the fork
         sharing.fork(b, sid, "origin")
-    assert set(sharing.push(b, None).pushed) == {forked.id}
+    assert set(sharing.push(b, None).pushed) == {forked.id, copy.id}
     assert sid in sharing.push(b, None).rejected  # still diverged: still refused
 
 
