@@ -24,9 +24,9 @@ from freshline.interfaces.cli import app
 from freshline.interfaces.tui.app import open_session
 from freshline.session import SessionManager, lifecycle
 from freshline.store import LedgerEntry, LedgerKind, SessionState, Store
-from freshline.store.db import DB_NAME
 from freshline.store.schema import MIGRATIONS
 from freshline.store.sessions import TITLE_CHARS, session_title
+from freshline.store.sqlite import DB_NAME
 
 from .conftest import Workspace, git, turn_running
 

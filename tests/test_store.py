@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from freshline.errors import StoreError
 from freshline.store import Store
-from freshline.store.db import DB_NAME, decode_path, encode_path
+from freshline.store.db import decode_path, encode_path
 from freshline.store.files import _tags_json
 from freshline.store.schema import MIGRATIONS
+from freshline.store.sqlite import DB_NAME
 
 
 def test_a_new_store_is_migrated_to_the_latest_schema_in_wal_mode(tmp_path: Path) -> None:
