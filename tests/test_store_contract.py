@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from freshline.errors import NotFoundError, StoreError
+from freshline.errors import NotFoundError
 from freshline.store import (
     Acknowledgement,
     Change,

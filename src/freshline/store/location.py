@@ -8,11 +8,10 @@ password masked, everywhere.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from freshline.errors import UsageError
 
@@ -66,19 +65,18 @@ def parse(url: str, base: Path) -> Location:
 
 def masked(url: str) -> str:
     """`url` with any password replaced by ***: in the user part and in the query."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r"(://[^:/@]*:)[^@]*@", rf"\1{MASK}@", url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        if ":" in user:
-            user = user.split(":", 1)[0] + ":" + MASK
-        netloc = f"{user}@{host}"
-    query = parts.query
-    pairs = parse_qsl(query, keep_blank_values=True)
-    if any(k.lower() in _SECRET_KEYS for k, _ in pairs):
-        query = urlencode([(k, MASK if k.lower() in _SECRET_KEYS else v) for k, v in pairs],
-                          safe="*/=")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc, tail = rest[:end], rest[end:]
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        netloc = f"{user.split(':', 1)[0]}:{MASK}@{host}"
+    path, question, query = tail.partition("?")
+    if question:
+        pairs = [pair.partition("=") for pair in query.split("&")]
+        query = "&".join(
+            f"{k}{eq}{MASK if unquote(k).lower() in _SECRET_KEYS else v}" for k, eq, v in pairs
+        )
+    return f"{scheme}://{netloc}{path}{question}{query}"

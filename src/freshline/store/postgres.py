@@ -50,6 +50,7 @@ class PgConnection:
         self.raw = raw
         self.location = location
         self.in_transaction = False
+        self.writing = False  # inside `write()` (not a read-only snapshot)
 
     def execute(self, sql: str, parameters: Any = (), /) -> Rows:
         """Run one statement; its rows."""
@@ -131,7 +132,7 @@ class PostgresDatabase(Database):
         if conn.in_transaction:
             raise StoreError(f"{self.location}: a write inside a transaction")
         conn.execute("BEGIN")
-        conn.in_transaction = True
+        conn.in_transaction = conn.writing = True
         try:
             conn.execute(f"SELECT pg_advisory_xact_lock({_KEY}, {lock})")
             yield conn
@@ -144,7 +145,7 @@ class PostgresDatabase(Database):
                     conn.raw.close()  # a broken connection: the next use opens another
             raise
         finally:
-            conn.in_transaction = False
+            conn.in_transaction = conn.writing = False
 
     @contextmanager
     def write(self) -> Iterator[PgConnection]:
@@ -170,7 +171,7 @@ class PostgresDatabase(Database):
     @property
     def for_update(self) -> str:
         """Rows read inside a write are locked: the project's epoch row above all."""
-        return " FOR UPDATE" if self.conn.in_transaction else ""
+        return " FOR UPDATE" if self.conn.writing else ""
 
     def data_version(self) -> int:
         """The store's write counter (every write transaction bumps it)."""
