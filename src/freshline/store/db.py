@@ -90,6 +90,10 @@ class Database(ABC):
         """The store's tables, by name (its own bookkeeping left out)."""
 
     @abstractmethod
+    def columns(self, table: str) -> list[str]:
+        """A table's columns, in their order."""
+
+    @abstractmethod
     def close(self) -> None:
         """Close this thread's connection."""
 

@@ -191,6 +191,15 @@ class PostgresDatabase(Database):
         )
         return [r[0] for r in rows]
 
+    def columns(self, table: str) -> list[str]:
+        """The table's columns in the current schema, in order."""
+        rows = self.conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema ="
+            " current_schema() AND table_name = ? ORDER BY ordinal_position",
+            (table,),
+        )
+        return [r[0] for r in rows]
+
     def checkpoint(self) -> None:
         """Nothing to do: the server recycles its own log."""
 

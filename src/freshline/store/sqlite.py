@@ -154,6 +154,10 @@ class SQLiteDatabase(Database):
         )
         return [r[0] for r in rows]
 
+    def columns(self, table: str) -> list[str]:
+        """`PRAGMA table_info`'s names."""
+        return [r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")]
+
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database and truncate it to nothing (best
         effort: a reader in another process may hold it back)."""

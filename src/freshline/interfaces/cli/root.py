@@ -12,6 +12,7 @@ from freshline.interfaces.cli import (
     selftest,
     sessions,
     storage,
+    store,
     tracking,
     workspace,
 )
@@ -68,3 +69,4 @@ app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
 app.command()(integrations.demo)
 app.command()(storage.gc)
+app.add_typer(store.store_app, name="store")
