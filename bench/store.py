@@ -23,14 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' server and flusher
 from send import build, measure  # noqa: E402  (bench/send.py, beside this file)
+from tests.pgserver import PgServer, find_bindir  # noqa: E402
+from tests.test_store_concurrency import FLUSHER  # noqa: E402
 
 from freshline.config import add_project, init_workspace, load_config  # noqa: E402
 from freshline.store.location import ENV_VAR  # noqa: E402
 from freshline.tracker import Tracker  # noqa: E402
 from freshline.tracker.hints import watcher_alive  # noqa: E402
 from freshline.tracker.watcher import Watcher  # noqa: E402
-from tests.pgserver import PgServer, find_bindir  # noqa: E402
-from tests.test_store_concurrency import FLUSHER  # noqa: E402
 
 WRITERS = 4
 KEPT = 3

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from freshline.errors import StoreError, UsageError
+from freshline.config import init_workspace, load_config
+from freshline.errors import ConfigError, StoreError, UsageError
 from freshline.store import Store, open_database, postgres, sqlite
-from freshline.store.location import Backend, masked, parse
+from freshline.store.location import ENV_VAR, Backend, masked, parse
 from freshline.store.postgres import BOOKKEEPING
 from freshline.store.schema import MIGRATIONS
 from tests.conftest import StoreBackend
@@ -82,3 +83,17 @@ def test_two_workspaces_on_one_server_are_apart(pg_server: PgServer, tmp_path: P
         second.meta_set("k", "second")
         first.meta_set("k", "first")
     assert (first.meta_get("k"), second.meta_get("k")) == ("first", "second")
+
+
+def test_the_store_url_comes_from_the_environment_then_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    init_workspace(tmp_path)
+    config = tmp_path / "freshline.toml"
+    config.write_text(config.read_text() + '\nurl = "sqlite:elsewhere.db"\n')
+    assert load_config(tmp_path).store_url == "sqlite:elsewhere.db"
+    monkeypatch.setenv(ENV_VAR, "postgresql://h/db")
+    assert load_config(tmp_path).store_url == "postgresql://h/db"
+    config.write_text(config.read_text().replace("sqlite:elsewhere.db", "mysql://u:pw@h/d"))
+    with pytest.raises(ConfigError, match=r"store\.url: store url 'mysql://u:\*\*\*@h/d'"):
+        load_config(tmp_path)

@@ -80,6 +80,9 @@ _TEMPLATE = """\
 
 [sessions]
 # idle_close = "7d"            # hook, MCP and ACP sessions unused this long close ("0": never)
+
+[store]
+# url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
 """
 
 
