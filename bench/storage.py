@@ -23,13 +23,14 @@ import itertools
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measure import timed
 
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
@@ -93,15 +94,6 @@ def build(root: Path, writer: Writer) -> int:
     (root / ".freshline").mkdir()
     return total
 
-
-def timed(command: list[str], stdin: str = "") -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, input=stdin, text=True, check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def freshline(root: Path, *args: str) -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from freshline.interfaces.cli import (
+    acp_proxy,
     conversations,
     integrations,
     selftest,
@@ -67,6 +68,7 @@ app.command()(conversations.publish)
 app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
+app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 app.command()(storage.gc)
 app.add_typer(store.store_app, name="store")

@@ -1,0 +1,54 @@
+"""`freshline acp -- AGENT…`: freshline for any Agent Client Protocol client.
+
+An ACP client (Zed, JetBrains, Neovim plugins, obsidian-copilot…) starts `freshline acp`
+as its agent; the proxy starts the real agent and passes every message between them,
+adding what freshline knows: the manifest on a session's first prompt, the updates on
+every later one, acknowledged only once the agent took them (`proxy.py`), and the read
+ledger fed from the agent's file reads and writes through the client (`desk.py`). The
+messages it reads or rewrites are pure functions of their JSON (`messages.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+from acp.stdio import stdio_streams
+
+from freshline.config import find_workspace, load_config
+from freshline.errors import UsageError
+from freshline.interfaces.acp.desk import Desk
+from freshline.interfaces.acp.proxy import Proxy
+
+__all__ = ["Desk", "Proxy", "check_command", "run_acp"]
+
+
+def check_command(command: Sequence[str], workspace: Path | None, project: str | None) -> None:
+    """Refuse, before anything starts, what cannot work: no agent command, one not found,
+    a `workspace` that is not one, a `project` it does not have (UsageError and kin)."""
+    if not command:
+        raise UsageError("give the agent to start after `--`: freshline acp -- AGENT [ARGS...]")
+    if shutil.which(command[0]) is None:
+        raise UsageError(f"agent command not found: {command[0]}")
+    if workspace is not None:
+        config = load_config(find_workspace(Path.cwd(), workspace))
+        if project is not None:
+            config.project(project)
+
+
+def run_acp(
+    command: Sequence[str], workspace: Path | None = None, project: str | None = None
+) -> int:
+    """Proxy this process's stdin/stdout (the client) to the agent `command` until either
+    side hangs up; the agent's exit status when it ended first, else 0."""
+    check_command(command, workspace, project)
+    root = find_workspace(Path.cwd(), workspace) if workspace is not None else None
+    return asyncio.run(_serve(Desk(root, project), command))
+
+
+async def _serve(desk: Desk, command: Sequence[str]) -> int:
+    reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    return await Proxy(desk).serve(reader, writer, command)

@@ -1,0 +1,279 @@
+"""The freshline side of the ACP proxy: ACP sessions bound to freshline sessions.
+
+`Desk` is synchronous and keeps its own state; the proxy calls it on one worker thread,
+so its calls never interleave and never hold up the messages passing through.
+
+- `open` binds an ACP session to a freshline session of the project that holds the
+  session's `cwd` (or `--project`). The binding is stored as the freshline session's
+  external id, `acp:<project>:<ACP session id>`, so `session/load` in a later process
+  finds the same freshline session and its cursor.
+- `prepare` and `accept` are the two halves of a delivery (`SessionManager.prepare` with
+  `conversation=False`, on the `acp` channel's budget); the proxy decides when the agent
+  took it.
+- `noted_read`/`read`, `tool_read` and `wrote` feed the read ledger with what the agent
+  read through the client (`fs/read_text_file`, read tool calls) and wrote through it
+  (`fs/write_text_file`), judged by the same confinement as every reader: internal,
+  ignored and secret files are never recorded.
+
+A failure here never reaches the ACP conversation: it is logged in one line and the
+session goes on without freshline (that prompt carries no block, that read is not
+recorded).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from freshline.access import AccessDenied, Rules, reach
+from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
+from freshline.context import Channel
+from freshline.interfaces.hook_pinning import project_for
+from freshline.materialize.snapshots import SnapshotStore
+from freshline.session import PreparedTurn, SessionManager
+from freshline.session.rules import workspace_rules
+from freshline.store import SessionRecord, SessionState
+from freshline.tracker.autowatch import ensure as ensure_watcher
+from freshline.tracker.hashing import blob_id_bytes, blob_of
+
+AGENT = "acp"  # the agent name in external ids (and so in attributions)
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+Log = Callable[[str], None]
+
+
+def stderr_log(message: str) -> None:
+    """One line on standard error (an ACP client keeps its agent's stderr as its log)."""
+    print(f"freshline acp: {' '.join(message.split())}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An ACP session bound to a freshline session."""
+
+    root: Path  # the workspace
+    session: str  # the freshline session id
+    project: str
+
+
+@dataclass
+class Delivery:
+    """The block for one prompt, and the prepared turn `accept` moves the cursor with."""
+
+    text: str  # the manifest and/or updates, put first in the prompt
+    turn: PreparedTurn
+    root: Path
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A read noted before the client answers it: the file's content then."""
+
+    acp_session: str
+    rel: str
+    blob: str
+
+
+def in_data_dir(path: str) -> bool:
+    """Whether `path` (as given, or where it leads) lies in a workspace's `.freshline/`:
+    freshline's store, snapshots and worktrees, which a text write would corrupt."""
+    given = Path(os.path.abspath(path))
+    for side in dict.fromkeys((given, given.resolve())):
+        for parent in side.parents:
+            if parent.name == DATA_DIR and (parent.parent / CONFIG_NAME).is_file():
+                return True
+    return False
+
+
+def _guarded(method: Callable[_P, _T]) -> Callable[_P, _T | None]:
+    """Log a failure of a `Desk` method instead of raising it: freshline never breaks
+    the ACP conversation it rides along."""
+
+    @functools.wraps(method)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:  # any failure: the conversation goes on without freshline
+            desk = args[0]
+            assert isinstance(desk, Desk)
+            desk.log(f"{method.__name__}: {type(exc).__name__}: {exc}")
+            return None
+
+    return run
+
+
+class Desk:
+    """Every ACP session of one proxy and the freshline sessions they are bound to.
+
+    `workspace`: the workspace of every session (default: found from each session's
+    `cwd`). `project`: the project of every session (default: the one holding `cwd`).
+    """
+
+    def __init__(
+        self, workspace: Path | None = None, project: str | None = None, log: Log = stderr_log
+    ) -> None:
+        self.workspace = workspace
+        self.project = project
+        self.log = log
+        self._managers: dict[Path, SessionManager] = {}
+        self._bound: dict[str, Bound] = {}
+
+    def bound(self, acp_session: str) -> Bound | None:
+        """The freshline session an ACP session is bound to, if any."""
+        return self._bound.get(acp_session)
+
+    def close(self) -> None:
+        """Wait for background conversions and stop every workspace's workers."""
+        for manager in self._managers.values():
+            manager.close()
+        self._managers.clear()
+
+    # -- sessions ----------------------------------------------------------------------
+
+    @_guarded
+    def open(self, acp_session: str, cwd: str, again: bool) -> Bound:
+        """Bind an ACP session: `again` (`session/load`, `session/resume`) finds the
+        freshline session it was bound to before, else a new one is opened (its first
+        prompt carries the manifest)."""
+        manager, project = self._locate(cwd)
+        external = f"{AGENT}:{project}:{acp_session}"
+        s = manager.store.session_by_external(external)
+        if s is not None and not again:
+            # The agent calls a new session by an old name: the old binding retires.
+            self._retire(manager, s)
+            s = None
+        if s is None:
+            # Live whatever the project's mode: the agent works in the checkout itself.
+            s = manager.new(
+                project, mode="live", external_id=external, convert=False, channel=Channel.ACP
+            )
+        elif s.state is SessionState.CLOSED:
+            s = manager.resume(s.id, convert=False)
+        bound = Bound(manager.config.root, s.id, project)
+        self._bound[acp_session] = bound
+        return bound
+
+    @_guarded
+    def end(self, acp_session: str) -> None:
+        """`session/close`: the freshline session is closed (a later load resumes it)."""
+        bound = self._bound.pop(acp_session, None)
+        if bound is not None:
+            self._managers[bound.root].close_session(bound.session)
+
+    def _locate(self, cwd: str) -> tuple[SessionManager, str]:
+        """The workspace's session manager and the project for a session in `cwd`."""
+        root = find_workspace(Path(cwd), self.workspace)
+        manager = self._managers.get(root)
+        if manager is None:
+            manager = self._managers[root] = SessionManager(load_config(root))
+        config = manager.reload_config()
+        if self.project is not None:
+            config.project(self.project)  # NotFoundError for a project not (or no longer) there
+            return manager, self.project
+        here = reach(root, cwd, Rules(ignore=config.workspace.ignore))
+        return manager, project_for(config, here.rel)
+
+    @staticmethod
+    def _retire(manager: SessionManager, s: SessionRecord) -> None:
+        with manager.store.write():
+            retired = replace(s, external_id=f"{s.external_id}@{s.id}", state=SessionState.CLOSED)
+            manager.store.session_put(retired)
+
+    # -- deliveries --------------------------------------------------------------------
+
+    @_guarded
+    def prepare(self, acp_session: str) -> Delivery | None:
+        """The block for the session's next prompt; None when it has nothing to tell (the
+        cursor then moves past epochs that held only the agent's own writes)."""
+        bound = self._bound.get(acp_session)
+        if bound is None:
+            return None
+        manager = self._managers[bound.root]
+        # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
+        # when idle, so a long session asks again: one heartbeat read while it runs).
+        ensure_watcher(manager.config, manager.store)
+        turn = manager.prepare(bound.session, "", conversation=False, channel=Channel.ACP)
+        text = "\n\n".join(b for b in (turn.manifest, turn.updates) if b)
+        if not text:
+            if turn.covers != turn.session.cursor:
+                turn.accept()  # nothing was delivered, so no turn is counted
+            return None
+        if turn.staged.pending:
+            # Documents announced as converting: convert them while the agent works.
+            manager.materialize_async(bound.project)
+        return Delivery(text, turn, bound.root)
+
+    @_guarded
+    def accept(self, delivery: Delivery) -> None:
+        """The agent took the prompt: the cursor moves to what the block covered."""
+        delivery.turn.accept()
+
+    # -- the read ledger ---------------------------------------------------------------
+
+    @_guarded
+    def noted_read(self, acp_session: str, path: str) -> Seen | None:
+        """What a file read through the client holds now, before the client reads it (an
+        edit in between then reads as a change, never as seen); None when it is nothing
+        the ledger records."""
+        target = self._target(acp_session, path)
+        if target is None:
+            return None
+        return Seen(acp_session, *target)
+
+    @_guarded
+    def read(self, seen: Seen) -> None:
+        """Record a read the client answered."""
+        bound = self._bound.get(seen.acp_session)
+        if bound is not None:
+            self._managers[bound.root].record_read(bound.session, seen.rel, seen.blob)
+
+    @_guarded
+    def tool_read(self, acp_session: str, paths: Sequence[str]) -> None:
+        """Record the files of a completed read tool call, as they are now."""
+        bound = self._bound.get(acp_session)
+        for path in paths:
+            target = self._target(acp_session, path)
+            if bound is not None and target is not None:
+                self._managers[bound.root].record_read(bound.session, *target)
+
+    @_guarded
+    def wrote(self, acp_session: str, path: str, content: str) -> None:
+        """Record a write the client carried out: `content` is now the agent's own, so it
+        is not announced back."""
+        bound = self._bound.get(acp_session)
+        if bound is None:
+            return
+        manager = self._managers[bound.root]
+        try:
+            reached = reach(bound.root, path, workspace_rules(manager.config, bound.project))
+        except AccessDenied:
+            return
+        manager.record_write(bound.session, reached.rel, blob_id_bytes(content.encode("utf-8")))
+
+    def _target(self, acp_session: str, path: str) -> tuple[str, str] | None:
+        """The workspace path and content (git blob id) a read of `path` shows: a
+        document's snapshot stands for its source, with the content it was made from."""
+        bound = self._bound.get(acp_session)
+        if bound is None:
+            return None
+        manager = self._managers[bound.root]
+        rules = workspace_rules(manager.config, bound.project)
+        snapshots = manager.materializer.store
+        source = snapshots.source_of(Path(os.path.realpath(path)))
+        try:
+            reached = reach(bound.root, source or path, rules)
+        except AccessDenied:
+            return None
+        if source is not None:
+            header = SnapshotStore.header_at(Path(os.path.realpath(path)))
+            blob = header.fingerprint if header is not None else None
+        else:
+            blob = blob_of(reached.path)
+        return (reached.rel, blob) if blob else None

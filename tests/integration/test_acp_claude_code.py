@@ -1,0 +1,126 @@
+"""`freshline acp -- claude-code-acp`: Zed's Claude Code adapter behind the proxy, offline.
+
+The SDK's client API drives the proxy (`tests/acp_harness.py`); the agent is the real
+`@zed-industries/claude-code-acp` (`acp_agents.CLAUDE_CODE_ACP`), its model API a loopback
+stub of the Anthropic Messages API (`anthropic_stub.py`, streaming). What reached the
+model is read off the stub's request log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from freshline.session import SessionManager
+from tests.acp_harness import MANIFEST, UPDATES, named, proxied, stale_read, with_notes
+from tests.conftest import Workspace
+from tests.fake_model_servers import FakeReply
+from tests.integration.acp_agents import CLAUDE_CODE_ACP, OFFLINE
+from tests.integration.anthropic_stub import AnthropicStub, Seen, answered_tool, last_user_text
+from tests.integration.clients import install
+
+pytestmark = pytest.mark.timeout(900)  # the first run installs the agent
+
+READ_IT = "READ-B"
+
+
+def block_in(text: str, tag: str) -> str | None:
+    """The block opened by `tag` in a text the model was given."""
+    name = tag.strip("< ")
+    found = re.search(re.escape(tag) + r".*?</" + name + ">", text, re.S)
+    return found.group(0) if found else None
+
+
+def asked(stub: AnthropicStub, words: str) -> Seen:
+    """The last conversation request whose last message carries the user's `words`."""
+    return [s for s in stub.seen if words in s.last][-1]
+
+
+@pytest.fixture(scope="module")
+def agent() -> Path:
+    return install(CLAUDE_CODE_ACP)
+
+
+@pytest.fixture
+def vault(ws: Workspace) -> Workspace:
+    return with_notes(ws)
+
+
+@pytest.fixture
+def stub(vault: Workspace) -> Iterator[AnthropicStub]:
+    target = vault.root / "notes" / "b.md"
+
+    def respond(body: dict[str, Any]) -> FakeReply:
+        if READ_IT in last_user_text(body) and not answered_tool(body):
+            return FakeReply(tool_calls=[("toolu_read", "mcp__acp__Read",
+                                          {"file_path": str(target)})])
+        return FakeReply(text="Noted.")
+
+    with AnthropicStub(respond) as server:
+        yield server
+
+
+async def test_the_blocks_reach_claude_through_the_adapter(
+    agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
+) -> None:
+    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url}
+    async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env) as run:
+        session = await run.new(vault.root)
+        assert await run.prompt(session, "hello there") == "end_turn"
+        first = asked(stub, "hello there").last
+        manifest = block_in(first, MANIFEST)
+        assert manifest is not None and first.index(manifest) < first.index("hello there")
+        assert {"notes/a.md", "notes/b.md"} <= set(named(manifest, vault.root))
+        assert "Noted." in run.client.said()
+
+        vault.write("notes/a.md", "# A, edited\n")
+        vault.write("notes/c.md", "# C\n")
+        vault.write("other/y.md", "# outside\n")
+        await run.prompt(session, "what changed?")
+        second = asked(stub, "what changed?").last
+        updates = block_in(second, UPDATES)
+        assert updates is not None and block_in(second, MANIFEST) is None
+        assert sorted(named(updates, vault.root)) == ["notes/a.md", "notes/c.md"]
+
+        # Claude reads b.md with the adapter's Read tool: through the client, via the proxy.
+        await run.prompt(session, f"please {READ_IT}")
+        assert run.client.reads == [str(vault.root / "notes" / "b.md")]
+        (vault.root / "notes" / "b.md").write_text("# B, edited by the user\n", encoding="utf-8")
+        vault.write("notes/0-first.md", "# sorts first\n")
+        await run.prompt(session, "and now?")
+        last = block_in(asked(stub, "and now?").last, UPDATES)
+        assert last is not None and named(last, vault.root)[0] == "notes/b.md"
+        assert stale_read(last, vault.root / "notes" / "b.md")
+    # Nothing freshline added was shown to the user as theirs.
+    assert not any("project_context" in str(u) for u in run.client.updates)
+    manager = SessionManager(vault.config())
+    try:
+        (s,) = manager.sessions("p")
+        assert s.external_id == f"acp:p:{session}"
+    finally:
+        manager.close()
+
+
+async def test_a_session_loaded_in_a_new_proxy_goes_on_where_it_was(
+    agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
+) -> None:
+    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url}
+    async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env, name="first") as run:
+        session = await run.new(vault.root)
+        await run.prompt(session, "hello there")
+    vault.write("notes/c.md", "# C\n")
+    async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env, name="again") as run:
+        await run.conn.load_session(cwd=str(vault.root), session_id=session, mcp_servers=[])
+        await run.prompt(session, "back again")
+    replayed = run.client.user_texts()
+    assert any("hello there" in text for text in replayed)
+    assert not any("project_context" in text for text in replayed)
+    back = asked(stub, "back again")
+    assert block_in(back.last, MANIFEST) is None
+    updates = block_in(back.last, UPDATES)
+    assert updates is not None and named(updates, vault.root) == ["notes/c.md"]
+    assert MANIFEST in back.text  # the first prompt, as Claude Code kept it

@@ -1,0 +1,338 @@
+"""`freshline acp -- AGENT`: the SDK's client API on one side, an SDK agent on the other.
+
+The agent (`tests/acp_agent.py`) logs every raw message it receives; what the model would
+be given is read off that log, what the user saw off the test's client (`Recorder`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from typer.testing import CliRunner
+
+from freshline.interfaces.cli import app
+from freshline.session import SessionManager
+from freshline.store import LedgerKind
+from tests.acp_harness import (
+    MANIFEST,
+    UPDATES,
+    Proxied,
+    freshline_block,
+    named,
+    proxied,
+    stale_read,
+    with_notes,
+)
+from tests.conftest import Workspace
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture
+def notes(ws: Workspace) -> Workspace:
+    return with_notes(ws)
+
+
+def block_at(run: Proxied, turn: int) -> str | None:
+    """freshline's block in the agent's `turn`-th prompt (from 0)."""
+    return freshline_block(run.prompts()[turn])
+
+
+async def test_the_first_prompt_carries_the_manifest_for_the_agent_only(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root / "notes")
+        assert await run.prompt(session, "hello") == "end_turn"
+    prompt = run.prompts()[0]
+    block = freshline_block(prompt)
+    assert block is not None and block.startswith(MANIFEST)
+    assert {"notes/a.md", "notes/b.md"} <= set(named(block, notes.root))
+    assert "other/x.md" not in block
+    # The user's own block follows, as it was sent.
+    assert prompt[1:] == [{"type": "text", "text": "hello"}]
+    # The user was shown the agent's answer, nothing of freshline's.
+    assert run.client.said() == "ok"
+    assert not any("project_context" in str(u) for u in run.client.updates)
+
+
+async def test_a_later_prompt_carries_exactly_the_paths_that_changed(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, "hello")
+        await run.prompt(session, "nothing changed")
+        notes.write("notes/a.md", "# A, edited\n")
+        notes.write("notes/c.md", "# C\n")
+        notes.write("other/y.md", "# outside the project\n")
+        await run.prompt(session, "what changed?")
+    assert block_at(run, 1) is None
+    block = block_at(run, 2)
+    assert block is not None and block.startswith(UPDATES)
+    assert sorted(named(block, notes.root)) == ["notes/a.md", "notes/c.md"]
+
+
+async def wait_for_prompt(run: Proxied, count: int) -> None:
+    """Until the agent has received `count` prompts."""
+    while len(run.prompts()) < count:
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["fail", "cancel", "refuse"])
+async def test_a_prompt_the_agent_did_not_take_is_delivered_again(
+    notes: Workspace, tmp_path: Path, how: str
+) -> None:
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, "hello")
+        notes.write("notes/c.md", "# C\n")
+        if how == "fail":
+            with pytest.raises(RequestError):
+                await run.prompt(session, "fail")
+        elif how == "cancel":
+            asking = asyncio.create_task(run.prompt(session, "cancel"))
+            await wait_for_prompt(run, 2)
+            await run.conn.cancel(session_id=session)
+            assert await asking == "cancelled"
+        else:
+            assert await run.prompt(session, "refuse") == "refusal"
+        await run.prompt(session, "again")
+    missed, again = block_at(run, 1), block_at(run, 2)
+    assert missed is not None and named(missed, notes.root) == ["notes/c.md"]
+    assert again == missed
+
+
+async def test_a_first_prompt_that_failed_brings_the_manifest_again(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        with pytest.raises(RequestError):
+            await run.prompt(session, "fail")
+        await run.prompt(session, "hello")
+        await run.prompt(session, "and now?")
+    first, second = block_at(run, 0), block_at(run, 1)
+    assert first is not None and first.startswith(MANIFEST)
+    assert second == first
+    assert block_at(run, 2) is None
+
+
+@pytest.mark.parametrize("how", ["talk then fail", "silent"])
+async def test_output_or_a_plain_stop_is_taken(
+    notes: Workspace, tmp_path: Path, how: str
+) -> None:
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        if how == "silent":
+            assert await run.prompt(session, how) == "end_turn"
+        else:
+            with pytest.raises(RequestError):
+                await run.prompt(session, how)
+        await run.prompt(session, "next")
+    assert (block_at(run, 0) or "").startswith(MANIFEST)
+    assert block_at(run, 1) is None
+
+
+async def test_the_agents_own_writes_are_not_announced_back(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    mine, theirs = notes.root / "notes" / "mine.md", notes.root / "notes" / "b.md"
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, "hello")
+        await run.prompt(session, f"write {mine} written-by-the-agent")
+        await run.prompt(session, "anything new?")
+        await run.prompt(session, f"write {mine} again-by-the-agent")
+        theirs.write_text("# B, by the user\n", encoding="utf-8")
+        await run.prompt(session, "and now?")
+    assert run.client.writes == [str(mine), str(mine)]
+    assert mine.read_text(encoding="utf-8") == "again-by-the-agent"
+    assert block_at(run, 2) is None
+    last = block_at(run, 4)
+    assert last is not None and named(last, notes.root) == ["notes/b.md"]
+
+
+async def test_a_file_the_agent_read_that_changed_is_named_first(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    read = notes.root / "notes" / "b.md"
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, "hello")
+        await run.prompt(session, f"read {read}")
+        notes.write("notes/a.md", "# A, edited\n")
+        notes.write("notes/0-new.md", "# sorts first\n")
+        read.write_text("# B, edited by the user\n", encoding="utf-8")
+        await run.prompt(session, "what changed?")
+    assert run.client.reads == [str(read)]
+    block = block_at(run, 2)
+    assert block is not None
+    assert named(block, notes.root)[0] == "notes/b.md"
+    assert set(named(block, notes.root)) == {"notes/a.md", "notes/b.md", "notes/0-new.md"}
+    assert stale_read(block, read)
+
+
+async def test_a_completed_read_tool_call_feeds_the_ledger(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    read, other = notes.root / "notes" / "a.md", notes.root / "other" / "x.md"
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, f"toolread {read}")
+        await run.prompt(session, f"toolread {notes.root / '.freshline' / 'freshline.db'}")
+        await run.prompt(session, f"toolread {other}")
+    manager = SessionManager(notes.config())
+    try:
+        (s,) = manager.sessions("p")
+        entries = manager.store.ledger_on({"notes/a.md", "other/x.md"})
+        seen = {(e.entry.path, e.entry.kind) for e in entries if e.entry.session == s.id}
+    finally:
+        manager.close()
+    # A workspace file outside the project is recorded too: the ledger follows the agent.
+    assert seen == {("notes/a.md", LedgerKind.READ), ("other/x.md", LedgerKind.READ)}
+    assert run.client.reads == []
+
+
+async def test_a_write_into_freshlines_data_is_refused_and_nothing_else(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    forged = notes.root / ".freshline" / "snapshots" / "forged.md"
+    secret = notes.root / "notes" / ".env"
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, f"write {forged} forged")
+        await run.prompt(session, f"write {secret} TOKEN=1")
+        await run.prompt(session, f"read {secret}")
+    assert not forged.exists()
+    assert run.client.writes == [str(secret)] and run.client.reads == [str(secret)]
+    said = run.client.said()
+    assert "freshline's own data; not written" in said and "read 7 characters" in said
+
+
+async def test_a_loaded_session_resumes_its_freshline_session_in_a_new_proxy(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, notes.root, name="first") as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, "hello")
+    notes.write("notes/c.md", "# C\n")
+    async with proxied(tmp_path, notes.root, name="second") as again:
+        await again.conn.load_session(cwd=str(notes.root), session_id=session, mcp_servers=[])
+        await again.prompt(session, "back again")
+    # The agent replayed its history, freshline's block in it: the user saw only theirs.
+    assert again.client.user_texts() == ["hello"]
+    block = block_at(again, 1)
+    assert block is not None and block.startswith(UPDATES)
+    assert named(block, notes.root) == ["notes/c.md"]
+    manager = SessionManager(notes.config())
+    try:
+        assert len(manager.sessions("p")) == 1
+    finally:
+        manager.close()
+
+
+async def test_unknown_methods_and_fields_pass_through_unchanged(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, notes.root) as run:
+        raw = run.conn._conn  # the SDK's JSON-RPC connection under the typed client
+        new = {"cwd": str(notes.root), "mcpServers": [], "futureField": {"kept": [1, "two"]},
+               "_meta": {"vendor": True}}
+        session = (await raw.send_request("session/new", new))["sessionId"]
+        echoed = await raw.send_request("_vendor/echo", {"any": ["shape", None, 1.5]})
+        with pytest.raises(RequestError) as unknown:
+            await raw.send_request("made/up", {"x": 1})
+        await raw.send_notification("_vendor/note", {"y": 2})
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hi", "extra": 1}],
+                  "futureField": "kept"}
+        await raw.send_request("session/prompt", prompt)
+    assert run.received("session/new") == [new]
+    assert echoed == {"method": "vendor/echo", "params": {"any": ["shape", None, 1.5]}}
+    assert unknown.value.code == -32601
+    assert run.received("made/up") == [{"x": 1}]
+    assert run.received("_vendor/note") == [{"y": 2}]
+    (sent,) = run.received("session/prompt")
+    assert sent["futureField"] == "kept"
+    assert sent["prompt"][1:] == prompt["prompt"]
+
+
+async def test_an_agent_that_dies_ends_the_proxy_with_its_status(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, notes.root, status=3) as run:
+        session = await run.new(notes.root)
+        with pytest.raises((RequestError, ConnectionError)):
+            await run.prompt(session, "exit 3")
+        assert await asyncio.wait_for(run.process.wait(), 60) == 3
+
+
+async def test_a_session_outside_every_workspace_passes_through_untouched(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(elsewhere)
+        assert await run.prompt(session, "hello") == "end_turn"
+    assert run.prompts() == [[{"type": "text", "text": "hello"}]]
+    (line,) = run.stderr.read_text(encoding="utf-8").splitlines()
+    assert line.startswith("freshline acp: open: WorkspaceError: no freshline.toml in")
+
+
+async def test_workspace_and_project_options_choose_for_every_session(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    notes.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    options = ["--workspace", str(notes.root), "--project", "q"]
+    async with proxied(tmp_path, elsewhere, options) as run:
+        session = await run.new(notes.root / "notes")
+        await run.prompt(session, "hello")
+    block = block_at(run, 0)
+    assert block is not None and block.startswith('<project_context project="q"')
+    assert set(named(block, notes.root)) == {"other/", "other/x.md"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give the agent to start after `--`"),
+        (["--", "no-such-agent-here"], "agent command not found: no-such-agent-here"),
+        (["--workspace", "{missing}", "--", "true"], "no freshline.toml in"),
+        (["--workspace", "{root}", "--project", "nope", "--", "true"], "unknown project 'nope'"),
+    ],
+)
+def test_what_cannot_start_is_refused_in_one_line(
+    notes: Workspace, tmp_path: Path, args: list[str], message: str
+) -> None:
+    words = [a.format(root=notes.root, missing=tmp_path / "missing") for a in args]
+    result = CliRunner().invoke(app, ["acp", *words])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and message in line
+
+
+@pytest.mark.parametrize("where", ["same proxy", "new proxy"])
+async def test_read_tool_calls_replayed_by_a_load_are_not_new_reads(
+    notes: Workspace, tmp_path: Path, where: str
+) -> None:
+    read = notes.root / "notes" / "a.md"
+    async with proxied(tmp_path, notes.root, name="first") as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, f"toolread {read}")
+        read.write_text("# A, edited after the read\n", encoding="utf-8")
+        if where == "same proxy":
+            await run.conn.load_session(cwd=str(notes.root), session_id=session, mcp_servers=[])
+            await run.prompt(session, "back again")
+    if where == "new proxy":
+        async with proxied(tmp_path, notes.root, name="second") as run:
+            await run.conn.load_session(cwd=str(notes.root), session_id=session, mcp_servers=[])
+            await run.prompt(session, "back again")
+    block = freshline_block(run.prompts()[-1])
+    assert block is not None and stale_read(block, read)
+    assert named(block, notes.root) == ["notes/a.md"]
