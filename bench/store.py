@@ -17,20 +17,17 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' server and flusher
-from send import build, measure  # noqa: E402  (bench/send.py, beside this file)
+from send import build, measure, watching  # noqa: E402  (bench/send.py, beside this file)
+from tests.churn import FLUSHER  # noqa: E402
 from tests.pgserver import PgServer, find_bindir  # noqa: E402
-from tests.test_store_concurrency import FLUSHER  # noqa: E402
 
 from freshline.config import add_project, init_workspace, load_config  # noqa: E402
 from freshline.store.location import ENV_VAR  # noqa: E402
 from freshline.tracker import Tracker  # noqa: E402
-from freshline.tracker.hints import watcher_alive  # noqa: E402
-from freshline.tracker.watcher import Watcher  # noqa: E402
 
 WRITERS = 4
 KEPT = 3
@@ -39,18 +36,9 @@ SEND = ("prepare", "record", "accept")
 
 def send_seconds(root: Path) -> float:
     """The median send bookkeeping (seconds) on the folder project, watcher running."""
-    watcher = Watcher(load_config(root))
-    thread = threading.Thread(target=watcher.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 600
-        while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with watching(root):
         figures = measure(root, "folder")
-        return sum(figures[k] for k in SEND)
-    finally:
-        watcher.stop()
-        thread.join()
+    return sum(figures[k] for k in SEND)
 
 
 def flushes_per_second(server: PgServer, writers: int, flushes: int) -> float:

@@ -19,37 +19,16 @@ import pytest
 
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
-from freshline.config import add_project, init_workspace, load_config
+from freshline.config import load_config
 from freshline.session import SessionManager
 from freshline.store import ChangeKind
 from freshline.tracker import Tracker
+from tests.churn import FLUSHER, notes_workspace
 from tests.conftest import StoreBackend, git_env
 from tests.pgserver import PgServer
 
 FLUSHERS, FLUSHES, KEPT = 4, 200, 3
 SENDERS, ROUNDS = 8, 4
-
-FLUSHER = """
-import json, sys
-from pathlib import Path
-from freshline.config import load_config
-from freshline.tracker import Tracker
-root, name, count, kept = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-tracker = Tracker(load_config(root))
-mine = root / "notes" / name
-mine.mkdir()
-epochs = []
-for n in range(count):
-    draft = root / f"{name}.draft"  # outside the project; written whole by a rename
-    draft.write_text(f"{name} {n}")
-    draft.replace(mine / f"{n}.md")
-    if n >= kept:
-        (mine / f"{n - kept}.md").unlink()
-    delta = tracker.scan().projects.get("p")
-    if delta is not None:
-        epochs.append(delta.epoch)
-print(json.dumps(epochs))
-"""
 
 SENDER = """
 import sys
@@ -107,10 +86,7 @@ def pg(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> StoreBackend:
 def test_concurrent_flushes_log_each_change_once_under_increasing_epochs(
     pg: StoreBackend, tmp_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    init_workspace(root)
-    (root / "notes").mkdir()
-    add_project(root, "p", ["notes"])
+    root = notes_workspace(tmp_path)
     text = (root / "freshline.toml").read_text().replace(
         "[workspace]", "[workspace]\nchange_log_cap = 100000", 1)
     (root / "freshline.toml").write_text(text)
@@ -139,10 +115,7 @@ def test_concurrent_flushes_log_each_change_once_under_increasing_epochs(
 def test_senders_on_sessions_of_one_project_are_each_told_every_note_once(
     pg: StoreBackend, tmp_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    init_workspace(root)
-    (root / "notes").mkdir()
-    add_project(root, "p", ["notes"])
+    root = notes_workspace(tmp_path)
     manager = SessionManager(load_config(root))
     try:
         sessions = [manager.new("p").id for _ in range(SENDERS)]
@@ -169,10 +142,7 @@ def test_senders_on_sessions_of_one_project_are_each_told_every_note_once(
 def test_a_flush_killed_holding_the_lock_loses_nothing_and_blocks_nobody(
     pg: StoreBackend, tmp_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    init_workspace(root)
-    (root / "notes").mkdir()
-    add_project(root, "p", ["notes"])
+    root = notes_workspace(tmp_path)
     tracker = Tracker(load_config(root))
     tracker.scan()
     (root / "notes/a.md").write_text("a\n")

@@ -11,12 +11,13 @@ from typer.testing import CliRunner
 
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
-from freshline.config import add_project, init_workspace, load_config
+from freshline.config import load_config
 from freshline.interfaces.cli import app
 from freshline.session import SessionManager
 from freshline.store import Store, open_database
 from freshline.store.location import ENV_VAR
 from freshline.tracker import Tracker
+from tests.churn import notes_workspace
 from tests.pgserver import PgServer
 
 
@@ -33,10 +34,7 @@ def counts(store: Store) -> dict[str, int]:
 def busy_workspace(tmp_path: Path) -> Path:
     """A workspace whose store has rows in every table: epochs, a log, sessions with
     cursors, ledger rows, deliveries, hints, meta."""
-    root = tmp_path / "ws"
-    init_workspace(root)
-    (root / "notes").mkdir()
-    add_project(root, "p", ["notes"])
+    root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
     try:
