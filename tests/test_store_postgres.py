@@ -18,6 +18,9 @@ from tests.conftest import StoreBackend
 from tests.pgserver import PgServer
 
 
+CHANNELS = "sessions: the channel that opened them, last activity, a title"
+
+
 @pytest.mark.parametrize("done", range(1, len(MIGRATIONS)))
 def test_each_migration_runs_on_a_store_at_the_one_before(
     backend: StoreBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, done: int
@@ -28,11 +31,22 @@ def test_each_migration_runs_on_a_store_at_the_one_before(
         old = backend.store(tmp_path)
         old.meta_set("kept", "yes")
         assert old.db.schema_version() == done
+        if "sessions" in old.db.tables():  # a session as the first sessions table held it
+            old.db.conn.execute(
+                "INSERT INTO sessions (id, project, state, mode, created_at, resumed_at,"
+                " manifest_epoch, dirty_key, manifest, needs_manifest, resumed, external_id)"
+                " VALUES ('b2', 'p', 'active', 'live', 10.0, 50.0, 0, 'k', '{}', 0, 0, 'mcp:9f')"
+            )
         old.close()
     store = backend.store(tmp_path)
     assert store.meta_get("kept") == "yes"
     assert store.db.schema_version() == len(MIGRATIONS)
-    assert store.session_list() == [] and store.index_count() == 0
+    assert store.index_count() == 0
+    if done >= 2:
+        s = store.session_get("b2")
+        channels = [n for n, _ in MIGRATIONS].index(CHANNELS)
+        assert s.channel == ("mcp" if done <= channels else "send")  # derived, or default
+        assert s.last_active == 50.0 and s.turns == 0
 
 
 def test_a_schema_newer_than_this_freshline_is_refused(pg_server: PgServer) -> None:
