@@ -93,3 +93,15 @@ def test_a_target_with_rows_or_a_bad_url_is_refused(tmp_path: Path, pg_server: P
     code, _out, err = run(root, "store", "migrate", "--to", "sqlite:.freshline/freshline.db")
     assert code == 2 and "the store this workspace uses" in err
     assert open_database(root / ".freshline", None).tables()
+
+
+def test_status_says_where_the_store_is_without_the_password(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    root = notes_workspace(tmp_path)
+    url = pg_server.new_schema().replace("freshline@", "freshline:s3cret@")
+    code, out, err = run(root, "status", env={ENV_VAR: url})
+    assert code == 0, err
+    assert "store: postgresql://freshline:***@/freshline?host=" in out and "s3cret" not in out
+    code, out, _ = run(root, "status", "--json")
+    assert json.loads(out)["store"] == str(root / ".freshline" / "freshline.db")

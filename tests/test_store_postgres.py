@@ -17,7 +17,6 @@ from freshline.store.schema import MIGRATIONS
 from tests.conftest import StoreBackend
 from tests.pgserver import PgServer
 
-
 CHANNELS = "sessions: the channel that opened them, last activity, a title"
 
 

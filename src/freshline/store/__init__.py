@@ -65,9 +65,9 @@ def database_at(where: Location) -> Database:
 class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable):
     """freshline's persistent state for one workspace."""
 
-    def __init__(self, data_dir: Path, url: str | None = None, db: Database | None = None):
+    def __init__(self, data_dir: Path, url: str | None = None) -> None:
         self._data_dir = Path(data_dir)
-        self.db = db or open_database(self._data_dir, url)
+        self.db = open_database(self._data_dir, url)
 
     @property
     def data_dir(self) -> Path:

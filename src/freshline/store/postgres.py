@@ -166,7 +166,7 @@ class PostgresDatabase(Database):
         finally:
             conn.in_transaction = False
             if not conn.raw.closed:
-                conn.raw.execute("COMMIT")
+                conn.execute("COMMIT")
 
     @property
     def for_update(self) -> str:
