@@ -46,10 +46,13 @@ class PgServer:
 
     def __init__(self, bindir: Path) -> None:
         self.bindir = bindir
-        self.dir = Path(tempfile.mkdtemp(prefix="freshline-pg-"))
+        self._user = RUN_AS if os.geteuid() == 0 else None
+        # The unprivileged user must reach the dir: /tmp, whatever TMPDIR says (and a short
+        # path: a Unix socket's path holds at most 107 bytes).
+        parent = "/tmp" if self._user else None
+        self.dir = Path(tempfile.mkdtemp(prefix="freshline-pg-", dir=parent))
         self.data = self.dir / "data"
         self.log = self.dir / "server.log"
-        self._user = RUN_AS if os.geteuid() == 0 else None
         self._schemas = itertools.count(1)
         if self._user:
             entry = pwd.getpwnam(self._user)
