@@ -13,6 +13,7 @@ from freshline.interfaces.cli import (
     selftest,
     sessions,
     storage,
+    store,
     tracking,
     workspace,
 )
@@ -70,3 +71,4 @@ app.add_typer(integrations.hook_app, name="hook")
 app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 app.command()(storage.gc)
+app.add_typer(store.store_app, name="store")
