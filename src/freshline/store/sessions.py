@@ -11,7 +11,7 @@ from typing import Any
 
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
-from freshline.store.db import Database
+from freshline.store.db import Database, upsert
 
 # What a session id may be: every session is also a git conversation, so its id must be a
 # plain ref component (new ids are 12 hex digits).
@@ -104,6 +104,7 @@ SESSION_TABLES: list[tuple[str, str]] = [
     ("session_owners", "session"),
 ]
 _JSON = {"pending_docs", "announced_failures"}
+_PUT = upsert("sessions", _NAMES, ["id"])
 
 
 def _to_row(s: SessionRecord) -> tuple[Any, ...]:
@@ -157,11 +158,7 @@ class SessionTable:
     def session_put(self, s: SessionRecord) -> None:
         """Insert or replace a session (joins the current transaction if there is one)."""
         check_session_id(s.id)
-        sql = (
-            f"INSERT OR REPLACE INTO sessions ({', '.join(_NAMES)})"
-            f" VALUES ({', '.join('?' for _ in _NAMES)})"
-        )
-        self.db.execute_write(sql, _to_row(s))
+        self.db.execute_write(_PUT, _to_row(s))
 
     def session_touch(self, session_id: str, when: float, title: str | None = None) -> None:
         """Record that the session was used at `when`, and its title if it has none yet

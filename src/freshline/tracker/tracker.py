@@ -131,7 +131,7 @@ class Tracker:
     def __init__(self, config: Config, store: Store | None = None) -> None:
         self.config = config
         self.root = Path(config.root)
-        self.store = store or Store(self.root / DATA_DIR)
+        self.store = store or Store(self.root / DATA_DIR, config.store_url)
         self._stamp = config_stamp(config.path)
 
     def reload_config(self) -> Config:

@@ -14,6 +14,7 @@ from freshline.interfaces.cli import (
     selftest,
     sessions,
     storage,
+    store,
     team,
     tracking,
     workspace,
@@ -76,3 +77,4 @@ app.command()(integrations.demo)
 app.command()(storage.gc)
 app.command()(team.serve)
 app.add_typer(team.user_app, name="user")
+app.add_typer(store.store_app, name="store")
