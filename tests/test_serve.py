@@ -1,13 +1,13 @@
 """`freshline serve`: the MCP SDK's streamable-HTTP client against two real `serve`
-processes on 127.0.0.1 sharing one workspace (issue 21). The PostgreSQL variant of the
-two-process test waits for the PostgreSQL store (issue 20); here both share the SQLite
-store, which is what makes sessions and delivery tokens cross processes."""
+processes on 127.0.0.1 sharing one workspace (issue 21): its store (SQLite, and in one
+test PostgreSQL) is what makes sessions and delivery tokens cross processes."""
 
 from __future__ import annotations
 
 import re
 import ssl
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,10 @@ from freshline.interfaces.server.auth import BearerAuth, FailureLimiter
 from freshline.interfaces.server.http import Listen
 from freshline.session import users
 from freshline.session.users import Viewer
-from freshline.store import Store
+from freshline.store import DB_NAME, Store
+from freshline.store.location import ENV_VAR as STORE_URL
 from tests.conftest import Workspace
+from tests.pgserver import PgServer
 from tests.serving import connect, free_port, self_signed, start_server, stop_server
 
 runner = CliRunner()
@@ -49,18 +51,19 @@ class Team:
         return connect(self.urls[server], token, mode, self.ca if server else None)
 
     def store(self) -> Store:
-        return Store(self.root / ".freshline")
+        return Store(self.root / ".freshline", load_config(self.root).store_url)
 
 
-@pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
-    """Projects p (notes/) and q (other/); alice may see p, bob q, carol nothing yet."""
-    ws = Workspace(tmp_path_factory.mktemp("team"))
+@contextmanager
+def serving(ws: Workspace) -> Iterator[Team]:
+    """Two `serve` processes of a workspace with projects p (notes/) and q (other/); alice
+    may see p, bob q, carol nothing yet. Its store is the one FRESHLINE_STORE_URL names,
+    else SQLite."""
     ws.write("notes/a.md", "# A\n")
     ws.write("other/x.md", "# X\n")
     ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
-    store = Store(ws.root / ".freshline")
     config = load_config(ws.root)
+    store = Store(ws.root / ".freshline", config.store_url)
     tokens = {name: users.add(store, config, name, grants)
               for name, grants in (("alice", ["p"]), ("bob", ["q"]), ("carol", []))}
     store.close()
@@ -76,6 +79,13 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     finally:
         for proc in procs:
             stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    """The workspace the tests of this module share, served on the SQLite store."""
+    with serving(Workspace(tmp_path_factory.mktemp("team"))) as served:
+        yield served
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -222,11 +232,9 @@ async def test_grant_and_revocation_take_effect_on_the_next_request(team: Team) 
         assert refused_by_http(caught.value)
 
 
-async def test_two_servers_a_client_switching_per_request_loses_and_repeats_nothing(
-    team: Team,
-) -> None:
-    """Each new note is announced in exactly one acknowledged delivery, whichever server
-    issued it and whichever acknowledged it."""
+async def switching(team: Team) -> list[str]:
+    """The notes announced in acknowledged deliveries while a client of alice's switches
+    servers per request: each new note should be in exactly one."""
     announced: list[str] = []
     async with team.connect(0, "alice") as one, \
             team.connect(1, "alice") as two:
@@ -245,7 +253,25 @@ async def test_two_servers_a_client_switching_per_request_loses_and_repeats_noth
         last = await call(one, "project_updates", session=session)
         if data(last)["token"]:
             announced += re.findall(r"notes/(switch-\d+)\.md", text(last))
-    assert sorted(announced) == sorted(f"switch-{i}" for i in range(12))
+    return sorted(announced)
+
+
+SWITCHED = sorted(f"switch-{i}" for i in range(12))
+
+
+async def test_two_servers_a_client_switching_per_request_loses_and_repeats_nothing(
+    team: Team,
+) -> None:
+    assert await switching(team) == SWITCHED
+
+
+async def test_two_servers_on_one_postgresql_store_lose_and_repeat_nothing(
+    tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STORE_URL, pg_server.new_schema())
+    with serving(Workspace(tmp_path / "ws")) as team:
+        assert not (team.root / ".freshline" / DB_NAME).exists()  # all of it in PostgreSQL
+        assert await switching(team) == SWITCHED
 
 
 def test_a_non_loopback_address_needs_tls_or_an_explicit_insecure_flag(

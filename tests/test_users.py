@@ -12,7 +12,7 @@ from freshline.interfaces.cli.root import app
 from freshline.session import users
 from freshline.store import Store
 
-from .conftest import Workspace
+from .conftest import StoreBackend, Workspace
 
 runner = CliRunner()
 
@@ -39,7 +39,7 @@ def test_add_prints_a_token_once_and_stores_only_its_hash(two_projects: Workspac
         store.close()
 
 
-def test_grant_revoke_list_and_rm(two_projects: Workspace) -> None:
+def test_grant_revoke_list_and_rm(two_projects: Workspace, backend: StoreBackend) -> None:
     token = run(two_projects, "user", "add", "bob")[1].strip()
     assert run(two_projects, "user", "grant", "bob", "q")[0] == 0
     assert run(two_projects, "user", "grant", "bob", "p")[0] == 0
@@ -47,7 +47,7 @@ def test_grant_revoke_list_and_rm(two_projects: Workspace) -> None:
     assert listed[0]["user"] == "bob" and listed[0]["projects"] == ["p", "q"]
     assert "bob" in run(two_projects, "user", "list")[1]
     assert run(two_projects, "user", "revoke", "bob", "q")[0] == 0
-    store = Store(two_projects.root / ".freshline")
+    store = backend.store(two_projects.root / ".freshline")
     try:
         found = users.authenticate(store, token)
         assert found is not None and users.viewer_of(found).sees("p")
