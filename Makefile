@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean postgres
 
 $(BIN)/freshline: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,12 +18,17 @@ $(VENV)/.test-installed: $(BIN)/freshline
 demo: $(BIN)/freshline
 	$(BIN)/freshline demo
 
-test: $(VENV)/.test-installed
+# The suite starts a PostgreSQL server of its own: install Debian's package if absent.
+postgres:
+	@test -n "$(wildcard /usr/lib/postgresql/*/bin/initdb)" || \
+		{ apt-get update -q && apt-get install -y -q postgresql-15; }
+
+test: $(VENV)/.test-installed postgres
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
-bench: $(BIN)/freshline
+bench: $(BIN)/freshline postgres
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:

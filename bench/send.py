@@ -24,7 +24,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,22 +149,29 @@ def measure_ledger(root: Path) -> dict[str, float]:
         m.close()
 
 
+@contextmanager
+def watching(root: Path) -> Iterator[None]:
+    """The workspace's watcher running in a thread (alive before the block starts)."""
+    watcher = Watcher(load_config(root))
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 600
+        while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield
+    finally:
+        watcher.stop()
+        thread.join()
+
+
 def run_size(n: int) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()
         build(root, n)
-        watcher = Watcher(load_config(root))
-        thread = threading.Thread(target=watcher.run, daemon=True)
-        thread.start()
-        try:
-            deadline = time.monotonic() + 600
-            while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
-                time.sleep(0.05)
+        with watching(root):
             sends = {project: measure(root, project) for project in ("folder", "all")}
             return sends, measure_ledger(root)
-        finally:
-            watcher.stop()
-            thread.join()
 
 
 def main() -> None:

@@ -14,7 +14,10 @@ import pytest
 from freshline.config import Config, add_project, init_workspace, load_config
 from freshline.conversation.git import Git
 from freshline.session import SessionManager
+from freshline.store import Store
+from freshline.store.location import ENV_VAR as STORE_URL
 from freshline.tracker import Tracker
+from tests.pgserver import PgServer, find_bindir
 
 
 def git_env(**extra: str) -> dict[str, str]:
@@ -41,8 +44,58 @@ def _isolated_env(
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
+                STORE_URL):
         monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server for the whole run. Missing binaries skip the PostgreSQL
+    tests on a developer's machine and fail them in CI (CI=true)."""
+    bindir = find_bindir()
+    if bindir is None:
+        why = "PostgreSQL server binaries not found (apt-get install postgresql-15)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    server = PgServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+class StoreBackend:
+    """The backend a parametrized test runs on. On PostgreSQL each test (or each
+    `renew()`) gets a schema of its own, named to freshline by FRESHLINE_STORE_URL, so
+    every Tracker, SessionManager and CLI child process of the test uses it."""
+
+    def __init__(self, name: str, server: PgServer | None, monkeypatch: pytest.MonkeyPatch):
+        self.name = name
+        self.server = server
+        self.monkeypatch = monkeypatch
+        self.url: str | None = None
+        self.renew()
+
+    def renew(self) -> str | None:
+        """A fresh, empty store for what the test opens next (PostgreSQL: a new schema)."""
+        if self.server is not None:
+            self.url = self.server.new_schema()
+            self.monkeypatch.setenv(STORE_URL, self.url)
+        return self.url
+
+    def store(self, data_dir: Path) -> Store:
+        """A store on this backend (SQLite: under `data_dir`)."""
+        return Store(data_dir, self.url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> StoreBackend:
+    """Run the test on each store backend."""
+    server = request.getfixturevalue("pg_server") if request.param == "postgresql" else None
+    return StoreBackend(request.param, server, monkeypatch)
 
 
 class Workspace:

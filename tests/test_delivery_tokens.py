@@ -1,7 +1,7 @@
 """Delivery tokens in the store (`session/tokens.py`): handed over in one process,
 acknowledged in another, each once; unacknowledged changes are told again with their
-epochs. Real workspaces, real SQLite; each SessionManager is its own store connection,
-as another process would be (MCP servers across processes: tests/test_mcp.py)."""
+epochs. Real workspaces, on SQLite and on PostgreSQL; each SessionManager is its own store
+connection, as another process would be (MCP servers across processes: tests/test_mcp.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from freshline.errors import UsageError
 from freshline.session import SessionManager, Staged, tokens
 from freshline.session.turn import applied
 from freshline.store import Acknowledgement, DeliveryState, SessionRecord, SessionState
-from tests.conftest import Workspace
+from tests.conftest import StoreBackend, Workspace
 
 
 @pytest.fixture
-def notes(ws: Workspace) -> Iterator[Workspace]:
+def notes(ws: Workspace, backend: StoreBackend) -> Iterator[Workspace]:
     ws.write("notes/a.md", "# A\n")
     ws.configure({"p": {"include": ["notes"]}})
     yield ws

@@ -18,7 +18,7 @@ from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import GitError, StoreError
 from freshline.materialize import DocStatus, Materializer, MaterializeSettings
 from freshline.session import SessionManager
-from freshline.store.db import Database
+from freshline.store.sqlite import DB_NAME, SQLiteDatabase
 from tests.docgen import entry
 from tests.small_disk import FileSizeLimit, SmallDisk, tmpfs
 
@@ -134,7 +134,7 @@ def test_a_write_transaction_that_fills_the_disk_says_so_and_keeps_what_was(
     tmp_path: Path,
 ) -> None:
     with tmpfs(tmp_path / "mnt", size=1 << 20) as small:
-        db = Database(small.root)
+        db = SQLiteDatabase(small.root / DB_NAME)
         with db.write() as tx:
             tx.execute("CREATE TABLE t (x BLOB)")
             tx.execute("INSERT INTO t VALUES (x'00')")

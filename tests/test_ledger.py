@@ -23,8 +23,9 @@ from freshline.context import (
 )
 from freshline.errors import FreshlineError
 from freshline.session.provenance import LedgerNews, ledger_news
-from freshline.store import Change, ChangeKind, LedgerEntry, LedgerKind, Store
+from freshline.store import Change, ChangeKind, LedgerEntry, LedgerKind
 from freshline.tracker.hashing import blob_id_bytes, blob_of
+from tests.conftest import StoreBackend
 
 K = ChangeKind
 R, W = LedgerKind.READ, LedgerKind.WRITE
@@ -41,8 +42,10 @@ def entry(path: str, kind: LedgerKind, blob: str, turn: int = 1, session: str = 
 # ---------------------------------------------------------------- the store table
 
 
-def test_the_store_keeps_the_latest_read_and_write_per_path(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_the_store_keeps_the_latest_read_and_write_per_path(
+    backend: StoreBackend, tmp_path: Path
+) -> None:
+    store = backend.store(tmp_path)
     store.ledger_put([LedgerEntry(ME, "a.md", R, "x1", 1), LedgerEntry(ME, "a.md", W, "x2", 2)])
     store.ledger_put([LedgerEntry(ME, "a.md", R, "x3", 3), LedgerEntry(OTHER, "a.md", W, "y", 1)])
     mine = store.ledger_of(ME)
@@ -59,8 +62,8 @@ def test_the_store_keeps_the_latest_read_and_write_per_path(tmp_path: Path) -> N
     store.close()
 
 
-def test_ledger_paths_round_trip_any_file_name(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_ledger_paths_round_trip_any_file_name(backend: StoreBackend, tmp_path: Path) -> None:
+    store = backend.store(tmp_path)
     odd = "notes/\udcff weird\n.md"
     store.ledger_put([LedgerEntry(ME, odd, R, "x", 1)])
     assert store.ledger_paths(ME) == {odd}

@@ -17,7 +17,7 @@ from freshline.agent.messages import Role
 from freshline.agent.runtime import SendResult, history, send
 from freshline.config import load_config
 from freshline.session import SessionManager
-from freshline.store import Change, ChangeKind, LedgerKind
+from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_of
 
 from .conftest import Workspace, git
@@ -69,20 +69,6 @@ def repo(ws: Workspace) -> Workspace:
     return ws
 
 
-def log_checkout(manager: SessionManager, root: Path, before: str, paths: list[str],
-                 project: str = "p") -> None:
-    """What the tracker's typed git entry says after `git checkout` (issue 11 writes it):
-    the per-path changes are logged by a flush, the `git` entry beside them."""
-    manager.tracker.flush()
-    store = manager.store
-    with store.write():
-        state = store.project_state(project)
-        assert state is not None
-        detail = {"operation": "checkout", "from": before, "to": git(root, "rev-parse", "HEAD"),
-                  "paths": paths, "count": len(paths)}
-        store.log_append(project, state.epoch, [Change(ChangeKind.GIT, "", detail=detail)])
-
-
 def test_a_scripted_live_conversation(repo: Workspace, tmp_path: Path) -> None:
     root = repo.root
     manager = SessionManager(load_config(root))
@@ -116,7 +102,7 @@ def test_a_scripted_live_conversation(repo: Workspace, tmp_path: Path) -> None:
         # `git checkout other` changed g.md, which the agent read: a git operation
         before = git(root, "rev-parse", "HEAD")
         git(root, "checkout", "--quiet", "other")
-        log_checkout(manager, root, before, ["notes/g.md"])
+        manager.tracker.flush()  # the tracker's own typed `git` entry, beside the path
         four = send(manager, s.id, "after the checkout", model).wire_prompt
         after = git(root, "rev-parse", "HEAD")
         assert (f"- you read {root}/notes/g.md at turn 1; it has changed since "

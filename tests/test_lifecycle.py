@@ -24,11 +24,11 @@ from freshline.interfaces.cli import app
 from freshline.interfaces.tui.app import open_session
 from freshline.session import SessionManager, lifecycle
 from freshline.store import LedgerEntry, LedgerKind, SessionState, Store
-from freshline.store.db import DB_NAME
 from freshline.store.schema import MIGRATIONS
 from freshline.store.sessions import TITLE_CHARS, session_title
+from freshline.store.sqlite import DB_NAME
 
-from .conftest import Workspace, git, turn_running
+from .conftest import StoreBackend, Workspace, git, turn_running
 
 runner = CliRunner()
 PRIVATE = Path(".freshline") / "conversations.git"
@@ -41,7 +41,7 @@ def cli(ws: Workspace, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def notes(ws: Workspace) -> Workspace:
+def notes(ws: Workspace, backend: StoreBackend) -> Workspace:
     ws.configure({"notes": {"include": ["notes"]}, "other": {"include": ["other"]}})
     for i in range(60):
         ws.write(f"notes/d{i % 6}/n{i}.md", f"note {i}\n" + os.urandom(1500).hex())

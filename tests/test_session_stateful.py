@@ -23,7 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_s
 from freshline.agent.errors import BackendError
 from freshline.context.phrases import COMPACTED
 from freshline.session import SessionManager
-from tests.conftest import Workspace
+from tests.conftest import StoreBackend, Workspace
 from tests.test_session import Refusing, deliver, entries, unused
 
 NAMES = ["notes/a.md", "notes/b.md", "notes/sub/c.md", "drafts/d.md", "other/e.md"]
@@ -36,8 +36,11 @@ def view(files: dict[str, int], scope: tuple[str, ...]) -> dict[str, int]:
 
 
 class SessionMachine(RuleBasedStateMachine):
+    backend: StoreBackend  # each example gets a fresh store on it
+
     def __init__(self) -> None:
         super().__init__()
+        self.backend.renew()
         self.tmp = Path(tempfile.mkdtemp())
         (self.tmp / "ws").mkdir()
         self.ws = Workspace(self.tmp / "ws")
@@ -118,9 +121,9 @@ class SessionMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.timeout(110)
-def test_session_machine() -> None:
+def test_session_machine(backend: StoreBackend) -> None:
     run_state_machine_as_test(
-        SessionMachine,
+        type("OnBackend", (SessionMachine,), {"backend": backend}),
         settings=settings(
             max_examples=20,
             stateful_step_count=15,

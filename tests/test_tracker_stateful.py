@@ -18,14 +18,14 @@ from pathlib import Path
 
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from freshline.access import file_facts
 from freshline.scope import Scope
 from freshline.store.records import Change, ChangeKind
 from freshline.tracker.hashing import blob_of
 
-from .conftest import Workspace
+from .conftest import StoreBackend, Workspace
 
 NAMES = ["a/x.md", "a/y.md", "a/s/z.md", "b/x.md", "b/w.txt", "c/v.md"]
 BODIES = ["plain", "tagged #t", "---\ntags: [t]\n---\nfront", "other text"]
@@ -54,8 +54,11 @@ def replay(tree: dict[str, str], changes: list[Change], today: dict[str, str]) -
 
 
 class TrackerMachine(RuleBasedStateMachine):
+    backend: StoreBackend  # each example gets a fresh store on it
+
     def __init__(self) -> None:
         super().__init__()
+        self.backend.renew()
         self.tmp = Path(tempfile.mkdtemp())
         self.ws = Workspace(self.tmp)
         self.scope = SCOPES[0]
@@ -67,6 +70,7 @@ class TrackerMachine(RuleBasedStateMachine):
         self.writes = 0
 
     def teardown(self) -> None:
+        self.tracker.store.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def existing(self) -> list[str]:
@@ -137,7 +141,10 @@ class TrackerMachine(RuleBasedStateMachine):
             assert replay(seen, answer.changes, today) == today
 
 
-TrackerMachine.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=20, deadline=None
-)
-test_tracker_state_machine = TrackerMachine.TestCase
+def test_tracker_state_machine(backend: StoreBackend) -> None:
+    run_state_machine_as_test(
+        type("OnBackend", (TrackerMachine,), {"backend": backend}),
+        # PostgreSQL: fewer examples, each a new schema migrated from nothing.
+        settings=settings(max_examples=60 if backend.server is None else 30,
+                          stateful_step_count=20, deadline=None),
+    )

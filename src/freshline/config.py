@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshline import scope, sensitive
-from freshline.errors import ConfigError, NotFoundError, WorkspaceError, os_failure
+from freshline.errors import ConfigError, NotFoundError, UsageError, WorkspaceError, os_failure
 from freshline.ignore import IgnoreSettings
 from freshline.paths import shown
+from freshline.store import location
+from freshline.store.location import ENV_VAR as STORE_ENV
 
 if TYPE_CHECKING:  # tomlkit is imported by the edits that use it: reading needs only tomllib
     import tomlkit
@@ -31,7 +33,9 @@ CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_TOP_KEYS = ("workspace", "projects", "model", "delivery", "conversations", "sessions")
+_TOP_KEYS = (
+    "workspace", "projects", "model", "delivery", "conversations", "sessions", "store"
+)
 _PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
 
 _TEMPLATE = """\
@@ -76,6 +80,9 @@ _TEMPLATE = """\
 
 [sessions]
 # idle_close = "7d"            # hook, MCP and ACP sessions unused this long close ("0": never)
+
+[store]
+# url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
 """
 
 
@@ -186,6 +193,13 @@ class SessionSettings:
     idle_close: int = 7 * 86_400  # seconds a hook/MCP/ACP session may stay unused (0: never)
 
 
+@dataclass(frozen=True)
+class StoreSettings:
+    """The `[store]` table: where the store lives ("" = SQLite under `.freshline/`)."""
+
+    url: str = ""  # sqlite:PATH or postgresql://… (FRESHLINE_STORE_URL overrides it)
+
+
 _DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
 MAX_DURATION = 3_650 * 86_400  # ten years: anything longer is a typo
@@ -238,6 +252,7 @@ class Config:
     delivery: DeliverySettings = field(default_factory=DeliverySettings)
     conversations: ConversationSettings = field(default_factory=ConversationSettings)
     sessions: SessionSettings = field(default_factory=SessionSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
 
     @property
     def path(self) -> Path:
@@ -248,6 +263,12 @@ class Config:
     def data_dir(self) -> Path:
         """freshline's private data dir."""
         return self.root / DATA_DIR
+
+    @property
+    def store_url(self) -> str | None:
+        """The store's URL: FRESHLINE_STORE_URL, else `[store] url`, else None (SQLite
+        under the data dir). Checked when the store opens."""
+        return os.environ.get(STORE_ENV) or self.store.url or None
 
     def project(self, name: str) -> ProjectConfig:
         """The named project; raises NotFoundError if there is none."""
@@ -347,7 +368,8 @@ def _validate(root: Path, data: dict[str, Any]) -> Config:
     _expect("delivery", raw_delivery, dict, "a table")
     conversations = _conversations(data.get("conversations", {}))
     return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery),
-                  conversations, _sessions(data.get("sessions", {})))
+                  conversations, _sessions(data.get("sessions", {})),
+                  _store(root, data.get("store", {})))
 
 
 def _settings(name: str, table: Any, kind: type) -> dict[str, Any]:
@@ -366,6 +388,19 @@ def _conversations(raw: Any) -> ConversationSettings:
     if not 1 <= value <= 1 << 20:
         raise _error("conversations.max_blob_mb", f"must be between 1 and {1 << 20}, got {value}")
     return ConversationSettings(max_blob_mb=value)
+
+
+def _store(root: Path, raw: Any) -> StoreSettings:
+    table = _settings("store", raw, StoreSettings)
+    if "url" not in table:
+        return StoreSettings()
+    url = table["url"]
+    _expect("store.url", url, str, "a string (sqlite:PATH or postgresql://…)")
+    try:
+        location.parse(url, root)
+    except UsageError as exc:
+        raise _error("store.url", str(exc)) from None
+    return StoreSettings(url=url)
 
 
 def _sessions(raw: Any) -> SessionSettings:

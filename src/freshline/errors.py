@@ -5,7 +5,7 @@
     │   ├── ConfigError            malformed or invalid freshline.toml
     │   ├── WorkspaceError         no workspace found, or a path escaping it
     │   └── NotFoundError          unknown project, session, ref or document
-    ├── StoreError                 the SQLite store failed (locked, corrupt)
+    ├── StoreError                 the store failed (locked, corrupt, unreachable)
     ├── GitError                   a git command failed (names the command)
     │   └── ConversationMoved      another send moved the conversation first: send again
     ├── SessionBusy                another turn holds the session (a send with --no-wait)

@@ -218,7 +218,10 @@ class Conversations:
         not created to say so)."""
         if not self.checkout and not self.has_private():
             return False
-        return self.repo_of(conversation).exists(conversation)
+        found = self.repo_of(conversation).exists(conversation)
+        if not found:
+            self._where.pop(conversation, None)  # it may yet be created, in either one
+        return found
 
     def size(self, conversation: str) -> int:
         """Bytes on disk that keeping the conversation costs (storage.conversation_size)."""

@@ -28,15 +28,17 @@ import argparse
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from freshline.access import Reached, reach
-from freshline.config import Config, find_workspace, load_config
+from freshline.access import AccessDenied, Reached, reach
+from freshline.config import Config, find_workspace, load_config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import FreshlineError, NotFoundError, UsageError
+from freshline.interfaces.mcp_documents import DocumentText, document_text, plain_text
 from freshline.materialize import DocStatus, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
@@ -45,13 +47,13 @@ from freshline.session.delivery import changes_page, delivery_budget
 from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
-from freshline.store import Acknowledgement
+from freshline.session.users import OWNER, Viewer
+from freshline.store import Acknowledgement, Change, ChangeKind
+from freshline.store.sessions import unknown_session
 from freshline.tracker.hashing import blob_of
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
-READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
-_SNIFF = 8192  # bytes read to tell text from binary
 ACK_NOTE = (
     "Delivery {token} of session {session}: call acknowledge(session, token) once you have "
     "read these blocks; until then project_updates tells them again."
@@ -109,16 +111,6 @@ class Acknowledged:
 
 
 @dataclass
-class DocumentText:
-    """A file's text, a document's snapshot text, or why there is none yet."""
-
-    path: str  # the file read: a document's source path, also when asked by its snapshot
-    status: str  # text | binary | ready | stale | pending | failed | deleted
-    text: str | None
-    note: str | None
-
-
-@dataclass
 class CaughtUp:
     """What the `catch_up` prompt returns: the blocks, taken as delivered."""
 
@@ -143,12 +135,20 @@ def delivery_meter(session: str) -> Meter:
 
 class FreshlineService:
     """The tools' logic over one workspace. Session calls are serialized: the server runs
-    them on worker threads, and one session's deliveries must not interleave."""
+    them on worker threads, and one session's deliveries must not interleave.
 
-    def __init__(self, config: Config) -> None:
+    `viewer` says who asks (the HTTP server: the request's user): a project not granted
+    to them, and a session another user opened, are refused exactly as if they did not
+    exist. By default the workspace's own user asks, who sees everything."""
+
+    def __init__(self, config: Config, viewer: Callable[[], Viewer] = lambda: OWNER) -> None:
         self.manager = SessionManager(config)
+        self.viewer = viewer
         self._lock = threading.Lock()
-        self._prompted: dict[str, str] = {}  # project -> the session catch_up opened
+        self._prompted: dict[tuple[str | None, str], str] = {}  # (user, project) -> session
+        self._flushing = threading.Lock()  # taken before _lock, never after
+        self._flushed_from = -1.0  # when the last flush done began (time.monotonic)
+        self._converted: dict[str, int] = {}  # project -> the epoch all its documents cover
 
     @property
     def config(self) -> Config:
@@ -163,6 +163,29 @@ class FreshlineService:
         with self._lock:
             return fn()
 
+    def visible_projects(self) -> list[str]:
+        """The projects of the config as it is now that the viewer may see."""
+        viewer = self.viewer()
+        return [name for name in self.config.projects if viewer.sees(name)]
+
+    def _project(self, project: str) -> None:
+        """NotFoundError for a project unknown to the viewer (not granted: the same)."""
+        visible = self.visible_projects()
+        if project not in visible:
+            raise unknown_project(project, visible)
+
+    def _session(self, session: str) -> str:
+        """The session's project, or the unknown-session error when the viewer does not
+        own it (or may no longer see its project)."""
+        record = self.manager.get(session)
+        viewer = self.viewer()
+        if viewer.user is not None and (
+            self.manager.store.session_owner(record.id) != viewer.user
+            or not viewer.sees(record.project)
+        ):
+            raise unknown_session(session)
+        return record.project
+
     def list_projects(self) -> list[ProjectInfo]:
         """The workspace's projects, in config order."""
         return [
@@ -174,12 +197,13 @@ class FreshlineService:
                 manifest_uri=MANIFEST_URI.format(name=p.name),
             )
             for p in self.config.projects.values()
+            if self.viewer().sees(p.name)
         ]
 
     def project_manifest(self, project: str) -> str:
         """The project's manifest block, built now (no session is opened), fitted to the
         `mcp` budget."""
-        self.config.project(project)
+        self._project(project)
         m = self.manager
         built = self._locked(
             lambda: build_manifest(self.config, m.tracker, m.materializer, project)
@@ -187,7 +211,8 @@ class FreshlineService:
         return built.render(delivery_budget(self.config, Channel.MCP))
 
     def open_session(self, project: str) -> SessionInfo:
-        """A new session of `project`, for a client that has none."""
+        """A new session of `project`, for a client that has none (owned by the viewer)."""
+        self._project(project)
         return self._locked(lambda: self._open(project))
 
     def _open(self, project: str) -> SessionInfo:
@@ -195,19 +220,24 @@ class FreshlineService:
         # no conversation: freshline runs no turn of this agent's to record.
         external = f"mcp:{secrets.token_hex(6)}"
         s = self.manager.new(project, mode="live", external_id=external, channel=Channel.MCP)
+        user = self.viewer().user
+        if user is not None:
+            self.manager.store.session_own(s.id, user)
         return SessionInfo(session=s.id, project=s.project)
 
     def project_updates(self, session: str, progress: ProgressFn | None = None) -> Delivery:
         """The blocks the session has not acknowledged yet, under a fresh delivery token.
         The project's documents are converted first (a long-lived server can afford it, so
         they arrive readable); `progress` hears each conversion."""
-        project = self.manager.get(session).project
-        self._locked(self.manager.tracker.flush)
+        project = self._session(session)
+        self._flush()
         # Unlocked: conversions take a while, and other calls go on meanwhile.
-        self.manager.materialize(project, progress=progress, flush=False)
+        self._convert(project, progress)
 
         def run() -> Delivery:
-            issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session))
+            # Flushed a moment ago: the delivery covers the index as that flush left it.
+            issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session),
+                                    flush=False)
             if issued is None:
                 covers = self.manager.tracker.epoch(project)
                 return Delivery(session=session, blocks=None, token=None, covers=covers)
@@ -215,14 +245,42 @@ class FreshlineService:
 
         return self._locked(run)
 
+    def _flush(self) -> None:
+        """Flush the workspace, unless a flush that began after this call did already:
+        under load the calls waiting for one flush all take its result."""
+        asked = time.monotonic()
+        with self._flushing:
+            if self._flushed_from >= asked:
+                return
+            began = time.monotonic()
+            self._locked(self.manager.tracker.flush)  # cheap with the watcher's hints
+            self._flushed_from = began
+
+    def _convert(self, project: str, progress: ProgressFn | None) -> None:
+        """Convert the project's documents, unless no document (and no scope) changed
+        since this server last converted them all: listing the project costs what the
+        project holds, and most deliveries follow edits to plain files."""
+        tracker = self.manager.tracker
+        epoch = tracker.epoch(project)
+        done = self._converted.get(project)
+        if done is not None:
+            since = tracker.changes_since(project, done)
+            if not since.compacted and not any(_touches_documents(c) for c in since.changes):
+                self._converted[project] = since.epoch  # still all converted, this far
+                return
+        if self.manager.materialize(project, progress=progress, flush=False).complete:
+            self._converted[project] = epoch
+
     def acknowledge(self, session: str, token: str) -> Acknowledged:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
         Any server of the workspace may have issued the token."""
+        self._session(session)
         s = self._locked(lambda: tokens.acknowledge(self.manager, session, token))
         return Acknowledged(session=session, cursor=s.cursor)
 
     def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
         """One page of every change to the session's project after epoch `since`."""
+        self._session(session)
         return self._locked(lambda: changes_page(self.manager, session, since, page, Channel.MCP))
 
     def catch_up(
@@ -231,12 +289,13 @@ class FreshlineService:
         """The pending blocks of `session` (default: the session this server opened for
         the prompt, or a new one), taken as delivered: a prompt's messages go into the
         conversation as they are."""
-        self.config.project(project)
+        self._project(project)
+        key = (self.viewer().user, project)
         if session is None:
-            session = self._prompted.get(project) or self._locked(
+            session = self._prompted.get(key) or self._locked(
                 lambda: self._open(project)).session
-            self._prompted[project] = session
-        elif self.manager.get(session).project != project:
+            self._prompted[key] = session
+        elif self._session(session) != project:
             raise UsageError(f"session '{session}' is not a session of project '{project}'")
         delivery = self.project_updates(session, progress)
         if delivery.token is not None:
@@ -257,20 +316,24 @@ class FreshlineService:
         secret or an internal file, judged where the path leads (AccessDenied if not).
         """
         m = self.manager
+        projects = [self._session(session)] if session else self.visible_projects()
 
-        def confined() -> Reached:
-            m.tracker.flush()  # cheap with the watcher's hints
-            projects = [m.get(session).project] if session else list(self.config.projects)
-            return reach(self.config.root, path, live_rules(m, projects))
-
-        reached = self._locked(confined)
+        self._flush()
+        try:
+            reached = self._locked(
+                lambda: reach(self.config.root, path, live_rules(m, projects)))
+        except AccessDenied:
+            if self.viewer().user is None:
+                raise
+            # A user of a shared server learns nothing of files outside their grants.
+            raise NotFoundError(shown(f"{path}: no such file in the workspace")) from None
         rel = self._source_of_snapshot(reached) or reached.rel
         if rel == reached.rel and not reached.path.is_file():
             raise NotFoundError(shown(f"{path}: no such file in the workspace"))
         if not is_document(rel):
             # the content is hashed before it is read: an edit meanwhile reads as a change
             blob = blob_of(reached.path)
-            return self._noted(session, rel, blob, _plain_text(rel, reached.path))
+            return self._noted(session, rel, blob, plain_text(rel, reached.path))
         return self._document(session, rel, progress)
 
     def _source_of_snapshot(self, reached: Reached) -> str | None:
@@ -290,7 +353,7 @@ class FreshlineService:
             # conversion may take a while and other calls go on meanwhile.
             m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
             probe = m.materializer.probe(rel, entry)
-        document = _document_text(rel, probe.status, probe.snapshot, probe.reason)
+        document = document_text(rel, probe.status, probe.snapshot, probe.reason)
         return self._noted(session, rel, snapshot_fingerprint(probe), document)
 
     def _noted(
@@ -302,38 +365,11 @@ class FreshlineService:
         return read
 
 
-def _plain_text(rel: str, source: Path) -> DocumentText:
-    with source.open("rb") as handle:
-        head = handle.read(_SNIFF)
-    if b"\0" in head:
-        note = "a binary file with no text form"
-        return DocumentText(path=rel, status="binary", text=None, note=note)
-    return DocumentText(path=rel, status="text", text=_read_text(source), note=None)
-
-
-def _read_text(path: Path) -> str:
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        text = handle.read(READ_CAP + 1)
-    if len(text) > READ_CAP:
-        return text[:READ_CAP] + f"\n[capped at {READ_CAP} characters]"
-    return text
-
-
-def _document_text(
-    rel: str, status: DocStatus, snapshot: Path | None, reason: str | None
-) -> DocumentText:
-    note: str | None
-    if status is DocStatus.DELETED:
-        note = "the document was deleted: its old snapshot is invalid, do not cite it"
-        return DocumentText(path=rel, status=status.value, text=None, note=note)
-    if status is DocStatus.FAILED:
-        note = f"converting this document to text failed: {reason or 'unknown reason'}"
-        return DocumentText(path=rel, status=status.value, text=None, note=note)
-    if snapshot is None or not snapshot.is_file():
-        note = "being converted to text; not readable yet (try again later)"
-        return DocumentText(path=rel, status=DocStatus.PENDING.value, text=None, note=note)
-    note = "an older snapshot: the document changed since" if status is DocStatus.STALE else None
-    return DocumentText(path=rel, status=status.value, text=_read_text(snapshot), note=note)
+def _touches_documents(change: Change) -> bool:
+    """Whether a change may need a conversion: a document's path, or a scope change."""
+    if change.kind is ChangeKind.CONFIG:
+        return True
+    return any(is_document(p) for p in (change.path, change.old_path) if p)
 
 
 def mcp_command(workspace: Path | None) -> None:

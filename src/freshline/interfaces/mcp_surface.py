@@ -30,11 +30,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
 from mcp_types import (
     CallToolResult,
     EmptyResult,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
     TextContent,
     UnsubscribeRequestParams,
 )
@@ -136,12 +139,17 @@ class Notifier:
 
 
 class FreshlineMCP(MCPServer[Any]):
-    """MCPServer with live resource listing, legacy subscriptions and the announcer."""
+    """MCPServer with live resource listing, legacy subscriptions and the announcer.
 
-    def __init__(self, service: FreshlineService, watch: bool) -> None:
+    `shared` (the HTTP server, many users): a `subscriptions/listen` stream hears only of
+    the manifests its user may see, and handshake-era subscriptions are not served (over
+    stateless HTTP there is no standing connection to send them on)."""
+
+    def __init__(self, service: FreshlineService, watch: bool, shared: bool = False) -> None:
         self.service = service
         self.notifier = Notifier()
         self.watch = watch
+        self.shared = shared
         super().__init__(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__,
                          log_level="WARNING", lifespan=_lifespan)
         self.notifier.publish_modern = self._subscriptions.publish
@@ -149,11 +157,16 @@ class FreshlineMCP(MCPServer[Any]):
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
         low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams,
                                 self._unsubscribe)
-        self.middleware.append(self._see_connection)
+        if shared:
+            self._listen = ListenHandler(self._subscriptions)
+            low.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams,
+                                    self._listen_granted)
+        else:
+            self.middleware.append(self._see_connection)
 
     async def list_resources(self) -> list[MCPResource]:
         """One manifest resource per project of the config as it is now."""
-        projects = await anyio.to_thread.run_sync(lambda: list(self.service.config.projects))
+        projects = await anyio.to_thread.run_sync(self.service.visible_projects)
         return [
             MCPResource(uri=MANIFEST_URI.format(name=name), name=f"{name} manifest",
                         description=f"The manifest of project {name}: its files and documents.",
@@ -172,6 +185,17 @@ class FreshlineMCP(MCPServer[Any]):
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self.notifier.legacy = ctx.session
         return await call_next(ctx)
+
+    async def _listen_granted(
+        self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
+    ) -> SubscriptionsListenResult:
+        """Listen, asking only for the manifests the request's user may see."""
+        uris = params.notifications.resource_subscriptions
+        if uris:
+            visible = await anyio.to_thread.run_sync(self.service.visible_projects)
+            allowed = {MANIFEST_URI.format(name=name) for name in visible}
+            params.notifications.resource_subscriptions = [u for u in uris if u in allowed]
+        return await self._listen(ctx, params)
 
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
@@ -244,10 +268,12 @@ ProjectArg = Annotated[str, Field(description="A project name, as list_projects 
 SessionArg = Annotated[str, Field(description="A session id, as open_session returned it.")]
 
 
-def build_server(service: FreshlineService, watch: bool = True) -> FreshlineMCP:
+def build_server(
+    service: FreshlineService, watch: bool = True, shared: bool = False
+) -> FreshlineMCP:
     """The MCP server of one workspace; `watch=False` runs no watcher (and so sends no
-    notifications: for tests of the tools alone)."""
-    server = FreshlineMCP(service, watch)
+    notifications: for tests of the tools alone); `shared` for many users over HTTP."""
+    server = FreshlineMCP(service, watch, shared)
     _tools(server, service)
     _content_tools(server, service)
     _resources_and_prompt(server, service)

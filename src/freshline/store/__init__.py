@@ -1,12 +1,13 @@
-"""The store: the only module that speaks SQL (SQLite under `.freshline/`)."""
+"""The store: the only package that speaks SQL. One interface (`Store`), two backends:
+SQLite under `.freshline/` (the embedded default) and PostgreSQL (teams), chosen by
+`[store] url` in freshline.toml or FRESHLINE_STORE_URL (see `location.py`)."""
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from freshline.store.db import Database
+from freshline.store.db import Connection, Database
 from freshline.store.deliveries import (
     Acknowledgement,
     DeliveryRecord,
@@ -15,13 +16,17 @@ from freshline.store.deliveries import (
 )
 from freshline.store.files import IndexTable
 from freshline.store.ledger import LedgerEntry, LedgerKind, LedgerRow, LedgerTable
+from freshline.store.location import Backend, Location, parse
 from freshline.store.log import LogTable, ProjectState
 from freshline.store.meta import MetaTable
 from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
 from freshline.store.sessions import SessionRecord, SessionState, SessionTable
+from freshline.store.sqlite import DB_NAME, SQLiteDatabase
+from freshline.store.users import UserRecord, UserTable
 
 __all__ = [
     "Acknowledgement",
+    "Backend",
     "Change",
     "ChangeKind",
     "DeliveryRecord",
@@ -36,25 +41,53 @@ __all__ = [
     "SessionRecord",
     "SessionState",
     "Store",
+    "UserRecord",
+    "open_database",
 ]
 
 
-class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable):
+def open_database(data_dir: Path, url: str | None = None) -> Database:
+    """The database a store URL names (None or "": `data_dir`/freshline.db); a relative
+    `sqlite:PATH` is taken from `data_dir`'s parent, the workspace root."""
+    if not url:
+        return SQLiteDatabase(Path(data_dir) / DB_NAME)
+    where = parse(url, Path(data_dir).parent)
+    return database_at(where)
+
+
+def database_at(where: Location) -> Database:
+    """The database at a parsed location (psycopg is imported only for PostgreSQL)."""
+    if where.backend is Backend.SQLITE:
+        return SQLiteDatabase(Path(where.target))
+    from freshline.store.postgres import PostgresDatabase
+
+    return PostgresDatabase(where.target)
+
+
+class Store(
+    IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable, UserTable
+):
     """freshline's persistent state for one workspace."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.db = Database(data_dir)
+    def __init__(self, data_dir: Path, url: str | None = None) -> None:
+        self._data_dir = Path(data_dir)
+        self.db = open_database(self._data_dir, url)
 
     @property
     def data_dir(self) -> Path:
-        """The directory holding the database (`.freshline/`)."""
-        return self.db.path.parent
+        """The workspace's private directory (`.freshline/`): files beside the database."""
+        return self._data_dir
 
-    def write(self) -> AbstractContextManager[sqlite3.Connection]:
-        """A write transaction: `with store.write(): ...`."""
+    @property
+    def location(self) -> str:
+        """Where the database is, safe to print (a path, or a URL without password)."""
+        return self.db.location
+
+    def write(self) -> AbstractContextManager[Connection]:
+        """A write transaction: `with store.write(): ...` (one at a time per store)."""
         return self.db.write()
 
-    def read(self) -> AbstractContextManager[sqlite3.Connection]:
+    def read(self) -> AbstractContextManager[Connection]:
         """A read transaction: `with store.read(): ...` reads one consistent snapshot."""
         return self.db.read()
 
@@ -63,7 +96,7 @@ class Store(IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, Delivery
         return self.db.data_version()
 
     def checkpoint(self) -> None:
-        """Truncate the write-ahead log (best effort; `freshline gc` calls it)."""
+        """Give back the write-ahead log's space (best effort; `freshline gc` calls it)."""
         self.db.checkpoint()
 
     def close(self) -> None:

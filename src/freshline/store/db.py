@@ -1,30 +1,19 @@
-"""The SQLite connection: WAL, a busy timeout, forward migrations, write transactions.
+"""The database behind a store: one interface, two backends (SQLite, PostgreSQL).
 
-One `Store` per workspace data dir. Each thread gets its own connection (sqlite3
-connections are not shared across threads). Writers run inside `write()`, which opens
-the transaction with `BEGIN IMMEDIATE` so that two processes never interleave a
-read-then-write: the second waits (up to the busy timeout) instead of failing later.
+The store's tables (`files.py`, `log.py`, …) keep one body of queries and run them on
+`db.conn`, a connection of this thread, with SQLite's dialect; the PostgreSQL backend
+translates it (`dialect.py`). Writers run inside `write()`: one write transaction at a
+time per store, so a read-then-write never interleaves with another writer's (SQLite's
+`BEGIN IMMEDIATE`, PostgreSQL's advisory lock keyed by the workspace's schema); readers
+are never blocked. Statements outside a transaction commit on their own.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import resource
-import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-
-from freshline.errors import StoreError
-from freshline.store.schema import MIGRATIONS
-
-DB_NAME = "freshline.db"
-BUSY_TIMEOUT_MS = 30_000
-_SQLITE_FULL = 13  # "database or disk is full" (the primary result code)
-_SQLITE_IOERR = 10  # "disk I/O error"
-_NEARLY_FULL = 64 * 1024  # bytes free below which an I/O error is taken for a full disk
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 
 def encode_path(path: str) -> bytes:
@@ -37,123 +26,82 @@ def decode_path(raw: bytes) -> str:
     return bytes(raw).decode("utf-8", "surrogateescape")
 
 
-class Database:
-    """Per-thread SQLite connections to one database file, migrated on first open."""
+def upsert(table: str, columns: Iterable[str], key: Iterable[str]) -> str:
+    """`INSERT … ON CONFLICT (key) DO UPDATE` of every other column: the portable form of
+    SQLite's `INSERT OR REPLACE` (both backends read it)."""
+    names, keys = list(columns), list(key)
+    sets = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
+    return (
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
+        f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {sets}"
+    )
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = Path(data_dir) / DB_NAME
-        self._local = threading.local()
-        self._migrated = False
+
+class Rows(Protocol):
+    """What a statement returns: rows as tuples."""
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """One connection as the store's tables use it (sqlite3's shape)."""
 
     @property
-    def conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+    def in_transaction(self) -> bool: ...
 
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            # Switching to WAL needs a moment alone with the file; once the file is in WAL
-            # (it stays so) do not ask again, or opening fails while a long flush writes.
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            if not self._migrated:
-                self._migrate(conn)
-                self._migrated = True
-        except sqlite3.Error as exc:
-            raise self.failure(exc, "cannot open the store") from exc
-        return conn
+    def execute(self, sql: str, parameters: Any = (), /) -> Rows: ...
 
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise StoreError(
-                f"{self.path}: schema version {version} is newer than this freshline knows "
-                f"({len(MIGRATIONS)}); upgrade freshline"
-            )
-        if version == len(MIGRATIONS):
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have migrated while we waited for the lock.
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, (_name, sql) in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute("COMMIT")
-        except BaseException:
-            _roll_back(conn)
-            raise
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any: ...
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (`BEGIN IMMEDIATE`), committed on success, rolled back on error.
 
-        A failure of SQLite itself becomes a StoreError saying what happened (`no space
-        left on device while writing …`); nothing of the transaction is kept.
-        """
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise self.failure(exc, "cannot start a write") from exc
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            _roll_back(conn)
-            raise self.failure(exc) from exc
-        except BaseException:
-            _roll_back(conn)
-            raise
+class Database(ABC):
+    """Per-thread connections to one store, migrated on first open."""
 
-    def failure(self, exc: sqlite3.Error, doing: str = "") -> StoreError:
-        """A one-line StoreError for an error SQLite raised on this store."""
-        cause = self._cause(exc)
-        if cause:
-            return StoreError(f"{cause} while writing the store {self.path}")
-        return StoreError(f"{self.path}: {doing + ': ' if doing else ''}{exc}")
+    location: str  # where the store is, safe to print (a file, or a URL without password)
 
-    def _cause(self, exc: sqlite3.Error) -> str | None:
-        # SQLite says SQLITE_FULL for a full database file, but only "disk I/O error" when
-        # growing its shared-memory or WAL file fails: then the file system and the file
-        # size limit tell what stopped the write.
-        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-        if code == _SQLITE_FULL:
-            return "no space left on device"
-        if code != _SQLITE_IOERR:
-            return None
-        try:
-            fs = os.statvfs(self.path.parent)
-        except OSError:
-            return None
-        if fs.f_bavail * fs.f_frsize < _NEARLY_FULL:
-            return "no space left on device"
-        if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
-            return "disk I/O error (a file size limit, ulimit -f, is set)"
-        return None
+    @property
+    @abstractmethod
+    def conn(self) -> Connection:
+        """This thread's connection (opened, and the schema migrated, on first use)."""
 
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every read inside it sees one snapshot (WAL)."""
-        conn = self.conn
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+    @abstractmethod
+    def write(self) -> AbstractContextManager[Connection]:
+        """A write transaction, committed on success and rolled back on error; one at a time
+        per store."""
 
+    @abstractmethod
+    def read(self) -> AbstractContextManager[Connection]:
+        """A read transaction: every read inside it sees one snapshot."""
+
+    @abstractmethod
     def data_version(self) -> int:
-        """A number that changes whenever another connection commits (SQLite's own)."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        """A number that changes whenever another connection commits a write."""
+
+    @abstractmethod
+    def schema_version(self) -> int:
+        """How many migrations the store has applied."""
+
+    @abstractmethod
+    def tables(self) -> list[str]:
+        """The store's tables, by name (its own bookkeeping left out)."""
+
+    @abstractmethod
+    def columns(self, table: str) -> list[str]:
+        """A table's columns, in their order."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close this thread's connection."""
+
+    @property
+    def for_update(self) -> str:
+        """The clause that locks the rows a write transaction reads ("" where the whole
+        store is locked anyway)."""
+        return ""
 
     def execute_write(self, sql: str, args: tuple[object, ...]) -> None:
         """Run one write statement inside the current transaction, or in its own."""
@@ -164,23 +112,10 @@ class Database:
             with self.write() as tx:
                 tx.execute(sql, args)
 
+    @abstractmethod
     def checkpoint(self) -> None:
-        """Fold the write-ahead log into the database and truncate it to nothing (best
-        effort: a reader in another process may hold it back)."""
-        with contextlib.suppress(sqlite3.Error):
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        """Give back space the database keeps for its own log (best effort)."""
 
-    def close(self) -> None:
-        """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-
-
-def _roll_back(conn: sqlite3.Connection) -> None:
-    """Roll back what is left of a failed transaction. SQLite may have rolled it back
-    itself (a full disk does that), and a failing rollback must not hide the first error."""
-    if conn.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
+    @abstractmethod
+    def copied(self) -> None:
+        """After rows were copied in with their ids: make new ids follow them."""

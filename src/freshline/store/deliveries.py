@@ -113,7 +113,7 @@ class DeliveryTable:
         args: tuple[str, ...] = (session,)
         if state is not None:
             sql, args = sql + " AND state = ?", (session, state.value)
-        rows = self.db.conn.execute(sql + " ORDER BY created_at, rowid", args)
+        rows = self.db.conn.execute(sql + " ORDER BY created_at, token", args)
         return [_record(r) for r in rows]
 
     def delivery_settle(
@@ -140,9 +140,9 @@ class DeliveryTable:
         """Forget a session's settled deliveries but the `keep` latest (call inside
         `write()`)."""
         self.db.conn.execute(
-            "DELETE FROM deliveries WHERE session = ? AND state != ? AND rowid NOT IN"
-            " (SELECT rowid FROM deliveries WHERE session = ? AND state != ?"
-            "  ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+            "DELETE FROM deliveries WHERE session = ? AND state != ? AND token NOT IN"
+            " (SELECT token FROM deliveries WHERE session = ? AND state != ?"
+            "  ORDER BY created_at DESC, token DESC LIMIT ?)",
             (session, DeliveryState.OUTSTANDING.value, session,
              DeliveryState.OUTSTANDING.value, keep),
         )

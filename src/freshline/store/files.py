@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from freshline.store.db import Database, decode_path, encode_path
+from freshline.store.db import Connection, Database, decode_path, encode_path, upsert
 from freshline.store.records import FileKind, IndexEntry
 
 _COLUMNS = "path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties"
 
 Stats = dict[bytes, tuple[int, int, int]]
+_PUT = upsert("files", [*_COLUMNS.split(", "), "lines"], ["path"])
+
 
 UNPARSED = "null"  # the tags of a note whose tags and properties were not read
-
 
 _KINDS = {kind.value: kind for kind in FileKind}  # a dict lookup costs less than the call
 
@@ -80,7 +80,7 @@ class IndexTable:
 
     db: Database
     # (connection, its data_version, stats) of the last index_stats: see there.
-    _stats: tuple[sqlite3.Connection | None, int, Stats] | None = None
+    _stats: tuple[Connection | None, int, Stats] | None = None
 
     def index_get(self, path: str) -> IndexEntry | None:
         """The index entry of one path, if any."""
@@ -128,7 +128,7 @@ class IndexTable:
         rescan in one process does not load 100k rows again.
         """
         conn = self.db.conn
-        version = conn.execute("PRAGMA data_version").fetchone()[0]  # before the rows
+        version = self.db.data_version()  # before the rows
         cached = self._stats
         if cached is None or cached[0] is not conn or cached[1] != version:
             rows = conn.execute("SELECT path, size, mtime_ns, inode FROM files")
@@ -173,7 +173,7 @@ class IndexTable:
         if written:
             self._forget_stats()
         self.db.conn.executemany(  # rows made one at a time: 100k of them at once weigh
-            f"INSERT OR REPLACE INTO files ({_COLUMNS}, lines) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            _PUT,
             (_row(e, lines.get(e.path)) for e in written),
         )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from freshline.store.db import Database, decode_path, encode_path
+from freshline.store.db import Database, decode_path, encode_path, upsert
 
 _CHUNK = 500  # paths per `IN (...)` query: far below SQLite's variable limit
 
@@ -49,6 +49,7 @@ class LedgerRow:
 
 
 _COLUMNS = "session, path, kind, blob, turn, seq, at"
+_PUT = upsert("ledger", _COLUMNS.split(", "), ["session", "path", "kind"])
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:
@@ -91,9 +92,7 @@ class LedgerTable:
             last[e.session] += 1
             rows.append((e.session, encode_path(e.path), e.kind.value, e.blob, e.turn,
                          last[e.session], now))
-        conn.executemany(
-            f"INSERT OR REPLACE INTO ledger ({_COLUMNS}) VALUES (?,?,?,?,?,?,?)", rows
-        )
+        conn.executemany(_PUT, rows)
 
     def ledger_of(self, session: str) -> list[LedgerEntry]:
         """Every entry of one session, oldest first."""

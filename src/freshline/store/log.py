@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from freshline.store.db import Database, decode_path, encode_path
+from freshline.store.db import Database, decode_path, encode_path, upsert
 from freshline.store.records import Change, ChangeKind, LoggedChange
 
 
@@ -22,15 +22,21 @@ class ProjectState:
     patterns: dict[str, Any]  # the normalized include/exclude/mode the signature was made of
 
 
+_PUT = upsert("projects", ["name", "epoch", "compacted_through", "signature", "patterns"],
+              ["name"])
+
+
 class LogTable:
     """Reads and writes of the `projects` and `changes` tables."""
 
     db: Database
 
     def project_states(self) -> dict[str, ProjectState]:
-        """Every project the store has seen, by name."""
+        """Every project the store has seen, by name (inside a write, their rows locked
+        until it ends: epochs only ever grow, one flush after another)."""
         rows = self.db.conn.execute(
             "SELECT name, epoch, compacted_through, signature, patterns FROM projects"
+            + self.db.for_update
         )
         return {r[0]: ProjectState(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows}
 
@@ -41,8 +47,7 @@ class LogTable:
     def project_put(self, state: ProjectState) -> None:
         """Insert or replace a project's state (call inside `write()`)."""
         self.db.conn.execute(
-            "INSERT OR REPLACE INTO projects (name, epoch, compacted_through, signature, patterns)"
-            " VALUES (?,?,?,?,?)",
+            _PUT,
             (
                 state.name,
                 state.epoch,

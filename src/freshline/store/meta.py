@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from freshline.store.db import Database, decode_path, encode_path
+from freshline.store.db import Database, decode_path, encode_path, upsert
+
+_PUT = upsert("meta", ["key", "value"], ["key"])
 
 
 class MetaTable:
@@ -38,5 +40,4 @@ class MetaTable:
 
     def meta_set(self, key: str, value: str) -> None:
         """Set a fact (joins the current transaction if there is one)."""
-        sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
-        self.db.execute_write(sql, (key, value))
+        self.db.execute_write(_PUT, (key, value))

@@ -1,12 +1,18 @@
 """The store's schema as an ordered list of migrations.
 
-Each migration runs once, in order, inside one transaction, and bumps
-`PRAGMA user_version`. Never edit a migration that has shipped; append a new one.
+Each migration runs once, in order, inside one transaction, and bumps the store's schema
+version (SQLite's `PRAGMA user_version`, PostgreSQL's bookkeeping table). Never edit a
+migration that has shipped; append a new one. Both backends apply the same list: write
+SQLite's dialect with type names in capitals and identifiers in lower case (the
+PostgreSQL backend translates it, `dialect.py`): CREATE TABLE, ALTER TABLE ADD COLUMN,
+CREATE INDEX, UPDATE all run on both.
 Paths are stored as BLOBs (UTF-8 with surrogate escapes) so that file names that are
 not valid UTF-8 round-trip exactly.
 """
 
 from __future__ import annotations
+
+from freshline.errors import StoreError
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -154,3 +160,40 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "users, their project grants and the sessions they own (freshline serve)",
+        """
+        CREATE TABLE users (
+            name TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE grants (
+            username TEXT NOT NULL,
+            project TEXT NOT NULL,
+            PRIMARY KEY (username, project)
+        );
+        CREATE TABLE session_owners (
+            session TEXT PRIMARY KEY,
+            owner TEXT NOT NULL
+        );
+        CREATE INDEX session_owners_by_owner ON session_owners (owner)
+        """,
+    )
+)
+
+
+def check_version(location: str, version: int) -> None:
+    """StoreError if the store was migrated by a newer freshline."""
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"{location}: schema version {version} is newer than this freshline knows "
+            f"({len(MIGRATIONS)}); upgrade freshline"
+        )
+
+
+def statements(sql: str) -> list[str]:
+    """A migration's statements (the store's SQL has no `;` inside a literal)."""
+    return [s for s in sql.split(";") if s.strip()]

@@ -11,7 +11,7 @@ from typing import Any
 
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
-from freshline.store.db import Database
+from freshline.store.db import Database, upsert
 
 # What a session id may be: every session is also a git conversation, so its id must be a
 # plain ref component (new ids are 12 hex digits).
@@ -25,6 +25,11 @@ def check_session_id(session_id: str) -> str:
         why = f"invalid session id '{session_id}': use an id `session list` shows"
         raise UsageError(shown(why))
     return session_id
+
+
+def unknown_session(session_id: str) -> NotFoundError:
+    """The error for a session id nobody (that may ask) opened."""
+    return NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
 
 
 # Channels whose agent freshline runs itself, so each turn has an answer to record.
@@ -95,9 +100,11 @@ _NAMES = [f.name for f in fields(SessionRecord)]
 # Every table with rows per session, as (table, session column): `session_delete` empties
 # them all. A new table keyed by session adds itself here.
 SESSION_TABLES: list[tuple[str, str]] = [
-    ("sessions", "id"), ("ledger", "session"), ("deliveries", "session")
+    ("sessions", "id"), ("ledger", "session"), ("deliveries", "session"),
+    ("session_owners", "session"),
 ]
 _JSON = {"pending_docs", "announced_failures"}
+_PUT = upsert("sessions", _NAMES, ["id"])
 
 
 def _to_row(s: SessionRecord) -> tuple[Any, ...]:
@@ -129,7 +136,7 @@ class SessionTable:
             (check_session_id(session_id),),
         ).fetchone()
         if row is None:
-            raise NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
+            raise unknown_session(session_id)
         return _from_row(row)
 
     def session_by_external(self, external_id: str) -> SessionRecord | None:
@@ -151,11 +158,7 @@ class SessionTable:
     def session_put(self, s: SessionRecord) -> None:
         """Insert or replace a session (joins the current transaction if there is one)."""
         check_session_id(s.id)
-        sql = (
-            f"INSERT OR REPLACE INTO sessions ({', '.join(_NAMES)})"
-            f" VALUES ({', '.join('?' for _ in _NAMES)})"
-        )
-        self.db.execute_write(sql, _to_row(s))
+        self.db.execute_write(_PUT, _to_row(s))
 
     def session_touch(self, session_id: str, when: float, title: str | None = None) -> None:
         """Record that the session was used at `when`, and its title if it has none yet

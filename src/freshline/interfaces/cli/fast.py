@@ -89,7 +89,8 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 
 
 def status_data(tracker: Tracker) -> dict[str, Any]:
-    """Per-project epochs, files and documents by state, the last full scan, the watcher."""
+    """Per-project epochs, files and documents by state, the last full scan, the watcher,
+    where the store is (a URL without its password)."""
     from freshline.materialize import SnapshotStore, census
     from freshline.tracker.autowatch import holder
     from freshline.tracker.hints import watcher_alive
@@ -111,6 +112,7 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
         }
     return {
         "workspace": str(tracker.root),
+        "store": store.location,
         "watcher_alive": watcher_alive(store),
         "watcher_pid": holder(tracker.root),
         "last_full_scan": float(last) if last else None,
@@ -132,7 +134,8 @@ def status_lines(data: dict[str, Any]) -> list[str]:
     watcher = "running" if data["watcher_alive"] else "not running"
     if data["watcher_pid"]:
         watcher += f" (pid {data['watcher_pid']})"
-    return [*lines, f"last full scan: {ago}; watcher: {watcher}"]
+    return [*lines, f"last full scan: {ago}; watcher: {watcher}",
+            f"store: {data.get('store', '?')}"]
 
 
 def status(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:

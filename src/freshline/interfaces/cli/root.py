@@ -10,9 +10,12 @@ from freshline.interfaces.cli import (
     acp_proxy,
     conversations,
     integrations,
+    remotes,
     selftest,
     sessions,
     storage,
+    store,
+    team,
     tracking,
     workspace,
 )
@@ -64,9 +67,14 @@ app.command()(conversations.sync)
 app.command()(conversations.diff)
 app.command()(conversations.log)
 app.command()(conversations.publish)
+app.command()(remotes.push)
+app.command()(remotes.pull)
 app.command()(integrations.chat)
 app.command()(integrations.mcp)
 app.add_typer(integrations.hook_app, name="hook")
 app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 app.command()(storage.gc)
+app.command()(team.serve)
+app.add_typer(team.user_app, name="user")
+app.add_typer(store.store_app, name="store")

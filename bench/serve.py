@@ -1,0 +1,167 @@
+"""`freshline serve` under load: many clients over HTTP against two server processes.
+
+Two `serve` processes share one workspace (and its SQLite store; the PostgreSQL store of
+issue 20 is the goal's setting). Each client opens a session, takes its manifest, then
+makes SENDS rounds of `project_updates` + `acknowledge`, switching server on every
+request, while a writer creates a note every WRITE_EVERY_S seconds. When the writer
+stops, each client drains what is left. Every note must be announced to every client in
+exactly one acknowledged delivery: the run counts the lost and the duplicated ones
+(goal 0 and 0). Printed: throughput (rounds per second), p50/p99 latency of
+`project_updates`, and p99 at N clients ÷ p99 at 1 client (the baseline, same servers,
+same run; goal ≤ 5).
+
+Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only.
+Usage: python bench/serve.py [--quick]      (50 clients × 20 sends; --quick: 10 × 5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mcp import Client  # noqa: E402
+from tests.conftest import Workspace  # noqa: E402
+from tests.serving import connect, free_port, start_server, stop_server  # noqa: E402
+
+from freshline.config import load_config  # noqa: E402
+from freshline.session import users  # noqa: E402
+from freshline.store import Store  # noqa: E402
+
+WRITE_EVERY_S = 0.05
+DEADLINE_S = 600.0
+_UPDATES = re.compile(r"<project_context_updates .*?</project_context_updates>", re.S)
+_NOTE = re.compile(r"notes/(w-\d+-\d+)\.md")
+
+
+@dataclass
+class Tally:
+    """What one client was told, and how long `project_updates` took."""
+
+    latencies: list[float] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)
+
+
+def fields(result: Any) -> Any:
+    found = result.structured_content
+    return found.get("result", found)
+
+
+def text(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+async def updates(client: Client, session: str, tally: Tally | None) -> str | None:
+    """One project_updates + acknowledge; the notes announced go to `tally`."""
+    start = time.perf_counter()
+    result = await client.call_tool("project_updates", {"session": session})
+    if tally is not None:
+        tally.latencies.append(time.perf_counter() - start)
+    if result.is_error:
+        raise RuntimeError(text(result))
+    token = fields(result)["token"]
+    if token is None:
+        return None
+    if tally is not None:
+        for block in _UPDATES.findall(text(result)):
+            tally.told += _NOTE.findall(block)
+    return str(token)
+
+
+async def measure(root: Path, urls: list[str], token: str, clients: int,
+                  sends: int) -> tuple[list[Tally], int, float]:
+    """Run `clients` clients; returns their tallies, notes written, wall seconds."""
+    tallies = [Tally() for _ in range(clients)]
+    started, writing_done = asyncio.Event(), asyncio.Event()
+    ready: list[int] = []  # clients holding their manifest
+    finishing: list[int] = []  # clients done with their rounds
+    written = 0
+
+    async def writer() -> None:
+        nonlocal written
+        while not writing_done.is_set():
+            (root / f"notes/w-{clients}-{written}.md").write_text(f"{written}\n")
+            written += 1
+            await asyncio.sleep(WRITE_EVERY_S)
+
+    async def client(tally: Tally) -> None:
+        async with connect(urls[0], token) as one, connect(urls[1], token) as two:
+            servers = [one, two]
+            session = fields(await one.call_tool("open_session", {"project": "p"}))["session"]
+            first = await updates(two, session, None)  # the manifest
+            if first:
+                await one.call_tool("acknowledge", {"session": session, "token": first})
+            ready.append(1)
+            if len(ready) == clients:
+                started.set()
+            await started.wait()
+            for i in range(sends):
+                got = await updates(servers[i % 2], session, tally)
+                if got:
+                    await servers[(i + 1) % 2].call_tool(
+                        "acknowledge", {"session": session, "token": got})
+            finishing.append(1)
+            if len(finishing) == clients:
+                writing_done.set()
+            await writing_done.wait()
+            while got := await updates(servers[0], session, tally):
+                await servers[1].call_tool("acknowledge", {"session": session, "token": got})
+
+    tasks = [asyncio.create_task(client(t)) for t in tallies]
+    await started.wait()
+    begin = time.perf_counter()
+    write_task = asyncio.create_task(writer())
+    await asyncio.wait_for(asyncio.gather(*tasks), DEADLINE_S)
+    wall = time.perf_counter() - begin
+    await write_task
+    return tallies, written, wall
+
+
+def report(label: str, tallies: list[Tally], written: int, clients: int, sends: int,
+           wall: float) -> float:
+    latencies = sorted(x for t in tallies for x in t.latencies)
+    p50 = statistics.median(latencies)
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    expected = {f"w-{clients}-{i}" for i in range(written)}
+    lost = sum(len(expected - set(t.told)) for t in tallies)
+    duplicated = sum(len(t.told) - len(set(t.told)) for t in tallies)
+    print(f"{label}: {clients} clients x {sends} sends, {written} notes written: "
+          f"{clients * sends / wall:.1f} rounds/s, project_updates p50 {p50 * 1000:.0f} ms "
+          f"p99 {p99 * 1000:.0f} ms; lost {lost}, duplicated {duplicated}")
+    return p99
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    clients, sends = (10, 5) if quick else (50, 20)
+    with tempfile.TemporaryDirectory(prefix="freshline-bench-serve-") as tmp:
+        ws = Workspace(Path(tmp) / "ws")
+        ws.root.mkdir()
+        ws.write("notes/a.md", "# A\n")
+        ws.configure({"p": {"include": ["notes"]}})
+        store = Store(ws.root / ".freshline")
+        token = users.add(store, load_config(ws.root), "bench", ["p"])
+        store.close()
+        procs = [start_server(ws.root, free_port()) for _ in range(2)]
+        urls = [f"http://127.0.0.1:{p.args[-1]}/mcp" for p in procs]  # type: ignore[index]
+        try:
+            base = asyncio.run(measure(ws.root, urls, token, 1, sends))
+            p99_one = report("baseline", *base[:2], 1, sends, base[2])
+            load = asyncio.run(measure(ws.root, urls, token, clients, sends))
+            p99_many = report("load", *load[:2], clients, sends, load[2])
+        finally:
+            for proc in procs:
+                stop_server(proc)
+    print(f"p99 at {clients} clients / p99 at 1 client: {p99_many / p99_one:.1f} (goal <= 5)")
+
+
+if __name__ == "__main__":
+    main()

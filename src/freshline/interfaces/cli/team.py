@@ -1,0 +1,147 @@
+"""`freshline serve` and `freshline user …`: one workspace shared by a team over HTTP, and
+who may use it, seeing which projects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from freshline.interfaces.cli.common import JsonOption, config, emit
+from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.text import columns
+
+if TYPE_CHECKING:
+    from freshline.config import Config
+    from freshline.store import Store
+
+user_app = typer.Typer(help="Users of `freshline serve`: bearer tokens and project grants.")
+
+
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on."),
+    port: int = typer.Option(8765, "--port", help="The port to listen on."),
+    tls_cert: Path = typer.Option(None, "--tls-cert", help="Serve HTTPS with this certificate."),
+    tls_key: Path = typer.Option(None, "--tls-key", help="The certificate's private key."),
+    insecure_http: bool = typer.Option(
+        False, "--insecure-http", help="Serve plain HTTP on a non-loopback address (warned)."
+    ),
+) -> None:
+    """Serve the workspace's MCP server over HTTP at /mcp, for the users `user add` made.
+
+    Every request needs `Authorization: Bearer TOKEN`; each user sees the projects granted
+    to them. The watcher runs inside the server.
+
+    Example: freshline serve --host 127.0.0.1 --port 8765
+    """
+    from freshline.interfaces.server.http import Listen
+    from freshline.interfaces.server.http import serve as run
+
+    listen = Listen(host, port, tls_cert, tls_key, insecure_http)
+    listen.check()  # before the workspace is opened: a refused setting changes nothing
+    run(config(ctx), listen)
+
+
+@contextmanager
+def _store(ctx: typer.Context) -> Iterator[tuple[Config, Store]]:
+    from freshline.store import Store
+
+    cfg = config(ctx)
+    store = Store(cfg.data_dir, cfg.store_url)
+    try:
+        yield cfg, store
+    finally:
+        store.close()
+
+
+@user_app.command("add")
+def user_add(
+    ctx: typer.Context,
+    name: str,
+    projects: list[str] = typer.Option(
+        None, "--project", "-p", help="A project this user may see (repeatable)."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Create a user and print their bearer token, once (only its hash is kept).
+
+    Example: freshline user add alice --project research
+    """
+    from freshline.session import users
+
+    with _store(ctx) as (cfg, store):
+        token = users.add(store, cfg, name, projects or ())
+
+    def human() -> None:
+        say(token)
+        warn("this token is shown once: give it to the user now (`user rm` and `user add` "
+             "make a new one)")
+
+    emit({"user": name, "token": token, "projects": list(projects or ())}, as_json, human)
+
+
+@user_app.command("list")
+def user_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """List users and the projects granted to each.
+
+    Example: freshline user list --json
+    """
+    with _store(ctx) as (_, store):
+        found = store.user_list()
+    data = [{"user": u.name, "projects": list(u.projects), "created_at": u.created_at}
+            for u in found]
+
+    def human() -> None:
+        rows = [(u.name, ", ".join(u.projects) or "(none)",
+                 datetime.fromtimestamp(u.created_at, UTC).strftime("%Y-%m-%d"))
+                for u in found]
+        for line in columns(("USER", "PROJECTS", "CREATED"), rows):
+            say(line)
+
+    emit(data, as_json, human)
+
+
+@user_app.command("grant")
+def user_grant(ctx: typer.Context, name: str, project: str, as_json: bool = JsonOption) -> None:
+    """Let a user see a project.
+
+    Example: freshline user grant alice research
+    """
+    from freshline.session import users
+
+    with _store(ctx) as (cfg, store):
+        users.grant(store, cfg, name, project)
+        granted = store.user_get(name).projects
+    emit({"user": name, "projects": list(granted)}, as_json,
+         lambda: say(f"{name} may see: {', '.join(granted)}"))
+
+
+@user_app.command("revoke")
+def user_revoke(ctx: typer.Context, name: str, project: str, as_json: bool = JsonOption) -> None:
+    """Take a project away from a user (from their next request on).
+
+    Example: freshline user revoke alice research
+    """
+    from freshline.session import users
+
+    with _store(ctx) as (_, store):
+        users.revoke(store, name, project)
+        granted = store.user_get(name).projects
+    emit({"user": name, "projects": list(granted)}, as_json,
+         lambda: say(f"{name} may see: {', '.join(granted) or '(no project)'}"))
+
+
+@user_app.command("rm")
+def user_rm(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
+    """Remove a user: their token stops working at once.
+
+    Example: freshline user rm alice
+    """
+    with _store(ctx) as (_, store):
+        store.user_remove(name)
+    emit({"removed": name}, as_json, lambda: say(f"removed user {name}"))

@@ -1,0 +1,100 @@
+"""Sessions that travel: push and pull conversations through a git remote, fork a
+diverged one, and adopt a conversation that arrived from another machine.
+
+A conversation is its commits; a session is this workspace's row about it (cursor,
+manifest, ledger), which never travels: epochs count one workspace's changes only. So a
+pulled conversation gets a fresh row here (`adopt`), like a resumed session: its first
+send delivers the manifest as this workspace has it now, with a line saying the project
+may have changed, and the history before it is replayed from the commits. A conversation
+whose project this workspace does not define is pulled but gets no row (reported).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from freshline.context import Channel
+from freshline.conversation import Author, exchange
+from freshline.conversation.remotes import PullReport, PushReport, Remote, resolve
+from freshline.errors import UsageError
+from freshline.session.manager import SessionManager
+from freshline.session.manifest import build_manifest
+from freshline.store import SessionRecord, SessionState
+from freshline.store.sessions import session_title
+
+
+@dataclass
+class Pulled:
+    """A pull's report, with the sessions opened for new conversations."""
+
+    report: PullReport
+    adopted: list[str] = field(default_factory=list)
+    unknown_project: dict[str, str] = field(default_factory=dict)  # id -> its project
+
+
+def remote_of(manager: SessionManager, remote: str | None) -> Remote:
+    """The remote `remote` names for this workspace (see remotes.resolve)."""
+    return resolve(manager.config.root, remote)
+
+
+def push(manager: SessionManager, remote: str | None, sessions: Sequence[str] = ()) -> PushReport:
+    """Push the sessions' conversations (default: all) to `remote`."""
+    for session in sessions:
+        manager.get(session)
+    return exchange.push(manager.conversations, remote_of(manager, remote), sessions)
+
+
+def pull(manager: SessionManager, remote: str | None) -> Pulled:
+    """Pull every conversation of `remote`; adopt the new ones as sessions."""
+    report = exchange.pull(manager.conversations, remote_of(manager, remote))
+    pulled = Pulled(report)
+    for conversation in report.created:
+        project = adopt(manager, conversation)
+        if project is not None:
+            pulled.unknown_project[conversation] = project
+        else:
+            pulled.adopted.append(conversation)
+    return pulled
+
+
+def fork(manager: SessionManager, session: str, remote: str | None) -> SessionRecord:
+    """A new session whose conversation starts at `session`'s head: with `remote`, at the
+    remote's head a pull kept aside (both sides had appended), else at the local one."""
+    key = None if remote is None else remote_of(manager, remote).name
+    new_id = uuid.uuid4().hex[:12]
+    exchange.fork(manager.conversations, session, new_id, key)
+    project = adopt(manager, new_id)
+    if project is not None:
+        raise UsageError(f"conversation {new_id} was forked, but this workspace has no "
+                         f"project '{project}' to open a session of it on")
+    return manager.store.session_get(new_id)
+
+
+def adopt(manager: SessionManager, conversation: str) -> str | None:
+    """Open a session row for a conversation recorded elsewhere (see the module
+    docstring). Returns None, or the project it names when this workspace has none."""
+    events = manager.conversations.log(conversation)
+    root = events[0].root
+    assert root is not None
+    project = root.project or ""
+    config = manager.reload_config()
+    if project not in config.projects:
+        return project
+    mode = root.mode.value
+    worktree = manager.conversations.worktree(conversation) if mode == "isolated" else None
+    built = build_manifest(config, manager.tracker, manager.materializer, project, True,
+                           manager.in_scope.entries, worktree)
+    said = [e for e in events if e.author is Author.USER]
+    now = time.time()
+    manager.store.session_put(SessionRecord(
+        id=conversation, project=project, state=SessionState.ACTIVE, mode=mode,
+        created_at=now, resumed_at=now, cursor=built.epoch if built.complete else None,
+        manifest_epoch=built.epoch, dirty_key=built.dirty_key, held_key=None,
+        manifest=built.stored, needs_manifest=True, resumed=True, pending_docs=built.pending,
+        target=root.target, turns=len(said), channel=Channel.SEND.value, active_at=now,
+        title=session_title(said[0].content) if said else None,
+    ))
+    return None

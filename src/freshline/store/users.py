@@ -1,0 +1,87 @@
+"""Users of `freshline serve`, the projects granted to each, and who owns which session.
+
+A user is a name and the SHA-256 of their bearer token (the token itself is never
+stored). Grants are (user, project) pairs; a session opened over HTTP has an owner. Only
+portable SQL here: the PostgreSQL store runs the same statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from freshline.errors import NotFoundError, UsageError
+from freshline.store.db import Database
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    """A user as stored."""
+
+    name: str
+    token_hash: str  # hex SHA-256 of the bearer token
+    created_at: float
+    projects: tuple[str, ...] = field(default=())  # granted, sorted
+
+
+class UserTable:
+    """Reads and writes of `users`, `grants` and `session_owners`."""
+
+    db: Database
+
+    def user_add(self, name: str, token_hash: str, created_at: float,
+                 projects: Iterable[str]) -> None:
+        """Create a user with grants (UsageError when the name is taken)."""
+        with self.db.write() as conn:
+            if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
+                raise UsageError(f"user '{name}' exists already (`freshline user rm` first)")
+            conn.execute("INSERT INTO users (name, token_hash, created_at) VALUES (?, ?, ?)",
+                         (name, token_hash, created_at))
+            conn.executemany("INSERT INTO grants (username, project) VALUES (?, ?)",
+                             [(name, p) for p in sorted(set(projects))])
+
+    def user_list(self) -> list[UserRecord]:
+        """Every user with their grants, by name."""
+        conn = self.db.conn
+        grants: dict[str, list[str]] = {}
+        for user, project in conn.execute(
+                "SELECT username, project FROM grants ORDER BY username, project"):
+            grants.setdefault(user, []).append(project)
+        rows = conn.execute("SELECT name, token_hash, created_at FROM users ORDER BY name")
+        return [UserRecord(n, h, c, tuple(grants.get(n, ()))) for n, h, c in rows]
+
+    def user_get(self, name: str) -> UserRecord:
+        """One user (NotFoundError when unknown)."""
+        for user in self.user_list():
+            if user.name == name:
+                return user
+        raise NotFoundError(f"unknown user '{name}' (see `freshline user list`)")
+
+    def user_grant(self, name: str, project: str, granted: bool) -> None:
+        """Grant (or, `granted=False`, revoke) a project to a user."""
+        self.user_get(name)
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM grants WHERE username = ? AND project = ?",
+                         (name, project))
+            if granted:
+                conn.execute("INSERT INTO grants (username, project) VALUES (?, ?)",
+                             (name, project))
+
+    def user_remove(self, name: str) -> None:
+        """Forget a user and their grants (their sessions stay, owned by nobody who can
+        reach them)."""
+        self.user_get(name)
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM grants WHERE username = ?", (name,))
+            conn.execute("DELETE FROM users WHERE name = ?", (name,))
+
+    def session_own(self, session: str, owner: str) -> None:
+        """Record that `owner` opened `session`."""
+        self.db.execute_write(
+            "INSERT INTO session_owners (session, owner) VALUES (?, ?)", (session, owner))
+
+    def session_owner(self, session: str) -> str | None:
+        """Who opened `session` over HTTP (None: nobody did)."""
+        row = self.db.conn.execute(
+            "SELECT owner FROM session_owners WHERE session = ?", (session,)).fetchone()
+        return str(row[0]) if row else None

@@ -1,0 +1,84 @@
+"""`freshline serve` as a real process on 127.0.0.1, and the MCP SDK's streamable-HTTP
+client of it: shared by tests/test_serve.py and bench/serve.py."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def self_signed(where: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (openssl), for serving HTTPS."""
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+def start_server(root: Path, port: int, *options: str) -> subprocess.Popen[bytes]:
+    """`freshline serve` on `port` with `options`, once it accepts connections (its log:
+    serve-PORT.log beside the workspace, a file so a chatty server never blocks on a full
+    pipe)."""
+    log_path = root.parent / f"serve-{port}.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "freshline", "--workspace", str(root), "serve", "--port",
+             str(port), *options],
+            stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
+        )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise AssertionError(f"serve did not start: {log_path.read_text()}") from None
+            time.sleep(0.05)
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server as Ctrl-C does (its watcher and announcer shut down), and wait."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@asynccontextmanager
+async def connect(
+    url: str, token: str | None, mode: str = "auto", ca: Path | None = None
+) -> AsyncIterator[Client]:
+    """The SDK's client of the server at `url`, sending `token` as a bearer token (an
+    https server's certificate checked against `ca`)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    verify = ssl.create_default_context(cafile=str(ca)) if ca else True
+    async with httpx2.AsyncClient(headers=headers, timeout=120, verify=verify) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+            yield client
