@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,16 @@ def _isolated_env(
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
                 STORE_URL):
         monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _pools_closed() -> Iterator[None]:
+    """Each test's PostgreSQL schema has a URL, so a pool, of its own: close them after
+    it (a process closes its pools at exit; the suite is one long process)."""
+    yield
+    postgres = sys.modules.get("freshline.store.postgres")
+    if postgres is not None:
+        postgres.close_pools()
 
 
 @pytest.fixture(scope="session")

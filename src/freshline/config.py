@@ -24,6 +24,8 @@ from freshline.ignore import IgnoreSettings
 from freshline.paths import shown
 from freshline.store import location
 from freshline.store.location import ENV_VAR as STORE_ENV
+from freshline.store.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
+from freshline.store.pool import MAX_SIZE as MAX_POOL_SIZE
 
 if TYPE_CHECKING:  # tomlkit is imported by the edits that use it: reading needs only tomllib
     import tomlkit
@@ -83,6 +85,7 @@ _TEMPLATE = """\
 
 [store]
 # url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
+# pool_size = 8                # PostgreSQL connections per freshline process
 """
 
 
@@ -198,6 +201,7 @@ class StoreSettings:
     """The `[store]` table: where the store lives ("" = SQLite under `.freshline/`)."""
 
     url: str = ""  # sqlite:PATH or postgresql://… (FRESHLINE_STORE_URL overrides it)
+    pool_size: int = DEFAULT_POOL_SIZE  # PostgreSQL connections a process keeps at most
 
 
 _DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
@@ -392,15 +396,18 @@ def _conversations(raw: Any) -> ConversationSettings:
 
 def _store(root: Path, raw: Any) -> StoreSettings:
     table = _settings("store", raw, StoreSettings)
-    if "url" not in table:
-        return StoreSettings()
-    url = table["url"]
+    url = table.get("url", "")
     _expect("store.url", url, str, "a string (sqlite:PATH or postgresql://…)")
-    try:
-        location.parse(url, root)
-    except UsageError as exc:
-        raise _error("store.url", str(exc)) from None
-    return StoreSettings(url=url)
+    if "url" in table:
+        try:
+            location.parse(url, root)
+        except UsageError as exc:
+            raise _error("store.url", str(exc)) from None
+    size = table.get("pool_size", DEFAULT_POOL_SIZE)
+    _expect("store.pool_size", size, int, "an integer (connections)")
+    if not 1 <= size <= MAX_POOL_SIZE:
+        raise _error("store.pool_size", f"must be between 1 and {MAX_POOL_SIZE}, got {size}")
+    return StoreSettings(url=url, pool_size=size)
 
 
 def _sessions(raw: Any) -> SessionSettings:
