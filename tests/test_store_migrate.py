@@ -13,7 +13,7 @@ from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
 from freshline.config import load_config
 from freshline.interfaces.cli import app
-from freshline.session import SessionManager
+from freshline.session import SessionManager, users
 from freshline.store import Store, open_database
 from freshline.store.location import ENV_VAR
 from freshline.tracker import Tracker
@@ -33,7 +33,7 @@ def counts(store: Store) -> dict[str, int]:
 
 def busy_workspace(tmp_path: Path) -> Path:
     """A workspace whose store has rows in every table: epochs, a log, sessions with
-    cursors, ledger rows, deliveries, hints, meta."""
+    cursors, ledger rows, deliveries, hints, meta, users with grants and sessions they own."""
     root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
@@ -50,6 +50,8 @@ def busy_workspace(tmp_path: Path) -> Path:
         tokens.deliver(manager, mcp, Channel.MCP)
         manager.record_read(s, "notes/a.md", "0" * 40)
         store.hints_add(["notes/b.md"])
+        users.add(store, manager.config, "alice", ["p"])
+        store.session_own(mcp, "alice")
     finally:
         manager.close()
     return root

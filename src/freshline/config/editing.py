@@ -80,6 +80,7 @@ _TEMPLATE = """\
 
 [store]
 # url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
+# pool_size = 8                # PostgreSQL connections per freshline process
 """
 
 

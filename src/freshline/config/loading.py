@@ -31,6 +31,8 @@ from freshline.config.settings import (
 from freshline.errors import ConfigError, UsageError, WorkspaceError
 from freshline.paths import shown
 from freshline.store import location
+from freshline.store.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
+from freshline.store.pool import MAX_SIZE as MAX_POOL_SIZE
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _TOP_KEYS = (
@@ -163,15 +165,18 @@ def _conversations(raw: Any) -> ConversationSettings:
 
 def _store(root: Path, raw: Any) -> StoreSettings:
     table = _settings("store", raw, StoreSettings)
-    if "url" not in table:
-        return StoreSettings()
-    url = table["url"]
+    url = table.get("url", "")
     _expect("store.url", url, str, "a string (sqlite:PATH or postgresql://…)")
-    try:
-        location.parse(url, root)
-    except UsageError as exc:
-        raise _error("store.url", str(exc)) from None
-    return StoreSettings(url=url)
+    if "url" in table:
+        try:
+            location.parse(url, root)
+        except UsageError as exc:
+            raise _error("store.url", str(exc)) from None
+    size = table.get("pool_size", DEFAULT_POOL_SIZE)
+    _expect("store.pool_size", size, int, "an integer (connections)")
+    if not 1 <= size <= MAX_POOL_SIZE:
+        raise _error("store.pool_size", f"must be between 1 and {MAX_POOL_SIZE}, got {size}")
+    return StoreSettings(url=url, pool_size=size)
 
 
 def _sessions(raw: Any) -> SessionSettings:

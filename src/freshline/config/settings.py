@@ -19,6 +19,7 @@ from freshline.errors import NotFoundError
 from freshline.ignore import IgnoreSettings
 from freshline.paths import shown
 from freshline.store.location import ENV_VAR as STORE_ENV
+from freshline.store.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
 
 CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
@@ -122,6 +123,7 @@ class StoreSettings:
     """The `[store]` table: where the store lives ("" = SQLite under `.freshline/`)."""
 
     url: str = ""  # sqlite:PATH or postgresql://… (FRESHLINE_STORE_URL overrides it)
+    pool_size: int = DEFAULT_POOL_SIZE  # PostgreSQL connections a process keeps at most
 
 
 _DURATION = re.compile(r"(\d+)\s*([smhdw]?)")

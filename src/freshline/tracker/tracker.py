@@ -131,7 +131,8 @@ class Tracker:
     def __init__(self, config: Config, store: Store | None = None) -> None:
         self.config = config
         self.root = Path(config.root)
-        self.store = store or Store(self.root / DATA_DIR, config.store_url)
+        self.store = store or Store(self.root / DATA_DIR, config.store_url,
+                                     config.store.pool_size)
         self._stamp = config_stamp(config.path)
 
     def reload_config(self) -> Config:
