@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,21 @@ def _isolated_env(
         monkeypatch.delenv(key, raising=False)
 
 
+def close_pools() -> None:
+    """Close this process's PostgreSQL connection pools (if it opened any). Each test's
+    schema, each `renew()`'s, is a URL and so a pool of its own: a process closes its pools
+    at exit, but the suite is one long process."""
+    postgres = sys.modules.get("freshline.store.postgres")
+    if postgres is not None:
+        postgres.close_pools()
+
+
+@pytest.fixture(autouse=True)
+def _pools_closed() -> Iterator[None]:
+    yield
+    close_pools()
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """A real PostgreSQL server for the whole run. Missing binaries skip the PostgreSQL
@@ -82,6 +98,7 @@ class StoreBackend:
     def renew(self) -> str | None:
         """A fresh, empty store for what the test opens next (PostgreSQL: a new schema)."""
         if self.server is not None:
+            close_pools()  # the stores of the schema before are done with
             self.url = self.server.new_schema()
             self.monkeypatch.setenv(STORE_URL, self.url)
         return self.url

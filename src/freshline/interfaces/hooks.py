@@ -267,7 +267,7 @@ def record_tool_use(payload: HookInput, options: HookOptions | None = None) -> b
     secret, an internal or ignored file."""
     options = options or HookOptions()
     config = load_config(workspace_for(starts(payload, options), options.workspace))
-    store = Store(config.data_dir, config.store_url)
+    store = Store(config.data_dir, config.store_url, config.store.pool_size)
     try:
         s = store.session_by_external(external_id(payload.session_id))
         if s is not None and not store.deliveries_of(s.id, DeliveryState.OUTSTANDING):

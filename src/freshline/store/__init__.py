@@ -19,6 +19,7 @@ from freshline.store.ledger import LedgerEntry, LedgerKind, LedgerRow, LedgerTab
 from freshline.store.location import Backend, Location, parse
 from freshline.store.log import LogTable, ProjectState
 from freshline.store.meta import MetaTable
+from freshline.store.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
 from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, LoggedChange
 from freshline.store.sessions import SessionRecord, SessionState, SessionTable
 from freshline.store.sqlite import DB_NAME, SQLiteDatabase
@@ -46,22 +47,25 @@ __all__ = [
 ]
 
 
-def open_database(data_dir: Path, url: str | None = None) -> Database:
+def open_database(
+    data_dir: Path, url: str | None = None, pool_size: int = DEFAULT_POOL_SIZE
+) -> Database:
     """The database a store URL names (None or "": `data_dir`/freshline.db); a relative
-    `sqlite:PATH` is taken from `data_dir`'s parent, the workspace root."""
+    `sqlite:PATH` is taken from `data_dir`'s parent, the workspace root. PostgreSQL's
+    connections come from this process's pool of `pool_size` for the URL."""
     if not url:
         return SQLiteDatabase(Path(data_dir) / DB_NAME)
     where = parse(url, Path(data_dir).parent)
-    return database_at(where)
+    return database_at(where, pool_size)
 
 
-def database_at(where: Location) -> Database:
+def database_at(where: Location, pool_size: int = DEFAULT_POOL_SIZE) -> Database:
     """The database at a parsed location (psycopg is imported only for PostgreSQL)."""
     if where.backend is Backend.SQLITE:
         return SQLiteDatabase(Path(where.target))
     from freshline.store.postgres import PostgresDatabase
 
-    return PostgresDatabase(where.target)
+    return PostgresDatabase(where.target, pool_size)
 
 
 class Store(
@@ -69,9 +73,11 @@ class Store(
 ):
     """freshline's persistent state for one workspace."""
 
-    def __init__(self, data_dir: Path, url: str | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, url: str | None = None, pool_size: int = DEFAULT_POOL_SIZE
+    ) -> None:
         self._data_dir = Path(data_dir)
-        self.db = open_database(self._data_dir, url)
+        self.db = open_database(self._data_dir, url, pool_size)
 
     @property
     def data_dir(self) -> Path:
@@ -100,5 +106,6 @@ class Store(
         self.db.checkpoint()
 
     def close(self) -> None:
-        """Close this thread's connection."""
+        """Close this thread's connection (SQLite; PostgreSQL's stay in the process's
+        pool)."""
         self.db.close()

@@ -1,11 +1,17 @@
 """The team backend: PostgreSQL through psycopg 3, one schema per workspace.
 
-Each thread gets its own connection, in autocommit: a statement outside a transaction
-commits on its own, as with SQLite. `write()` opens a transaction and takes a
-transaction-level advisory lock keyed by the workspace's schema, so write transactions
-run one at a time (a flush's read-then-write never interleaves with another process's)
-while readers never wait; the lock dies with the transaction, or with the connection of
-a process that was killed mid-flush. `read()` is a REPEATABLE READ snapshot.
+Connections come from a bounded pool (`pool.py`), one per store URL and pool size per
+process, shared by every store of that URL and closed at exit (`close_pools`). A
+transaction holds one of them from its start to its end; a statement outside a
+transaction takes one for itself alone, in autocommit (so it commits on its own, as with
+SQLite), and its rows are fetched before the connection goes back. `write()` opens a
+transaction and takes a transaction-level advisory lock keyed by the workspace's schema,
+so write transactions run one at a time (a flush's read-then-write never interleaves with
+another process's) while readers never wait; the lock dies with the transaction, or with
+the connection of a process that was killed mid-flush. Writers of one process queue on a
+lock of the pool's before they take a connection, so writers waiting for another
+process's flush hold one connection, not the whole pool. `read()` is a REPEATABLE READ
+snapshot.
 
 The schema version and a write counter (SQLite's `user_version` and `data_version`) live
 in the backend's own table, `freshline_schema`.
@@ -13,24 +19,32 @@ in the backend's own table, `freshline_schema`.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from freshline.errors import StoreError
 from freshline.store.db import Database, Rows
 from freshline.store.dialect import postgres
 from freshline.store.location import masked
+from freshline.store.pool import DEFAULT_SIZE, Pool, PoolClosed, PoolTimeout
 from freshline.store.schema import MIGRATIONS, check_version, statements
 
 BOOKKEEPING = "freshline_schema"
 CONNECT_TIMEOUT_S = 10
+POOL_WAIT_S = 30.0  # how long a caller waits for a free connection of the pool
 _MIGRATE_LOCK = 0x6672_6D69  # the second advisory key migrations serialize on
 _WRITE_LOCK = 0x6672_7772  # the second advisory key writes serialize on
 _KEY = "hashtext('freshline:' || current_schema())"  # the workspace's first advisory key
+
+Raw = psycopg.Connection[Any]
 
 
 def _param(value: object) -> object:
@@ -46,13 +60,11 @@ class PgConnection:
     """A psycopg connection that reads the store's SQLite dialect; every error a one-line
     StoreError naming the store (password masked)."""
 
-    def __init__(self, raw: psycopg.Connection[Any], location: str) -> None:
+    def __init__(self, raw: Raw, location: str) -> None:
         self.raw = raw
         self.location = location
-        self.in_transaction = False
-        self.writing = False  # inside `write()` (not a read-only snapshot)
 
-    def execute(self, sql: str, parameters: Any = (), /) -> Rows:
+    def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
         """Run one statement; its rows."""
         args = _params(parameters)
         try:
@@ -69,6 +81,57 @@ class PgConnection:
             raise failure(self.location, exc) from exc
 
 
+class Fetched:
+    """A statement's rows, fetched whole (its connection is back in the pool)."""
+
+    def __init__(self, rows: list[Any]) -> None:
+        self._rows = iter(rows)
+
+    def fetchone(self) -> Any:
+        """The next row, or None."""
+        return next(self._rows, None)
+
+    def fetchall(self) -> list[Any]:
+        """The rows not yet read."""
+        return list(self._rows)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._rows
+
+
+class ThreadConnection:
+    """This thread's connection as the store's tables see it (`PostgresDatabase.conn`):
+    inside a transaction, the transaction's; outside one, a connection of the pool for
+    each statement."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
+        self.tx: PgConnection | None = None  # the transaction's connection
+        self.writing = False  # inside `write()` (not a read-only snapshot)
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside a transaction of this store."""
+        return self.tx is not None
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Rows:
+        """Run one statement (in the transaction, else on its own); its rows."""
+        if self.tx is not None:
+            return self.tx.execute(sql, parameters)
+        with self.db.borrow() as conn:
+            cur = conn.execute(sql, parameters)
+            return Fetched(cur.fetchall() if cur.description is not None else [])
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> None:
+        """Run one statement for each row of parameters (in the transaction, else in
+        autocommit on one connection)."""
+        if self.tx is not None:
+            self.tx.executemany(sql, parameters)
+            return
+        with self.db.borrow() as conn:
+            conn.executemany(sql, parameters)
+
+
 def failure(location: str, exc: BaseException, doing: str = "") -> StoreError:
     """A one-line StoreError for what PostgreSQL (or reaching it) said; the password of
     the URL never shows."""
@@ -77,43 +140,118 @@ def failure(location: str, exc: BaseException, doing: str = "") -> StoreError:
     return StoreError(f"{location}: {doing + ': ' if doing else ''}{said}")
 
 
-class PostgresDatabase(Database):
-    """Per-thread PostgreSQL connections to one workspace's schema, migrated on first open."""
+@dataclass
+class Shared:
+    """What every store of one URL in this process shares: the pool, and the lock its
+    writers queue on before they take a connection."""
 
-    def __init__(self, url: str) -> None:
+    pool: Pool[Raw]
+    writers: threading.Lock = field(default_factory=threading.Lock)
+
+
+_pools: dict[tuple[str, int], Shared] = {}
+_pools_lock = threading.Lock()
+
+
+def _open(url: str) -> Raw:
+    return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                           application_name="freshline")
+
+
+def _reusable(raw: Raw) -> bool:
+    # A connection goes back to the pool only idle: no transaction left open or failed.
+    return not raw.closed and raw.info.transaction_status == TransactionStatus.IDLE
+
+
+def shared(url: str, size: int) -> Shared:
+    """The pool of `url` with `size` connections in this process (made on first use)."""
+    with _pools_lock:
+        found = _pools.get((url, size))
+        if found is None:
+            found = _pools[(url, size)] = Shared(Pool(partial(_open, url), Raw.close, size))
+        return found
+
+
+def close_pools() -> None:
+    """Close every pool of this process: at exit (the test suite also after each test).
+    A store used afterwards opens a new pool."""
+    with _pools_lock:
+        closing = list(_pools.values())
+        _pools.clear()
+    for each in closing:
+        each.pool.close()
+
+
+atexit.register(close_pools)
+
+
+@contextmanager
+def _begun(conn: PgConnection, begin: str, lock: int | None) -> Iterator[PgConnection]:
+    """A transaction on `conn` (holding the workspace's advisory lock `lock` until it
+    ends), committed on success and rolled back on error."""
+    conn.execute(begin)
+    try:
+        if lock is not None:
+            conn.execute(f"SELECT pg_advisory_xact_lock({_KEY}, {lock})")
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.raw.closed:
+            try:
+                conn.raw.execute("ROLLBACK")
+            except psycopg.Error:
+                conn.raw.close()  # a broken connection: the pool drops it
+        raise
+
+
+class PostgresDatabase(Database):
+    """One workspace's schema on PostgreSQL through the process's pool of its URL,
+    migrated on first use."""
+
+    def __init__(self, url: str, pool_size: int = DEFAULT_SIZE) -> None:
         self.url = url
+        self.pool_size = pool_size
         self.location = masked(url)
         self._local = threading.local()
         self._migrated = False
 
     @property
-    def conn(self) -> PgConnection:
-        conn: PgConnection | None = getattr(self._local, "conn", None)
-        if conn is None or conn.raw.closed:
-            conn = self._connect()
-            self._local.conn = conn
+    def conn(self) -> ThreadConnection:
+        conn: ThreadConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = ThreadConnection(self)
         return conn
 
-    def _connect(self) -> PgConnection:
+    @contextmanager
+    def borrow(self) -> Iterator[PgConnection]:
+        """A connection of the pool for the block (the schema migrated first), given back
+        after it. StoreError when the server cannot be reached, or when no connection
+        comes free within POOL_WAIT_S seconds."""
+        pool = shared(self.url, self.pool_size).pool
         try:
-            raw = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="freshline",
-            )
+            raw = pool.take(POOL_WAIT_S)
         except psycopg.Error as exc:
             raise failure(self.location, exc, "cannot reach the store") from exc
-        conn = PgConnection(raw, self.location)
-        if conn.execute("SELECT current_schema()").fetchone()[0] is None:
-            raw.close()
-            raise StoreError(f"{self.location}: no schema to create the store in "
-                             "(create it, or name one in the URL's search_path)")
-        if not self._migrated:
-            self._migrate(conn)
-            self._migrated = True
-        return conn
+        except PoolTimeout:
+            raise StoreError(
+                f"{self.location}: no free connection after {POOL_WAIT_S:g} s (all "
+                f"{self.pool_size} of the pool in use; raise [store] pool_size)") from None
+        except PoolClosed:
+            raise StoreError(f"{self.location}: the store's pool is closed") from None
+        try:
+            conn = PgConnection(raw, self.location)
+            if not self._migrated:
+                self._migrate(conn)
+                self._migrated = True
+            yield conn
+        finally:
+            pool.give(raw, _reusable(raw))
 
     def _migrate(self, conn: PgConnection) -> None:
-        with self._transaction(conn, _MIGRATE_LOCK):
+        if (conn.execute("SELECT current_schema()").fetchone() or (None,))[0] is None:
+            raise StoreError(f"{self.location}: no schema to create the store in "
+                             "(create it, or name one in the URL's search_path)")
+        with _begun(conn, "BEGIN", _MIGRATE_LOCK):
             conn.execute(f"CREATE TABLE IF NOT EXISTS {BOOKKEEPING} (version INTEGER NOT NULL,"
                          " generation INTEGER NOT NULL)")
             row = conn.execute(f"SELECT version FROM {BOOKKEEPING}").fetchone()
@@ -126,47 +264,42 @@ class PostgresDatabase(Database):
                     conn.execute(statement)
                 conn.execute(f"UPDATE {BOOKKEEPING} SET version = ?", (number,))
 
-    @contextmanager
-    def _transaction(self, conn: PgConnection, lock: int) -> Iterator[PgConnection]:
-        """A transaction holding the workspace's advisory lock `lock` until it ends."""
+    def _outside(self) -> ThreadConnection:
+        """This thread's connection, refused inside a transaction (one at a time)."""
+        conn = self.conn
         if conn.in_transaction:
-            raise StoreError(f"{self.location}: a write inside a transaction")
-        conn.execute("BEGIN")
-        conn.in_transaction = conn.writing = True
-        try:
-            conn.execute(f"SELECT pg_advisory_xact_lock({_KEY}, {lock})")
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            if not conn.raw.closed:
-                try:
-                    conn.raw.execute("ROLLBACK")
-                except psycopg.Error:
-                    conn.raw.close()  # a broken connection: the next use opens another
-            raise
-        finally:
-            conn.in_transaction = conn.writing = False
+            raise StoreError(f"{self.location}: a transaction inside a transaction")
+        return conn
 
     @contextmanager
-    def write(self) -> Iterator[PgConnection]:
+    def _transaction(self, mine: ThreadConnection, begin: str,
+                     lock: int | None) -> Iterator[ThreadConnection]:
+        """A transaction on a connection of the pool, this thread's statements' until it
+        ends."""
+        with self.borrow() as conn, _begun(conn, begin, lock):
+            mine.tx, mine.writing = conn, lock is not None
+            try:
+                yield mine
+            finally:
+                mine.tx, mine.writing = None, False
+
+    @contextmanager
+    def write(self) -> Iterator[ThreadConnection]:
         """A write transaction under the workspace's write lock; it bumps the write counter
         (`data_version`) for other connections to see."""
-        with self._transaction(self.conn, _WRITE_LOCK) as conn:
+        mine = self._outside()
+        with shared(self.url, self.pool_size).writers, \
+                self._transaction(mine, "BEGIN", _WRITE_LOCK) as conn:
             yield conn
             conn.execute(f"UPDATE {BOOKKEEPING} SET generation = generation + 1")
 
     @contextmanager
-    def read(self) -> Iterator[PgConnection]:
+    def read(self) -> Iterator[ThreadConnection]:
         """A read-only REPEATABLE READ transaction: one snapshot, no lock."""
-        conn = self.conn
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        conn.in_transaction = True
-        try:
+        mine = self._outside()
+        with self._transaction(mine, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                               None) as conn:
             yield conn
-        finally:
-            conn.in_transaction = False
-            if not conn.raw.closed:
-                conn.execute("COMMIT")
 
     @property
     def for_update(self) -> str:
@@ -217,8 +350,6 @@ class PostgresDatabase(Database):
             )
 
     def close(self) -> None:
-        """Close this thread's connection."""
-        conn: PgConnection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.raw.close()
-            self._local.conn = None
+        """Nothing to close: a thread holds a connection only for a transaction or a
+        statement, and the pool's connections serve the process's other stores of this
+        URL until exit."""

@@ -105,7 +105,8 @@ class Tracker:
     def __init__(self, config: Config, store: Store | None = None) -> None:
         self.config = config
         self.root = Path(config.root)
-        self.store = store or Store(self.root / DATA_DIR, config.store_url)
+        self.store = store or Store(self.root / DATA_DIR, config.store_url,
+                                     config.store.pool_size)
         self._stamp = config_stamp(config.path)
         # The whole index as a flush of an empty one wrote it, in the index's order, valid
         # while its connection's data_version stays (nobody else wrote): a listing right

@@ -34,9 +34,9 @@ def migrate(
     from freshline.store.location import parse
 
     cfg = config(ctx)
-    source = open_database(cfg.data_dir, cfg.store_url)
+    source = open_database(cfg.data_dir, cfg.store_url, cfg.store.pool_size)
     target_at = parse(to, cfg.root)
-    target = open_database(cfg.data_dir, to)
+    target = open_database(cfg.data_dir, to, cfg.store.pool_size)
     if target.location == source.location:
         raise UsageError(f"--to {target_at.shown}: that is the store this workspace uses")
     copied = copy_store(source, target)

@@ -52,7 +52,7 @@ def _store(ctx: typer.Context) -> Iterator[tuple[Config, Store]]:
     from freshline.store import Store
 
     cfg = config(ctx)
-    store = Store(cfg.data_dir, cfg.store_url)
+    store = Store(cfg.data_dir, cfg.store_url, cfg.store.pool_size)
     try:
         yield cfg, store
     finally:

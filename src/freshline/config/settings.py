@@ -1,0 +1,213 @@
+"""The records of a loaded freshline.toml: one frozen dataclass per table, and `Config`.
+
+Also the defaults that live beside them (channel budgets, durations) and the error for a
+project name the config does not hold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+
+from freshline import scope
+from freshline.errors import NotFoundError
+from freshline.ignore import IgnoreSettings
+from freshline.paths import shown
+from freshline.store.location import ENV_VAR as STORE_ENV
+from freshline.store.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
+
+CONFIG_NAME = "freshline.toml"
+DATA_DIR = ".freshline"
+
+
+class Mode(StrEnum):
+    """How a project's agent sees the workspace (DESIGN section 8)."""
+
+    LIVE = "live"  # reads the live workspace; each turn records what it saw
+    ISOLATED = "isolated"  # works in its own worktree; its edits become commits
+
+
+@dataclass(frozen=True)
+class WorkspaceSettings:
+    """The `[workspace]` table."""
+
+    debounce_ms: int = 150
+    change_log_cap: int = 1000
+    full_scan_interval: int = 300  # seconds
+    ignore: tuple[str, ...] = ()
+    materialize_timeout_s: int = 60
+    materialize_memory_mb: int = 1024
+    workers: int = 2
+    respect_gitignore: bool = True
+    respect_obsidian: bool = True
+    ignore_trash: bool = True
+    autowatch: bool = True  # the first command that flushes starts a background watcher
+    autowatch_idle: int = 3600  # seconds without requests before that watcher exits
+
+    @property
+    def ignore_settings(self) -> IgnoreSettings:
+        """Which ignore sources apply (freshline.ignore)."""
+        return IgnoreSettings(
+            self.ignore, self.respect_gitignore, self.respect_obsidian, self.ignore_trash
+        )
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The `[model]` table: which model commands use when `--model` is not given."""
+
+    default: str = "echo"  # a backend spec: echo, scripted:FILE, openai:MODEL, anthropic:MODEL
+    base_url: str | None = None  # the server for the default model's backend
+    retries: int = 3  # retries of a request the server answered 429 or 5xx
+    retry_wait_s: float = 1.0  # the first wait before a retry; doubles each time, jittered
+    retry_max_wait_s: float = 30.0  # the longest single wait
+
+
+# Each delivery channel's budget in characters when freshline.toml sets none.
+CHANNEL_BUDGETS = {"hook": 9_000, "mcp": 20_000, "chat": 30_000, "send": 30_000, "acp": 20_000}
+# Limits of the clients themselves: `budget_chars` never raises a channel above them
+# (Claude Code shows a hook's output whole only up to 10,000 characters).
+_CHANNEL_CEILINGS = {"hook": 9_000}
+BUDGET_RANGE = (2_000, 10_000_000)  # both blocks at their smallest take about 1,300
+
+
+@dataclass(frozen=True)
+class DeliverySettings:
+    """The `[delivery]` table: budgets in characters, for all channels and per channel."""
+
+    budget_chars: int | None = None
+    hook: int | None = None
+    mcp: int | None = None
+    chat: int | None = None
+    send: int | None = None
+    acp: int | None = None
+
+    def budget(self, channel: str) -> int:
+        """The channel's budget: its own key, else `budget_chars` (never above the
+        channel's ceiling), else the channel's default."""
+        own = getattr(self, channel)
+        if own is not None:
+            return int(own)
+        default = CHANNEL_BUDGETS[channel]
+        if self.budget_chars is None:
+            return default
+        return min(self.budget_chars, _CHANNEL_CEILINGS.get(channel, self.budget_chars))
+
+
+@dataclass(frozen=True)
+class ConversationSettings:
+    """The `[conversations]` table: how conversations store the trees they record."""
+
+    max_blob_mb: int = 20  # a file larger than this is recorded as a pointer blob
+
+    @property
+    def max_blob_bytes(self) -> int:
+        """The cap in bytes."""
+        return self.max_blob_mb * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """The `[sessions]` table: sessions' life."""
+
+    idle_close: int = 7 * 86_400  # seconds a hook/MCP/ACP session may stay unused (0: never)
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """The `[store]` table: where the store lives ("" = SQLite under `.freshline/`)."""
+
+    url: str = ""  # sqlite:PATH or postgresql://… (FRESHLINE_STORE_URL overrides it)
+    pool_size: int = DEFAULT_POOL_SIZE  # PostgreSQL connections a process keeps at most
+
+
+_DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
+MAX_DURATION = 3_650 * 86_400  # ten years: anything longer is a typo
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in a duration such as `30d`, `12h`, `90m`, `45s`, `2w` or a bare number of
+    seconds; raises ValueError saying what is accepted."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (e.g. 30d, 12h, 90m, 45s, 2w)")
+    seconds = int(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > MAX_DURATION:
+        raise ValueError(f"duration {text!r} is longer than {MAX_DURATION // 86_400} days")
+    return seconds
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """One `[projects.NAME]` table; `ignore` is the workspace's, so `scope` is complete."""
+
+    name: str
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    mode: Mode = Mode.LIVE
+    ignore: tuple[str, ...] = ()
+    allow_secrets: tuple[str, ...] = ()  # built-in secret patterns this project may read
+
+    @cached_property
+    def scope(self) -> scope.Scope:
+        """The project's parsed scope, ready for matching."""
+        return scope.Scope.from_strings(
+            self.include, self.exclude, self.ignore, self.allow_secrets
+        )
+
+    @property
+    def signature(self) -> str:
+        """A stable hash of the normalized patterns, mode and allowed secret patterns."""
+        return scope.signature(self.include, self.exclude, self.mode, self.allow_secrets)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A loaded, validated workspace config."""
+
+    root: Path
+    workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+    projects: dict[str, ProjectConfig] = field(default_factory=dict)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)
+    conversations: ConversationSettings = field(default_factory=ConversationSettings)
+    sessions: SessionSettings = field(default_factory=SessionSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+
+    @property
+    def path(self) -> Path:
+        """The config file."""
+        return self.root / CONFIG_NAME
+
+    @property
+    def data_dir(self) -> Path:
+        """freshline's private data dir."""
+        return self.root / DATA_DIR
+
+    @property
+    def store_url(self) -> str | None:
+        """The store's URL: FRESHLINE_STORE_URL, else `[store] url`, else None (SQLite
+        under the data dir). Checked when the store opens."""
+        return os.environ.get(STORE_ENV) or self.store.url or None
+
+    def project(self, name: str) -> ProjectConfig:
+        """The named project; raises NotFoundError if there is none."""
+        try:
+            return self.projects[name]
+        except KeyError:
+            raise unknown_project(name, self.projects) from None
+
+
+def unknown_project(name: str, known: Iterable[str]) -> NotFoundError:
+    """The error for a project name not in the config, suggesting the closest one."""
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(name, [str(k) for k in known], n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return NotFoundError(shown(f"unknown project '{name}'{hint}"))
