@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from freshline.config import Config, add_project, init_workspace, load_config
+from freshline.config import DATA_DIR, Config, add_project, init_workspace, load_config
 from freshline.conversation.git import Git
 from freshline.session import SessionManager
 from freshline.store import Store
 from freshline.store.location import ENV_VAR as STORE_URL
 from freshline.tracker import Tracker
+from freshline.tracker.autowatch import LOCK_NAME as WATCH_LOCK
+from freshline.tracker.autowatch import holder as watcher_of
+from freshline.tracker.autowatch import stop as stop_watcher
 from tests.pgserver import PgServer, find_bindir
 
 
@@ -57,6 +60,20 @@ def close_pools() -> None:
     postgres = sys.modules.get("freshline.store.postgres")
     if postgres is not None:
         postgres.close_pools()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_watcher_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A test that made a command start a background watcher (one run outside the test's
+    environment, as a user's would) must stop it; any still running at the end is stopped
+    here and fails the run, naming its workspace."""
+    yield
+    base = tmp_path_factory.getbasetemp()
+    left = [lock.parent.parent for lock in base.glob(f"**/{DATA_DIR}/{WATCH_LOCK}")
+            if watcher_of(lock.parent.parent)]
+    for root in left:
+        stop_watcher(root)
+    assert not left, f"watchers left running by tests: {left}"
 
 
 @pytest.fixture(autouse=True)

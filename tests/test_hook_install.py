@@ -18,7 +18,10 @@ from hypothesis import strategies as st
 
 from freshline.interfaces.hook_install import EVENTS, hook_command, is_ours, merge, unmerge
 from freshline.interfaces.hook_ledger import MATCHER
+from freshline.tracker.autowatch import holder as watcher_of
+from freshline.tracker.autowatch import stop as stop_watcher
 from tests.conftest import Workspace
+from tests.test_autowatch import wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"
 THEIRS = {"type": "command", "command": "echo hi"}
@@ -114,9 +117,13 @@ def test_install_writes_a_hook_that_runs_from_anywhere(notes: Workspace, tmp_pat
     # that does not hold freshline.
     payload = json.dumps({"session_id": "s1", "cwd": str(notes.root / "notes"),
                           "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
-    ran = subprocess.run(["/bin/sh", "-c", command], input=payload, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60,
-                         env={"HOME": os.environ["HOME"], "PATH": "/usr/bin:/bin"})
+    try:
+        ran = subprocess.run(["/bin/sh", "-c", command], input=payload, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60,
+                             env={"HOME": os.environ["HOME"], "PATH": "/usr/bin:/bin"})
+    finally:  # outside the test's environment, the hook starts a watcher as for a user
+        wait_for(lambda: watcher_of(notes.root) is not None)
+        assert stop_watcher(notes.root)
     assert ran.returncode == 0, ran.stderr
     assert "notes/a.md" in json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
     again = freshline("hook", "install", "claude-code", "--json", cwd=notes.root)
