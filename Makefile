@@ -26,7 +26,8 @@ postgres:
 test: $(VENV)/.test-installed postgres
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	# Two workers, one test file each at a time: most tests wait on processes and disks.
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
 
 bench: $(BIN)/freshline postgres
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
