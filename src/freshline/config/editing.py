@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshline.config.loading import (
-    _error,
-    _parse_toml,
-    _read,
-    _too_deep,
-    _validate,
     check_project_name,
+    config_error,
+    parse_toml,
+    read_text,
+    too_deep,
+    validate,
 )
 from freshline.config.settings import (
     CONFIG_NAME,
@@ -148,7 +148,7 @@ def add_project(
             projects = tomlkit.table(is_super_table=True)
             doc.append("projects", projects)
         if name in projects:
-            raise _error(f"projects.{name}", f"project '{name}' already exists")
+            raise config_error(f"projects.{name}", f"project '{name}' already exists")
         table = tomlkit.table()
         table.append("include", _array(include))
         if exclude:
@@ -225,8 +225,8 @@ def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
     import tomlkit
     import tomlkit.exceptions
 
-    text = _read(root)
-    _validate(root, _parse_toml(text))  # refuse to edit a file that is already broken
+    text = read_text(root)
+    validate(root, parse_toml(text))  # refuse to edit a file that is already broken
     try:
         doc = tomlkit.parse(text if text.endswith("\n") or not text else text + "\n")
         mutate(doc)
@@ -234,8 +234,8 @@ def _edit(root: Path, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Config:
     except tomlkit.exceptions.TOMLKitError as exc:
         raise ConfigError(f"{CONFIG_NAME}: cannot edit: {exc}") from None
     except RecursionError:
-        raise _too_deep() from None
-    config = _validate(root, _parse_toml(new_text))
+        raise too_deep() from None
+    config = validate(root, parse_toml(new_text))
     _write_atomic(root / CONFIG_NAME, new_text)
     return config
 

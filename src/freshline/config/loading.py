@@ -72,10 +72,12 @@ def find_workspace(start: Path, explicit: Path | None = None) -> Path:
 def load_config(root: Path) -> Config:
     """Read and validate `root/freshline.toml`; raises ConfigError or WorkspaceError."""
     root = Path(root).resolve()
-    return _validate(root, _parse_toml(_read(root)))
+    return validate(root, parse_toml(read_text(root)))
 
 
-def _read(root: Path) -> str:
+def read_text(root: Path) -> str:
+    """The text of `root`'s freshline.toml (WorkspaceError when there is none, ConfigError
+    when it cannot be read as UTF-8)."""
     path = root / CONFIG_NAME
     try:
         data = path.read_bytes()
@@ -89,20 +91,23 @@ def _read(root: Path) -> str:
         raise ConfigError(f"{CONFIG_NAME}: invalid TOML: not UTF-8 text") from None
 
 
-def _parse_toml(text: str) -> dict[str, Any]:
+def parse_toml(text: str) -> dict[str, Any]:
+    """The TOML document `text` (ConfigError, in one line, when it is not valid TOML)."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{CONFIG_NAME}: invalid TOML: {exc}") from None
     except RecursionError:  # the parser recurses once per level of arrays and inline tables
-        raise _too_deep() from None
+        raise too_deep() from None
 
 
-def _too_deep() -> ConfigError:
+def too_deep() -> ConfigError:
+    """The error for a document nested deeper than Python's parsers can follow."""
     return ConfigError(f"{CONFIG_NAME}: invalid TOML: nested far deeper than freshline.toml allows")
 
 
-def _error(key: str, what: str) -> ConfigError:
+def config_error(key: str, what: str) -> ConfigError:
+    """The one-line error for `key`: `freshline.toml: <key>: <what is wrong>`."""
     return ConfigError(shown(f"{CONFIG_NAME}: {key}: {what}"))
 
 
@@ -114,7 +119,7 @@ def _type_name(value: Any) -> str:
 
 def _expect(key: str, value: Any, kind: type, noun: str) -> None:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise _error(key, f"expected {noun}, got {_type_name(value)}")
+        raise config_error(key, f"expected {noun}, got {_type_name(value)}")
 
 
 def _check_keys(prefix: str, table: dict[str, Any], allowed: Iterable[str]) -> None:
@@ -122,10 +127,11 @@ def _check_keys(prefix: str, table: dict[str, Any], allowed: Iterable[str]) -> N
     for key in table:
         if key not in allowed:
             where = f"{prefix}.{key}" if prefix else key
-            raise _error(where, f"unknown key (expected one of: {', '.join(allowed)})")
+            raise config_error(where, f"unknown key (expected one of: {', '.join(allowed)})")
 
 
-def _validate(root: Path, data: dict[str, Any]) -> Config:
+def validate(root: Path, data: dict[str, Any]) -> Config:
+    """The Config a parsed freshline.toml describes (ConfigError for the first bad key)."""
     _check_keys("", data, _TOP_KEYS)
     raw_ws = data.get("workspace", {})
     _expect("workspace", raw_ws, dict, "a table")
@@ -159,7 +165,9 @@ def _conversations(raw: Any) -> ConversationSettings:
     value = table["max_blob_mb"]
     _expect("conversations.max_blob_mb", value, int, "an integer (MiB)")
     if not 1 <= value <= 1 << 20:
-        raise _error("conversations.max_blob_mb", f"must be between 1 and {1 << 20}, got {value}")
+        raise config_error(
+            "conversations.max_blob_mb", f"must be between 1 and {1 << 20}, got {value}"
+        )
     return ConversationSettings(max_blob_mb=value)
 
 
@@ -171,11 +179,11 @@ def _store(root: Path, raw: Any) -> StoreSettings:
         try:
             location.parse(url, root)
         except UsageError as exc:
-            raise _error("store.url", str(exc)) from None
+            raise config_error("store.url", str(exc)) from None
     size = table.get("pool_size", DEFAULT_POOL_SIZE)
     _expect("store.pool_size", size, int, "an integer (connections)")
     if not 1 <= size <= MAX_POOL_SIZE:
-        raise _error("store.pool_size", f"must be between 1 and {MAX_POOL_SIZE}, got {size}")
+        raise config_error("store.pool_size", f"must be between 1 and {MAX_POOL_SIZE}, got {size}")
     return StoreSettings(url=url, pool_size=size)
 
 
@@ -186,11 +194,11 @@ def _sessions(raw: Any) -> SessionSettings:
     value = table["idle_close"]
     if isinstance(value, bool) or not isinstance(value, int | str):
         got = _type_name(value)
-        raise _error("sessions.idle_close", f'expected a duration like "7d", got {got}')
+        raise config_error("sessions.idle_close", f'expected a duration like "7d", got {got}')
     try:
         seconds = parse_duration(str(value))
     except ValueError as exc:
-        raise _error("sessions.idle_close", str(exc)) from None
+        raise config_error("sessions.idle_close", str(exc)) from None
     return SessionSettings(idle_close=seconds)
 
 
@@ -201,7 +209,7 @@ def _delivery(table: dict[str, Any]) -> DeliverySettings:
         key = f"delivery.{name}"
         _expect(key, value, int, "an integer (characters)")
         if not low <= value <= high:
-            raise _error(key, f"must be between {low:,} and {high:,} characters, got {value}")
+            raise config_error(key, f"must be between {low:,} and {high:,} characters, got {value}")
     return DeliverySettings(**table)
 
 
@@ -220,7 +228,7 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
         _expect(key, value, int, "an integer")
         low, high = _RANGES[name]
         if not low <= value <= high:
-            raise _error(key, f"must be between {low} and {high}, got {value}")
+            raise config_error(key, f"must be between {low} and {high}, got {value}")
         values[name] = value
     return WorkspaceSettings(**values)
 
@@ -233,20 +241,22 @@ def _model(table: dict[str, Any]) -> ModelSettings:
             _expect(f"model.{name}", table[name], str, "a string")
             values[name] = table[name].strip()
     if not values.get("default", "echo"):
-        raise _error("model.default", "empty model (expected e.g. \"openai:gpt-4o-mini\")")
+        raise config_error("model.default", "empty model (expected e.g. \"openai:gpt-4o-mini\")")
     base_url = values.get("base_url")
     if base_url is not None and not re.match(r"https?://[^/\s]+", base_url):
-        raise _error("model.base_url", f"not an http:// or https:// URL: {base_url!r}")
+        raise config_error("model.base_url", f"not an http:// or https:// URL: {base_url!r}")
     if "retries" in table:
         _expect("model.retries", table["retries"], int, "an integer")
         if table["retries"] < 0:
-            raise _error("model.retries", f"must be at least 0, got {table['retries']}")
+            raise config_error("model.retries", f"must be at least 0, got {table['retries']}")
         values["retries"] = table["retries"]
     for name in ("retry_wait_s", "retry_max_wait_s"):
         if name in table:
             value = table[name]
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise _error(f"model.{name}", f"expected a number of seconds ≥ 0, got {value!r}")
+                raise config_error(
+                    f"model.{name}", f"expected a number of seconds ≥ 0, got {value!r}"
+                )
             values[name] = float(value)
     return ModelSettings(**values)
 
@@ -267,7 +277,7 @@ def _patterns(key: str, value: Any, check: Callable[[str], Any]) -> tuple[str, .
             check(item)
         except ValueError as exc:
             quoted = f" (pattern {item.strip()!r})" if item.strip() else ""
-            raise _error(f"{key}[{i}]", f"{exc}{quoted}") from None
+            raise config_error(f"{key}[{i}]", f"{exc}{quoted}") from None
         out.append(item.strip())
     return tuple(out)
 
@@ -292,13 +302,13 @@ def _mode(key: str, table: dict[str, Any]) -> Mode:
     try:
         return Mode(value)
     except ValueError:
-        raise _error(key, f"unknown mode '{value}' (expected live or isolated)") from None
+        raise config_error(key, f"unknown mode '{value}' (expected live or isolated)") from None
 
 
 def check_project_name(name: str, key: str | None = None) -> None:
     """Raise ConfigError unless `name` is a simple identifier (`[A-Za-z_][A-Za-z0-9_-]*`)."""
     if not _NAME.fullmatch(name):
-        raise _error(
+        raise config_error(
             key or f"projects.{name}",
             f"invalid project name '{name}' (use letters, digits, '_' and '-', "
             "starting with a letter or '_')",
