@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,6 +61,16 @@ def close_pools() -> None:
     postgres = sys.modules.get("freshline.store.postgres")
     if postgres is not None:
         postgres.close_pools()
+
+
+def wait_for(
+    condition: Callable[[], object], what: str = "the condition", timeout: float = 30.0
+) -> None:
+    """Poll `condition` until it holds; fail in one line naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,17 +21,9 @@ from freshline.tracker import autowatch
 from freshline.tracker.autowatch import WatchLock, enabled, holder
 from freshline.tracker.hints import watcher_alive
 
-from .conftest import Workspace
+from .conftest import Workspace, wait_for
 
 FRESHLINE = [sys.executable, "-m", "freshline"]
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
 
 
 def freshline(

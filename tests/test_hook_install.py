@@ -20,8 +20,7 @@ from freshline.interfaces.hook_install import EVENTS, hook_command, is_ours, mer
 from freshline.interfaces.hook_ledger import MATCHER
 from freshline.tracker.autowatch import holder as watcher_of
 from freshline.tracker.autowatch import stop as stop_watcher
-from tests.conftest import Workspace
-from tests.test_autowatch import wait_for
+from tests.conftest import Workspace, wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"
 THEIRS = {"type": "command", "command": "echo hi"}

@@ -13,8 +13,9 @@ import pytest
 
 from freshline.materialize import Converter, DocStatus, Limits, register, unregister
 from tests import docgen
+from tests.conftest import wait_for
 from tests.docgen import entry
-from tests.test_materialize_support import Env, materialize_env, running, wait_for
+from tests.test_materialize_support import Env, materialize_env, running
 
 
 @pytest.fixture

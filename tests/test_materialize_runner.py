@@ -10,7 +10,8 @@ import pytest
 from freshline.errors import UsageError, WorkspaceError
 from freshline.materialize import DocStatus, MaterializeSettings, Progress, snapshot_id
 from freshline.store.records import IndexEntry
-from tests.test_materialize_support import Env, in_thread, materialize_env, wait_for
+from tests.conftest import wait_for
+from tests.test_materialize_support import Env, in_thread, materialize_env
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -92,12 +91,6 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.01)
 
 def in_thread(call: Callable[[], MaterializeResult]) -> tuple[threading.Thread, list]:
     box: list = []

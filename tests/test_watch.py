@@ -20,17 +20,9 @@ from freshline.tracker import FlushResult, hints
 from freshline.tracker.hints import watcher_alive
 from freshline.tracker.watcher import Watcher
 
-from .conftest import Workspace
+from .conftest import Workspace, wait_for
 
 FRESHLINE = [sys.executable, "-m", "freshline"]
-
-
-def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
 
 
 @pytest.fixture
