@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from freshline.config import DATA_DIR, Config, add_project, init_workspace, load_config
 from freshline.conversation.git import Git
@@ -23,6 +24,12 @@ from freshline.tracker.autowatch import LOCK_NAME as WATCH_LOCK
 from freshline.tracker.autowatch import holder as watcher_of
 from freshline.tracker.autowatch import stop as stop_watcher
 from tests.pgserver import PgServer, find_bindir
+
+# No per-example deadline anywhere: a shared, loaded machine takes longer than Hypothesis's
+# 200 ms on a slow example, and a deadline then fails a test that is right. Each test keeps
+# its own example count.
+settings.register_profile("freshline", deadline=None)
+settings.load_profile("freshline")
 
 
 def git_env(**extra: str) -> dict[str, str]:
