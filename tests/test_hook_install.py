@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from freshline.interfaces.hook_install import EVENTS, hook_command, is_ours, merge, unmerge
 from freshline.interfaces.hook_ledger import MATCHER
-from freshline.tracker.autowatch import holder as watcher_of
 from freshline.tracker.autowatch import stop as stop_watcher
+from freshline.tracker.watchlock import holder as watcher_of
 from tests.conftest import Workspace, wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"

@@ -221,7 +221,7 @@ def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None)
         if payload.event in DELIVERING:
             # Only now: a watcher starting beside this call would walk and hash the
             # workspace at the same time as its flush (a first call's full scan).
-            ensure_watcher(config, Store(config.data_dir))
+            ensure_watcher(config, Store(config.data_dir, config.store_url, config.store.pool_size))
 
 
 def _open(
