@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.interfaces.cli.watchers import watcher_data, watcher_line
+from freshline.interfaces.cli.watchers import (
+    listing_data,
+    listing_lines,
+    watcher_data,
+    watcher_line,
+)
 from freshline.interfaces.text import duration
 from freshline.tracker.registry import WatcherRecord, WatcherState
 from freshline.tracker.reports import take_news
@@ -121,6 +126,15 @@ def test_the_watcher_line(
 ) -> None:
     data = watcher_data(state, record, pid, now=1300.0)
     assert watcher_line(data, "/w/.freshline/freshline.db") == line
+
+
+def test_a_watcher_listed_without_its_record_says_only_its_pid() -> None:
+    rows = listing_data([WatcherRecord("/w", 7, 0.0, ""), RECORD], now=1300.0)
+    assert (rows[0]["uptime_s"], rows[0]["store"], rows[0]["started"]) == (None, None, None)
+    lines = listing_lines(rows)
+    assert lines[1].split() == ["/w", "7", "?", "?", "-"]
+    assert lines[2].split() == ["/w", "4242", "5", "min", RECORD.store, "-"]
+    assert listing_lines([]) == ["no watcher is running"]
 
 
 def test_two_scans_at_once_each_report_their_own_span(ws: Workspace) -> None:

@@ -5,6 +5,7 @@ the checkout's refs as they change."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -184,13 +185,22 @@ def test_the_mcp_announcer_tells_a_commit(repo: Workspace) -> None:
     announcer.start()
     try:
         wait_for(lambda: watcher_alive(announcer.watcher.tracker.store), "the watcher")
-        commit(repo, "n/start.md", "edited, then committed")
+        repo.write("n/start.md", "edited, to be committed")
         wait_for(lambda: any("p" in c.updated for c in heard), "the edit announced")
+        quiet_for(heard, 2.5)
         heard.clear()
-        git(repo.root, "commit", "--quiet", "--allow-empty", "-m", "only HEAD moves")
+        git(repo.root, "commit", "--quiet", "-am", "only the refs move")
         wait_for(lambda: any("p" in c.updated for c in heard), "the commit announced")
     finally:
         announcer.stop()
+
+
+def quiet_for(heard: list[Changed], seconds: float) -> None:
+    """Wait until nothing was heard for `seconds` (the announcer looks every second)."""
+    seen = -1
+    while seen != len(heard):
+        seen = len(heard)
+        time.sleep(seconds)
 
 
 def test_a_linked_worktree_watches_the_refs_where_they_live(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def ensure(config: Config, store: Store, notice: Callable[[str], None] = tell) -
         why = obituary(root)
         said = f"the watcher of {root} had stopped: {why}; started a new one" if why else None
     try:
-        starting(root, start(config).pid)
+        start(config)
     except OSError:
         return False
     if said:
@@ -95,13 +95,13 @@ def ensure(config: Config, store: Store, notice: Callable[[str], None] = tell) -
 
 def start(config: Config) -> subprocess.Popen[bytes]:
     """Start `freshline watch --quiet --idle-exit N` for the workspace, detached, logging
-    to `.freshline/watch.log`."""
+    to `.freshline/watch.log`, and note its pid as starting."""
     import subprocess  # only when starting one
 
     root = Path(config.root)
     log = (root / DATA_DIR / LOG_NAME).open("ab")
     with log:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "freshline", "--workspace", str(root), "watch", "--quiet",
              "--idle-exit", str(config.workspace.autowatch_idle)],
             stdin=subprocess.DEVNULL,
@@ -110,6 +110,8 @@ def start(config: Config) -> subprocess.Popen[bytes]:
             cwd=root,
             start_new_session=True,  # not in the caller's process group: Ctrl-C there spares it
         )
+    starting(root, proc.pid)  # `status` says "starting" while Python loads it
+    return proc
 
 
 def stop(root: Path, timeout: float = 20.0) -> bool:

@@ -66,11 +66,11 @@ def read_record(root: Path) -> WatcherRecord | None:
 def started(root: Path, store: str) -> WatcherRecord:
     """Record that this process watches `root` now, serving `store`."""
     record = WatcherRecord(str(root), os.getpid(), time.time(), store)
-    _write_json(record_path(root), asdict(record))
-    (Path(root) / DATA_DIR / STARTING_NAME).unlink(missing_ok=True)
-    try:
+    try:  # best effort (a full disk, a read-only home): the watcher works all the same
+        _write_json(record_path(root), asdict(record))
+        (Path(root) / DATA_DIR / STARTING_NAME).unlink(missing_ok=True)
         _write_json(_pointer(root), {"workspace": str(root), "pid": record.pid})
-    except OSError:  # no registry (a read-only home): the watcher works all the same
+    except OSError:
         pass
     return record
 
@@ -87,16 +87,22 @@ def note_error(root: Path, message: str) -> None:
 
 def finished(root: Path, reason: str | None = None) -> None:
     """This watcher stops: as asked (no `reason`: its record goes), or because of an error
-    (`reason` stays in its record for the next command to tell)."""
-    _pointer(root).unlink(missing_ok=True)
+    (`reason` stays in its record for the next command to tell). Best effort."""
+    try:
+        _pointer(root).unlink(missing_ok=True)
+    except OSError:
+        pass
     path = record_path(root)
     record = read_record(root)
     if record is None or record.pid != os.getpid():
         return
-    if reason is None:
-        path.unlink(missing_ok=True)
-    else:
-        _write_json(path, asdict(replace(record, stopped=reason)))
+    try:
+        if reason is None:
+            path.unlink(missing_ok=True)
+        else:
+            _write_json(path, asdict(replace(record, stopped=reason)))
+    except OSError:
+        pass
 
 
 def state(root: Path, alive: bool) -> tuple[WatcherState, int | None, WatcherRecord | None]:
@@ -181,7 +187,7 @@ def listing() -> list[WatcherRecord]:
             continue
         record = read_record(Path(workspace))
         if record is None or record.pid != pid:
-            record = WatcherRecord(workspace, pid, 0.0, "?")
+            record = WatcherRecord(workspace, pid, 0.0, "")
         found.append(record)
     return sorted(found, key=lambda r: r.workspace)
 

@@ -1,5 +1,6 @@
 """The hot commands, without typer, click or rich: `--version`, `status`, `scan` and
-`hook claude-code` start in a few times an empty Python's start-up.
+`hook claude-code` start in a few times an empty Python's start-up, and the watcher the
+autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
 None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
@@ -39,6 +40,9 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     command, workspace, flags = call
     as_json = words.JSON in flags
+    idle = words.option_value(flags, words.IDLE_EXIT)
+    if idle is not None and not (idle.isdigit() and int(idle) >= 1):
+        return None  # typer says what is wrong with it
     try:
         if command == words.VERSION:
             say(version_line())
@@ -46,6 +50,10 @@ def run(argv: Sequence[str]) -> int | None:
             status(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
+        elif command == words.WATCH:
+            from freshline.interfaces.cli import daemon
+
+            return daemon.run(load(workspace), words.QUIET in flags, int(idle) if idle else None)
         else:
             return hook(workspace, words.option_value(flags, words.PROJECT))
     except FreshlineError as exc:

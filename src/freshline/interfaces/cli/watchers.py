@@ -29,9 +29,10 @@ def watcher_data(
     if record is None:
         return data
     if running:
-        data |= {"pid": record.pid, "started": record.started, "store": record.store,
-                 "uptime_s": round(max(0.0, now - record.started), 1),
-                 "last_error": record.last_error}
+        known = record.started > 0  # (a pointer whose record is gone says only its pid)
+        data |= {"pid": record.pid, "started": record.started if known else None,
+                 "store": record.store or None, "last_error": record.last_error,
+                 "uptime_s": round(max(0.0, now - record.started), 1) if known else None}
     else:
         data["stopped"] = stopped_because(record)
     return data
