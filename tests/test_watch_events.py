@@ -17,8 +17,7 @@ from freshline.interfaces.cli.watchers import (
 )
 from freshline.interfaces.text import duration
 from freshline.tracker.registry import WatcherRecord, WatcherState
-from freshline.tracker.reports import take_news
-from freshline.tracker.tracker import mark_key
+from freshline.tracker.reports import mark_key, take_news
 from freshline.tracker.watchpaths import EventPaths, Seen
 
 from .conftest import Workspace

@@ -123,8 +123,8 @@ def test_the_watcher_comes_up_however_busy_its_data_folder_is(notes: Workspace) 
     watcher filters out; while they came every 0.5 s the watcher never started its scan."""
     busy = threading.Event()
 
-    def clients() -> None:  # what opening and closing the store does to the folder
-        noise = notes.root / ".freshline" / "freshline.db-shm"
+    def clients() -> None:  # as opening and closing the store does (its -wal, -shm files)
+        noise = notes.root / ".freshline" / "client.tmp"
         while not busy.wait(0.1):
             noise.write_bytes(b"x")
             noise.unlink()

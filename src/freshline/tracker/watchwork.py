@@ -64,6 +64,7 @@ class Worker:
         self._batch = Batch()
         self._error: BaseException | None = None
         self._probe = cookie_dir(watcher.root) / f"start-{os.urandom(8).hex()}"
+        self._probing = False  # the probe may be lying in the cookie folder
         self._full_due = True  # the first full scan, or the retry of a failed flush
         self._losses = 0  # times hints could not be stored
         self._paused: set[str] = set()  # why readers must not trust the hints now
@@ -108,6 +109,8 @@ class Worker:
     def rewatched(self) -> None:
         """A new watch delivers: what changed while nothing watched is a full scan away."""
         self.store_hints([""])
+        with self._lock:
+            self._full_due = True
         self._resume(_UNWATCHED)
 
     def _pause(self, why: str) -> None:
@@ -158,7 +161,9 @@ class Worker:
             if not self._watching.is_set():
                 self._drop_probe()  # the first full scan waits for inotify to be watching
                 continue
-            self._probe.unlink(missing_ok=True)
+            if self._probing:
+                self._probing = False
+                self._probe.unlink(missing_ok=True)
             with self._lock:
                 batch, self._batch = self._batch, Batch()
             if batch.config:
@@ -255,6 +260,7 @@ class Worker:
 
     def _drop_probe(self) -> None:
         """Drop the start cookie again: its creation is an event once inotify watches."""
+        self._probing = True
         try:
             self._probe.unlink(missing_ok=True)
             self._probe.write_bytes(b"")
