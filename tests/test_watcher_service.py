@@ -197,8 +197,12 @@ def test_watch_stop_and_list_every_watcher_of_the_user(
 def test_watch_refuses_options_that_do_not_go_together(
     notes: Workspace, args: list[str], error: str
 ) -> None:
-    done = freshline(notes, "watch", *args)
-    assert (done.returncode, done.stderr) == (2, f"error: {error}\n")
+    from typer.testing import CliRunner
+
+    from freshline.interfaces.cli import app
+
+    done = CliRunner().invoke(app, ["--workspace", str(notes.root), "watch", *args])
+    assert (done.exit_code, done.stderr) == (2, f"error: {error}\n")
 
 
 def test_status_tells_the_watcher_its_pid_uptime_and_last_error(
