@@ -55,6 +55,10 @@ async def test_rewind_picks_a_turn_and_gives_its_message_back(
         assert (tree / "src/a.py").read_text() == "a = 1\n"
         await submit(pilot, "change a, but carefully")
         assert "model › did it again" in transcript(app)
+        await submit(pilot, "/rewind")  # a rewound turn is offered too, to go back to it
+        assert [str(o.prompt) for o in app.query_one("#picker", TurnPicker).options] == [
+            "turn 1  add b", "turn 2  change a  (rewound)", "turn 3  change a, but carefully"]
+        await pilot.press("escape")
 
 
 async def test_rewind_asks_for_yes_before_overwriting_edits_by_hand(

@@ -52,6 +52,9 @@ def test_log_numbers_the_turns_and_marks_the_rewound_events(session: tuple[Path,
     done = json.loads(out)
     assert (done["turn"], done["mode"], done["restored"], done["paths"]) == (
         2, "conversation", [], ["src/a.py"])
+    code, out, _ = cli(root, "updates", s)  # what the next send will tell
+    assert 'The conversation was rewound to before the message "change a"' in out
+    assert f"{root}/.freshline/worktrees/{s}/src/a.py" in out
     code, out, _ = cli(root, "log", s)
     lines = out.splitlines()
     assert lines[1].startswith("turn 1   ") and "add b" in lines[1]

@@ -160,14 +160,16 @@ class ChatApp(App[None]):
             self.watcher.on_flush = self._changes_logged
             threading.Thread(target=self.watcher.run, daemon=True).start()
 
-    def _replay(self) -> None:
+    def _replay(self, remember: bool = True) -> None:
         """The earlier transcript of a resumed session as the model has it (a rewind's
-        turns left out), with what each message carried."""
+        turns left out), with what each message carried; `remember` adds the messages to
+        the input's history (once, when the chat opens)."""
         for event in self.manager.conversations.transcript(self.session_id):
             if event.rewind is not None:
                 self.note(commands.rewind_note(event.rewind))
             elif event.author is Author.USER and event.content:
-                self.history.add(event.content)
+                if remember:
+                    self.history.add(event.content)
                 self._message(True, event.content)
                 blocks = wire_blocks(event.wire or event.content, event.content)
                 self.write(Told(told_from_wire(blocks), blocks))
@@ -372,7 +374,7 @@ class ChatApp(App[None]):
                 self.session_id, s.project, self.backend.name, Path(self.manager.config.root)))
         if reply.reload:
             self.query_one("#transcript", Transcript).remove_children()
-            self._replay()
+            self._replay(remember=False)
         style = "red" if reply.error else "blue"
         self.write(Panel(Text(reply.body), title=reply.title, title_align="left",
                          border_style=style))

@@ -53,11 +53,12 @@ def turn_of(args: tuple[str, ...]) -> str | None:
 
 
 def recent_turns(manager: SessionManager, session_id: str) -> list[tuple[str, str]]:
-    """The picker's choices: (turn number, its message's first line), the latest last."""
+    """The picker's choices: (turn number, its message's first line), the latest last;
+    a turn an earlier rewind took out is offered too (marked), to go back to it."""
     events = manager.conversations.log(session_id)
-    numbers = views.turn_numbers(events)
-    shown = [i for i in views.view(events) if i in numbers][-PICKED:]
-    return [(str(numbers[i]), clip(events[i].content, 60)) for i in shown]
+    numbers, rewound = views.turn_numbers(events), views.rewound(events)
+    return [(str(number), clip(events[i].content, 60) + ("  (rewound)" if i in rewound else ""))
+            for i, number in list(numbers.items())[-PICKED:]]
 
 
 def rewind(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Outcome:
