@@ -89,17 +89,15 @@ def test_others_edits_stop_a_script_with_exit_3_until_yes(session: tuple[Path, s
         "others since")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["2", "--code", "--both"], "give one of --code, --conversation and --both"),
-    (["9"], "no turn 9 in this conversation (turns 1 to 2)"),
-    (["0x12"], "neither a turn number nor a commit id"),
-])
-def test_bad_rewinds_are_one_line_exit_2(
-    session: tuple[Path, str], args: list[str], message: str,
-) -> None:
+def test_bad_rewinds_are_one_line_exit_2(session: tuple[Path, str]) -> None:
     root, s = session
-    code, _out, err = cli(root, "rewind", s, *args)
-    assert code == 2 and err.count("\n") == 1 and message in err
+    for args, message in (
+        (["2", "--code", "--both"], "give one of --code, --conversation and --both"),
+        (["9"], "no turn 9 in this conversation (turns 1 to 2)"),
+        (["0x12"], "neither a turn number nor a commit id"),
+    ):
+        code, _out, err = cli(root, "rewind", s, *args)
+        assert code == 2 and err.count("\n") == 1 and message in err
 
 
 def test_fork_at_a_turn_then_diff_the_two_heads(session: tuple[Path, str]) -> None:
