@@ -111,9 +111,11 @@ def test_conversation_keeps_the_files_and_tells_what_the_forgotten_turns_changed
     isolated: tuple[SessionManager, str, Script],
 ) -> None:
     m, s, model = isolated
+    (worktree(m, s) / "src/c.py").write_text("c = 'mine'\n")  # by hand, not recorded yet
     done = rewind(m, s, "2", RewindMode.CONVERSATION)
     assert done.restored == () and done.rewind.paths == ("src/a.py",)
     assert (worktree(m, s) / "src/a.py").read_text() == "a = 2\n"
+    assert (worktree(m, s) / "src/c.py").read_text() == "c = 'mine'\n"  # files untouched
     turns(m, s, model, "what is a?")
     assert said(model.requests) == ["add b", "what is a?"]
     told = wire(model.requests)

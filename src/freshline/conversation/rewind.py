@@ -131,18 +131,17 @@ def _seen_tree(chain: Chain, found: RewindPlan) -> str:
 
 
 def _isolated(repo: Repo, chain: Chain, index: int, record: Rewind) -> RewindPlan:
-    worktree = repo.worktree_git(chain.conversation, chain.head)
-    before = snapshot_worktree(worktree, (chain.head, chain.head_tree))
-    found = RewindPlan(chain.conversation, chain.head, Mode.ISOLATED, record, chain.head_tree,
-                       before=before)
+    worktree = repo.worktree_git(chain.conversation, chain.head)  # checked out if missing
+    found = RewindPlan(chain.conversation, chain.head, Mode.ISOLATED, record, chain.head_tree)
     if not record.mode.restores_files:
-        return found
+        return found  # the files, unrecorded edits too, stay as they are
+    before = snapshot_worktree(worktree, (chain.head, chain.head_tree))
     ours, _ = normalize_modes(repo.git, chain.head_tree, before)
     tree, kept = _code_tree(repo, chain, index)
     restored = tuple(changed_paths(repo.git, before, tree))
     others = _changed_by_others(repo, chain, index, ours)
     return replace(
-        found, rewind=replace(record, kept=kept), tree=tree, restored=restored,
+        found, rewind=replace(record, kept=kept), tree=tree, restored=restored, before=before,
         overwrites=tuple(others[p] for p in restored if p in others),
         kept_edits=ours if ours != chain.head_tree else None,
     )
