@@ -91,6 +91,9 @@ def test_both_puts_the_files_and_the_transcript_back_where_the_turn_began(
     told = wire(model.requests)
     assert 'The conversation was rewound to before the message "change a"' in told
     assert "No path in this project differs from what you last saw." in told
+    # Published, the work carries only what remains: turn 1's b.py, not turn 2's edit.
+    commit = m.conversations.publish(s, "agent/work")
+    assert git(tree, "diff", "--name-only", "main", commit) == "src/b.py"
 
 
 def test_code_puts_the_files_back_and_keeps_the_transcript_whole(
@@ -309,6 +312,19 @@ def test_live_conversation_rewinds_only_the_transcript(
     told = wire(model.requests)
     assert "but the files keep every change made since" in told
     assert f"{m.config.root}/notes/a.md" in told  # the user's edit, told as a change
+
+
+def test_live_both_forced_rewinds_the_transcript_and_only_the_files_it_wrote(
+    live: tuple[SessionManager, str, Script],
+) -> None:
+    m, s, model = live
+    (m.config.root / "notes/a.md").write_text("# A, the user's\n")
+    done = rewind(m, s, "1", RewindMode.BOTH, force=True)  # it wrote nothing
+    assert done.restored == () and m.get(s).needs_manifest
+    assert (m.config.root / "notes/a.md").read_text() == "# A, the user's\n"
+    turns(m, s, model, "from the start")
+    assert said(model.requests) == ["from the start"]
+    assert "<project_context " in wire(model.requests)  # the manifest comes again
 
 
 def test_a_session_without_a_conversation_has_nothing_to_rewind(
