@@ -106,15 +106,15 @@ def plan(
     human = chain.events[index]
     record = Rewind(views.turn_numbers(chain.events)[index], human.commit or "", mode,
                     _first_line(human.content))
+    seen = _seen_tree(chain, record)
     if chain.root.mode is Mode.LIVE:
         found = _live(repo, chain, index, record, restore if mode.restores_files else ())
+        told = changed_paths(repo.git, seen, found.tree)
     else:
-        found = _isolated(repo, chain, index, record)
-    seen = _seen_tree(chain, found)
-    paths = changed_paths(repo.git, seen, found.tree)
+        found, told = _isolated(repo, chain, index, record, seen)
     if path_filter is not None:
-        paths = [p for p in paths if path_filter(p)]
-    return replace(found, rewind=replace(found.rewind, paths=tuple(paths)))
+        told = [p for p in told if path_filter(p)]
+    return replace(found, rewind=replace(found.rewind, paths=tuple(told)))
 
 
 def _first_line(text: str) -> str:
@@ -122,29 +122,40 @@ def _first_line(text: str) -> str:
     return line if len(line) <= PROMPT_WIDTH else line[: PROMPT_WIDTH - 1] + "…"
 
 
-def _seen_tree(chain: Chain, found: RewindPlan) -> str:
+def _seen_tree(chain: Chain, record: Rewind) -> str:
     """The tree the agent last saw once the rewind is recorded (views.last_seen)."""
-    events = [*chain.events, Event(Author.SYSTEM, "", rewind=found.rewind)]
+    events = [*chain.events, Event(Author.SYSTEM, "", rewind=record)]
     tree = events[views.last_seen(events)].tree
     assert tree is not None
     return tree
 
 
-def _isolated(repo: Repo, chain: Chain, index: int, record: Rewind) -> RewindPlan:
+def _isolated(
+    repo: Repo, chain: Chain, index: int, record: Rewind, seen: str
+) -> tuple[RewindPlan, list[str]]:
+    """The plan, and the paths that differ from the `seen` tree (to tell the agent)."""
     worktree = repo.worktree_git(chain.conversation, chain.head)  # checked out if missing
     found = RewindPlan(chain.conversation, chain.head, Mode.ISOLATED, record, chain.head_tree)
-    if not record.mode.restores_files:
-        return found  # the files, unrecorded edits too, stay as they are
+    if not record.mode.restores_files:  # the files, unrecorded edits too, stay as they are
+        return found, changed_paths(repo.git, seen, chain.head_tree)
     before = snapshot_worktree(worktree, (chain.head, chain.head_tree))
     ours, _ = normalize_modes(repo.git, chain.head_tree, before)
     tree, kept = _code_tree(repo, chain, index)
-    restored = tuple(changed_paths(repo.git, before, tree))
-    others = _changed_by_others(repo, chain, index, ours)
-    return replace(
-        found, rewind=replace(record, kept=kept), tree=tree, restored=restored, before=before,
-        overwrites=tuple(others[p] for p in restored if p in others),
+    # Every diff the plan needs, in one git call: what the move changes, what the agent is
+    # told, what the worktree holds unrecorded, and each later human turn's edits.
+    humans = [i for i in range(index + 1, len(chain.events))
+              if chain.events[i].author is Author.USER]
+    pairs = [(before, tree), (seen, tree), (chain.head_tree, ours),
+             *((chain.events[i - 1].tree or "", chain.events[i].tree or "") for i in humans)]
+    moved, told, unrecorded, *edits = (
+        sorted({c.path for c in diff}) for diff in batch.diff_pairs(repo.git, trees=pairs))
+    others = _changed_by_others(chain, dict(zip(humans, edits, strict=True)), unrecorded)
+    plan = replace(
+        found, rewind=replace(record, kept=kept), tree=tree, restored=tuple(moved),
+        before=before, overwrites=tuple(others[p] for p in moved if p in others),
         kept_edits=ours if ours != chain.head_tree else None,
     )
+    return plan, told
 
 
 def _code_tree(repo: Repo, chain: Chain, index: int) -> tuple[str, str | None]:
@@ -169,25 +180,21 @@ def _code_tree(repo: Repo, chain: Chain, index: int) -> tuple[str, str | None]:
     return merged.tree, now
 
 
-def _changed_by_others(repo: Repo, chain: Chain, index: int, ours: str) -> dict[str, Overwrite]:
-    """Per path, who other than the conversation's tools changed it after turn `index`:
-    edits recorded by later human turns (beyond what their refresh merged) and edits in the
-    worktree not recorded yet (`ours`); the latest one is named. What refreshes and syncs
-    merged is not among them: a code rewind keeps it (`_code_tree`)."""
-    events, numbers = chain.events, views.turn_numbers(chain.events)
-    humans = [i for i in range(index + 1, len(events)) if events[i].author is Author.USER]
-    pairs = [(events[i - 1].tree or "", events[i].tree or "") for i in humans]
-    edits = dict(zip(humans, batch.diff_pairs(repo.git, trees=pairs), strict=True))
+def _changed_by_others(
+    chain: Chain, edits: Mapping[int, list[str]], unrecorded: list[str]
+) -> dict[str, Overwrite]:
+    """Per path, who other than the conversation's tools changed it after the turn: the
+    paths each later human event (by index) changed beyond what its refresh merged
+    (`edits`), then the worktree's edits not recorded yet; the latest is named. What
+    refreshes and syncs merged is not among them: a code rewind keeps it (`_code_tree`)."""
+    numbers = views.turn_numbers(chain.events)
     found: dict[str, Overwrite] = {}
-    for i in humans:
-        merged = events[i].merged
-        merged_paths = set(merged.paths) if merged else set()
-        for change in edits.get(i, ()):
-            if change.path not in merged_paths:
-                found[change.path] = Overwrite(change.path, By.OUTSIDE, turn=numbers[i])
-    if ours != chain.head_tree:
-        for path in changed_paths(repo.git, chain.head_tree, ours):
-            found[path] = Overwrite(path, By.UNRECORDED)
+    for i, paths in edits.items():
+        merged = chain.events[i].merged
+        for path in paths:
+            if merged is None or path not in merged.paths:
+                found[path] = Overwrite(path, By.OUTSIDE, turn=numbers[i])
+    found.update((path, Overwrite(path, By.UNRECORDED)) for path in unrecorded)
     return found
 
 
