@@ -74,15 +74,21 @@ class Withholder:
         """Whether `rel`'s content is never scanned (`allow_secrets_in`)."""
         return bool(rel and self.allowed and ignore_regex(tuple(self.allowed)).match(rel))
 
-    def text(self, text: str, rel: str | None = None, blob: str | None = None) -> Withheld:
-        """`text` (of file `rel`, content `blob` when known: the cache key) with its
-        secrets withheld; noted under `rel` when any was."""
+    def text(
+        self, text: str, rel: str | None = None, blob: str | None = None,
+        noted_as: str | None = None,
+    ) -> Withheld:
+        """`text` with its secrets withheld. `blob`: the git blob id of exactly the bytes
+        `text` was decoded from, when known (the cache key; else the text is hashed).
+        When any secret was withheld it is noted under file `rel`, with `noted_as` (the
+        content `status` compares with the index: a document's own blob) or the key."""
         if self.is_allowed(rel):
             return Withheld(text)
         key = blob or blob_id_bytes(text.encode("utf-8", "surrogatepass"))
         with self._lock:
-            cached = self._cache.get(key, False)
-        if cached is False:
+            known = key in self._cache
+            cached = self._cache.get(key)
+        if not known:
             result = scan(text)
             cached = result if result.count else None
             with self._lock:
@@ -93,7 +99,7 @@ class Withholder:
             return Withheld(text)
         if rel:
             with self._lock:
-                self.found[rel] = Found(blob or key, cached.kinds)
+                self.found[rel] = Found(noted_as or key, cached.kinds)
         return cached
 
     def tree_content(self, rel: str, path: Path, blob: str) -> TreeContent:

@@ -289,7 +289,7 @@ class Toolbox:
             raise ToolError("since must be at least 0 and page at least 1")
         assert self.changes is not None
         try:
-            return _Outcome(self.changes(since, page, self.output_cap))
+            return _Outcome(self.withholder.text(self.changes(since, page, self.output_cap)).text)
         except FreshlineError as exc:
             raise ToolError(str(exc)) from None
 
