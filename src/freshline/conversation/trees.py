@@ -43,18 +43,22 @@ class LiveDelta:
 
 def live_tree(
     git: Git, entries: Iterable[IndexEntry], root: Path, previous_tree: str | None,
-    into: Sink | None = None,
+    into: Sink | None = None, screen_all: bool = False,
 ) -> str:
     """Write the tree of `entries` (paths relative to `root`) and return its id.
 
     Starts from `previous_tree` when given, so only differing entries are written. New
     objects go to `into` (written when its owner closes it), else loose, at once.
+    `screen_all`: `previous_tree` is not a conversation's (the checkout's HEAD, whose
+    files were never screened), so every entry passes the sink's screen.
     """
     with _sink_for(git, into) as out:
         wanted = {e.path: e for e in entries}
         known = _listing(git, previous_tree)
         cap = out.max_blob
-        changed = tuple(e for e in wanted.values() if known.get(e.path) != _entry(e, cap))
+        rescreen = screen_all and out.screen is not None
+        changed = tuple(e for e in wanted.values()
+                        if rescreen or known.get(e.path) != _entry(e, cap))
         removed = tuple(path for path in known if path not in wanted)
         changes = _changes(git, LiveDelta(changed, removed), root, out)
         tree = update_tree(git, previous_tree, changes, out)

@@ -85,7 +85,8 @@ def open_conversation(
     with repo.writing():
         with repo.sink() as out:
             if mode is Mode.LIVE and entries is not None:
-                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out)
+                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out,
+                                 screen_all=True)
             else:  # the empty tree is written too: git reads it without, fsck does not
                 tree = base_tree or out.add("tree", b"")
             commit = batch.commit_chain(repo.git, tree, parents, encode(event), [], out)[0]
