@@ -89,7 +89,8 @@ def test_the_agents_tools_and_the_live_conversation_carry_no_secret(
     hostile: Workspace, tmp_path: Path
 ) -> None:
     root = hostile.root
-    steps = [*({"tool": "read", "args": {"path": p}} for p in [*HARD, *CONTENT, "app/page.html"]),
+    steps = [{"tool": "list", "args": {"path": "app"}},
+             *({"tool": "read", "args": {"path": p}} for p in [*HARD, *CONTENT, "app/page.html"]),
              {"tool": "read", "args": {"path": "app/notes.md", "start": 6, "end": 6}},
              {"tool": "search", "args": {"pattern": r"value-\d|sk-|ghp_|AKIA|BEGIN|eyJ|KEY|aws_"}},
              {"say": "done"}]
@@ -105,6 +106,8 @@ def test_the_agents_tools_and_the_live_conversation_carry_no_secret(
     tools = [e.content for e in result.events if e.author.value == "tool"]
     for text in tools:
         assert leaked(text) == [], text
+    listing, *tools = tools
+    assert "hard_out.txt  (18 bytes; 2 hard links: not read)" in listing
     for refused in tools[:3]:
         assert "2 hard links" in refused and "refused" in refused
     settings, config, notes, page, line6, search = tools[3:]

@@ -24,7 +24,8 @@ from freshline.secretscan import (
 
 OPENAI = "sk-proj-" + "Ab3dEf5hIj7lMn9pQr1tUv3xYz5bCd7fGh9jKl1nOp3rSt5vWx7zA1bC3dE5fG7hI9"
 OPENAI_LEGACY = "sk-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
-ANTHROPIC = "sk-ant-api03-" + "Zq8_x-Yw7Vu6Ts5Rq4Po3Nm2Lk1Ji0Hg9Fe8Dc7Ba6Zy5Xw4Vu3Ts2Rq1Po0Nm9Lk8Ji7" + "AA"
+ANTHROPIC = ("sk-ant-api03-" + "Zq8_x-Yw7Vu6Ts5Rq4Po3Nm2Lk1Ji0Hg9Fe8Dc7Ba6Zy5Xw4Vu3Ts2"
+             + "Rq1Po0Nm9Lk8Ji7AA")
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GITHUB = "ghp_" + "1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
@@ -74,7 +75,8 @@ KEY_BLOCK = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
          "-----END PRIVATE KEY-----"),
         ("db = postgresql://app:s3cr3t-Pa55@db.internal:5432/app", SecretKind.BASIC_AUTH,
          "s3cr3t-Pa55"),
-        ('DB_PASSWORD = "Zx81kQ02mPa9LvT7rW3e"', SecretKind.ASSIGNED_SECRET, "Zx81kQ02mPa9LvT7rW3e"),
+        ('DB_PASSWORD = "Zx81kQ02mPa9LvT7rW3e"', SecretKind.ASSIGNED_SECRET,
+         "Zx81kQ02mPa9LvT7rW3e"),
         ("client_secret: 9daeafb9864cf43055ae93beb0afd6c7d144bfa4", SecretKind.ASSIGNED_SECRET,
          "9daeafb9864cf43055ae93beb0afd6c7d144bfa4"),
         ('{"apiKey": "q8Fz2LmN0pRt5VwX7yA9"}', SecretKind.ASSIGNED_SECRET, "q8Fz2LmN0pRt5VwX7yA9"),
@@ -97,7 +99,8 @@ def test_each_kind_is_found_and_withheld(text: str, kind: SecretKind, secret: st
     "text",
     [
         "commit 9daeafb9864cf43055ae93beb0afd6c7d144bfa4\nAuthor: A <a@b.c>",
-        "blob 9daeafb9864cf43055ae93beb0afd6c7d144bfa4\ntree 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "blob 9daeafb9864cf43055ae93beb0afd6c7d144bfa4\n"
+        "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
         'sha = "9daeafb9864cf43055ae93beb0afd6c7d144bfa4"',
         "index 83db48f..bf269f4 100644",
         'id = "550e8400-e29b-41d4-a716-446655440000"',
@@ -237,5 +240,5 @@ def test_withholding_leaves_no_finding_and_keeps_lines(text: str) -> None:
     assert withheld.count("\n") == text.count("\n")
     for f in findings:
         assert text[f.start:f.end] not in withheld
-    assert all(a.end <= b.start for a, b in zip(findings, findings[1:]))
+    assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
     assert (withheld == text) == (not findings)

@@ -226,13 +226,15 @@ class Toolbox:
             return False
         return self.confinement.visible(rel, folder)
 
-    @staticmethod
-    def _describe(entry: os.DirEntry[str]) -> str:
+    def _describe(self, entry: os.DirEntry[str]) -> str:
         if entry.is_symlink():
             return f"{entry.name}@"
         if entry.is_dir():
             return f"{entry.name}/"
-        return f"{entry.name}  ({entry.stat().st_size} bytes)"
+        info = entry.stat()
+        if info.st_nlink > 1 and not self.confinement.rules.allow_hardlinks:
+            return f"{entry.name}  ({info.st_size} bytes; {info.st_nlink} hard links: not read)"
+        return f"{entry.name}  ({info.st_size} bytes)"
 
     def _read(self, args: dict[str, Any]) -> _Outcome:
         target = self.confinement.resolve(_arg(args, "path", str))
