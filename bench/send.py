@@ -248,18 +248,19 @@ def main() -> None:
         print(f"  {project:6} {large // 1000}k ÷ 1k: {ratio:.2f}  (goal ≤ 2)")
     print(f"read ledger: prepare + record + accept, ledger on ÷ off, alternating "
           f"(median of {LEDGER_ROUNDS} each)")
-    for n, (_, ledger, _) in runs.items():
-        on, off, own = ledger["on"], ledger["off"], ledger["own"]
-        print(f"  folder {n:>7} files: with {on * 1000:6.1f} ms, without {off * 1000:6.1f} ms: "
-              f"{on / off:.3f}; the ledger's own work {own * 1000:.2f} ms a send = "
-              f"{own / off:.1%} of a send without it  (goal < 5 %)")
+    on_off("the ledger's", {n: ledger for n, (_, ledger, _) in runs.items()}, "< 5 %")
     print(f"secret scan: prepare + record + accept after {CHANGES} edited 2 KB files, scan on ÷ "
           f"off, alternating (median of {LEDGER_ROUNDS} each)")
-    for n, (_, _, scan) in runs.items():
-        on, off, own = scan["on"], scan["off"], scan["own"]
+    on_off("the scan's", {n: scan for n, (_, _, scan) in runs.items()}, "≤ 5 %")
+
+
+def on_off(whose: str, figures: dict[int, dict[str, float]], goal: str) -> None:
+    """Per size: the sends with and without a part, and the part's own work."""
+    for n, f in figures.items():
+        on, off, own = f["on"], f["off"], f["own"]
         print(f"  folder {n:>7} files: with {on * 1000:6.1f} ms, without {off * 1000:6.1f} ms: "
-              f"{on / off:.3f}; the scan's own work {own * 1000:.2f} ms a send = "
-              f"{own / off:.1%} of a send without it  (goal ≤ 5 %)")
+              f"{on / off:.3f}; {whose} own work {own * 1000:.2f} ms a send = "
+              f"{own / off:.1%} of a send without it  (goal {goal})")
 
 
 if __name__ == "__main__":

@@ -163,7 +163,7 @@ async def test_acp_reads_are_withheld_and_hard_links_refused(
     root = hostile.root
     async with proxied(tmp_path, root) as run:
         session = await run.new(root)
-        for path in [*HARD, *CONTENT]:
+        for path in [*HARD, "app/settings.py", "app/notes.md"]:
             await run.prompt(session, f"read {root / path}")
         await run.prompt(session, f"read {root / 'app/notes.md'} 6 1")
         await run.prompt(session, f"write {root / 'app/settings.py'} "
@@ -223,3 +223,17 @@ def test_a_nan_wait_is_refused_before_any_send(ws: Workspace) -> None:
     assert out.exit_code == 2
     assert out.output.strip().splitlines() == [
         "error: freshline.toml: model.retry_wait_s: must be between 0 and 3600 seconds, got nan"]
+
+
+def test_a_hard_linked_document_is_not_converted(hostile: Workspace, tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "page.html"
+    outside.write_text(f"<p>{OUTSIDE}</p>\n")
+    os.link(outside, hostile.root / "app/linked.html")
+    manager = SessionManager(hostile.config())
+    try:
+        result = manager.materialize("app")
+    finally:
+        manager.close()
+    assert "2 hard links" in result.failures["app/linked.html"]
+    snapshots = "".join(p.read_text() for p in (hostile.root / ".freshline/snapshots").glob("*"))
+    assert OUTSIDE not in snapshots
