@@ -27,7 +27,7 @@ from freshline.paths import ignore_regex
 from freshline.secretscan import SecretKind, Withheld, scan
 
 CACHE_ENTRIES = 50_000  # blob ids remembered (a clean one costs a few dozen bytes)
-SNIFF = 8192  # bytes looked at to tell text from binary, as the readers do
+_SNIFF = 8192  # bytes looked at to tell text from binary
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def blob_id_bytes(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def is_binary(head: bytes) -> bool:
+def _binary(head: bytes) -> bool:
     """Whether bytes look binary (a NUL among them): binary files are not scanned."""
     return b"\0" in head
 
@@ -116,7 +116,7 @@ class Withholder:
             data = path.read_bytes()
         except (FileNotFoundError, NotADirectoryError):
             return LEAVE_OUT
-        if is_binary(data[:SNIFF]):
+        if _binary(data[:_SNIFF]):
             return KEEP
         text = data.decode("utf-8", "replace")
         withheld = self.text(text, rel, blob_id_bytes(data))
