@@ -1,389 +1,225 @@
-"""`freshline hook claude-code`: tell Claude Code what changed, proven delivered.
+"""The hook's whole behaviour as one in-process call, the same for every agent.
 
-Claude Code runs the hook with one JSON object on stdin (`hook_event_name`, `session_id`,
-`transcript_path`, `cwd`, and per event `source`, `prompt`, `tool_name`, …; read by
-`hook_payload.py`). The hook
+    answer(adapter, payload, options, warm) -> Answer(text, follow_ups)
 
-- pins the project per Claude session at its first call: `--project`, else the project
-  of `$CLAUDE_PROJECT_DIR` (Claude's own project folder), else of the first `cwd`. Later
-  calls of that session use the pinned freshline session whatever the `cwd` (the agent's
-  `cd` in Bash moves it). The workspace is `--workspace`, else the one holding
-  `$CLAUDE_PROJECT_DIR` or the `cwd`.
-- on SessionStart and UserPromptSubmit prints the pending blocks as
-  `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`, each block
-  carrying a delivery token in its opening tag (`session/tokens.py`);
-- on every call first decides the deliveries still outstanding from the transcript
-  (`transcript.py`): found ones are acknowledged, dropped ones are told again with their
-  epochs, ones still in flight are built upon. Without a transcript in the payload the
-  blocks are acknowledged when printed, and `session show` says so;
-- SessionStart with source `compact` or `clear` delivers the manifest again (the agent
-  lost it), without the "closed for a while" note; `resume` reopens the session as it
-  was (the resumed conversation still holds what it was told); SessionEnd closes it;
-- records no conversation: a hook session has no turn of its own to record, so it never
-  writes a tree of the project;
-- on PostToolUse (Claude's `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`) feeds the
-  session's read ledger (`record_tool_use`, `hook_ledger.py`) and prints nothing: Claude's
-  own writes are then not announced back, and files it read that change later open the
-  next prompt's updates.
+`adapter` translates one agent's protocol (`protocol.py`, `claude_code.py`); this module
+does the rest with the session layer's delivery engine (`session/engine.py`):
 
-The common prompt, with nothing to deliver, is answered before the session layer loads
-(`nothing_due_for`; by the running watcher over its socket when there is one,
-`watchsock.py`). SessionEnd and PostToolUse never take that path: one closes the session,
-the other feeds the ledger and settles what went out.
+- nothing at all inside an agent another channel runs (`options.owner`: the ACP proxy
+  marks the agent it starts): one owner per conversation;
+- pins the agent's session to a project at its first call: `--project`, else the project
+  of the client's project folder, else of the first `cwd`; later calls use the pinned
+  session whatever the `cwd` (the agent's `cd` moves it). The workspace is `--workspace`,
+  else the one holding the project folder or the `cwd`;
+- START and PROMPT: first settles what was printed before from the client's transcript
+  (found: acknowledged; dropped: told again; in flight: built upon), then answers with the
+  pending blocks, fitted to the `hook` budget and the client's output limit. A START after
+  a compact or clear delivers the manifest again (the agent lost it); a closed session
+  reopens as it was (the resumed conversation still holds what it was told);
+- END settles and closes the session; TOOL settles and feeds the read ledger with the
+  file the tool read or wrote (its content now), and prints nothing.
 
-Nothing to tell → no output. The hook never blocks a prompt on its own failure: it exits
-0 with no output and appends one line to the hook log (`hook_log_path`).
+The common prompt, with nothing to deliver, is answered without a session manager
+(`session.due.nothing_due_for`), and a TOOL call with nothing outstanding records with the
+tracker's store alone (`session.tooluse.quick_tool_use`).
 
-Claude Code shows hook output whole only up to 10,000 characters (past that the model sees
-a 2 KB preview, without the closing tag), so the blocks are fitted to the `hook` budget
-(`[delivery]`, 9,000 by default) as measured on the hook's stdout: the JSON line printed.
+`answer` keeps no state of its own: `Warm` holds the trackers and session managers of the
+workspaces it answered for, so a long-lived caller (the watcher, serving every hook event
+over its socket) answers again and again warm, and the hook process makes one per call.
+What should happen once the answer is out (start the workspace's watcher, convert the
+project's documents) comes back as `follow_ups`, for the caller to run its own way
+(`process.py` spawns them).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from freshline.access import AccessDenied, reach
-from freshline.config import Config, load_config
-from freshline.interfaces.hook_payload import (
-    AGENT,
-    CONTEXT_LOST,
-    DELIVERING,
-    HookEvent,
-    HookInput,
-    HookOptions,
-    external_id,
-    parse_payload,
-    starts,
-)
-from freshline.interfaces.hook_pinning import pinned_project, workspace_for
-from freshline.interfaces.transcript import Verdict, read_evidence, size_of, stage, verdict
-from freshline.store import (
-    Acknowledgement,
-    DeliveryRecord,
-    DeliveryState,
-    SessionRecord,
-    SessionState,
-    Store,
-)
-from freshline.tracker.autowatch import ensure as ensure_watcher
-from freshline.tracker.hashing import blob_of
+from freshline.config import load_config
+from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions
+from freshline.session.due import nothing_due_for
+from freshline.session.evidence import Moment, Witness
+from freshline.session.pinning import pinned_project, workspace_for
+from freshline.session.tooluse import quick_tool_use, record_tool_use
+from freshline.store import SessionState
+from freshline.tracker import Tracker
 
-if TYPE_CHECKING:  # the context and session layers load only when a call gets that far
-    from freshline.context import Meter
+if TYPE_CHECKING:  # the session manager loads only when a call gets that far
     from freshline.session import SessionManager
-
-LOG_ENV = "FRESHLINE_HOOK_LOG"
-CONVERT = "convert"  # `python -m freshline.interfaces.hooks convert ROOT PROJECT`
-NO_TRANSCRIPT = "the hook's payload names no transcript: acknowledged when printed"
+    from freshline.store import SessionRecord
 
 
-def hook_output(event: HookEvent, blocks: str) -> str:
-    """The line the hook prints: Claude Code's JSON with the blocks as additional context
-    (ASCII-only JSON, so no locale can garble it)."""
-    output = {"hookSpecificOutput": {"hookEventName": event.value, "additionalContext": blocks}}
-    return json.dumps(output) + "\n"
+class Follow(StrEnum):
+    """What a caller should do once the answer is out."""
+
+    WATCH = "watch"  # start the workspace's watcher unless one runs (its next call is warm)
+    CONVERT = "convert"  # convert the project's documents (the blocks said "converting")
 
 
-def hook_meter(event: HookEvent) -> Meter:
-    """How the hook's stdout counts the blocks: the JSON around them, then the blocks as
-    an ASCII JSON string."""
-    from freshline.context import Encoding, Meter
+@dataclass(frozen=True)
+class FollowUp:
+    """One thing to do after answering, for a workspace (and a project)."""
 
-    return Meter.around(hook_output(event, ""), Encoding.JSON_ASCII)
-
-
-# --- where the session is ---------------------------------------------------------------
+    kind: Follow
+    root: Path
+    project: str | None = None
 
 
-def pin(
-    manager: SessionManager, payload: HookInput, options: HookOptions
+@dataclass(frozen=True)
+class Answer:
+    """What the hook prints ("" for nothing), and what to do once it is printed."""
+
+    text: str = ""
+    follow_ups: tuple[FollowUp, ...] = ()
+
+
+class Warm:
+    """What answering keeps between calls, per workspace: a tracker for the quick answers
+    and, once a call needs one, a session manager. Calls for one workspace take turns."""
+
+    def __init__(self) -> None:
+        self._trackers: dict[Path, Tracker] = {}
+        self._managers: dict[Path, SessionManager] = {}
+        self._locks: dict[Path, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def lock(self, root: Path) -> threading.Lock:
+        """The lock that serializes calls for the workspace at `root`."""
+        with self._guard:
+            return self._locks.setdefault(root, threading.Lock())
+
+    def tracker(self, root: Path) -> Tracker:
+        """The workspace's tracker, its config re-read when freshline.toml changed."""
+        tracker = self._trackers.get(root)
+        if tracker is None:
+            tracker = self._trackers[root] = Tracker(load_config(root))
+        tracker.reload_config()
+        return tracker
+
+    def manager(self, root: Path) -> SessionManager:
+        """The workspace's session manager, made on first use."""
+        manager = self._managers.get(root)
+        if manager is None:
+            from freshline.session import SessionManager
+
+            manager = self._managers[root] = SessionManager(load_config(root))
+        return manager
+
+    def close(self) -> None:
+        """Wait for background work, and close the session managers and stores."""
+        for manager in self._managers.values():
+            manager.close()
+        for tracker in self._trackers.values():
+            tracker.store.close()
+        self._managers.clear()
+        self._trackers.clear()
+
+
+def answer(adapter: Adapter, payload: str, options: HookOptions, warm: Warm) -> Answer:
+    """The hook's answer to one call of `adapter`'s client (UsageError and kin for a
+    payload it cannot read or a place outside every workspace or project)."""
+    call = adapter.parse(payload)
+    if options.owner is not None:
+        return Answer()  # another channel delivers to this agent's conversation
+    root = workspace_for(options.starts(call), options.workspace)
+    with warm.lock(root):
+        if call.moment is Moment.TOOL:
+            return _tool(adapter, call, options, warm, root)
+        return _deliver(adapter, call, options, warm, root)
+
+
+def _deliver(
+    adapter: Adapter, call: Call, options: HookOptions, warm: Warm, root: Path
+) -> Answer:
+    external = adapter.external_id(call.agent_session)
+    delivering = call.moment in (Moment.START, Moment.PROMPT)
+    # Only once answered: a watcher starting beside this call would walk and hash the
+    # workspace at the same time as its flush (a first call's full scan).
+    watch = (FollowUp(Follow.WATCH, root),) if delivering else ()
+    if _nothing_due(adapter, call, warm.tracker(root)):
+        return Answer("", watch)
+    from freshline.context import Channel, Meter
+    from freshline.session.engine import Deliveries
+
+    manager = warm.manager(root)
+    if call.moment is Moment.END and manager.by_external(external) is None:
+        return Answer()  # a session freshline never served ended
+    engine = Deliveries(manager)
+    s, opened = _pin(adapter, call, options, manager, external)
+    witness = _witness(adapter, call)
+    if call.lost_context:
+        s = engine.lost_context(s.id)
+    else:
+        engine.settle(s.id, witness)
+    if call.moment is Moment.END:
+        manager.close_session(s.id)
+        return Answer()
+    if s.state is SessionState.CLOSED:
+        s = manager.reopen(s.id)
+    meter = Meter.around(adapter.output(call, ""), adapter.encoding)
+    issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
+                          flush=not opened)
+    if issued is None:
+        return Answer("", watch)
+    convert = (FollowUp(Follow.CONVERT, root, s.project),) if issued.converting else ()
+    return Answer(adapter.output(call, issued.blocks), watch + convert)
+
+
+def quiet(adapter: Adapter, payload: str, tracker: Tracker) -> bool:
+    """Whether a call is the common prompt with nothing to deliver, told without a
+    session manager (the watcher answers this over its socket)."""
+    return _nothing_due(adapter, adapter.parse(payload), tracker)
+
+
+def _nothing_due(adapter: Adapter, call: Call, tracker: Tracker) -> bool:
+    """The agent's session is known, kept its context, and has been told everything
+    (`session.due`). Never for END (it closes the session) or TOOL (it feeds the ledger
+    and settles what went out)."""
+    if call.moment not in (Moment.START, Moment.PROMPT) or call.lost_context:
+        return False
+    return nothing_due_for(tracker, adapter.external_id(call.agent_session))
+
+
+def _tool(adapter: Adapter, call: Call, options: HookOptions, warm: Warm, root: Path) -> Answer:
+    """A tool ran: settle what went out (the request that carried it did), then feed the
+    read ledger with the file the tool read or wrote. Prints nothing."""
+    tool = call.tool
+    if tool is None or tool.kind is None:
+        return Answer()  # a tool the ledger does not follow, or one that named no file
+    external = adapter.external_id(call.agent_session)
+    if quick_tool_use(warm.tracker(root), external, call.cwd, tool.path, tool.kind) is not None:
+        return Answer()  # the common call: nothing outstanding, no session manager
+    from freshline.session.engine import Deliveries
+
+    manager = warm.manager(root)
+    s, _ = _pin(adapter, call, options, manager, external)
+    Deliveries(manager).settle(s.id, _witness(adapter, call))
+    record_tool_use(manager.tracker, s, call.cwd, tool.path, tool.kind)
+    return Answer()
+
+
+def _pin(
+    adapter: Adapter, call: Call, options: HookOptions, manager: SessionManager, external: str
 ) -> tuple[SessionRecord, bool]:
-    """The freshline session of Claude's session, and whether this call opened it (live,
-    with no conversation, its documents converted in the background)."""
-    external = external_id(payload.session_id)
-    s = manager.store.session_by_external(external)
+    """The freshline session of the agent's, and whether this call opened it (live, with
+    no conversation, its documents converted in the background)."""
+    s = manager.by_external(external)
     if s is not None:
         return s, False
     from freshline.context import Channel
 
-    project = pinned_project(manager.config, starts(payload, options), options.project)
+    project = pinned_project(manager.reload_config(), options.starts(call), options.project)
     opened = manager.new(
         project, mode="live", external_id=external, convert=False, channel=Channel.HOOK
     )
     return opened, True
 
 
-# --- what became of the deliveries so far -------------------------------------------------
+def _witness(adapter: Adapter, call: Call) -> Witness:
+    """The call's view of its client's transcript."""
+    return Witness(call.transcript, adapter.transcript, call.moment)
 
-
-def settle(manager: SessionManager, s: SessionRecord, payload: HookInput) -> list[DeliveryRecord]:
-    """Decide the session's outstanding deliveries (one chain, oldest first) from the
-    transcript: acknowledge the ones found, give up from the first missing one on (the
-    next delivery tells it all again), and return those still in flight."""
-    from freshline.session import tokens
-
-    chain = tokens.outstanding(manager, s.id)
-    if not chain:
-        return []
-    start = min(_offset(d) for d in chain)
-    evidence = read_evidence(payload.transcript, start, [d.token for d in chain])
-    for i, d in enumerate(chain):
-        where = stage(str(d.detail.get("event", "")), bool(d.detail.get("prompted")),
-                      payload.event.value)
-        fate = verdict(d.token in evidence.found, evidence.answered_after(_offset(d)), where,
-                       evidence.readable)
-        if fate is Verdict.IN_FLIGHT:
-            return _prompted(manager, chain[i:], payload)
-        if fate is Verdict.MISSING:
-            tokens.supersede(manager, s.id)
-            return []
-        how, note = Acknowledgement.TRANSCRIPT, None
-        if fate is Verdict.UNREADABLE:
-            how = Acknowledgement.PRINTED
-            note = f"no readable transcript at {payload.transcript}: acknowledged when printed"
-        tokens.acknowledge(manager, s.id, d.token, how, note)
-    return []
-
-
-def _offset(d: DeliveryRecord) -> int:
-    return int(d.detail.get("offset", 0))
-
-
-def _prompted(
-    manager: SessionManager, chain: list[DeliveryRecord], payload: HookInput
-) -> list[DeliveryRecord]:
-    """The chain still in flight; on a prompt, each of its deliveries goes out with it."""
-    if payload.event is not HookEvent.USER_PROMPT_SUBMIT:
-        return chain
-    with manager.store.write():
-        for d in chain:
-            manager.store.delivery_detail(d.token, {**d.detail, "prompted": True})
-    return chain
-
-
-# --- the hook ---------------------------------------------------------------------------
-
-
-def hook_log_path() -> Path:
-    """Where the hook logs its failures: $FRESHLINE_HOOK_LOG, else
-    $XDG_CACHE_HOME/freshline/hook.log, else ~/.cache/freshline/hook.log."""
-    explicit = os.environ.get(LOG_ENV)
-    if explicit:
-        return Path(explicit)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "freshline" / "hook.log"
-
-
-def _log(message: str) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    line = f"{stamp} freshline hook {AGENT}: {' '.join(message.split())}\n"
-    try:
-        path = hook_log_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-    except OSError:
-        pass  # Nowhere to log; the hook must still never fail the prompt.
-
-
-def deliver(payload: HookInput, out: TextIO, options: HookOptions | None = None) -> bool:
-    """Answer a SessionStart, UserPromptSubmit or SessionEnd call: settle earlier
-    deliveries, then (on SessionStart and UserPromptSubmit) write the pending blocks as
-    hook output; False when nothing was written."""
-    options = options or HookOptions()
-    config = load_config(workspace_for(starts(payload, options), options.workspace))
-    try:
-        if nothing_due_for(config, payload):
-            return False
-        from freshline.session import SessionManager
-
-        manager = SessionManager(config)
-        try:
-            s, opened, chain = _open(manager, payload, options)
-            if payload.event is HookEvent.SESSION_END:
-                manager.close_session(s.id)
-                return False
-            if payload.event not in DELIVERING:
-                return False  # PostToolUse: `record_tool_use` answers it
-            if s.state is SessionState.CLOSED:
-                s = manager.reopen(s.id)
-            return _print(manager, s, payload, chain, out, flush=not opened)
-        finally:
-            manager.close()
-    finally:
-        if payload.event in DELIVERING:
-            # Only now: a watcher starting beside this call would walk and hash the
-            # workspace at the same time as its flush (a first call's full scan).
-            ensure_watcher(config, Store(config.data_dir))
-
-
-def _open(
-    manager: SessionManager, payload: HookInput, options: HookOptions
-) -> tuple[SessionRecord, bool, list[DeliveryRecord]]:
-    """Claude's session pinned (and whether this call opened it), with what became of its
-    deliveries so far decided: the chain of them still in flight."""
-    s, opened = pin(manager, payload, options)
-    if payload.event is HookEvent.SESSION_START and payload.source in CONTEXT_LOST:
-        from freshline.session import tokens
-
-        # The agent lost its context: whatever it was handed is gone with it.
-        tokens.supersede(manager, s.id)
-        return manager.resume(s.id, convert=False, closed=False), opened, []
-    return s, opened, settle(manager, s, payload)
-
-
-def nothing_due_for(config: Config, payload: HookInput) -> bool:
-    """The common prompt, answered without loading the session layer: Claude's session
-    (found by its external id, wherever the agent's `cd` took the `cwd`) is known, kept its
-    context, and has been told everything (see `session.due`). Never for SessionEnd (it
-    closes the session) or PostToolUse (it feeds the ledger and settles deliveries)."""
-    from freshline.session.due import nothing_due
-    from freshline.tracker import Tracker
-
-    lost = payload.event is HookEvent.SESSION_START and payload.source in CONTEXT_LOST
-    if payload.event not in DELIVERING or lost:
-        return False
-    tracker = Tracker(config)
-    s = tracker.store.session_by_external(external_id(payload.session_id))
-    if s is None:
-        return False
-    tracker.flush()
-    return nothing_due(s, tracker.epoch(s.project))
-
-
-def record_tool_use(payload: HookInput, options: HookOptions | None = None) -> bool:
-    """Feed the read ledger from a PostToolUse payload: what Claude's `Read` showed, or
-    what its `Write`, `Edit`, `MultiEdit` or `NotebookEdit` wrote (the file's content now,
-    as a git blob id), for the session pinned to Claude's. Deliveries still outstanding are
-    settled first (a tool ran: the request that carried them went out). Prints nothing.
-    False when there was nothing to record: another tool, a file outside the workspace, a
-    secret, an internal or ignored file."""
-    options = options or HookOptions()
-    config = load_config(workspace_for(starts(payload, options), options.workspace))
-    store = Store(config.data_dir, config.store_url, config.store.pool_size)
-    try:
-        s = store.session_by_external(external_id(payload.session_id))
-        if s is not None and not store.deliveries_of(s.id, DeliveryState.OUTSTANDING):
-            return _record(config, store, s, payload)  # the common call: no session manager
-    finally:
-        store.close()
-    from freshline.session import SessionManager
-
-    manager = SessionManager(config)
-    try:
-        s = _open(manager, payload, options)[0]
-        return _record(config, manager.store, s, payload)
-    finally:
-        manager.close()
-
-
-def _record(config: Config, store: Store, s: SessionRecord, payload: HookInput) -> bool:
-    from freshline.session.ledger import Ledger
-    from freshline.session.rules import workspace_rules
-
-    tool = payload.tool
-    if tool is None or tool.kind is None:
-        return False  # another tool, or one that named no file
-    try:
-        # A relative path is the agent's, from its `cwd` (wherever it `cd`'d to).
-        target = reach(
-            config.root, str(payload.cwd / tool.path), workspace_rules(config, s.project)
-        )
-    except AccessDenied:
-        return False
-    blob = blob_of(target.path)
-    if blob is None:
-        return False
-    Ledger(store).record(s.id, target.rel, blob, tool.kind)
-    return True
-
-
-def _print(
-    manager: SessionManager,
-    s: SessionRecord,
-    payload: HookInput,
-    chain: list[DeliveryRecord],
-    out: TextIO,
-    flush: bool,
-) -> bool:
-    from freshline.context import Channel
-    from freshline.session import tokens
-
-    detail = {
-        "event": payload.event.value,
-        "transcript": str(payload.transcript) if payload.transcript else None,
-        "offset": size_of(payload.transcript),
-    }
-    issued = tokens.deliver(
-        manager, s.id, Channel.HOOK, hook_meter(payload.event), chain, detail, flush
-    )
-    if issued is None:
-        return False
-    out.write(hook_output(payload.event, issued.blocks))
-    out.flush()
-    if payload.transcript is None:
-        tokens.acknowledge(manager, s.id, issued.token, Acknowledgement.PRINTED, NO_TRANSCRIPT)
-    if issued.turn.staged.pending:
-        _convert_in_background(manager.config.root, s.project)
-    return True
-
-
-def _convert_in_background(root: Path, project: str) -> None:
-    """Convert the project's documents in a detached process, so the prompt never waits
-    (the next prompt announces them as readable). It holds none of Claude's pipes."""
-    subprocess.Popen(
-        [sys.executable, "-m", "freshline.interfaces.hooks", CONVERT, str(root), project],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def convert(root: Path, project: str) -> None:
-    """Convert one project's documents now; failures go to the hook log."""
-    try:
-        from freshline.session import SessionManager
-
-        manager = SessionManager(load_config(root))
-        try:
-            manager.materialize(project)
-        finally:
-            manager.close()
-    except Exception as exc:  # a background helper: nobody is there to see it raise
-        _log(f"converting {project}: {type(exc).__name__}: {exc}")
-
-
-def run_claude_code(stdin: TextIO, out: TextIO, options: HookOptions | None = None) -> int:
-    """The whole hook: always 0; failures are logged, never printed."""
-    try:
-        payload = parse_payload(stdin.read())
-        if payload.event is HookEvent.POST_TOOL_USE:
-            record_tool_use(payload, options)
-        else:
-            deliver(payload, out, options)
-    except Exception as exc:  # the hook must never break the prompt
-        _log(f"{type(exc).__name__}: {exc}")
-    return 0
-
-
-def claude_code_hook(workspace: Path | None = None, project: str | None = None) -> int:
-    """Claude Code hook: print what changed in the project as additional context.
-
-    Example: `freshline hook install claude-code` writes it into .claude/settings.json.
-    """
-    return run_claude_code(sys.stdin, sys.stdout, HookOptions.from_env(workspace, project))
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == [CONVERT]:
-        convert(Path(sys.argv[2]), sys.argv[3])
-    else:
-        sys.exit(claude_code_hook())
