@@ -119,8 +119,8 @@ class Deliveries:
 
         UsageError when another channel opened the session, or it is closed."""
         rule = RULES[channel]
-        basis = self.outstanding(session_id) if rule is Acknowledgement.TRANSCRIPT else []
         for attempt in range(ISSUE_TRIES):
+            basis = self.outstanding(session_id) if rule is Acknowledgement.TRANSCRIPT else []
             token = self._fresh_token() if rule is not Acknowledgement.BACKEND else ""
             turn = self.manager.prepare(
                 session_id, "", conversation=False, channel=channel, meter=meter,

@@ -5,8 +5,9 @@
 None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
 with nothing to deliver are answered by the watcher (`watchclient` asks it), and this
 process loads no more than the standard library; otherwise, and whenever the watcher
-cannot answer, the command does the work itself. The typer commands call the same bodies, so every path
-prints the same thing. Module-level imports stay within the standard library's basics.
+cannot answer, the command does the work itself. The typer commands call the same bodies,
+so every path prints the same thing. Module-level imports stay within the standard
+library's basics.
 """
 
 from __future__ import annotations
