@@ -26,8 +26,9 @@ from freshline.materialize.runner import ProgressFn
 from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
 from freshline.session.manifest import BuiltManifest, build_manifest
-from freshline.store import IndexEntry, LedgerKind, SessionRecord, SessionState
+from freshline.store import IndexEntry, LedgerKind, SessionRecord, SessionState, WithheldRow
 from freshline.tracker import FlushResult, Tracker
+from freshline.withholding import Withholder
 
 
 def materialize_settings(config: Config) -> MaterializeSettings:
@@ -47,8 +48,11 @@ class SessionBase:
         self.config = config
         self.tracker = Tracker(config)
         self.store = self.tracker.store
+        security = config.security
+        # What leaves for a model passes it: tool results, documents, snapshots, trees.
+        self.withholder = Withholder(security.allow_secrets_in, security.allow_hardlinks)
         self.materializer = materializer or Materializer(
-            config.root, config.data_dir, materialize_settings(config)
+            config.root, config.data_dir, materialize_settings(config), self.withholder
         )
         self.in_scope = InScope(config, self.tracker)
         self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
@@ -59,13 +63,26 @@ class SessionBase:
     def conversations(self) -> Conversations:
         """The workspace's conversations, opened on first use: a session that records
         none (a hook's) never touches git."""
-        return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes)
+        return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes,
+                             screen=self.withholder)
 
     def reload_config(self) -> Config:
         """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
         otherwise never see a scope change). Raises ConfigError for a broken file."""
         self.config = self.in_scope.config = self.tracker.reload_config()
+        self.withholder.allowed = self.config.security.allow_secrets_in
+        self.withholder.allow_hardlinks = self.config.security.allow_hardlinks
         return self.config
+
+    def note_withheld(self) -> None:
+        """Store which files secrets were withheld from since the last call (what
+        `freshline status` flags). Call outside a read transaction."""
+        found = self.withholder.take_found()
+        if found:
+            self.store.withheld_note(
+                WithheldRow(path, f.blob, tuple(k.value for k in f.kinds))
+                for path, f in found.items()
+            )
 
     def close(self) -> None:
         """Wait for background conversions, then stop the workers."""
@@ -181,9 +198,11 @@ class SessionBase:
         if flush:
             self.tracker.flush()
         entries = [e for e in self.tracker.files_in_scope(project) if is_document(e.path)]
-        return self.materializer.ensure(
+        result = self.materializer.ensure(
             project, self.tracker.epoch(project), entries, retry_failed, progress
         )
+        self.note_withheld()
+        return result
 
     def convert_changed(self, result: FlushResult) -> list[Future[MaterializeResult]]:
         """Start converting, in the background, the projects whose flush touched a document

@@ -237,9 +237,10 @@ class SessionManager(SessionBase):
         manifest = self._manifest_input(s) if s.needs_manifest else None
         budget = delivery_budget(self.config, channel, meter, s.id, limit, token)
         blocks = render_blocks(manifest, updates, budget, self.priority(s))
-        turn = PreparedTurn(
-            s, message, blocks.manifest, blocks.updates, held, fanout, staged, pending
-        )
+        # Blocks hold paths only, but a file may be named after a token.
+        shown, updated = (self.withholder.text(b).text if b else b
+                          for b in (blocks.manifest, blocks.updates))
+        turn = PreparedTurn(s, message, shown, updated, held, fanout, staged, pending)
         turn.number = s.turns + 1
         # A turn that carries nothing (an empty send) counts as no turn delivered.
         staged.turn = turn.number if turn.wire_prompt else 0
