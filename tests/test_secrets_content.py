@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from freshline.interfaces.mcp_server import FreshlineService
 from typer.testing import CliRunner
 
 from freshline.access import AccessDenied
@@ -19,7 +20,6 @@ from freshline.agent.messages import ToolCall
 from freshline.agent.runtime import send
 from freshline.agent.tools import Toolbox, ToolMode
 from freshline.interfaces.cli import app
-from freshline.interfaces.mcp_server import FreshlineService
 from freshline.session import SessionManager
 from freshline.session.rules import live_rules
 from tests.acp_harness import proxied

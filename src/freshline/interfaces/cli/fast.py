@@ -4,10 +4,11 @@ autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
 None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
-with nothing to deliver are answered by the watcher (`watchsock`), and this process loads
-no more than the standard library; otherwise, and whenever the watcher cannot answer, the
-command does the work itself. The typer commands call the same bodies, so every path
-prints the same thing. Module-level imports stay within the standard library's basics.
+with nothing to deliver are answered by the watcher (`watchclient` asks it), and this
+process loads no more than the standard library; otherwise, and whenever the watcher
+cannot answer, the command does the work itself. The typer commands call the same bodies,
+so every path prints the same thing. Module-level imports stay within the standard
+library's basics.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from freshline.interfaces.cli import argv as words
 from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
 from freshline.interfaces.text import columns, plural
 
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # `hook_payload.PROJECT_DIR_ENV` (not imported: start-up)
+AGENT = "claude-code"  # the one hook agent on the fast path
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # its `Adapter.project_dir_env` (not imported: start-up)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -87,10 +89,10 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
 
 def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
     """The running watcher's answer, or None (then the command does the work itself)."""
-    from freshline.interfaces import watchsock
+    from freshline.interfaces import watchclient
 
-    root = watchsock.workspace_root(workspace, os.getcwd())
-    return watchsock.ask(root, request) if root else None
+    root = watchclient.workspace_root(workspace, os.getcwd())
+    return watchclient.ask(root, request) if root else None
 
 
 # --- status -------------------------------------------------------------------------------
@@ -268,32 +270,39 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 
 
 def hook(workspace: str | None = None, project: str | None = None) -> int:
-    """`freshline hook claude-code`: nothing to print when the watcher says nothing is due,
-    else the hook itself (which never fails the prompt)."""
+    """`freshline hook claude-code`: nothing to print inside an agent another channel runs
+    or when the watcher says nothing is due, else the hook itself (`hook.process`, which
+    never fails the prompt)."""
     import io
     import json
 
-    from freshline.interfaces import watchsock
+    from freshline.interfaces import watchclient
+    from freshline.session.owners import OWNER_ENV
 
+    if os.environ.get(OWNER_ENV):
+        return 0  # another channel delivers to this agent (`hook.core.answer` says so too)
     text = sys.stdin.read()
     try:
         cwd = json.loads(text).get("cwd")
     except (ValueError, AttributeError):
         cwd = None
-    # The watcher of the workspace the hook will use (`hook_pinning.workspace_for`):
+    # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
     # `--workspace`, else the one holding Claude's project folder, else the cwd's.
     starts = [p for p in (os.environ.get(PROJECT_DIR_ENV), cwd)
               if isinstance(p, str) and os.path.isabs(p)]
-    roots = (watchsock.workspace_root(workspace, start) for start in starts)
+    roots = (watchclient.workspace_root(workspace, start) for start in starts)
     root = next((r for r in roots if r), None)
     if root is not None:
-        answer = watchsock.ask(root, {"op": "due", "payload": text})
+        request = {"op": "due", "agent": AGENT, "payload": text}
+        answer = watchclient.ask(root, request)
         if answer is not None and answer.get("due") is False:
             return 0
     from pathlib import Path
 
-    from freshline.interfaces.hook_payload import HookOptions
-    from freshline.interfaces.hooks import run_claude_code
+    from freshline.interfaces.hook import adapter
+    from freshline.interfaces.hook.process import run
+    from freshline.interfaces.hook.protocol import HookOptions
 
-    options = HookOptions.from_env(Path(workspace) if workspace else None, project)
-    return run_claude_code(io.StringIO(text), sys.stdout, options)
+    claude = adapter(AGENT)
+    options = HookOptions.from_env(claude, Path(workspace) if workspace else None, project)
+    return run(claude, io.StringIO(text), sys.stdout, options)
