@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.interfaces.cli.argv import (
-    HOOK,
     PROJECT,
     SCAN,
     STATUS,
@@ -27,6 +26,8 @@ from freshline.interfaces.cli.argv import (
 )
 
 from .conftest import Workspace
+
+HOOK_CLAUDE = "hook claude-code"
 
 
 @pytest.mark.parametrize(
@@ -70,11 +71,14 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["status"], (STATUS, None, frozenset())),
         (["status", "--json", "-w", "/x"], (STATUS, "/x", frozenset({"--json"}))),
         (["--workspace=/y", "scan", "--full"], (SCAN, "/y", frozenset({"--full"}))),
-        (["hook", "claude-code"], (HOOK, None, frozenset())),
+        (["hook", "claude-code"], (HOOK_CLAUDE, None, frozenset())),
+        (["hook", "gemini-cli", "-p", "q"], ("hook gemini-cli", None, frozenset({"--project=q"}))),
+        (["hook", "codex"], ("hook codex", None, frozenset())),
+        (["hook", "cursor"], None),
         (["-w", "/w", "hook", "claude-code", "--project", "my notes"],
-         (HOOK, "/w", frozenset({"--project=my notes"}))),
-        (["hook", "claude-code", "-p", "q"], (HOOK, None, frozenset({"--project=q"}))),
-        (["hook", "claude-code", "--project=q"], (HOOK, None, frozenset({"--project=q"}))),
+         (HOOK_CLAUDE, "/w", frozenset({"--project=my notes"}))),
+        (["hook", "claude-code", "-p", "q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}))),
+        (["hook", "claude-code", "--project=q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}))),
         (["hook", "claude-code", "--project"], None),  # no value: typer says so
         (["hook", "claude-code", "-p=q"], None),  # click's value would be "=q"
         (["hook", "claude-code", "-p", "a", "--project", "b"], None),

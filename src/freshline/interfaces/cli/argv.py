@@ -5,7 +5,7 @@
   group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
-  loops (`--version`, `status`, `scan`, `hook claude-code [--project NAME]`) in their
+  loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`) in their
   plain forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
 
@@ -82,10 +82,11 @@ def wants_json(args: Sequence[str]) -> bool:
 VERSION = "--version"  # print the version
 STATUS = "status"  # per-project epochs and documents
 SCAN = "scan"  # bring the index up to date
-HOOK = "hook claude-code"  # the Claude Code hook, on every prompt
-PROJECT = "--project"  # the hook's project for a new Claude session (takes a value)
+HOOK = "hook"  # `hook <agent>`: an agent's hook, on every prompt
+HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not imported: start-up)
+PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
-       HOOK: frozenset({PROJECT})}
+       **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS}}
 VALUED = {PROJECT: PROJECT, "-p": PROJECT}  # the hot options that take a value, as spelt
 
 HotCall = tuple[str, "str | None", frozenset[str]]

@@ -31,10 +31,10 @@ from freshline.paths import shown
 
 
 class Scope(StrEnum):
-    """Which Claude Code settings file to write."""
+    """Which of the agent's settings files to write."""
 
-    PROJECT = "project"  # <workspace>/.claude/settings.json: sessions started there
-    USER = "user"  # ~/.claude/settings.json: every session of this user
+    PROJECT = "project"  # <workspace>/<its settings>: sessions started there
+    USER = "user"  # ~/<its settings>: every session of this user
 
 
 def settings_path(adapter: Adapter, scope: Scope, root: Path) -> Path:
@@ -105,7 +105,8 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str) -> dict[str,
     hooks = dict(out.get("hooks") or {})
     for event in adapter.events:
         groups = hooks.get(event)
-        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+        hook = {**adapter.entry, "type": "command", "command": command}
+        entry: dict[str, Any] = {"hooks": [hook]}
         if event in adapter.matchers:
             entry = {"matcher": adapter.matchers[event], **entry}
         hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
