@@ -7,6 +7,7 @@ every other command (and the hook, which runs on every prompt) should not pay fo
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -41,14 +42,49 @@ def chat(
     say(f"session {session_id} (resume with: freshline chat --session {session_id})")
 
 
+mcp_app = typer.Typer()  # its help: the callback's docstring
+
+
+@mcp_app.callback(invoke_without_command=True)
 def mcp(ctx: typer.Context) -> None:
     """Serve the workspace to MCP clients over stdio.
 
     Example: freshline mcp --workspace ~/notes   (as an mcpServers entry)
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from freshline.interfaces.mcp.stdio import mcp_command
 
     mcp_command(state(ctx).workspace)
+
+
+@mcp_app.command("install")
+def mcp_install(
+    ctx: typer.Context,
+    client: str = typer.Argument(..., help="The MCP client to install freshline in: codex."),
+    config_file: Path | None = typer.Option(
+        None, "--config", help="The client's config file (default: ~/.codex/config.toml)."
+    ),
+    uninstall: bool = typer.Option(False, "--uninstall", help="Remove freshline's entry instead."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Write freshline's MCP server into Codex CLI's config (merged; safe to run again).
+
+    Example: freshline mcp install codex
+    """
+    from freshline.interfaces.mcp.install import install_codex
+
+    if client != "codex":
+        raise UsageError(f"no MCP install for client '{client}' (there is one for: codex)")
+    done = install_codex(config(ctx).root, config_file, uninstall)
+    data = {"config": str(done.path), "entry": done.entry, "changed": done.changed,
+            "installed": not uninstall}
+
+    def human() -> None:
+        verb = "removed freshline's MCP server from" if uninstall else "installed the MCP server in"
+        say(f"{verb} {done.path}" + ("" if done.changed else " (unchanged)"))
+
+    emit(data, as_json, human)
 
 
 def _hook_command(agent: str, client: str, settings: str) -> None:
@@ -101,6 +137,10 @@ def install(
     from freshline.interfaces.hook.install import install as install_hook
 
     chosen = adapter(agent)
+    if chosen.name == "codex" and not uninstall:
+        from freshline.interfaces.mcp.install import refuse_with_server
+
+        refuse_with_server()
     if scope not in {s.value for s in Scope}:
         raise UsageError(f"--scope must be project or user, not '{scope}'")
     cfg = config(ctx)

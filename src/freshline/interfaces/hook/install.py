@@ -135,13 +135,20 @@ def read_settings(path: Path) -> dict[str, Any]:
 
 
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
-    """Write the settings whole or not at all (a new file renamed over the old)."""
+    """Write the settings whole or not at all."""
+    write_whole(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write an agent's settings file whole or not at all (a new file renamed over the
+    old, with the old one's mode)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        if path.exists():
+            os.chmod(temp, path.stat().st_mode & 0o7777)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
