@@ -81,10 +81,12 @@ class Client:
 
 
 def gemini_user(prompt: str, context: str) -> dict[str, Any]:
-    """Gemini CLI's user message: the prompt, then BeforeAgent's context as a part."""
+    """Gemini CLI's user message: the prompt, then BeforeAgent's context as a part (its
+    `<` and `>` escaped, as Gemini CLI 0.61 gives them to the model)."""
     parts = [{"text": prompt}]
     if context:
-        parts.append({"text": f"<hook_context>{context}</hook_context>"})
+        escaped = context.replace("<", "&lt;").replace(">", "&gt;")
+        parts.append({"text": f"<hook_context>{escaped}</hook_context>"})
     return {"id": "u", "type": "user", "content": parts, "displayContent": [{"text": prompt}]}
 
 

@@ -7,7 +7,9 @@ reaches the model as a `<hook_context>` part after the prompt), `AfterTool` (app
 the tool's result), `SessionEnd`. Timeouts are in milliseconds. Its project folder is
 `$GEMINI_PROJECT_DIR`; its transcript is read with
 `session.transcripts.gemini_cli.GEMINI_CLI`. No limit on hook output was seen (200,000
-characters reached the model whole), so the `hook` budget alone bounds it.
+characters reached the model whole), so the `hook` budget alone bounds it. Gemini CLI
+gives the model `<` and `>` of hook context as `&lt;` and `&gt;` (the blocks' tags arrive
+escaped, their delivery tokens intact).
 
 `SessionStart` is not answered: when a SessionStart hook returns context, `--resume`
 drops every earlier user prompt from the history Gemini CLI sends the model (0.61; the

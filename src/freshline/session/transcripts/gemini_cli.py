@@ -6,7 +6,9 @@ what went to the model with the prompt, `{"type": "gemini", …}` for the model'
 Hook context reaches the model inside the user message's parts, wrapped in
 `<hook_context>…</hook_context>` (BeforeAgent's as a part of its own after the prompt,
 SessionStart's glued to the prompt's front); `displayContent` is what the terminal showed
-and proves nothing. No size limit was seen: 200,000 characters arrived whole.
+and proves nothing. No size limit was seen: 200,000 characters arrived whole. The `<` and
+`>` inside hook context are recorded (and sent) as `&lt;` and `&gt;`; the tokens freshline
+looks for are hex digits, unchanged.
 
 A hook that timed out leaves nothing in the transcript; a transcript whose user messages
 never carry `<hook_context>` records no hook output and proves nothing.
