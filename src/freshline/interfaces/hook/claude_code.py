@@ -49,9 +49,7 @@ def parse(text: str) -> Call:
 
 def tool_use(data: dict[str, Any]) -> ToolUse:
     """The tool of a PostToolUse payload; UsageError when it names none."""
-    name, fields, failed = payload.tool_fields(data)
-    path = payload.first_string(fields, "file_path", "notebook_path")
-    return ToolUse(path, TOOLS.get(name) if path and not failed else None)
+    return payload.file_tool(data, TOOLS, "file_path", "notebook_path")
 
 
 ADAPTER = Adapter(

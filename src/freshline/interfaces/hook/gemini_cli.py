@@ -52,9 +52,7 @@ def parse(text: str) -> Call:
 
 def tool_use(data: dict[str, Any]) -> ToolUse:
     """The tool of an AfterTool payload; UsageError when it names none."""
-    name, fields, failed = payload.tool_fields(data)
-    path = payload.first_string(fields, "file_path", "absolute_path")
-    return ToolUse(path, TOOLS.get(name) if path and not failed else None)
+    return payload.file_tool(data, TOOLS, "file_path", "absolute_path")
 
 
 ADAPTER = Adapter(

@@ -18,6 +18,7 @@ from typing import Any
 from freshline.errors import UsageError
 from freshline.interfaces.hook.protocol import Call, ToolUse
 from freshline.session.evidence import Moment
+from freshline.store import LedgerKind
 
 ToolReader = Callable[[dict[str, Any]], ToolUse]  # a tool event's payload → its tool
 
@@ -69,6 +70,14 @@ def tool_fields(data: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
     response = data.get("tool_response")
     failed = isinstance(response, dict) and bool(response.get("error"))
     return name, given if isinstance(given, dict) else {}, failed
+
+
+def file_tool(data: dict[str, Any], tools: Mapping[str, LedgerKind], *keys: str) -> ToolUse:
+    """A tool event's tool that names its file under one of `keys` (the first given): what
+    `tools` says it does to the file, if it is one of them and did not fail."""
+    name, fields, failed = tool_fields(data)
+    path = first_string(fields, *keys)
+    return ToolUse(path, tools.get(name) if path and not failed else None)
 
 
 def first_string(fields: dict[str, Any], *keys: str) -> str:
