@@ -137,12 +137,16 @@ def test_the_hot_commands_load_no_front_end(small: Workspace) -> None:
     assert json.loads(freshline("status", "--json", cwd=small.root).stdout)["projects"]
 
 
-def test_the_hook_with_nothing_to_say_loads_no_front_end(small: Workspace) -> None:
-    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
+@pytest.mark.parametrize(("agent", "event"), [("claude-code", "UserPromptSubmit"),
+                                               ("gemini-cli", "BeforeAgent")])
+def test_the_hook_with_nothing_to_say_loads_no_front_end(
+    small: Workspace, agent: str, event: str
+) -> None:
+    payload = json.dumps({"hook_event_name": event, "session_id": "c1",
                           "cwd": str(small.root / "notes"), "prompt": "hi"})
-    first = freshline("hook", "claude-code", cwd=small.root, stdin=payload)
+    first = freshline("hook", agent, cwd=small.root, stdin=payload)
     assert first.returncode == 0 and "hookSpecificOutput" in first.stdout
-    again = freshline("hook", "claude-code", cwd=small.root, stdin=payload)
+    again = freshline("hook", agent, cwd=small.root, stdin=payload)
     assert (again.returncode, again.stdout) == (0, "")
     assert "typer" not in loaded(again) and "rich" not in loaded(again)
 
