@@ -22,9 +22,9 @@ from freshline.session import SessionManager
 from freshline.store import Store
 from freshline.store.location import ENV_VAR as STORE_URL
 from freshline.tracker import Tracker
-from freshline.tracker.autowatch import LOCK_NAME as WATCH_LOCK
-from freshline.tracker.autowatch import holder as watcher_of
 from freshline.tracker.autowatch import stop as stop_watcher
+from freshline.tracker.watchlock import LOCK_NAME as WATCH_LOCK
+from freshline.tracker.watchlock import holder as watcher_of
 from tests.pgserver import PgServer, find_bindir
 
 # No per-example deadline anywhere: a shared, loaded machine takes longer than Hypothesis's
@@ -59,7 +59,7 @@ def _isolated_env(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-                STORE_URL):
+                STORE_URL, "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):  # (the watchers' registry)
         monkeypatch.delenv(key, raising=False)
 
 

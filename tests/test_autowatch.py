@@ -18,8 +18,9 @@ import pytest
 from freshline.interfaces import watchclient
 from freshline.store import Store
 from freshline.tracker import autowatch
-from freshline.tracker.autowatch import WatchLock, enabled, holder
+from freshline.tracker.autowatch import enabled
 from freshline.tracker.hints import watcher_alive
+from freshline.tracker.watchlock import WatchLock, holder
 
 from .conftest import Workspace, wait_for
 
@@ -78,7 +79,7 @@ def test_the_lock_lets_one_process_hold_it(ws: Workspace) -> None:
     first, second = WatchLock(ws.root), WatchLock(ws.root)
     assert first.acquire() and holder(ws.root) == os.getpid()
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from freshline.tracker.autowatch import WatchLock;"
+        [sys.executable, "-c", "import sys; from freshline.tracker.watchlock import WatchLock;"
          f"sys.exit(0 if WatchLock({str(ws.root)!r}).acquire() else 3)"], timeout=30)
     assert done.returncode == 3
     first.release()
@@ -173,7 +174,8 @@ def test_the_watcher_answers_the_hot_commands(
 ) -> None:
     root = str(notes.root)
     answer = watchclient.ask(root, {"op": "status"})
-    assert answer["data"]["projects"]["p"]["files"] == 1 and answer["data"]["watcher_alive"]
+    assert answer["data"]["projects"]["p"]["files"] == 1
+    assert answer["data"]["watcher"]["state"] == "running"
     notes.write("n/fresh.md", "fresh")
     scanned = watchclient.ask(root, {"op": "scan"})["data"]
     assert "full" in scanned  # (a full scan only when the machine was too slow for a cookie)

@@ -21,8 +21,8 @@ from freshline.interfaces.hook.install import hook_command
 from freshline.interfaces.hook.install import is_ours as is_ours_for
 from freshline.interfaces.hook.install import merge as merge_for
 from freshline.interfaces.hook.install import unmerge as unmerge_for
-from freshline.tracker.autowatch import holder as watcher_of
 from freshline.tracker.autowatch import stop as stop_watcher
+from freshline.tracker.watchlock import holder as watcher_of
 from tests.conftest import Workspace, wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"

@@ -27,12 +27,13 @@ from freshline.interfaces.watchclient import MAX_PATH, socket_path, version
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Callable
     from socketserver import ThreadingUnixStreamServer
     from typing import Any
 
 def _answer(root: str, request: Any) -> dict[str, Any]:
     """Answer one request (in its own thread)."""
-    from freshline.interfaces.cli.fast import flush_dict, load, status_data
+    from freshline.interfaces.cli.fast import load, scan_data, status_data
     from freshline.tracker import Tracker
 
     if not isinstance(request, dict) or request.get("version") != version():
@@ -41,8 +42,7 @@ def _answer(root: str, request: Any) -> dict[str, Any]:
     if op == "status":
         return {"ok": True, "data": status_data(Tracker(load(root)))}
     if op == "scan":
-        tracker = Tracker(load(root))
-        return {"ok": True, "data": flush_dict(tracker.flush())}
+        return {"ok": True, "data": scan_data(Tracker(load(root)))}
     if op == "due":
         agent = str(request.get("agent", "claude-code"))
         return {"ok": True, "due": _due(root, agent, str(request.get("payload", "")))}
@@ -60,9 +60,12 @@ def _due(root: str, agent: str, text: str) -> bool:
     return not quiet(adapter(agent), text, Tracker(load(root)))
 
 
-def serve(root: str) -> tuple[ThreadingUnixStreamServer, threading.Thread] | None:
-    """Start answering on the workspace's socket in a thread; None when the path is too
-    long for a socket. Stop with `server.shutdown()` and `close(root, server)`."""
+def serve(
+    root: str, on_request: Callable[[], None] | None = None
+) -> tuple[ThreadingUnixStreamServer, threading.Thread] | None:
+    """Start answering on the workspace's socket in a thread (`on_request` hears each
+    question: the watcher is not idle); None when the path is too long for a socket. Stop
+    with `server.shutdown()` and `close(root, server)`."""
     import socketserver
     import threading
 
@@ -72,6 +75,8 @@ def serve(root: str) -> tuple[ThreadingUnixStreamServer, threading.Thread] | Non
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
+            if on_request is not None:
+                on_request()
             try:
                 answer = _answer(root, json.loads(self.rfile.readline() or b"null"))
             except Exception as exc:  # a question the library refused: the asker falls back

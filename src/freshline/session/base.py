@@ -21,7 +21,14 @@ from freshline.context import ManifestInput, manifest_from_json
 from freshline.conversation import Conversations
 from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError
-from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
+from freshline.materialize import (
+    DocStatus,
+    Materializer,
+    MaterializeResult,
+    MaterializeSettings,
+    census,
+    is_document,
+)
 from freshline.materialize.runner import ProgressFn
 from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
@@ -206,13 +213,28 @@ class SessionBase:
 
     def convert_changed(self, result: FlushResult) -> list[Future[MaterializeResult]]:
         """Start converting, in the background, the projects whose flush touched a document
-        (a watcher's flushes feed this)."""
+        (a watcher's flushes feed this; they may have read a newer config than ours)."""
+        self.reload_config()
         runs = []
         for name, delta in result.projects.items():
-            if any(is_document(c.path) for c in delta.changes):
-                documents = [e for e in self.in_scope.entries(name) if is_document(e.path)]
-                runs.append(self.materializer.submit(name, delta.epoch, documents))
+            if name in self.config.projects and any(is_document(c.path) for c in delta.changes):
+                runs.append(self.materializer.submit(name, delta.epoch, self._documents(name)))
         return runs
+
+    def convert_pending(self) -> list[Future[MaterializeResult]]:
+        """Start converting, in the background, each project with a document not converted
+        yet or changed since (a watcher does this when it starts and when the config
+        changed: a new project's documents, say)."""
+        runs = []
+        for name in self.reload_config().projects:
+            documents = self._documents(name)
+            waiting = census(self.materializer.store, self.config.root, documents)
+            if waiting.get(DocStatus.PENDING) or waiting.get(DocStatus.STALE):
+                runs.append(self.materializer.submit(name, self.tracker.epoch(name), documents))
+        return runs
+
+    def _documents(self, project: str) -> list[IndexEntry]:
+        return [e for e in self.in_scope.entries(project) if is_document(e.path)]
 
     def prune_documents(self, dry_run: bool = False) -> list[Path]:
         """Drop snapshots and failure markers of documents no longer in any project

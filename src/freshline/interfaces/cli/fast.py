@@ -1,5 +1,6 @@
 """The hot commands, without typer, click or rich: `--version`, `status`, `scan` and
-`hook <agent>` start in a few times an empty Python's start-up.
+`hook <agent>` start in a few times an empty Python's start-up, and the watcher the
+autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
 None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
     from freshline.config import Config
     from freshline.store.records import Change
-    from freshline.tracker import FlushResult, Tracker
+    from freshline.tracker import Tracker
 
 
 def run(argv: Sequence[str]) -> int | None:
@@ -41,6 +42,9 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     command, workspace, flags = call
     as_json = words.JSON in flags
+    idle = words.option_value(flags, words.IDLE_EXIT)
+    if idle is not None and not (idle.isdigit() and int(idle) >= 1):
+        return None  # typer says what is wrong with it
     try:
         if command == words.VERSION:
             say(version_line())
@@ -48,6 +52,10 @@ def run(argv: Sequence[str]) -> int | None:
             status(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
+        elif command == words.WATCH:
+            from freshline.interfaces.cli import daemon
+
+            return daemon.run(load(workspace), words.QUIET in flags, int(idle) if idle else None)
         else:
             agent = command.split()[1]
             return hook(agent, workspace, words.option_value(flags, words.PROJECT))
@@ -94,9 +102,10 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 def status_data(tracker: Tracker) -> dict[str, Any]:
     """Per-project epochs, files and documents by state, the last full scan, the watcher,
     where the store is (a URL without its password), the files secrets were withheld from."""
+    from freshline.interfaces.cli.watchers import watcher_data
     from freshline.materialize import SnapshotStore, census
-    from freshline.tracker.autowatch import holder
     from freshline.tracker.hints import watcher_alive
+    from freshline.tracker.registry import state
     from freshline.tracker.tracker import LAST_FULL_SCAN
 
     store = tracker.store
@@ -105,19 +114,19 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
     snapshots = SnapshotStore(tracker.config.data_dir)
     projects = {}
     for name in tracker.config.projects:
-        state = states.get(name)
+        project = states.get(name)
         files = tracker.files_in_scope(name)
         projects[name] = {
-            "epoch": state.epoch if state else 0,
-            "compacted_through": state.compacted_through if state else 0,
+            "epoch": project.epoch if project else 0,
+            "compacted_through": project.compacted_through if project else 0,
             "files": len(files),
             "documents": dict(sorted(census(snapshots, tracker.root, files).items())),
         }
+    watching, pid, record = state(tracker.root, watcher_alive(store))
     return {
         "workspace": str(tracker.root),
         "store": store.location,
-        "watcher_alive": watcher_alive(store),
-        "watcher_pid": holder(tracker.root),
+        "watcher": watcher_data(watching, record, pid),
         "last_full_scan": float(last) if last else None,
         "projects": projects,
         "withheld": [{"path": w.path, "kinds": list(w.kinds)} for w in store.withheld_current()],
@@ -125,7 +134,9 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
 
 
 def status_lines(data: dict[str, Any]) -> list[str]:
-    """`status_data` for people: a table of projects, then the scan and the watcher."""
+    """`status_data` for people: a table of projects, then the scan, the watcher, the store."""
+    from freshline.interfaces.cli.watchers import watcher_line
+
     rows = []
     for name, p in data["projects"].items():
         docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
@@ -135,11 +146,8 @@ def status_lines(data: dict[str, Any]) -> list[str]:
         "no projects yet: add one with `freshline project add NAME --include PATTERN`"]
     last = data["last_full_scan"]
     ago = f"{time.time() - last:.0f} s ago" if last else "never"
-    watcher = "running" if data["watcher_alive"] else "not running"
-    if data["watcher_pid"]:
-        watcher += f" (pid {data['watcher_pid']})"
-    return [*lines, f"last full scan: {ago}; watcher: {watcher}",
-            f"store: {data.get('store', '?')}", *withheld_lines(data.get("withheld", []))]
+    return [*lines, f"last full scan: {ago}", watcher_line(data["watcher"], data["store"]),
+            f"store: {data['store']}", *withheld_lines(data.get("withheld", []))]
 
 
 def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
@@ -196,37 +204,46 @@ def change_line(c: dict[str, Any]) -> str:
     return f"{c['kind']:<9} {shown(c['path'])}"
 
 
-def flush_dict(result: FlushResult) -> dict[str, Any]:
-    """A flush's outcome as JSON-able data."""
+def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
+    """Flush, then per project what changed since the last `scan` (`tracker.reports`), as
+    JSON-able data; the same with a watcher running (it asks the watcher) or without."""
+    from freshline.tracker.reports import take_news
+
+    result = tracker.flush(full=full)
     return {
         "full": result.full,
         "scanned": result.scanned,
         "warnings": result.warnings,
         "projects": {
-            name: {"epoch": d.epoch, "changes": [change_dict(c) for c in d.changes]}
-            for name, d in result.projects.items()
+            name: {"since": news.since, "epoch": news.epoch, "compacted": news.compacted,
+                   "changes": [change_dict(c) for c in news.changes]}
+            for name, news in take_news(tracker, result).items()
         },
     }
 
 
 def scan_lines(data: dict[str, Any]) -> list[str]:
-    """`flush_dict` for people: per project its new epoch and changes, then the count."""
+    """`scan_data` for people: per project its epochs and changes, then the count."""
     lines = []
-    for name, delta in data["projects"].items():
-        lines.append(f"{name} → epoch {delta['epoch']}")
-        lines += ["  " + change_line(c) for c in delta["changes"]]
+    for name, news in data["projects"].items():
+        lines.append(f"{name}: epoch {news['since']} → {news['epoch']}")
+        if news["compacted"]:
+            lines.append(f"  the log no longer reaches epoch {news['since']}: re-enumerate "
+                         f"{name}")
+        lines += ["  " + change_line(c) for c in news["changes"]]
     if data["full"]:
         lines.append(f"{plural(data['scanned'], 'file')} scanned")
     else:
         lines.append(f"{plural(data['scanned'], 'changed path')} checked (the watcher saw "
                      "the rest)")
     if not data["projects"]:
-        lines[-1] += "; nothing changed"
+        lines[-1] += "; nothing changed since the last scan"
     return lines
 
 
 def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = False) -> None:
-    """`freshline scan`: bring the index up to date and print what each project logged."""
+    """`freshline scan`: bring the index up to date and print what changed in each project
+    since the last scan."""
     # A full walk is long whoever does it: this process does it, rather than wait on the
     # watcher past the answer's time limit and then do it again.
     answer = None if full else _watcher(str(workspace) if workspace else None, {"op": "scan"})
@@ -239,7 +256,7 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
         cfg = load(workspace)
         tracker = Tracker(cfg)
         ensure(cfg, tracker.store)
-        data = flush_dict(tracker.flush(full=full))
+        data = scan_data(tracker, full)
 
     def human() -> None:
         for line in scan_lines(data):
