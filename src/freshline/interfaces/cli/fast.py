@@ -1,5 +1,5 @@
 """The hot commands, without typer, click or rich: `--version`, `status`, `scan` and
-`hook claude-code` start in a few times an empty Python's start-up, and the watcher the
+`hook <agent>` start in a few times an empty Python's start-up, and the watcher the
 autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
@@ -27,8 +27,8 @@ from freshline.interfaces.cli.answers import (
 )
 from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
 
-AGENT = "claude-code"  # the one hook agent on the fast path
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # its `Adapter.project_dir_env` (not imported: start-up)
+# Each hook agent's `Adapter.project_dir_env` (the adapters are not imported: start-up).
+PROJECT_DIR_ENVS = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini-cli": "GEMINI_PROJECT_DIR"}
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -59,7 +59,8 @@ def run(argv: Sequence[str]) -> int | None:
 
             return daemon.run(load(workspace), words.QUIET in flags, int(idle) if idle else None)
         else:
-            return hook(workspace, words.option_value(flags, words.PROJECT))
+            agent = command.split()[1]
+            return hook(agent, workspace, words.option_value(flags, words.PROJECT))
     except FreshlineError as exc:
         return fail(str(exc), exc.exit_code, as_json)
     except OSError as exc:
@@ -140,8 +141,8 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 # --- the hook -----------------------------------------------------------------------------
 
 
-def hook(workspace: str | None = None, project: str | None = None) -> int:
-    """`freshline hook claude-code`: nothing to print inside an agent another channel runs
+def hook(agent: str, workspace: str | None = None, project: str | None = None) -> int:
+    """`freshline hook <agent>`: nothing to print inside an agent another channel runs
     or when the watcher says nothing is due, else the hook itself (`hook.process`, which
     never fails the prompt)."""
     import io
@@ -158,13 +159,13 @@ def hook(workspace: str | None = None, project: str | None = None) -> int:
     except (ValueError, AttributeError):
         cwd = None
     # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
-    # `--workspace`, else the one holding Claude's project folder, else the cwd's.
-    starts = [p for p in (os.environ.get(PROJECT_DIR_ENV), cwd)
+    # `--workspace`, else the one holding the client's project folder, else the cwd's.
+    starts = [p for p in (os.environ.get(PROJECT_DIR_ENVS.get(agent, "")), cwd)
               if isinstance(p, str) and os.path.isabs(p)]
     roots = (watchclient.workspace_root(workspace, start) for start in starts)
     root = next((r for r in roots if r), None)
     if root is not None:
-        request = {"op": "due", "agent": AGENT, "payload": text}
+        request = {"op": "due", "agent": agent, "payload": text}
         answer = watchclient.ask(root, request)
         if answer is not None and answer.get("due") is False:
             return 0
@@ -174,6 +175,6 @@ def hook(workspace: str | None = None, project: str | None = None) -> int:
     from freshline.interfaces.hook.process import run
     from freshline.interfaces.hook.protocol import HookOptions
 
-    claude = adapter(AGENT)
-    options = HookOptions.from_env(claude, Path(workspace) if workspace else None, project)
-    return run(claude, io.StringIO(text), sys.stdout, options)
+    chosen = adapter(agent)
+    options = HookOptions.from_env(chosen, Path(workspace) if workspace else None, project)
+    return run(chosen, io.StringIO(text), sys.stdout, options)
