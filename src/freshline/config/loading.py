@@ -17,15 +17,19 @@ from freshline import scope, sensitive
 from freshline.config.settings import (
     BUDGET_RANGE,
     CONFIG_NAME,
+    SERVER_RANGES,
     Config,
     ConversationSettings,
     DeliverySettings,
     Mode,
     ModelSettings,
     ProjectConfig,
+    ServerSettings,
     SessionSettings,
     StoreSettings,
     WorkspaceSettings,
+    check_network,
+    check_url,
     parse_duration,
 )
 from freshline.errors import ConfigError, UsageError, WorkspaceError
@@ -36,7 +40,8 @@ from freshline.store.pool import MAX_SIZE as MAX_POOL_SIZE
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _TOP_KEYS = (
-    "workspace", "projects", "model", "delivery", "conversations", "sessions", "store"
+    "workspace", "projects", "model", "delivery", "conversations", "sessions", "store",
+    "server",
 )
 _PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
 
@@ -148,7 +153,7 @@ def validate(root: Path, data: dict[str, Any]) -> Config:
     conversations = _conversations(data.get("conversations", {}))
     return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery),
                   conversations, _sessions(data.get("sessions", {})),
-                  _store(root, data.get("store", {})))
+                  _store(root, data.get("store", {})), _server(data.get("server", {})))
 
 
 def _settings(name: str, table: Any, kind: type) -> dict[str, Any]:
@@ -185,6 +190,44 @@ def _store(root: Path, raw: Any) -> StoreSettings:
     if not 1 <= size <= MAX_POOL_SIZE:
         raise config_error("store.pool_size", f"must be between 1 and {MAX_POOL_SIZE}, got {size}")
     return StoreSettings(url=url, pool_size=size)
+
+
+def _server(raw: Any) -> ServerSettings:
+    table = _settings("server", raw, ServerSettings)
+    values: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"server.{name}"
+        if name == "trusted_proxies":
+            values[name] = _networks(key, value)
+        elif name in SERVER_RANGES:
+            _expect(key, value, int, "an integer")
+            low, high = SERVER_RANGES[name]
+            if not low <= value <= high:
+                raise config_error(key, f"must be between {low} and {high}, got {value}")
+            values[name] = value
+        else:
+            _expect(key, value, str, "a string")
+            if not value.strip():
+                raise config_error(key, "empty")
+            values[name] = value.strip()
+            if name != "oauth_audience":
+                try:
+                    check_url(values[name])
+                except ValueError as exc:
+                    raise config_error(key, str(exc)) from None
+    return ServerSettings(**values)
+
+
+def _networks(key: str, value: Any) -> tuple[str, ...]:
+    _expect(key, value, list, "an array of networks (CIDR)")
+    out = []
+    for i, item in enumerate(value):
+        _expect(f"{key}[{i}]", item, str, "a string")
+        try:
+            out.append(check_network(item))
+        except ValueError as exc:
+            raise config_error(f"{key}[{i}]", str(exc)) from None
+    return tuple(out)
 
 
 def _sessions(raw: Any) -> SessionSettings:
