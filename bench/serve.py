@@ -1,7 +1,8 @@
 """`freshline serve` under load: many clients over HTTP against two server processes.
 
-Two `serve` processes share one workspace (and its SQLite store; the PostgreSQL store of
-issue 20 is the goal's setting). Each client opens a session, takes its manifest, then
+Two `serve` processes share one workspace and its store: PostgreSQL (a server of its own,
+started in a temp dir as tests/pgserver.py does), the team's setting. Each process handles
+its requests concurrently. Each client opens a session, takes its manifest, then
 makes SENDS rounds of `project_updates` + `acknowledge`, switching server on every
 request, while a writer creates a note every WRITE_EVERY_S seconds. When the writer
 stops, each client drains what is left. Every note must be announced to every client in
@@ -10,13 +11,15 @@ exactly one acknowledged delivery: the run counts the lost and the duplicated on
 `project_updates`, and p99 at N clients ÷ p99 at 1 client (the baseline, same servers,
 same run; goal ≤ 5).
 
-Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only.
+Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only (every
+client shares that address: `[server] max_connections_per_address` is raised for it).
 Usage: python bench/serve.py [--quick]      (50 clients × 20 sends; --quick: 10 × 5)
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import statistics
 import sys
@@ -30,11 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp import Client  # noqa: E402
 from tests.conftest import Workspace  # noqa: E402
+from tests.pgserver import bench_server  # noqa: E402
 from tests.serving import connect, free_port, start_server, stop_server  # noqa: E402
 
 from freshline.config import load_config  # noqa: E402
 from freshline.session import users  # noqa: E402
 from freshline.store import Store  # noqa: E402
+from freshline.store.location import ENV_VAR as STORE_URL  # noqa: E402
 
 WRITE_EVERY_S = 0.05
 DEADLINE_S = 600.0
@@ -142,25 +147,42 @@ def report(label: str, tallies: list[Tally], written: int, clients: int, sends: 
 def main() -> None:
     quick = "--quick" in sys.argv
     clients, sends = (10, 5) if quick else (50, 20)
-    with tempfile.TemporaryDirectory(prefix="freshline-bench-serve-") as tmp:
-        ws = Workspace(Path(tmp) / "ws")
-        ws.root.mkdir()
-        ws.write("notes/a.md", "# A\n")
-        ws.configure({"p": {"include": ["notes"]}})
-        store = Store(ws.root / ".freshline")
-        token = users.add(store, load_config(ws.root), "bench", ["p"])
-        store.close()
-        procs = [start_server(ws.root, free_port()) for _ in range(2)]
-        urls = [f"http://127.0.0.1:{p.args[-1]}/mcp" for p in procs]  # type: ignore[index]
-        try:
-            base = asyncio.run(measure(ws.root, urls, token, 1, sends))
-            p99_one = report("baseline", *base[:2], 1, sends, base[2])
-            load = asyncio.run(measure(ws.root, urls, token, clients, sends))
-            p99_many = report("load", *load[:2], clients, sends, load[2])
-        finally:
-            for proc in procs:
-                stop_server(proc)
+    server = bench_server("bench/serve.py")
+    try:
+        os.environ[STORE_URL] = server.new_schema()  # the serve processes inherit it
+        with tempfile.TemporaryDirectory(prefix="freshline-bench-serve-") as tmp:
+            p99_one, p99_many = run(Path(tmp), clients, sends)
+    finally:
+        os.environ.pop(STORE_URL, None)
+        server.stop()
     print(f"p99 at {clients} clients / p99 at 1 client: {p99_many / p99_one:.1f} (goal <= 5)")
+
+
+def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
+    """The baseline's p99 and the load's, on two servers of a new workspace."""
+    ws = Workspace(tmp / "ws")
+    ws.root.mkdir()
+    ws.write("notes/a.md", "# A\n")
+    # No compaction: a session must be told every note by name, however long the run.
+    ws.configure({"p": {"include": ["notes"]}}, change_log_cap=10_000_000)
+    with (ws.root / "freshline.toml").open("a") as config:
+        config.write("[server]\nmax_connections_per_address = 1000\n")
+    config = load_config(ws.root)
+    store = Store(ws.root / ".freshline", config.store_url)
+    token = users.add(store, config, "bench", ["p"])
+    store.close()
+    assert token is not None
+    procs = [start_server(ws.root, free_port()) for _ in range(2)]
+    urls = [f"http://127.0.0.1:{p.args[-1]}/mcp" for p in procs]  # type: ignore[index]
+    try:
+        base = asyncio.run(measure(ws.root, urls, token, 1, sends))
+        p99_one = report("baseline", *base[:2], 1, sends, base[2])
+        load = asyncio.run(measure(ws.root, urls, token, clients, sends))
+        p99_many = report("load", *load[:2], clients, sends, load[2])
+    finally:
+        for proc in procs:
+            stop_server(proc)
+    return p99_one, p99_many
 
 
 if __name__ == "__main__":
