@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import jwt
@@ -22,7 +23,22 @@ import pytest
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli.root import app
-from freshline.interfaces.server.oauth import IssuerKeys, Rejected, discover, fetch_json
+from freshline.interfaces.server.auth import BearerAuth
+from freshline.interfaces.server.credentials import SignIn, Verdict
+from freshline.interfaces.server.limiter import FailureLimiter
+from freshline.interfaces.server.oauth import (
+    Issuer,
+    IssuerKeys,
+    Rejected,
+    Unreachable,
+    discover,
+    fetch_json,
+    metadata_urls,
+    same_issuer,
+)
+from freshline.interfaces.server.resource import ProtectedResource
+from freshline.session.users import Viewer
+from freshline.store import Store
 from tests.conftest import Workspace
 from tests.oauth_server import AuthServer, Memory, client_credentials, code_flow, oauth_client
 from tests.serving import free_port, start_server, stop_server
@@ -187,7 +203,7 @@ def test_unknown_key_ids_refetch_the_keys_at_most_once_per_interval(served: Serv
         return fetch_json(url)
 
     now = [1000.0]
-    keys = IssuerKeys(discover(served.auth.issuer()), 60, counted, lambda: now[0])
+    keys = IssuerKeys(discover(served.auth.issuer()).jwks_uri, 60, counted, lambda: now[0])
     assert keys.key(f"ec-{served.auth.generation}").algorithm_name == "ES256"
     assert len(fetched) == 1
     for kid in ("made-up-1", "made-up-2", "made-up-3"):
@@ -220,3 +236,109 @@ def test_bad_oauth_options_are_usage_errors(two_projects: Workspace) -> None:
     ]:
         result = runner.invoke(app, ["-w", str(two_projects.root), "serve", *args])
         assert result.exit_code == 2 and words in result.stderr, (args, result.stderr)
+
+
+def test_keys_that_cannot_be_read_are_tried_again_only_after_the_interval() -> None:
+    fetched: list[str] = []
+
+    def counted(url: str) -> object:
+        fetched.append(url)
+        return fetch_json(url)
+
+    now = [0.0]
+    dead = f"http://127.0.0.1:{free_port()}/jwks"  # nothing listens there
+    keys = IssuerKeys(dead, 60, counted, lambda: now[0])
+    for _ in range(3):
+        with pytest.raises(Unreachable, match="cannot read the signing keys"):
+            keys.key("k")
+    assert len(fetched) == 1  # an issuer down costs the later requests no wait
+    now[0] = 61.0
+    with pytest.raises(Unreachable):
+        keys.key("k")
+    assert len(fetched) == 2
+
+
+@pytest.mark.parametrize(
+    ("issuer", "urls"),
+    [
+        ("https://auth.example", ["https://auth.example/.well-known/oauth-authorization-server",
+                                  "https://auth.example/.well-known/openid-configuration"]),
+        ("https://kc.example/realms/team/", [
+            "https://kc.example/.well-known/oauth-authorization-server/realms/team",
+            "https://kc.example/.well-known/openid-configuration/realms/team",
+            "https://kc.example/realms/team/.well-known/openid-configuration"]),
+    ],
+)
+def test_the_issuer_metadata_is_looked_for_where_mcp_clients_look(
+    issuer: str, urls: list[str]
+) -> None:
+    assert metadata_urls(issuer) == urls
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("https://auth.example", "https://auth.example", True),
+        ("https://auth.example", "https://auth.example/", True),  # a root issuer's slash
+        ("https://kc.example/realms/t", "https://kc.example/realms/t/", False),
+        ("https://auth.example", "https://other.example", False),
+    ],
+)
+def test_issuers_compare_as_strings_but_for_a_roots_slash(a: str, b: str, same: bool) -> None:
+    assert same_issuer(a, b) is same and same_issuer(b, a) is same
+
+
+def test_the_issuer_named_by_its_metadata_is_the_one_tokens_must_carry() -> None:
+    documents = {"https://auth.example/.well-known/oauth-authorization-server": {
+        "issuer": "https://auth.example/", "jwks_uri": "https://auth.example/jwks"}}
+
+    def fetch(url: str) -> object:
+        if url not in documents:
+            raise Unreachable(f"{url}: 404")
+        return documents[url]
+
+    assert discover("https://auth.example", fetch) == Issuer("https://auth.example/",
+                                                             "https://auth.example/jwks")
+    with pytest.raises(Unreachable, match="not the metadata of https://other.example"):
+        discover("https://other.example", lambda url: documents[
+            "https://auth.example/.well-known/oauth-authorization-server"])
+
+
+@pytest.mark.parametrize(
+    ("verdict", "status", "challenge"),
+    [
+        (Verdict.ACCEPTED, 200, None),
+        (Verdict.NO_USER, 403, None),
+        (Verdict.ABSENT, 401, 'Bearer resource_metadata="https://fl.example/.well-known/'
+                              'oauth-protected-resource/mcp"'),
+        (Verdict.LAPSED, 401, 'Bearer resource_metadata="https://fl.example/.well-known/'
+                              'oauth-protected-resource/mcp", error="invalid_token"'),
+        (Verdict.GUESS, 401, 'Bearer resource_metadata="https://fl.example/.well-known/'
+                             'oauth-protected-resource/mcp", error="invalid_token"'),
+        (Verdict.UNAVAILABLE, 503, None),
+    ],
+)
+async def test_each_verdict_has_its_answer(
+    tmp_path: Path, verdict: Verdict, status: int, challenge: str | None
+) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    viewer = Viewer("u") if verdict is Verdict.ACCEPTED else None
+    store = Store(tmp_path)
+    auth = BearerAuth(app, lambda _token: SignIn(verdict, viewer), FailureLimiter(store),
+                      ProtectedResource("https://fl.example/mcp", "https://auth.example"))
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": "/mcp", "client": ("192.0.2.1", 1),
+             "headers": [(b"authorization", b"Bearer x")]}
+    await auth(scope, lambda: None, send)  # type: ignore[arg-type]
+    headers = dict(sent[0]["headers"])
+    assert sent[0]["status"] == status
+    assert headers.get(b"www-authenticate", b"").decode() == (challenge or "")
+    assert sent[1]["body"] == b""
+    store.close()

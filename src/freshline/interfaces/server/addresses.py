@@ -30,6 +30,8 @@ def parse(text: str) -> Address | None:
     text = text.strip()
     if text.startswith("["):
         text = text[1:].partition("]")[0]
+    elif text.count(":") == 1:  # an IPv4 address with a port
+        text = text.partition(":")[0]
     try:
         address = ipaddress.ip_address(text)
     except ValueError:

@@ -209,9 +209,9 @@ def serve(config: Config, listen: Listen, settings: ServerSettings | None = None
     resource, tokens = None, None
     if settings.oauth_issuer:
         mcp_url = public_url(listen, settings) + MCP_PATH
-        resource = ProtectedResource(mcp_url, settings.oauth_issuer)
         tokens = access_tokens(settings.oauth_issuer, settings.oauth_audience or mcp_url,
                                settings.jwks_refetch_s)
+        resource = ProtectedResource(mcp_url, tokens.issuer)
     sock = bind(listen)
     service = FreshlineService(config, viewer=VIEWER.get)
     try:

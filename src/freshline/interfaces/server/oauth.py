@@ -9,9 +9,9 @@ accepted when PyJWT verifies its signature with the issuer's key of the token's 
 `LEEWAY_S` seconds of leeway. Its `sub` names the user.
 
 Keys (`IssuerKeys`) are fetched on first use and again after `KEYS_LIFESPAN_S` (keeping
-the old ones if that fails); a `kid` they do not hold refetches them, at most once per
-`refetch_s` seconds, so a rotation is picked up at once and a flood of made-up key ids
-costs one fetch a minute.
+the old ones if that fails, and trying again `refetch_s` later); a `kid` they do not hold
+refetches them, at most once per `refetch_s` seconds, so a rotation is picked up at once
+and a flood of made-up key ids costs one fetch a minute.
 
 A token that fails is `Rejected`, saying whether it could be a guess (malformed, an
 unknown key, a signature that does not verify) or is genuine but not valid here (expired,
@@ -21,6 +21,7 @@ for another audience or issuer): only guesses count against the client's address
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 import urllib.error
@@ -89,8 +90,22 @@ def metadata_urls(issuer: str) -> list[str]:
             f"{origin}{path}/.well-known/openid-configuration"]
 
 
-def discover(issuer: str, fetch: Fetch = fetch_json) -> str:
-    """The issuer's `jwks_uri`, from the first metadata document that names this issuer
+@dataclass(frozen=True)
+class Issuer:
+    """What the resource server needs of an issuer's metadata."""
+
+    issuer: str  # as the metadata spells it: tokens' `iss` is compared with this
+    jwks_uri: str
+
+
+def same_issuer(a: str, b: str) -> bool:
+    """Whether two issuer identifiers are the same: equal strings, or a root issuer with
+    and without its trailing slash (as MCP clients compare them)."""
+    return a == b or (a.rstrip("/") == b.rstrip("/") and not urlsplit(a).path.strip("/"))
+
+
+def discover(issuer: str, fetch: Fetch = fetch_json) -> Issuer:
+    """The issuer's metadata, from the first document that names this issuer
     (Unreachable when none does)."""
     seen = []
     for url in metadata_urls(issuer):
@@ -99,13 +114,14 @@ def discover(issuer: str, fetch: Fetch = fetch_json) -> str:
         except Unreachable as exc:
             seen.append(str(exc))
             continue
-        if not isinstance(metadata, dict) or metadata.get("issuer") != issuer:
+        named = metadata.get("issuer") if isinstance(metadata, dict) else None
+        if not isinstance(named, str) or not same_issuer(named, issuer):
             seen.append(f"{url}: not the metadata of {issuer}")
             continue
         keys = metadata.get("jwks_uri")
         if not isinstance(keys, str):
             raise Unreachable(f"{url}: the metadata names no jwks_uri")
-        return keys
+        return Issuer(named, keys)
     raise Unreachable(f"cannot read the authorization server's metadata ({'; '.join(seen)})")
 
 
@@ -120,40 +136,48 @@ class IssuerKeys:
         self.fetch = fetch
         self.clock = clock
         self._keys: dict[str, jwt.PyJWK] | None = None
-        self._fetched_at = 0.0
-        self._refetched_at: float | None = None  # the last fetch an unknown kid caused
+        self._loaded_at = -math.inf  # the last fetch that worked
+        self._tried_at = -math.inf  # the last fetch tried
+        self._refetched_at = -math.inf  # the last fetch an unknown kid caused
+        self._error = ""
         self._lock = threading.Lock()
 
     def key(self, kid: str) -> jwt.PyJWK:
         """The key of `kid` (Rejected as a guess when the issuer has none; Unreachable
-        when its keys were never read)."""
+        while its keys cannot be read)."""
         with self._lock:
             now = self.clock()
-            if self._keys is None or now - self._fetched_at >= KEYS_LIFESPAN_S:
-                self._load(now, keep_old=self._keys is not None)
-            assert self._keys is not None
-            if kid not in self._keys and self._may_refetch(now):
+            if self._stale(now):
+                self._load(now)
+            if self._keys is not None and kid not in self._keys \
+                    and now - self._refetched_at >= self.refetch_s:
                 self._refetched_at = now
-                self._load(now, keep_old=True)
+                self._load(now)
+            if self._keys is None:
+                raise Unreachable(f"cannot read the signing keys: {self._error}")
             found = self._keys.get(kid)
         if found is None:
             raise Rejected(f"no key {kid!r} at {self.jwks_uri}", guess=True)
         return found
 
-    def _may_refetch(self, now: float) -> bool:
-        return self._refetched_at is None or now - self._refetched_at >= self.refetch_s
+    def _stale(self, now: float) -> bool:
+        """Whether the keys are due a fetch: never read, or past their lifespan; a fetch
+        that failed is tried again `refetch_s` later (an issuer down costs no request a
+        wait)."""
+        old = self._keys is None or now - self._loaded_at >= KEYS_LIFESPAN_S
+        return old and now - self._tried_at >= self.refetch_s
 
-    def _load(self, now: float, keep_old: bool) -> None:
+    def _load(self, now: float) -> None:
+        """Fetch the keys; on failure the ones held (if any) stay."""
+        self._tried_at = now
         try:
-            document = self.fetch(self.jwks_uri)
-            found = jwt.PyJWKSet.from_dict(document).keys
+            found = jwt.PyJWKSet.from_dict(self.fetch(self.jwks_uri)).keys
         except (Unreachable, jwt.PyJWKSetError, jwt.PyJWKError, AttributeError) as exc:
-            if keep_old:
-                return  # keep verifying with what we have; the next fetch may work
-            raise Unreachable(f"cannot read the signing keys: {exc}") from None
+            self._error = str(exc)
+            return
         self._keys = {k.key_id: k for k in found
                       if k.key_id and k.public_key_use in ("sig", None)}
-        self._fetched_at = now
+        self._loaded_at = now
 
 
 @dataclass(frozen=True)
@@ -195,4 +219,5 @@ class AccessTokens:
 def access_tokens(issuer: str, audience: str, refetch_s: float = REFETCH_S) -> AccessTokens:
     """The checker of `issuer`'s tokens for `audience`, its metadata read now
     (Unreachable when it cannot be)."""
-    return AccessTokens(issuer, audience, IssuerKeys(discover(issuer), refetch_s))
+    found = discover(issuer)
+    return AccessTokens(found.issuer, audience, IssuerKeys(found.jwks_uri, refetch_s))
