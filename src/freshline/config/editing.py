@@ -78,10 +78,6 @@ _TEMPLATE = """\
 [sessions]
 # idle_close = "7d"            # hook, MCP and ACP sessions unused this long close ("0": never)
 
-[store]
-# url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
-# pool_size = 8                # PostgreSQL connections per freshline process
-
 [server]
 # `freshline serve`: sign-in through the team's OAuth 2.1 authorization server, and limits
 # oauth_issuer = "https://auth.example.com/realms/team"
@@ -93,6 +89,10 @@ _TEMPLATE = """\
 # keepalive_timeout_s = 5      # an idle connection is closed after this
 # max_connections_per_address = 64
 # jwks_refetch_s = 60          # an unknown signing key refetches the keys at most this often
+
+[store]
+# url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
+# pool_size = 8                # PostgreSQL connections per freshline process
 """
 
 
