@@ -163,10 +163,11 @@ def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
     ws = Workspace(tmp / "ws")
     ws.root.mkdir()
     ws.write("notes/a.md", "# A\n")
-    # No compaction: a session must be told every note by name, however long the run.
+    # Neither compaction nor roll-ups: a session is told every note by name, however
+    # long the run and however many notes a slow round gathers.
     ws.configure({"p": {"include": ["notes"]}}, change_log_cap=10_000_000)
     with (ws.root / "freshline.toml").open("a") as config:
-        config.write("[server]\nmax_connections_per_address = 1000\n")
+        config.write("[delivery]\nmcp = 1000000\n[server]\nmax_connections_per_address = 1000\n")
     config = load_config(ws.root)
     store = Store(ws.root / ".freshline", config.store_url)
     token = users.add(store, config, "bench", ["p"])
