@@ -29,6 +29,7 @@ import errno
 import ipaddress
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,9 +124,9 @@ def given_settings(settings: ServerSettings, oauth_issuer: str | None = None,
     return replace(settings, **changes)
 
 
-def _checked(option: str, check: Any, value: str) -> str:
+def _checked(option: str, check: Callable[[str], str], value: str) -> str:
     try:
-        return str(check(value))
+        return check(value)
     except ValueError as exc:
         raise UsageError(f"{option}: {exc}") from None
 

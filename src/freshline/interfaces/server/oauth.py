@@ -208,7 +208,7 @@ class AccessTokens:
             )
         except _GENUINE as exc:
             raise Rejected(str(exc), guess=False) from None
-        except jwt.InvalidTokenError as exc:
+        except jwt.PyJWTError as exc:
             raise Rejected(str(exc), guess=True) from None
         subject = claims["sub"]
         if not isinstance(subject, str) or not subject:
