@@ -92,8 +92,12 @@ async def measure(root: Path, urls: list[str], token: str, clients: int,
 
     async def writer() -> None:
         nonlocal written
+        (root / "staging").mkdir(exist_ok=True)
         while not writing_done.is_set():
-            (root / f"notes/w-{clients}-{written}.md").write_text(f"{written}\n")
+            # Whole at once: a note caught empty, then full, is rightly told twice.
+            staged = root / f"staging/w-{clients}-{written}.md"
+            staged.write_text(f"{written}\n")
+            staged.replace(root / f"notes/w-{clients}-{written}.md")
             written += 1
             await asyncio.sleep(WRITE_EVERY_S)
 

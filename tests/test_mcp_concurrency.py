@@ -83,7 +83,10 @@ def test_threads_delivering_at_once_lose_and_repeat_nothing(
     for thread in threads:
         thread.start()
     for i in range(20):
-        ws.write(f"notes/n-{i}.md", f"{i}\n")
+        # whole at once (a flush may run between a file's creation and its first byte,
+        # which would rightly announce it created, then modified)
+        staged = ws.write(f"staging/n-{i}.md", f"{i}\n")
+        staged.replace(ws.root / f"notes/n-{i}.md")
         written.append(f"n-{i}")
     for thread in threads:
         thread.join(300)

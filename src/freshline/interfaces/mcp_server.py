@@ -132,9 +132,9 @@ def delivery_meter(session: str) -> Meter:
 
 class FreshlineService:
     """The tools' logic over one workspace. The server runs calls on worker threads,
-    concurrently: each thread has its own store connection, a delivery is stored and
-    acknowledged in one store transaction (two at once on one session: the later
-    supersedes the earlier, as between two processes), and flushes are shared.
+    concurrently: each thread has its own store connection, and flushes are shared. A
+    session's deliveries and acknowledgements take turns (`_turns`): one prepared from
+    the cursor before another's acknowledgement moved it would tell its changes again.
 
     `viewer` says who asks (the HTTP server: the request's user): a project not granted
     to them, and a session another user opened, are refused exactly as if they did not
@@ -147,6 +147,7 @@ class FreshlineService:
         self._flushing = threading.Lock()  # one flush at a time; callers share its result
         self._flushed_from = -1.0  # when the last flush done began (time.monotonic)
         self._converted: dict[str, int] = {}  # project -> the epoch all its documents cover
+        self._turns: dict[str, threading.Lock] = {}  # session -> its deliveries' turn
 
     @property
     def config(self) -> Config:
@@ -225,12 +226,17 @@ class FreshlineService:
         self._flush()
         self._convert(project, progress)
         # Flushed a moment ago: the delivery covers the index as that flush left it.
-        issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session),
-                                flush=False)
+        with self._turn(session):
+            issued = tokens.deliver(self.manager, session, Channel.MCP,
+                                    delivery_meter(session), flush=False)
         if issued is None:
             covers = self.manager.tracker.epoch(project)
             return Delivery(session=session, blocks=None, token=None, covers=covers)
         return Delivery(session, issued.blocks, issued.token, issued.covers)
+
+    def _turn(self, session: str) -> threading.Lock:
+        """The lock a session's deliveries and acknowledgements take in this process."""
+        return self._turns.setdefault(session, threading.Lock())
 
     def _flush(self) -> None:
         """Flush the workspace, unless a flush that began after this call did already:
@@ -262,7 +268,8 @@ class FreshlineService:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
         Any server of the workspace may have issued the token."""
         self._session(session)
-        s = tokens.acknowledge(self.manager, session, token)
+        with self._turn(session):
+            s = tokens.acknowledge(self.manager, session, token)
         return Acknowledged(session=session, cursor=s.cursor)
 
     def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
@@ -286,8 +293,9 @@ class FreshlineService:
         delivery = self.project_updates(session, progress)
         if delivery.token is not None:
             note = "returned by the catch_up prompt"
-            tokens.acknowledge(self.manager, session, str(delivery.token),
-                               Acknowledgement.PRINTED, note)
+            with self._turn(session):
+                tokens.acknowledge(self.manager, session, str(delivery.token),
+                                   Acknowledgement.PRINTED, note)
         return CaughtUp(session, project, delivery.blocks)
 
     def read_document(
