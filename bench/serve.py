@@ -8,8 +8,9 @@ request, while a writer creates a note every WRITE_EVERY_S seconds. When the wri
 stops, each client drains what is left. Every note must be announced to every client in
 exactly one acknowledged delivery: the run counts the lost and the duplicated ones
 (goal 0 and 0). Printed: throughput (rounds per second), p50/p99 latency of
-`project_updates`, and p99 at N clients ÷ p99 at 1 client (the baseline, same servers,
-same run; goal ≤ 5).
+`project_updates`, the CPU time a round costs the two servers and the clients' own process
+(Linux /proc), and p99 at N clients ÷ p99 at 1 client (the baseline, same servers, same
+run; goal ≤ 5).
 
 Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only (every
 client shares that address: `[server] max_connections_per_address` is raised for it).
@@ -53,6 +54,15 @@ class Tally:
 
     latencies: list[float] = field(default_factory=list)
     told: list[str] = field(default_factory=list)
+
+
+def cpu_s(pid: int | None = None) -> float:
+    """CPU seconds (user + system) of this process, or of process `pid` (Linux /proc)."""
+    if pid is None:
+        return time.process_time()
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    utime, stime = stat.rpartition(")")[2].split()[11:13]
+    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
 def fields(result: Any) -> Any:
@@ -135,16 +145,19 @@ async def measure(root: Path, urls: list[str], token: str, clients: int,
 
 
 def report(label: str, tallies: list[Tally], written: int, clients: int, sends: int,
-           wall: float) -> float:
+           wall: float, cpu: tuple[float, float]) -> float:
+    """Print a run's figures (`cpu`: the servers' and the clients' CPU seconds); its p99."""
     latencies = sorted(x for t in tallies for x in t.latencies)
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     expected = {f"w-{clients}-{i}" for i in range(written)}
     lost = sum(len(expected - set(t.told)) for t in tallies)
     duplicated = sum(len(t.told) - len(set(t.told)) for t in tallies)
+    rounds = clients * sends
     print(f"{label}: {clients} clients x {sends} sends, {written} notes written: "
-          f"{clients * sends / wall:.1f} rounds/s, project_updates p50 {p50 * 1000:.0f} ms "
-          f"p99 {p99 * 1000:.0f} ms; lost {lost}, duplicated {duplicated}")
+          f"{rounds / wall:.1f} rounds/s, project_updates p50 {p50 * 1000:.0f} ms "
+          f"p99 {p99 * 1000:.0f} ms; CPU a round: servers {cpu[0] / rounds * 1000:.0f} ms, "
+          f"clients {cpu[1] / rounds * 1000:.0f} ms; lost {lost}, duplicated {duplicated}")
     return p99
 
 
@@ -170,20 +183,25 @@ def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
     # Neither compaction nor roll-ups: a session is told every note by name, however
     # long the run and however many notes a slow round gathers.
     ws.configure({"p": {"include": ["notes"]}}, change_log_cap=10_000_000)
-    with (ws.root / "freshline.toml").open("a") as config:
-        config.write("[delivery]\nmcp = 1000000\n[server]\nmax_connections_per_address = 1000\n")
+    with (ws.root / "freshline.toml").open("a") as toml:
+        toml.write("[delivery]\nmcp = 1000000\n[server]\nmax_connections_per_address = 1000\n")
     config = load_config(ws.root)
     store = Store(ws.root / ".freshline", config.store_url)
     token = users.add(store, config, "bench", ["p"])
     store.close()
     assert token is not None
-    procs = [start_server(ws.root, free_port()) for _ in range(2)]
-    urls = [f"http://127.0.0.1:{p.args[-1]}/mcp" for p in procs]  # type: ignore[index]
+    ports = [free_port(), free_port()]
+    procs = [start_server(ws.root, port) for port in ports]
+    urls = [f"http://127.0.0.1:{port}/mcp" for port in ports]
+
+    def phase(label: str, many: int) -> float:
+        before = [sum(cpu_s(p.pid) for p in procs), cpu_s()]
+        tallies, written, wall = asyncio.run(measure(ws.root, urls, token, many, sends))
+        spent = (sum(cpu_s(p.pid) for p in procs) - before[0], cpu_s() - before[1])
+        return report(label, tallies, written, many, sends, wall, spent)
+
     try:
-        base = asyncio.run(measure(ws.root, urls, token, 1, sends))
-        p99_one = report("baseline", *base[:2], 1, sends, base[2])
-        load = asyncio.run(measure(ws.root, urls, token, clients, sends))
-        p99_many = report("load", *load[:2], clients, sends, load[2])
+        p99_one, p99_many = phase("baseline", 1), phase("load", clients)
     finally:
         for proc in procs:
             stop_server(proc)
