@@ -90,6 +90,10 @@ _TEMPLATE = """\
 # max_connections_per_address = 64
 # jwks_refetch_s = 60          # an unknown signing key refetches the keys at most this often
 
+[security]
+# allow_hardlinks = false      # files with more than one hard link are read by nothing
+# allow_secrets_in = []        # folders or globs whose content is not scanned for secrets
+
 [store]
 # url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
 # pool_size = 8                # PostgreSQL connections per freshline process

@@ -175,6 +175,14 @@ def check_network(text: str) -> str:
     return text.strip()
 
 
+@dataclass(frozen=True)
+class SecuritySettings:
+    """The `[security]` table: what confinement and the secret scan let through."""
+
+    allow_hardlinks: bool = False  # read files with more than one hard link
+    allow_secrets_in: tuple[str, ...] = ()  # paths whose content is not scanned for secrets
+
+
 _DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
 MAX_DURATION = 3_650 * 86_400  # ten years: anything longer is a typo
@@ -229,6 +237,7 @@ class Config:
     sessions: SessionSettings = field(default_factory=SessionSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    security: SecuritySettings = field(default_factory=SecuritySettings)
 
     @property
     def path(self) -> Path:

@@ -25,6 +25,7 @@ from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, Lo
 from freshline.store.sessions import SessionRecord, SessionState, SessionTable
 from freshline.store.sqlite import DB_NAME, SQLiteDatabase
 from freshline.store.users import UserRecord, UserTable
+from freshline.store.withheld import WithheldRow, WithheldTable
 
 __all__ = [
     "Acknowledgement",
@@ -44,6 +45,7 @@ __all__ = [
     "SessionState",
     "Store",
     "UserRecord",
+    "WithheldRow",
     "open_database",
 ]
 
@@ -72,6 +74,7 @@ def database_at(where: Location, pool_size: int = DEFAULT_POOL_SIZE) -> Database
 class Store(
     IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable, UserTable,
     FailureTable,
+    WithheldTable,
 ):
     """freshline's persistent state for one workspace."""
 
