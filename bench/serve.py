@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mcp import Client  # noqa: E402
 from tests.conftest import Workspace  # noqa: E402
 from tests.pgserver import bench_server  # noqa: E402
-from tests.serving import connect, free_port, start_server, stop_server  # noqa: E402
+from tests.serving import connect, free_port, start_servers, stop_server  # noqa: E402
 
 from freshline.config import load_config  # noqa: E402
 from freshline.session import users  # noqa: E402
@@ -191,7 +191,7 @@ def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
     store.close()
     assert token is not None
     ports = [free_port(), free_port()]
-    procs = [start_server(ws.root, port) for port in ports]
+    procs = start_servers(ws.root, *[(port,) for port in ports])
     urls = [f"http://127.0.0.1:{port}/mcp" for port in ports]
 
     def phase(label: str, many: int) -> float:

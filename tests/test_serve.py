@@ -27,7 +27,7 @@ from freshline.store import DB_NAME, Store
 from freshline.store.location import ENV_VAR as STORE_URL
 from tests.conftest import Workspace
 from tests.pgserver import PgServer
-from tests.serving import connect, free_port, self_signed, start_server, stop_server
+from tests.serving import connect, free_port, self_signed, start_servers, stop_server
 
 runner = CliRunner()
 
@@ -66,11 +66,9 @@ def serving(ws: Workspace) -> Iterator[Team]:
     store.close()
     cert, key = self_signed(ws.root.parent)
     ports = [free_port(), free_port()]
-    procs = []
+    procs = start_servers(ws.root, (ports[0],),
+                          (ports[1], "--tls-cert", str(cert), "--tls-key", str(key)))
     try:
-        procs.append(start_server(ws.root, ports[0]))
-        procs.append(start_server(ws.root, ports[1], "--tls-cert", str(cert), "--tls-key",
-                                  str(key)))
         urls = [f"http://127.0.0.1:{ports[0]}/mcp", f"https://127.0.0.1:{ports[1]}/mcp"]
         yield Team(ws.root, urls, tokens, cert)
     finally:

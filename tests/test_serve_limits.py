@@ -23,7 +23,7 @@ from freshline.interfaces.server.limiter import retry_after
 from freshline.session import users
 from freshline.store import Store
 from tests.conftest import Workspace
-from tests.serving import free_port, start_server, stop_server
+from tests.serving import free_port, start_servers, stop_server
 
 BAD = "fl_not-a-token"
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -49,10 +49,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     token = users.add(store, load_config(ws.root), "alice", ["p"])
     store.close()
     ports = [free_port() for _ in range(2)]
-    procs = []
+    procs = start_servers(ws.root, (ports[0],), (ports[1], "--trusted-proxy", "127.0.0.14/32"))
     try:
-        procs.append(start_server(ws.root, ports[0]))
-        procs.append(start_server(ws.root, ports[1], "--trusted-proxy", "127.0.0.14/32"))
         assert token is not None
         yield Servers([f"http://127.0.0.1:{port}/mcp" for port in ports], token)
     finally:
