@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from freshline.errors import UsageError
-from freshline.interfaces.mcp_server import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService
 from tests.conftest import Workspace
 from tests.docgen import write_pdf
 
