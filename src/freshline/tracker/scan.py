@@ -18,6 +18,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from freshline.ignore import Checks, IgnoreRules, IgnoreState
@@ -312,17 +313,20 @@ def full_scan(scanner: Scanner, reparse: Iterable[bytes] = ()) -> ScanResult:
 
 def targeted_scan(scanner: Scanner, paths: Iterable[str]) -> ScanResult:
     """Compare only the hinted paths (and, for directories, their subtrees)."""
-    roots = _outermost(p for p in paths if not is_internal(p))
+    roots = outermost(p for p in paths if not is_internal(p))
     region = scanner.store.index_under(roots)
     stats = {encode_path(p): (e.size, e.mtime_ns, e.inode) for p, e in region.items()}
     disk = (item for rel in roots for item in scanner.stat_at(rel))
     return scanner.compare(disk, stats, region.get)
 
 
-def _outermost(paths: Iterable[str]) -> list[str]:
-    """The paths not below another one of them (so no subtree is walked twice)."""
-    out: list[str] = []
-    for p in sorted(set(paths)):
-        if not any(p == o or p.startswith(o + "/") for o in out):
-            out.append(p)
-    return out
+def outermost(paths: Iterable[str]) -> list[str]:
+    """The paths not below another one of them (so no subtree is walked twice), sorted.
+    Each path's folders are looked up among those kept: a burst of hints (a checkout's
+    thousands) costs their number times their depth, not its square."""
+    kept: set[str] = set()
+    for p in sorted(set(paths)):  # a folder sorts before everything below it
+        folders = accumulate(p.split("/")[:-1], lambda a, b: f"{a}/{b}")
+        if not any(f in kept for f in folders):
+            kept.add(p)
+    return sorted(kept)
