@@ -169,7 +169,10 @@ class Tracker:
         memo: Memo = {}
         self._written = None
         version = self.store.data_version()
-        work = self._prepare(paths_of(), memo)
+        paths = paths_of()
+        work = self._prepare(paths, memo)
+        if paths == [] and self._nothing_to_write(work):
+            return FlushResult(full=False, scanned=0)
         with self.store.write():
             if self.store.data_version() != version:
                 work = self._prepare(paths_of(), memo)
@@ -181,6 +184,14 @@ class Tracker:
             put = sorted(work.result.put, key=_stored_order)
             self._written = (self.store.db.conn, version, put)
         return out
+
+    def _nothing_to_write(self, work: _Work) -> bool:
+        """Whether a flush of no path writes nothing: no scan was due, HEAD stayed, and
+        every project has its state. Then it takes no write lock: under load, most
+        requests' flushes find the hints already taken by the watcher's or another's."""
+        if work.full or work.head != work.head_before:
+            return False
+        return set(self.config.projects) <= set(self.store.project_states())
 
     def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
