@@ -6,19 +6,20 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from freshline.config import Mode
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
+from freshline.interfaces.cli.common import JsonOption, emit, manager
 from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.replies import TurnPrinter
+from freshline.interfaces.cli.stops import NEXT_SEND_STOPS, NOT_SENT, stopped
 from freshline.interfaces.text import columns, plural
 from freshline.paths import shown
 
 if TYPE_CHECKING:
-    from freshline.errors import ConflictStop, SyncRequired
     from freshline.materialize import MaterializeResult
     from freshline.session import SessionManager
     from freshline.store import SessionRecord
@@ -298,15 +299,18 @@ def send(
     def waiting(holder: str) -> None:
         warn(f"waiting for another send on session {session_id} ({holder})…")
 
+    printer = None if as_json else TurnPrinter()
     with manager(ctx) as m:
         m.get(session_id)
         backend = backend_for(m.config.model, model, base_url)
-        stream = None if as_json else (lambda chunk: print(chunk, end="", flush=True))
         try:
-            result = send_turn(m, session_id, text, backend, on_text=stream,
-                               wait=not no_wait, on_wait=waiting)
+            result = send_turn(m, session_id, text, backend,
+                               on_text=printer.text if printer else None,
+                               wait=not no_wait, on_wait=waiting,
+                               on_event=printer.event if printer else None)
         except (ConflictStop, SyncRequired) as stop:
-            _stopped({"session": session_id, "accepted": False, "sent": False}, stop, as_json)
+            stopped(session_id, stop, NOT_SENT, as_json,
+                    {"session": session_id, "accepted": False, "sent": False})
         m.settle()
     data = {
         "session": result.session,
@@ -320,25 +324,7 @@ def send(
         "refreshed": result.refreshed,
         "conflicts": [],
     }
-    emit(data, as_json, say)
-
-
-def _stopped(data: dict[str, Any], stop: ConflictStop | SyncRequired, as_json: bool) -> NoReturn:
-    """Report what stops the next send (a conflict, exit 3; a sync required, exit 4)."""
-    from freshline.errors import ConflictStop
-
-    conflicts = stop.kinds if isinstance(stop, ConflictStop) else {}
-    extra = data | {
-        "stopped": "conflict" if isinstance(stop, ConflictStop) else "sync_required",
-        "message": str(stop),
-        "conflicts": [{"path": p, "kind": k} for p, k in sorted(conflicts.items())],
-    }
-    if not as_json:
-        for path, kind in sorted(conflicts.items()):
-            sys.stderr.write(f"  conflict ({kind}): {path}\n")
-        hint = "with `freshline sync`" if conflicts else "with `freshline sync SESSION REV`"
-        sys.stderr.write(f"the message was not sent; resolve {hint}\n")
-    exit_with(str(stop), stop.exit_code, as_json, extra)
+    emit(data, as_json, lambda: None)  # people saw the turn as it happened
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
@@ -356,7 +342,8 @@ def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> 
         try:
             block = m.preview(session_id, Channel.SEND)
         except (ConflictStop, SyncRequired) as stop:
-            _stopped({"session": session_id, "blocks": None}, stop, as_json)
+            stopped(session_id, stop, NEXT_SEND_STOPS, as_json,
+                    {"session": session_id, "blocks": None})
     emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
 
 
