@@ -129,13 +129,15 @@ class SessionManager:
         external_id: str | None = None,
         convert: bool = True,
         channel: Channel = Channel.SEND,
+        progress: ProgressFn | None = None,
     ) -> SessionRecord:
         """Open a session: build its manifest and, when `channel`'s agent is one freshline
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
         not run, so they record none and write no tree. A clean landing of the same
         project and channel is reused; a dirty one never is. `convert=False` answers at
-        once and converts the project's documents in the background (hooks). Sessions left
-        idle past `[sessions] idle_close` are closed first (lifecycle.close_idle)."""
+        once and converts the project's documents in the background (hooks); `progress`
+        hears each conversion otherwise. Sessions left idle past `[sessions] idle_close`
+        are closed first (lifecycle.close_idle)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         close_idle(self)
@@ -149,7 +151,8 @@ class SessionManager:
                 return s
         session_id = uuid.uuid4().hex[:12]
         # Flushed just above: a second walk of the workspace would find nothing new.
-        built = self._build(project, session_id, chosen.value, convert=convert, flush=False)
+        built = self._build(project, session_id, chosen.value, convert=convert, flush=False,
+                             progress=progress)
         if channel.value in RECORDING_CHANNELS:
             entries = self.in_scope.entries(project)
             self.conversations.open(
@@ -377,6 +380,7 @@ class SessionManager:
         resumed: bool = False,
         convert: bool = True,
         flush: bool = True,
+        progress: ProgressFn | None = None,
     ) -> BuiltManifest:
         return build_manifest(
             self.config,
@@ -388,6 +392,7 @@ class SessionManager:
             self._agent_root(session_id, mode),
             convert,
             flush,
+            progress,
         )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -14,6 +12,7 @@ from freshline.config import Mode
 from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, emit, manager
 from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.cli.replies import TurnPrinter
 from freshline.interfaces.cli.stops import NEXT_SEND_STOPS, NOT_SENT, stopped
 from freshline.interfaces.text import columns, plural
@@ -95,8 +94,8 @@ def session_new(
 
     Example: freshline session new --project research
     """
-    with manager(ctx) as m:
-        s = m.new(project, mode, target)
+    with manager(ctx) as m, activity(f"opening a session on {project}", as_json) as shown:
+        s = m.new(project, mode, target, progress=shown.documents)
     emit(session_dict(s), as_json, lambda: say(s.id))
 
 
@@ -364,8 +363,8 @@ def materialize(
         names = [project] if project else list(m.config.projects)
         for name in names:
             m.config.project(name)
-            with _progress(as_json) as report:
-                results[name] = m.materialize(name, retry_failed, progress=report)
+            with activity(f"{name}: converting documents", as_json) as shown:
+                results[name] = m.materialize(name, retry_failed, progress=shown.documents)
         pruned = m.prune_documents()
     data: dict[str, Any] = {
         name: {
@@ -387,32 +386,3 @@ def materialize(
                 say(f"  failed {path}: {reason}")
 
     emit(data, as_json, human)
-
-
-@contextmanager
-def _progress(quiet: bool) -> Iterator[Any]:
-    """A progress callback: a bar on a terminal, plain lines elsewhere, nothing for JSON."""
-    from freshline.materialize import Progress
-
-    if quiet:
-        yield None
-    elif sys.stdout.isatty():
-        from rich.console import Console
-        from rich.progress import Progress as Bar
-
-        with Bar(console=Console(), transient=True) as bar:
-            task = bar.add_task("converting", total=None)
-
-            def tick(p: Progress) -> None:
-                bar.update(task, total=p.total, completed=p.done, description=p.path)
-
-            yield tick
-    else:
-
-        def line(p: Progress) -> None:
-            if p.finished:
-                status = f"failed: {p.reason}" if p.reason else "ok"
-                say(f"[{p.done}/{p.total}] {p.path} {status}")
-
-        yield line
-
