@@ -354,7 +354,8 @@ def materialize(
 ) -> None:
     """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now.
 
-    Snapshots and failure markers of documents no longer in any project are dropped.
+    Snapshots and failure markers of documents no longer in any project are dropped. A
+    document that fails to convert is listed with its reason; the exit code stays 0.
 
     Example: freshline materialize research --retry-failed
     """
@@ -366,11 +367,14 @@ def materialize(
             with activity(f"{name}: converting documents", as_json) as shown:
                 results[name] = m.materialize(name, retry_failed, progress=shown.documents)
         pruned = m.prune_documents()
+    # A run sends failures to a worker too: they are counted once, as failed.
+    converted = {name: [p for p in r.converted if p not in r.failures]
+                 for name, r in results.items()}
     data: dict[str, Any] = {
         name: {
             "revision": r.revision,
             "complete": r.complete,
-            "converted": r.converted,
+            "converted": converted[name],
             "snapshots": {k: str(v) for k, v in r.snapshots.items()},
             "failures": r.failures,
         }
@@ -380,8 +384,8 @@ def materialize(
 
     def human() -> None:
         for name, r in results.items():
-            say(f"{name}: {len(r.converted)} converted, {plural(len(r.snapshots), 'snapshot')}, "
-                f"{len(r.failures)} failed")
+            say(f"{name}: {len(converted[name])} converted, "
+                f"{plural(len(r.snapshots), 'snapshot')}, {len(r.failures)} failed")
             for path, reason in sorted(r.failures.items()):
                 say(f"  failed {path}: {reason}")
 
