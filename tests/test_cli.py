@@ -138,6 +138,18 @@ def test_session_send_updates(cli_ws: Workspace) -> None:
     assert users == ["hello", "again"]  # the wire blocks never reach the transcript
 
 
+def test_seen_a_closed_session_names_itself_in_the_resume_hint(cli_ws: Workspace) -> None:
+    """Seen: `session close` then `send` suggested `freshline session resume` without the id."""
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    session = run(cli_ws, "session", "new", "--project", "p")[1].strip()
+    assert run(cli_ws, "session", "close", session)[0] == 0
+    code, _out, err = run(cli_ws, "send", session, "hello")
+    assert (code, err) == (2, f"error: session '{session}' is closed; run `freshline session "
+                              f"resume {session}`\n")
+    assert run(cli_ws, "session", "resume", session)[0] == 0
+    assert run(cli_ws, "send", session, "hello")[0] == 0
+
+
 def test_unknown_session_is_exit_2(cli_ws: Workspace) -> None:
     code, _out, err = run(cli_ws, "send", "nope", "hi")
     assert code == 2 and "unknown session 'nope'" in err

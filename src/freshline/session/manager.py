@@ -280,7 +280,8 @@ class SessionManager:
         for staged in after:
             s = applied(s, staged)
         if s.state is SessionState.CLOSED:
-            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
+            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume "
+                             f"{session_id}`")
         self.store.session_touch(s.id, time.time())
         if flush:
             self.tracker.flush()

@@ -100,7 +100,7 @@ def user_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         rows = [(u.name, ", ".join(u.projects) or "(none)",
                  datetime.fromtimestamp(u.created_at, UTC).strftime("%Y-%m-%d"))
                 for u in found]
-        for line in columns(("USER", "PROJECTS", "CREATED"), rows):
+        for line in columns(("user", "projects", "created"), rows):
             say(line)
 
     emit(data, as_json, human)
