@@ -18,6 +18,7 @@ from freshline.session import SessionManager
 from .conftest import git
 
 runner = CliRunner()
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def cli(root: Path, *args: str) -> tuple[int, str, str]:
@@ -244,6 +245,7 @@ def test_seen_the_conflict_hint_names_the_command_that_resolves_it(
     listed = "  conflict (content): src/a.py\n"
     code, out, err = cli(repo, "send", session, "next", "--model", model)
     assert (code, out, err) == (3, "", f"{error}{listed}the message was not sent; {hint}")
+    assert err.replace(session, "3f2a9c1b7d4e") in README.read_text()  # the README shows it
     code, out, err = cli(repo, "updates", session)
     assert (code, out, err) == (3, "", f"{error}{listed}the next send will stop; {hint}")
     code, out, err = cli(repo, "sync", session, "main")
@@ -297,6 +299,8 @@ def test_seen_send_prints_each_text_on_its_line_and_each_tool_call(
         '  tool read {"path": "../etc/passwd"} → read: ../etc/passwd: \'..\' escapes the '
         "workspace; refused\n"
         "I read it.\n")
+    refused = out.splitlines()[2].strip()
+    assert f"`{refused}`" in " ".join(README.read_text().split())
 
 
 def test_seen_a_ref_is_named_one_way_in_blocks(repo: Path, tmp_path: Path) -> None:
