@@ -96,6 +96,22 @@ def type_in(app: ChatApp, text: str) -> None:
     app.prompt.move_cursor(app.prompt.document.end)
 
 
+# A turn that sets x to 22 in src/a.py (the write guard wants a read first).
+SET_X: list[dict[str, object]] = [
+    {"tool": "read", "args": {"path": "src/a.py"}},
+    {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}},
+    {"say": "set x"},
+]
+
+
+async def set_x_while_a_teammate_commits(pilot: Pilot[None], tmp_path: Path) -> None:
+    """The agent sets x to 22, then a teammate commits x = 3 on `feature`: the next send
+    conflicts."""
+    await submit(pilot, "set x to 22")
+    write(tmp_path / "teammate", "src/a.py", "x = 3\n")
+    git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+
+
 async def settle(pilot: Pilot[None]) -> None:
     """Wait for the workers and the messages they posted."""
     await pilot.app.workers.wait_for_complete()
@@ -426,15 +442,11 @@ async def test_a_rejected_command_is_cleared_with_the_error_shown(notes: Session
 async def test_after_a_conflict_stop_a_command_below_keeps_the_message(
     code: SessionManager, tmp_path: Path
 ) -> None:
-    read = {"tool": "read", "args": {"path": "src/a.py"}}  # the write guard wants a read first
-    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}}
-    backend = get_backend(script(tmp_path, [read, edit, {"say": "set x"}], [{"say": "merged"}]))
+    backend = get_backend(script(tmp_path, SET_X, [{"say": "merged"}]))
     s = code.new("code", mode="isolated", target="feature").id
     app = ChatApp(code, s, backend)
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, "set x to 22")
-        write(tmp_path / "teammate", "src/a.py", "x = 3\n")
-        git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+        await set_x_while_a_teammate_commits(pilot, tmp_path)
         await submit(pilot, "carry on\nwith care")
         assert "conflict stop" in transcript(app)
         assert app.prompt.text == "carry on\nwith care"
@@ -531,15 +543,11 @@ async def test_seen_the_line_after_a_sync_with_conflicts_names_them(
 ) -> None:
     """Seen: after `/sync main --with-conflicts` the next message's line said only
     `refreshed from main (1 path)`, though its block listed the conflict too."""
-    read = {"tool": "read", "args": {"path": "src/a.py"}}  # tools write only what was read
-    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}}
-    backend = get_backend(script(tmp_path, [read, edit, {"say": "set x"}], [{"say": "ok"}]))
+    backend = get_backend(script(tmp_path, SET_X, [{"say": "ok"}]))
     s = code.new("code", mode="isolated", target="feature").id
     app = ChatApp(code, s, backend)
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, "set x to 22")
-        write(tmp_path / "teammate", "src/a.py", "x = 3\n")
-        git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+        await set_x_while_a_teammate_commits(pilot, tmp_path)
         await submit(pilot, "/sync feature --with-conflicts")
         await submit(pilot, "resolve it")
         assert "↳ refreshed from feature (1 path, 1 conflict)" in transcript(app)
