@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -104,12 +105,19 @@ SET_X: list[dict[str, object]] = [
 ]
 
 
-async def set_x_while_a_teammate_commits(pilot: Pilot[None], tmp_path: Path) -> None:
-    """The agent sets x to 22, then a teammate commits x = 3 on `feature`: the next send
-    conflicts."""
-    await submit(pilot, "set x to 22")
-    write(tmp_path / "teammate", "src/a.py", "x = 3\n")
-    git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+@asynccontextmanager
+async def a_conflict_ahead(
+    code: SessionManager, tmp_path: Path, reply: str
+) -> AsyncIterator[tuple[ChatApp, Pilot[None]]]:
+    """A chat on an isolated session of `feature` whose agent set x to 22 while a teammate
+    committed x = 3 there: its next send conflicts; the turn after plays `reply`."""
+    backend = get_backend(script(tmp_path, SET_X, [{"say": reply}]))
+    app = ChatApp(code, code.new("code", mode="isolated", target="feature").id, backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "set x to 22")
+        write(tmp_path / "teammate", "src/a.py", "x = 3\n")
+        git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+        yield app, pilot
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -442,11 +450,7 @@ async def test_a_rejected_command_is_cleared_with_the_error_shown(notes: Session
 async def test_after_a_conflict_stop_a_command_below_keeps_the_message(
     code: SessionManager, tmp_path: Path
 ) -> None:
-    backend = get_backend(script(tmp_path, SET_X, [{"say": "merged"}]))
-    s = code.new("code", mode="isolated", target="feature").id
-    app = ChatApp(code, s, backend)
-    async with app.run_test(size=SIZE) as pilot:
-        await set_x_while_a_teammate_commits(pilot, tmp_path)
+    async with a_conflict_ahead(code, tmp_path, "merged") as (app, pilot):
         await submit(pilot, "carry on\nwith care")
         assert "conflict stop" in transcript(app)
         assert app.prompt.text == "carry on\nwith care"
@@ -543,11 +547,7 @@ async def test_seen_the_line_after_a_sync_with_conflicts_names_them(
 ) -> None:
     """Seen: after `/sync main --with-conflicts` the next message's line said only
     `refreshed from main (1 path)`, though its block listed the conflict too."""
-    backend = get_backend(script(tmp_path, SET_X, [{"say": "ok"}]))
-    s = code.new("code", mode="isolated", target="feature").id
-    app = ChatApp(code, s, backend)
-    async with app.run_test(size=SIZE) as pilot:
-        await set_x_while_a_teammate_commits(pilot, tmp_path)
+    async with a_conflict_ahead(code, tmp_path, "ok") as (app, pilot):
         await submit(pilot, "/sync feature --with-conflicts")
         await submit(pilot, "resolve it")
         assert "↳ refreshed from feature (1 path, 1 conflict)" in transcript(app)
