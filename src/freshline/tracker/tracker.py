@@ -174,11 +174,12 @@ class Tracker:
                 work = self._prepare(paths_of(), memo, defer)
             if take_hints:
                 self.store.hints_take()
+            if work.result.from_empty:  # the index's order: its b-tree fills page by page
+                work.result.put.sort(key=_stored_order)
             out = self._apply(work)
             version = self.store.data_version()  # nobody else commits before this ends
         if work.result.from_empty:
-            put = sorted(work.result.put, key=_stored_order)
-            self._written = (self.store.db.conn, version, put)
+            self._written = (self.store.db.conn, version, work.result.put)
         return out
 
     def _prepare(self, paths: list[str] | None, memo: Memo, defer: bool) -> _Work:
@@ -434,16 +435,15 @@ class Tracker:
         is judged by its tags and properties as they are on disk now."""
         scope = self.config.project(project).scope
         written = self._written
-        entries: Iterable[IndexEntry]
+        kept = None
         if written is not None and written[:2] == (self.store.db.conn, self.store.data_version()):
-            entries = written[2]
-        elif not scope.needs_facts:  # the path decides: no entry is built for another's file
+            kept = written[2]
+        if not scope.needs_facts:  # the path decides: no entry is built for another's file
+            if kept is not None:
+                return [e for e in kept if scope.matches_path(e.path)]
             return list(self.store.index_iter(scope.matches_path))
-        else:
-            entries = self.store.index_iter()
-        if scope.needs_facts:
-            entries = map(self._read_facts, entries)
-        return [e for e in entries if in_scope(scope, e)]
+        entries = kept if kept is not None else self.store.index_iter()
+        return [e for e in map(self._read_facts, entries) if in_scope(scope, e)]
 
     def _read_facts(self, entry: IndexEntry) -> IndexEntry:
         if entry.parsed:
