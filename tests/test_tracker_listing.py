@@ -296,6 +296,25 @@ def test_a_document_listed_but_not_read_is_probed_on_its_bytes(ws: Workspace) ->
     assert "older snapshot" not in block and "still converting" not in block
 
 
+def test_a_long_lived_manager_lists_the_blobs_once_read(vault: Workspace) -> None:
+    """An ACP proxy's manager opens its session from a listing; its in-scope listing must
+    not keep the unread entries once a flush has read them."""
+    from freshline.context import Channel
+    from freshline.session import SessionManager
+
+    m = SessionManager(vault.config())
+    try:
+        m.new("p", mode="live", convert=False, channel=Channel.ACP)
+        assert not any(e.hashed for e in m.in_scope.entries("p"))
+        m.tracker.flush()
+        entries = m.in_scope.entries("p")
+    finally:
+        m.close()
+    assert [e.path for e in entries] == ["notes/a.md", "notes/b.md", "notes/d.txt",
+                                         "notes/sub/c.md"]
+    assert all(e.blob == blob_of(vault.root / e.path) for e in entries)
+
+
 # --- the pure part ------------------------------------------------------------------------
 
 
