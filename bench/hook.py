@@ -43,7 +43,7 @@ from measure import Run, paired, run
 import freshline
 from freshline.interfaces.hook_payload import external_id
 from freshline.store import SessionState, Store
-from freshline.tracker.autowatch import stop
+from freshline.tracker.autowatch import holder, stop
 from freshline.tracker.hints import watcher_alive
 
 QUICK = "--quick" in sys.argv
@@ -209,7 +209,6 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
 
     def copy() -> None:
         if fresh.exists():
-            stop(fresh)  # the watcher the last first call started
             shutil.rmtree(fresh)
         run(["cp", "-a", str(template), str(fresh)])
         commands.update(installed(fresh))
@@ -217,13 +216,15 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
     def first(autowatch: bool) -> Run:
         claude = Claude(fresh, commands, "first", hook_env(log, autowatch))
         done = claude.prompt()
+        if autowatch:  # the watcher the call started: stopped once it holds its lock
+            wait(lambda: holder(fresh) is not None, "the watcher the first call started", 60)
+            stop(fresh)
         return expect(done, "a first call prints the manifest", "<project_context " in
                       done.stdout)
 
     out = []
     for autowatch in (True, False):
         out.append(paired(lambda a=autowatch: first(a), status, FIRST_RUNS, copy))
-        stop(fresh)
     fast, slow = out
     return [f"{'first call, fresh workspace':38} {fast.line()}",
             f"{'  (slow path: no watcher started)':38} {slow.line()}"]
@@ -306,25 +307,26 @@ def main() -> None:
         build(vault, NOTES)
         template = tmp / "template"
         run(["cp", "-a", str(vault), str(template)])
-        lines = [f"freshline {freshline.__version__}, {bytecode()}", "",
-                 f"hook on a vault of {NOTES:,} notes: p50 ratio (CPU), A ÷ baseline"]
+        say = print
+        say(f"freshline {freshline.__version__}, {bytecode()}\n")
+        say(f"hook on a vault of {NOTES:,} notes: p50 ratio (CPU), A ÷ baseline")
         try:
             commands = installed(vault)
             start_watcher(vault)
-            lines += ["fast path (watcher running), baseline python -c pass:"]
-            lines += hook_events(vault, commands, log, fast=True)
+            say("fast path (watcher running), baseline python -c pass:")
+            say("\n".join(hook_events(vault, commands, log, fast=True)))
             stop(vault)
-            lines += ["slow path (no watcher), baseline python -c pass:"]
-            lines += hook_events(vault, commands, log, fast=False)
-            lines += ["", "baseline git status --porcelain -uall (fresh repository):"]
-            lines += first_calls(template, log, tmp)
-            lines += ["", "baseline watchman since (a private watchman):"]
-            lines += changes_since(tmp)
-        finally:
-            stop(vault)
+            say("slow path (no watcher), baseline python -c pass:")
+            say("\n".join(hook_events(vault, commands, log, fast=False)))
+            say("\nbaseline git status --porcelain -uall (fresh repository):")
+            say("\n".join(first_calls(template, log, tmp)))
+            say("\nbaseline watchman since (a private watchman):")
+            say("\n".join(changes_since(tmp)))
+        finally:  # no watcher outlives its folder
+            for root in (vault, tmp / "fresh", tmp / "files"):
+                stop(root)
         if log.exists() and log.read_text().strip():
             raise SystemExit(f"bench: the hook failed (its log):\n{log.read_text()}")
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":
