@@ -61,7 +61,7 @@ class ScanResult:
     scanned: int = 0
     ignore: IgnoreState | None = None  # the rules a full scan walked by, every file read
     from_empty: bool = False  # a full scan of an empty index: `put` is the whole index now
-    listed_read: bool = False  # it read every entry that was listed, not read (or dropped it)
+    listed_read: bool = False  # every entry listed, not read, was read (or left the index)
 
     def changed(self, name: str) -> bool:
         """Whether a file of this name (at any depth) was created, changed or removed."""
