@@ -42,7 +42,7 @@ from pathlib import Path
 from measure import Run, paired, run
 
 import freshline
-from freshline.interfaces.hook_payload import external_id
+from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.store import SessionState, Store
 from freshline.tracker.autowatch import holder, stop
 from freshline.tracker.hints import watcher_alive
@@ -201,7 +201,7 @@ def hook_events(root: Path, commands: dict[str, str], log: Path, fast: bool) -> 
         ("SessionEnd", paired(end, python_pass, runs, open_session)),
     ]
     store = Store(root / ".freshline")
-    active = sum(store.session_by_external(external_id(c.id)).state is SessionState.ACTIVE
+    active = sum(store.session_by_external(ADAPTER.external_id(c.id)).state is SessionState.ACTIVE
                  for c in sessions)
     return [f"{name:38} {figure.line()}" for name, figure in lines] + [
         f"{'  sessions left active after SessionEnd':38} {active} of {len(sessions)}"]

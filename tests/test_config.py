@@ -203,7 +203,7 @@ ERRORS = [
     (
         "colour = 'red'\n",
         "colour: unknown key (expected one of: workspace, projects, model, delivery,"
-        " conversations, sessions, store)",
+        " conversations, sessions, store, security)",
     ),
     (
         "[workspace]\ndebounce = 1\n",
@@ -276,6 +276,13 @@ ERRORS = [
         '[projects."my project"]\ninclude = ["a"]\n',
         "projects.my project: invalid project name 'my project' "
         "(use letters, digits, '_' and '-', starting with a letter or '_')",
+    ),
+    (
+        # Seen: accepted without warning, and Claude Code then showed the model a 2 KB
+        # preview of the 16.5 KB block (issue 27).
+        "[delivery]\nhook = 20000\n",
+        "delivery.hook: at most 9,000 characters (Claude Code shows hook output whole only "
+        "up to 10,000), got 20000",
     ),
     (
         "[projects.1st]\ninclude = ['a']\n",

@@ -14,7 +14,7 @@ from freshline.agent.runtime import send
 from freshline.config import load_config
 from freshline.interfaces.cli import app
 from freshline.session import SessionManager, users
-from freshline.store import Store, open_database
+from freshline.store import Store, WithheldRow, open_database
 from freshline.store.location import ENV_VAR
 from freshline.tracker import Tracker
 from tests.churn import notes_workspace
@@ -33,7 +33,8 @@ def counts(store: Store) -> dict[str, int]:
 
 def busy_workspace(tmp_path: Path) -> Path:
     """A workspace whose store has rows in every table: epochs, a log, sessions with
-    cursors, ledger rows, deliveries, hints, meta, users with grants and sessions they own."""
+    cursors, ledger rows, deliveries, hints, meta, users with grants and sessions they own,
+    a file secrets were withheld from."""
     root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
@@ -44,14 +45,15 @@ def busy_workspace(tmp_path: Path) -> Path:
         send(manager, s, "second", get_backend("echo"))
         store = manager.store
         from freshline.context import Channel
-        from freshline.session import tokens
+        from freshline.session.engine import Deliveries
 
         mcp = manager.new("p", channel=Channel.MCP).id
-        tokens.deliver(manager, mcp, Channel.MCP)
+        Deliveries(manager).issue(mcp, Channel.MCP)
         manager.record_read(s, "notes/a.md", "0" * 40)
         store.hints_add(["notes/b.md"])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
+        store.withheld_note([WithheldRow("notes/a.md", "0" * 40, ("jwt",))])
     finally:
         manager.close()
     return root

@@ -52,10 +52,11 @@ class SendResult:
 def history(manager: SessionManager, session_id: str) -> list[Message]:
     """Earlier turns as the model saw them, oldest first: each user message with the blocks
     it came with, the assistant's replies and tool calls, and the tools' results, a read
-    that a later read superseded shortened to one line (`agent.replay`)."""
+    that a later read superseded shortened to one line (`agent.replay`). A rewound
+    conversation replays its transcript view: what came before the turn it went back to."""
     s = manager.get(session_id)
     root = manager.conversations.worktree(s.id) if s.mode == "isolated" else manager.config.root
-    return replay(manager.conversations.log(session_id), str(root))
+    return replay(manager.conversations.transcript(session_id), str(root))
 
 
 def toolbox_for(
@@ -79,8 +80,10 @@ def toolbox_for(
 
     if s.mode == "isolated":
         worktree = manager.conversations.worktree(s.id)
-        rules = isolated_rules(manager.config.project(s.project), worktree)
-        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes, ledger=ledger)
+        rules = isolated_rules(manager.config.project(s.project), worktree,
+                               manager.config.security.allow_hardlinks)
+        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes, ledger=ledger,
+                       withholder=manager.withholder)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
@@ -88,6 +91,7 @@ def toolbox_for(
         read_document=lookup,
         changes=changes,
         ledger=ledger,
+        withholder=manager.withholder,
     )
 
 
@@ -163,6 +167,7 @@ def complete(
         raise
     turn.accept()
     checkpoint("accept:done")
+    manager.note_withheld()
     if turn.staged.pending:
         # Documents the agent was told are converting: convert them for a later turn. With
         # none, there is nothing to convert, and listing the project would cost the send

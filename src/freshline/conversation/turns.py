@@ -18,9 +18,19 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from freshline.conversation import batch, recovery
-from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
+from freshline.conversation import batch, recovery, views
+from freshline.conversation.events import (
+    Author,
+    Event,
+    Mode,
+    Refresh,
+    Rewind,
+    Root,
+    decode,
+    encode,
+)
 from freshline.conversation.git import ZERO, Git
 from freshline.conversation.journal import Journal, checkpoint
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
@@ -36,6 +46,7 @@ from freshline.conversation.trees import (
 )
 from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
 from freshline.store.records import IndexEntry
+from freshline.withholding import Withholder
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,7 @@ class PendingTurn:
     mode: Mode
     refresh: Refresh | None = None  # what this turn's refresh merged
     merges: tuple[Refresh, ...] = ()  # syncs since the last turn, then the refresh: to announce
+    rewinds: tuple[Rewind, ...] = ()  # rewinds since the last turn: to announce
     before: str | None = None  # isolated: the worktree's tree as the turn found it
     wire: str | None = None  # what the model received for the message (see Event.wire)
 
@@ -83,7 +95,8 @@ def open_conversation(
     with repo.writing():
         with repo.sink() as out:
             if mode is Mode.LIVE and entries is not None:
-                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out)
+                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out,
+                                 screen_all=True)
             else:  # the empty tree is written too: git reads it without, fsck does not
                 tree = base_tree or out.add("tree", b"")
             commit = batch.commit_chain(repo.git, tree, parents, encode(event), [], out)[0]
@@ -175,7 +188,8 @@ def _outcome(compute: Callable[[], PendingTurn]) -> Callable[[], PendingTurn]:
 
 def _start(repo: Repo, chain: Chain, message: str) -> PendingTurn:
     return PendingTurn(repo, chain.conversation, chain.head, message, chain.head_tree,
-                       (chain.head,), chain.root.mode, merges=chain.syncs_since_last_turn)
+                       (chain.head,), chain.root.mode, merges=chain.syncs_since_last_turn,
+                       rewinds=views.rewinds_since_last_turn(chain.events))
 
 
 def _live_turn(
@@ -248,9 +262,12 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     """
     repo = pending.repo
     for event in events:
-        if event.root or event.refresh or event.sync:
-            raise UsageError("root, refresh and sync events are written by freshline itself")
+        if event.root or event.refresh or event.sync or event.rewind:
+            raise UsageError("root, refresh, sync and rewind events are written by freshline "
+                             "itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
+    human, *screened = [_screened(e, repo.screen) for e in (human, *events)]
+    events = screened
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
     trees: list[str] = [pending.tree]
     on_disk = None
@@ -276,6 +293,29 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     checkpoint("record:advanced")
     recovery.finish(repo, pending.conversation)
     return head
+
+
+def _screened(event: Event, screen: Withholder | None) -> Event:
+    """`event` with every secret in its texts withheld: a commit never stores one (a user
+    may paste a key; a tool result was withheld when the tool ran)."""
+    if screen is None:
+        return event
+    def withheld(text: str | None) -> str | None:
+        return screen.text(text).text if text else text
+
+    return replace(event, content=withheld(event.content) or "", result=withheld(event.result),
+                   wire=withheld(event.wire), args=_withheld_args(event.args, screen))
+
+
+def _withheld_args(value: Any, screen: Withholder) -> Any:
+    """A tool call's arguments with every string's secrets withheld."""
+    if isinstance(value, str):
+        return screen.text(value).text
+    if isinstance(value, dict):
+        return {k: _withheld_args(v, screen) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_withheld_args(v, screen) for v in value]
+    return value
 
 
 def _as_read(event: Event, tree: str, commit: str) -> Event:

@@ -24,8 +24,8 @@ from freshline.materialize import is_document
 from freshline.session.documents import DocumentDesk, info
 from freshline.store.records import Change, ChangeKind
 
-if TYPE_CHECKING:  # the manager uses this module
-    from freshline.session.manager import SessionManager
+if TYPE_CHECKING:  # the manager uses this module: it takes the base
+    from freshline.session.base import SessionBase
 
 _DOCUMENT_KINDS = (ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.RENAMED)
 
@@ -47,7 +47,7 @@ def delivery_budget(
 
 
 def changes_page(
-    manager: SessionManager,
+    manager: SessionBase,
     session_id: str,
     since: int | None = None,
     page: int = 1,

@@ -29,6 +29,7 @@ class ChangeKind(StrEnum):
     COMPACTED = "compacted"  # older log rows were dropped: re-enumerate the project
     REFRESHED = "refreshed"  # a conversation merged its checkout target; detail names it
     GIT = "git"  # HEAD moved (checkout, merge, ...); detail: operation, from, to, paths, count
+    REWOUND = "rewound"  # a conversation was rewound to a turn; detail: mode, prompt, paths
 
 
 UNHASHED = ""  # the blob of an entry listed but not read yet (`tracker/listing.py`)

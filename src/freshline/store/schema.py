@@ -184,6 +184,20 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        "the files secrets were withheld from (freshline status flags them)",
+        """
+        CREATE TABLE withheld (
+            path BLOB PRIMARY KEY,
+            blob TEXT NOT NULL,
+            kinds TEXT NOT NULL,
+            at REAL NOT NULL
+        ) WITHOUT ROWID
+        """,
+    )
+)
+
 
 def check_version(location: str, version: int) -> None:
     """StoreError if the store was migrated by a newer freshline."""

@@ -7,13 +7,16 @@ so its calls never interleave and never hold up the messages passing through.
   session's `cwd` (or `--project`). The binding is stored as the freshline session's
   external id, `acp:<project>:<ACP session id>`, so `session/load` in a later process
   finds the same freshline session and its cursor.
-- `prepare` and `accept` are the two halves of a delivery (`SessionManager.prepare` with
-  `conversation=False`, on the `acp` channel's budget); the proxy decides when the agent
-  took it.
+- `prepare` and `accept` are the two halves of a delivery through the session layer's
+  engine (`session/engine.py`) on the `acp` channel: its budget, and the "backend
+  accepted" rule: the proxy decides when the agent took it.
 - `noted_read`/`read`, `tool_read` and `wrote` feed the read ledger with what the agent
   read through the client (`fs/read_text_file`, read tool calls) and wrote through it
   (`fs/write_text_file`), judged by the same confinement as every reader: internal,
   ignored and secret files are never recorded.
+- `read_refusal`, `withheld` and `write_refusal` guard what passes: a file of the
+  workspace with more than one hard link is not read, every text read has its secrets
+  withheld, and a write that would put `[secret withheld: …]` over a secret is refused.
 
 A failure here never reaches the ACP conversation: it is logged in one line and the
 session goes on without freshline (that prompt carries no block, that read is not
@@ -26,20 +29,24 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from freshline.access import AccessDenied, Rules, reach
+from freshline.access import AccessDenied, Rules, hard_links, hardlink_reason, reach
 from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
 from freshline.context import Channel
-from freshline.interfaces.hook_pinning import project_for
 from freshline.materialize.snapshots import SnapshotStore
-from freshline.session import PreparedTurn, SessionManager
+from freshline.paths import shown
+from freshline.secretscan import WITHHELD_PREFIX, Withheld
+from freshline.session import SessionManager
+from freshline.session.engine import Deliveries, Issued
+from freshline.session.pinning import project_for
 from freshline.session.rules import workspace_rules
-from freshline.store import SessionRecord, SessionState
+from freshline.store import SessionState
 from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_id_bytes, blob_of
+from freshline.withholding import Withholder
 
 AGENT = "acp"  # the agent name in external ids (and so in attributions)
 
@@ -65,10 +72,10 @@ class Bound:
 
 @dataclass
 class Delivery:
-    """The block for one prompt, and the prepared turn `accept` moves the cursor with."""
+    """The block for one prompt, and the delivery `accept` claims."""
 
     text: str  # the manifest and/or updates, put first in the prompt
-    turn: PreparedTurn
+    issued: Issued
     root: Path
 
 
@@ -144,10 +151,10 @@ class Desk:
         prompt carries the manifest)."""
         manager, project = self._locate(cwd)
         external = f"{AGENT}:{project}:{acp_session}"
-        s = manager.store.session_by_external(external)
+        s = manager.by_external(external)
         if s is not None and not again:
             # The agent calls a new session by an old name: the old binding retires.
-            self._retire(manager, s)
+            manager.retire(s.id)
             s = None
         if s is None:
             # Live whatever the project's mode: the agent works in the checkout itself.
@@ -180,12 +187,6 @@ class Desk:
         here = reach(root, cwd, Rules(ignore=config.workspace.ignore))
         return manager, project_for(config, here.rel)
 
-    @staticmethod
-    def _retire(manager: SessionManager, s: SessionRecord) -> None:
-        with manager.store.write():
-            retired = replace(s, external_id=f"{s.external_id}@{s.id}", state=SessionState.CLOSED)
-            manager.store.session_put(retired)
-
     # -- deliveries --------------------------------------------------------------------
 
     @_guarded
@@ -199,21 +200,18 @@ class Desk:
         # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
         # when idle, so a long session asks again: one heartbeat read while it runs).
         ensure_watcher(manager.config, manager.store)
-        turn = manager.prepare(bound.session, "", conversation=False, channel=Channel.ACP)
-        text = "\n\n".join(b for b in (turn.manifest, turn.updates) if b)
-        if not text:
-            if turn.covers != turn.session.cursor:
-                turn.accept()  # nothing was delivered, so no turn is counted
+        issued = Deliveries(manager).issue(bound.session, Channel.ACP)
+        if issued is None:
             return None
-        if turn.staged.pending:
+        if issued.converting:
             # Documents announced as converting: convert them while the agent works.
             manager.materialize_async(bound.project)
-        return Delivery(text, turn, bound.root)
+        return Delivery(issued.blocks, issued, bound.root)
 
     @_guarded
     def accept(self, delivery: Delivery) -> None:
         """The agent took the prompt: the cursor moves to what the block covered."""
-        delivery.turn.accept()
+        Deliveries.accept(delivery.issued)
 
     # -- the read ledger ---------------------------------------------------------------
 
@@ -256,6 +254,54 @@ class Desk:
         except AccessDenied:
             return
         manager.record_write(bound.session, reached.rel, blob_id_bytes(content.encode("utf-8")))
+
+    # -- what passes -------------------------------------------------------------------
+
+    def _screen(self, acp_session: str | None, path: str) -> tuple[Withholder, str | None]:
+        """The withholder for a read of `path` and its workspace-relative path (None when
+        it lies outside the session's workspace, or the session is not bound)."""
+        bound = self._bound.get(acp_session or "")
+        if bound is None:
+            return Withholder(), None
+        manager = self._managers[bound.root]
+        real, root = Path(os.path.realpath(path)), bound.root.resolve()
+        rel = real.relative_to(root).as_posix() if real.is_relative_to(root) else None
+        return manager.withholder, rel
+
+    def read_refusal(self, acp_session: str | None, path: str) -> str | None:
+        """Why a read of `path` is refused (a file of the session's workspace with more
+        than one hard link), or None."""
+        withholder, rel = self._screen(acp_session, path)
+        links = hard_links(Path(path))
+        if rel is None or withholder.allow_hardlinks or links < 2:
+            return None
+        return shown(f"freshline acp: {path}: {hardlink_reason(links)}; not read")
+
+    def withheld(self, acp_session: str | None, path: str, text: str) -> Withheld:
+        """`text`, read from `path`, with its secrets withheld (noted for `status`)."""
+        withholder, rel = self._screen(acp_session, path)
+        found = withholder.text(text, rel)
+        if found.count:
+            self.log(f"withheld {found.count} secret(s) from {shown(path)}")
+            bound = self._bound.get(acp_session or "")
+            if bound is not None:
+                self._managers[bound.root].note_withheld()
+        return found
+
+    def write_refusal(self, acp_session: str | None, path: str, content: str) -> str | None:
+        """Why a write of `content` over `path` is refused (it puts more `[secret
+        withheld: …]` markers than the file has over secrets the agent never saw)."""
+        if WITHHELD_PREFIX not in content or not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            old = handle.read()
+        withholder, rel = self._screen(acp_session, path)
+        if content.count(WITHHELD_PREFIX) <= old.count(WITHHELD_PREFIX):
+            return None
+        if not withholder.text(old, rel).count:
+            return None
+        return shown(f"freshline acp: {path} holds secrets withheld from the agent; writing "
+                     "the markers over them would destroy them; not written")
 
     def _target(self, acp_session: str, path: str) -> tuple[str, str] | None:
         """The workspace path and content (git blob id) a read of `path` shows: a
