@@ -24,7 +24,11 @@ from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
 from freshline.store import Acknowledgement, DeliveryRecord, SessionState
-from tests.conftest import Workspace, git
+from tests.conftest import Served, Workspace, git, settled
+
+# Every call answered by the workspace's watcher (its socket served in this process); the
+# hook process doing the work itself is tests/test_hook.py's.
+pytestmark = pytest.mark.usefixtures("watcher_serving")
 
 MANIFEST = "<project_context "
 UPDATES = "<project_context_updates"
@@ -58,6 +62,7 @@ class Claude:
             input=json.dumps(data), capture_output=True, text=True, env=env, timeout=60,
         )
         assert done.returncode == 0 and done.stderr == "", done.stderr
+        settled()
         if not done.stdout:
             return ""
         out = json.loads(done.stdout)["hookSpecificOutput"]
@@ -244,7 +249,7 @@ def test_a_transcript_holding_no_hook_output_proves_nothing(two: Workspace, log:
 
 
 def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
-    two: Workspace, log: Path
+    two: Workspace, log: Path, watcher_serving: Served
 ) -> None:
     """Seen: the hook and `freshline acp` both delivered to one conversation. The proxy
     marks the agent it starts; the hook then neither prints nor opens a session."""
@@ -256,6 +261,8 @@ def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
                        tool_response={"type": "text"}) == ""
     assert session_of(two, claude) is None
     assert not log.exists()
+    assert watcher_serving.asked == 0  # not even the watcher was asked
+    watcher_serving.hooks_run = 0
 
 
 def test_an_error_entry_quoting_the_output_is_not_delivery(two: Workspace) -> None:

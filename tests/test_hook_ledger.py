@@ -22,6 +22,9 @@ from .conftest import git
 from .test_hook import PAYLOADS, context, hook
 from .test_ledger_turns import branched
 
+# Every call answered by the workspace's watcher (its socket served in this process).
+pytestmark = pytest.mark.usefixtures("watcher_serving")
+
 RECORDED_ROOT = "/home/user/notes"  # the recorded workspace, replaced by the test's
 CLAUDE = "37b520b7-fdba-41e4-a481-45bf386fb6a5"
 

@@ -25,8 +25,21 @@ MAX_PATH = 100  # AF_UNIX paths are limited (108 bytes on Linux): a longer one i
 
 
 def socket_path(root: str) -> str:
-    """Where a workspace's watcher listens."""
-    return os.path.join(root, DATA_DIR, SOCKET_NAME)
+    """Where a workspace's watcher listens: in its data folder, or, when that path is too
+    long for a socket, in the user's runtime folder under a name made from the root."""
+    path = os.path.join(root, DATA_DIR, SOCKET_NAME)
+    if len(os.fsencode(path)) <= MAX_PATH:
+        return path
+    import hashlib
+
+    name = hashlib.sha256(os.fsencode(root)).hexdigest()[:24] + ".sock"
+    return os.path.join(runtime_dir(), name)
+
+
+def runtime_dir() -> str:
+    """The user's folder for sockets of workspaces whose own path is too long."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    return os.path.join(base, f"freshline-{os.getuid()}")
 
 
 def version() -> str:

@@ -13,7 +13,7 @@ import sys
 from concurrent.futures import Future
 
 from freshline.interfaces import watchsock
-from freshline.interfaces.cli.fast import change_dict, change_line
+from freshline.interfaces.cli.answers import change_dict, change_line
 from freshline.interfaces.cli.output import fail, say, warn
 from freshline.interfaces.text import plural
 
@@ -75,7 +75,7 @@ def run(cfg: Config, quiet: bool, idle_exit: int | None) -> int:
         raise
     finally:
         if serving is not None:
-            watchsock.close(str(cfg.root), serving[0])
+            watchsock.close(str(cfg.root), serving)
         for manager in made:
             manager.close()
         registry.finished(cfg.root, reason)

@@ -3,36 +3,34 @@
 autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
-None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
-with nothing to deliver are answered by the watcher (`watchclient` asks it), and this
-process loads no more than the standard library; otherwise, and whenever the watcher
-cannot answer, the command does the work itself. The typer commands call the same bodies,
-so every path prints the same thing. Module-level imports stay within the standard
-library's basics.
+None and the typer app parses it. With a watcher running, `status`, `scan` and every hook
+call are answered by the watcher (`watchclient` asks it; `hook/served.py` answers a hook
+call whole), and this process loads no more than the standard library; otherwise, and
+whenever the watcher cannot answer, the command does the work itself. The typer commands
+call the same bodies (`answers.py`), so every path prints the same thing. Module-level
+imports stay within the standard library's basics.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
 from freshline.errors import FreshlineError
 from freshline.interfaces.cli import argv as words
+from freshline.interfaces.cli.answers import load, scan_data, scan_lines, status_data, status_lines
 from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
-from freshline.interfaces.text import columns, plural
 
 AGENT = "claude-code"  # the one hook agent on the fast path
 PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # its `Adapter.project_dir_env` (not imported: start-up)
+# What the watcher needs of a hook's environment: the project folder, where to log
+# (what `hook.process.hook_log_path` reads; not imported: start-up).
+HOOK_ENV = (PROJECT_DIR_ENV, "FRESHLINE_HOOK_LOG", "XDG_CACHE_HOME", "HOME")
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
-
-    from freshline.config import Config
-    from freshline.store.records import Change
-    from freshline.tracker import Tracker
 
 
 def run(argv: Sequence[str]) -> int | None:
@@ -78,15 +76,6 @@ def version_line() -> str:
     return f"freshline {__version__}"
 
 
-def load(workspace: str | os.PathLike[str] | None) -> Config:
-    """The config of the workspace a command means (`--workspace`, else found from the cwd)."""
-    from pathlib import Path
-
-    from freshline.config import find_workspace, load_config
-
-    return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
-
-
 def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
     """The running watcher's answer, or None (then the command does the work itself)."""
     from freshline.interfaces import watchclient
@@ -96,72 +85,6 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 
 
 # --- status -------------------------------------------------------------------------------
-
-
-def status_data(tracker: Tracker) -> dict[str, Any]:
-    """Per-project epochs, files and documents by state, the last full scan, the watcher,
-    where the store is (a URL without its password), the files secrets were withheld from."""
-    from freshline.interfaces.cli.watchers import watcher_data
-    from freshline.materialize import SnapshotStore, census
-    from freshline.tracker.hints import watcher_alive
-    from freshline.tracker.registry import state
-    from freshline.tracker.tracker import LAST_FULL_SCAN
-
-    store = tracker.store
-    states = store.project_states()
-    last = store.meta_get(LAST_FULL_SCAN)
-    snapshots = SnapshotStore(tracker.config.data_dir)
-    projects = {}
-    for name in tracker.config.projects:
-        project = states.get(name)
-        files = tracker.files_in_scope(name)
-        projects[name] = {
-            "epoch": project.epoch if project else 0,
-            "compacted_through": project.compacted_through if project else 0,
-            "files": len(files),
-            "documents": dict(sorted(census(snapshots, tracker.root, files).items())),
-        }
-    watching, pid, record = state(tracker.root, watcher_alive(store))
-    return {
-        "workspace": str(tracker.root),
-        "store": store.location,
-        "watcher": watcher_data(watching, record, pid),
-        "last_full_scan": float(last) if last else None,
-        "projects": projects,
-        "withheld": [{"path": w.path, "kinds": list(w.kinds)} for w in store.withheld_current()],
-    }
-
-
-def status_lines(data: dict[str, Any]) -> list[str]:
-    """`status_data` for people: a table of projects, then the scan, the watcher, the store."""
-    from freshline.interfaces.cli.watchers import watcher_line
-
-    rows = []
-    for name, p in data["projects"].items():
-        docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
-        rows.append([name, str(p["epoch"]), str(p["compacted_through"]), str(p["files"]), docs])
-    header = ["project", "epoch", "compacted through", "files", "documents"]
-    lines = columns(header, rows) if rows else [
-        "no projects yet: add one with `freshline project add NAME --include PATTERN`"]
-    last = data["last_full_scan"]
-    ago = f"{time.time() - last:.0f} s ago" if last else "never"
-    return [*lines, f"last full scan: {ago}", watcher_line(data["watcher"], data["store"]),
-            f"store: {data['store']}", *withheld_lines(data.get("withheld", []))]
-
-
-def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
-    """The files secrets were withheld from, and how to allow a false positive."""
-    from freshline.paths import shown
-
-    if not withheld:
-        return []
-    files = "1 file" if len(withheld) == 1 else f"{len(withheld)} files"
-    lines = [f"secrets withheld from {files} (a false positive: add a "
-             "'freshline: allow-secret' comment, or the path to [security] allow_secrets_in):"]
-    for w in withheld:
-        kinds = ", ".join(dict.fromkeys(w["kinds"]))
-        lines.append(f"  {shown(w['path'])}: {len(w['kinds'])} ({kinds})")
-    return lines
 
 
 def status(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
@@ -182,62 +105,6 @@ def status(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
 
 
 # --- scan ---------------------------------------------------------------------------------
-
-
-def change_dict(c: Change) -> dict[str, Any]:
-    """A change as JSON-able data."""
-    return {"kind": c.kind.value, "path": c.path, "old_path": c.old_path, "detail": c.detail}
-
-
-def change_line(c: dict[str, Any]) -> str:
-    """A change (as `change_dict` gives it) as one line for people: odd file names escaped
-    (`paths.shown`), a HEAD move as what it did."""
-    from freshline.paths import shown
-
-    if c["kind"] == "git":
-        d = c["detail"] or {}
-        moved = f"{str(d.get('from', ''))[:7] or '(no commit)'} → {str(d.get('to', ''))[:7]}"
-        return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
-    if c["old_path"] is not None:
-        return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
-    return f"{c['kind']:<9} {shown(c['path'])}"
-
-
-def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
-    """Flush, then per project what changed since the last `scan` (`tracker.reports`), as
-    JSON-able data; the same with a watcher running (it asks the watcher) or without."""
-    from freshline.tracker.reports import take_news
-
-    result = tracker.flush(full=full)
-    return {
-        "full": result.full,
-        "scanned": result.scanned,
-        "warnings": result.warnings,
-        "projects": {
-            name: {"since": news.since, "epoch": news.epoch, "compacted": news.compacted,
-                   "changes": [change_dict(c) for c in news.changes]}
-            for name, news in take_news(tracker, result).items()
-        },
-    }
-
-
-def scan_lines(data: dict[str, Any]) -> list[str]:
-    """`scan_data` for people: per project its epochs and changes, then the count."""
-    lines = []
-    for name, news in data["projects"].items():
-        lines.append(f"{name}: epoch {news['since']} → {news['epoch']}")
-        if news["compacted"]:
-            lines.append(f"  the log no longer reaches epoch {news['since']}: re-enumerate "
-                         f"{name}")
-        lines += ["  " + change_line(c) for c in news["changes"]]
-    if data["full"]:
-        lines.append(f"{plural(data['scanned'], 'file')} scanned")
-    else:
-        lines.append(f"{plural(data['scanned'], 'changed path')} checked (the watcher saw "
-                     "the rest)")
-    if not data["projects"]:
-        lines[-1] += "; nothing changed since the last scan"
-    return lines
 
 
 def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = False) -> None:
@@ -270,18 +137,38 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 
 
 def hook(workspace: str | None = None, project: str | None = None) -> int:
-    """`freshline hook claude-code`: nothing to print inside an agent another channel runs
-    or when the watcher says nothing is due, else the hook itself (`hook.process`, which
-    never fails the prompt)."""
-    import io
-    import json
-
-    from freshline.interfaces import watchclient
+    """`freshline hook claude-code`: nothing to print inside an agent another channel runs;
+    else the workspace's watcher answers the call (`hook/served.py`), or, with none to
+    ask, the hook does it itself (`hook.process`, which starts the watcher and never fails
+    the prompt)."""
     from freshline.session.owners import OWNER_ENV
 
     if os.environ.get(OWNER_ENV):
         return 0  # another channel delivers to this agent (`hook.core.answer` says so too)
     text = sys.stdin.read()
+    answer = _hook_served(text, workspace, project)
+    if answer is not None:
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+        return 0
+    import io
+    from pathlib import Path
+
+    from freshline.interfaces.hook import adapter
+    from freshline.interfaces.hook.process import run
+    from freshline.interfaces.hook.protocol import HookOptions
+
+    claude = adapter(AGENT)
+    options = HookOptions.from_env(claude, Path(workspace) if workspace else None, project)
+    return run(claude, io.StringIO(text), sys.stdout, options)
+
+
+def _hook_served(text: str, workspace: str | None, project: str | None) -> str | None:
+    """The watcher's answer to a hook call, or None when no watcher answers."""
+    import json
+
+    from freshline.interfaces import watchclient
+
     try:
         cwd = json.loads(text).get("cwd")
     except (ValueError, AttributeError):
@@ -292,17 +179,10 @@ def hook(workspace: str | None = None, project: str | None = None) -> int:
               if isinstance(p, str) and os.path.isabs(p)]
     roots = (watchclient.workspace_root(workspace, start) for start in starts)
     root = next((r for r in roots if r), None)
-    if root is not None:
-        request = {"op": "due", "agent": AGENT, "payload": text}
-        answer = watchclient.ask(root, request)
-        if answer is not None and answer.get("due") is False:
-            return 0
-    from pathlib import Path
-
-    from freshline.interfaces.hook import adapter
-    from freshline.interfaces.hook.process import run
-    from freshline.interfaces.hook.protocol import HookOptions
-
-    claude = adapter(AGENT)
-    options = HookOptions.from_env(claude, Path(workspace) if workspace else None, project)
-    return run(claude, io.StringIO(text), sys.stdout, options)
+    if root is None:
+        return None
+    env = {k: v for k in HOOK_ENV if (v := os.environ.get(k)) is not None}
+    request = {"op": "hook", "agent": AGENT, "payload": text, "env": env, "project": project,
+               "workspace": os.path.abspath(workspace) if workspace else None}
+    answer = watchclient.ask(root, request)
+    return str(answer["text"]) if answer is not None else None

@@ -8,8 +8,8 @@ from typing import Any
 import typer
 
 from freshline.interfaces.cli import fast
+from freshline.interfaces.cli.answers import change_dict, change_line
 from freshline.interfaces.cli.common import JsonOption, config, emit, state
-from freshline.interfaces.cli.fast import change_dict, change_line
 from freshline.interfaces.cli.output import say
 
 
