@@ -311,9 +311,11 @@ class Served:
         self.asked += 1
 
     def close(self) -> None:
+        """Stop serving (again: nothing)."""
         from freshline.interfaces import watchsock
 
-        watchsock.close(str(self.root), self.serving)
+        if self.serving.thread.is_alive():
+            watchsock.close(str(self.root), self.serving)
 
 
 _SERVED: list[Served] = []

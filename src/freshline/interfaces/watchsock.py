@@ -10,6 +10,8 @@ an error, no answer in time) and the command does the work itself, as without a 
 
     {"version": V, "op": "status"}                  → {"ok": true, "data": {...}}
     {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
+    {"version": V, "op": "changes", "project": P, "since": N} → {"ok": true, "data": {...}}
+    {"version": V, "op": "updates", "session": S}   → {"ok": true, "data": {...}}
     {"version": V, "op": "hook", "agent": A, "payload": "<hook JSON>",
      "workspace": W, "project": P, "env": {...}}    → {"ok": true, "text": "<hook output>"}
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from freshline.interfaces.hook.core import Warm
     from freshline.interfaces.hook.served import HookService
 
 
@@ -82,6 +85,8 @@ def _answer(root: str, hooks: Hooks, request: Any) -> dict[str, Any]:
         return {"ok": True, "data": scan_data(Tracker(load(root)))}
     if op == "hook":
         return hooks.service().handle(request)
+    if op in ("changes", "updates"):
+        return {"ok": True, "data": hooks.service().call(lambda warm: _asked(warm, root, request))}
     return {"ok": False, "error": f"unknown op {op!r}"}
 
 
@@ -93,6 +98,22 @@ def _private(folder: str) -> bool:
         return os.stat(folder).st_uid == os.getuid()
     except OSError:
         return False
+
+
+def _asked(warm: Warm, root: str, request: dict[str, Any]) -> dict[str, Any]:
+    """`changes` and `updates` with the watcher's warm tracker and session manager (an
+    error, a stop on a conflict: the asker does it itself, and says so its own way)."""
+    from pathlib import Path
+
+    from freshline.interfaces.cli.answers import changes_data
+
+    if request["op"] == "changes":
+        return changes_data(warm.tracker(Path(root)), str(request["project"]),
+                            int(request["since"]))
+    from freshline.context import Channel
+
+    session = str(request["session"])
+    return {"session": session, "blocks": warm.manager(Path(root)).preview(session, Channel.SEND)}
 
 
 class Serving:

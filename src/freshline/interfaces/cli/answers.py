@@ -155,3 +155,36 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
     if not data["projects"]:
         lines[-1] += "; nothing changed since the last scan"
     return lines
+
+
+# --- changes ------------------------------------------------------------------------------
+
+
+def changes_data(tracker: Tracker, project: str, since: int) -> dict[str, Any]:
+    """What changed in `project` after epoch `since` (coalesced), or that the log was
+    compacted; UsageError for an epoch the project never had."""
+    from freshline.errors import UsageError
+
+    epoch = tracker.epoch(project)
+    if not 0 <= since <= epoch:
+        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+    answer = tracker.changes_since(project, since)
+    return {"project": project, "since": since, "epoch": answer.epoch,
+            "compacted": answer.compacted, "changes": [change_dict(c) for c in answer.changes]}
+
+
+def changes_lines(data: dict[str, Any]) -> list[str]:
+    """`changes_data` for people: the compaction, each change, the epochs."""
+    project, since = data["project"], data["since"]
+    lines = [f"the log no longer reaches epoch {since}: re-enumerate {project}"] \
+        if data["compacted"] else []
+    return [*lines, *(change_line(c) for c in data["changes"]),
+            f"{project}: epoch {since} → {data['epoch']}"]
+
+
+# --- updates ------------------------------------------------------------------------------
+
+
+def updates_lines(data: dict[str, Any]) -> list[str]:
+    """`updates` for people: the blocks the next send would deliver."""
+    return [data["blocks"] or "nothing new"]

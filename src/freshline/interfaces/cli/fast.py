@@ -18,11 +18,20 @@ import sys
 
 from freshline.errors import FreshlineError
 from freshline.interfaces.cli import argv as words
-from freshline.interfaces.cli.answers import load, scan_data, scan_lines, status_data, status_lines
-from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
+from freshline.interfaces.cli.answers import (
+    changes_lines,
+    load,
+    scan_data,
+    scan_lines,
+    status_data,
+    status_lines,
+    updates_lines,
+)
+from freshline.interfaces.cli.output import emit, fail, machine_failure, say, say_all, warn
 
 AGENT = "claude-code"  # the one hook agent on the fast path
 PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # its `Adapter.project_dir_env` (not imported: start-up)
+OWNER_ENV = "FRESHLINE_OWNER"  # `session.owners.OWNER_ENV` (not imported: start-up)
 # What the watcher needs of a hook's environment: the project folder, where to log
 # (what `hook.process.hook_log_path` reads; not imported: start-up).
 HOOK_ENV = (PROJECT_DIR_ENV, "FRESHLINE_HOOK_LOG", "XDG_CACHE_HOME", "HOME")
@@ -38,8 +47,10 @@ def run(argv: Sequence[str]) -> int | None:
     call = words.hot_command(argv)
     if call is None:
         return None
-    command, workspace, flags = call
+    command, workspace, flags, args = call
     as_json = words.JSON in flags
+    if command in (words.CHANGES, words.UPDATES):
+        return asked(command, workspace, flags, args[0])
     idle = words.option_value(flags, words.IDLE_EXIT)
     if idle is not None and not (idle.isdigit() and int(idle) >= 1):
         return None  # typer says what is wrong with it
@@ -82,6 +93,25 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 
     root = watchclient.workspace_root(workspace, os.getcwd())
     return watchclient.ask(root, request) if root else None
+
+
+def asked(command: str, workspace: str | None, flags: frozenset[str], arg: str) -> int | None:
+    """`changes P [--since N]` or `updates SESSION` answered by the running watcher; None
+    (the typer command does it, and says what is wrong) when no watcher answers."""
+    if command == words.CHANGES:
+        since = words.option_value(flags, words.SINCE) or "0"
+        if not since.isdigit():
+            return None
+        request: dict[str, Any] = {"op": "changes", "project": arg, "since": int(since)}
+        render = changes_lines
+    else:
+        request, render = {"op": "updates", "session": arg}, updates_lines
+    answer = _watcher(workspace, request)
+    if answer is None:
+        return None
+    data = answer["data"]
+    emit(data, words.JSON in flags, lambda: say_all(render(data)))
+    return 0
 
 
 # --- status -------------------------------------------------------------------------------
@@ -141,8 +171,6 @@ def hook(workspace: str | None = None, project: str | None = None) -> int:
     else the workspace's watcher answers the call (`hook/served.py`), or, with none to
     ask, the hook does it itself (`hook.process`, which starts the watcher and never fails
     the prompt)."""
-    from freshline.session.owners import OWNER_ENV
-
     if os.environ.get(OWNER_ENV):
         return 0  # another channel delivers to this agent (`hook.core.answer` says so too)
     text = sys.stdin.read()

@@ -12,10 +12,10 @@ with nothing, as the hook process itself does (`process.run`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from freshline.errors import UsageError
 from freshline.interfaces.hook import adapter as adapter_named
@@ -24,6 +24,7 @@ from freshline.interfaces.hook.process import follow_up, log
 from freshline.interfaces.hook.protocol import Adapter, HookOptions
 from freshline.session.evidence import Moment
 
+T = TypeVar("T")
 HANDED_OVER = frozenset({Moment.TOOL, Moment.END})  # acknowledged once queued
 
 
@@ -72,6 +73,11 @@ class HookService:
             follow_up(answered, self._warm)
         except Exception as exc:  # a background step: nobody is there to see it raise
             log(chosen.name, f"{type(exc).__name__}: {exc}", env)
+
+    def call(self, work: Callable[[Warm], T]) -> T:
+        """Run `work` over the warm trackers and managers, in turn with the hook calls
+        (another hot command the watcher answers)."""
+        return self._queue.submit(work, self._warm).result()
 
     def drain(self) -> None:
         """Wait until every call handed over so far is done."""
