@@ -9,9 +9,9 @@ does the work itself.
 
 from __future__ import annotations
 
+import _socket  # socket.py's C half: socket.py costs its enums and selectors at start-up
 import json
 import os
-import socket
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -70,12 +70,24 @@ def ask(root: str, request: dict[str, Any], timeout: float = ANSWER_TIMEOUT_S) -
     if len(os.fsencode(path)) > MAX_PATH:
         return None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             conn.settimeout(timeout)
             conn.connect(path)
             conn.sendall(json.dumps(request | {"version": version()}).encode() + b"\n")
-            with conn.makefile("rb") as reply:
-                answer = json.loads(reply.readline() or b"null")
+            answer = json.loads(_line(conn) or b"null")
+        finally:
+            conn.close()
     except (OSError, ValueError):
         return None
     return answer if isinstance(answer, dict) and answer.get("ok") else None
+
+
+def _line(conn: _socket.socket) -> bytes:
+    """One line from `conn` (the server sends one and closes)."""
+    chunks = []
+    while True:
+        chunk = conn.recv(1 << 16)
+        chunks.append(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return b"".join(chunks)
