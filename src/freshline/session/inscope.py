@@ -58,7 +58,9 @@ class InScope:
             if listing is None or not fresh or not self._catch_up(listing, project, epoch):
                 found = self.tracker.files_in_scope(project)
                 listing = _Listing(signature, epoch, {e.path: e for e in found})
-                self._listings[project] = listing
+                # Entries listed, not read, are read later without a change to catch up on.
+                if all(e.hashed for e in found):
+                    self._listings[project] = listing
             return [listing.entries[p] for p in sorted(listing.entries)]
 
     def since(self, project: str, epoch: int) -> ScopeDelta | None:
