@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -54,6 +55,7 @@ def busy_workspace(tmp_path: Path) -> Path:
         store.hints_add(["notes/b.md"])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
+        store.failure_add("192.0.2.1", time.time(), 0.0)
         store.withheld_note([WithheldRow("notes/a.md", "0" * 40, ("jwt",))])
     finally:
         manager.close()

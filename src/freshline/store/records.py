@@ -32,6 +32,9 @@ class ChangeKind(StrEnum):
     REWOUND = "rewound"  # a conversation was rewound to a turn; detail: mode, prompt, paths
 
 
+UNHASHED = ""  # the blob of an entry listed but not read yet (`tracker/listing.py`)
+
+
 @dataclass(frozen=True)
 class IndexEntry:
     """One file as last scanned."""
@@ -42,13 +45,18 @@ class IndexEntry:
     mtime_ns: int
     inode: int
     dev: int
-    blob: str  # git blob id (hex sha1) of the content, or of the link target
+    blob: str  # git blob id (hex sha1) of the content, or of the link target; or UNHASHED
     mode: int = 0o100644  # git file mode: 100644, 100755 or 120000
     tags: tuple[str, ...] = ()
     properties: dict[str, Any] = field(default_factory=dict)
     # False: a note whose tags and properties were never read (no scope asked for them
     # when it was scanned); `tags` and `properties` are then empty and say nothing.
     parsed: bool = True
+
+    @property
+    def hashed(self) -> bool:
+        """Whether `blob` names the content (False: listed by its stat, not read yet)."""
+        return self.blob != UNHASHED
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""What the hot commands answer, as data and as lines for people: `status`, `scan` and
-the changes they list. The fast path (`fast.py`), the watcher's socket (`watchsock.py`)
-and the typer commands share them, so every path prints the same thing. Imports stay
-inside the functions: the fast path loads this module at start-up.
+"""What the hot commands answer, as data and as lines for people: the same whoever
+computes it, this process (no watcher) or the watcher over its socket (`watchsock.py`),
+so every path prints the same thing. Module-level imports stay within the standard
+library's basics (the hot commands import this on their fast path).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
     from freshline.config import find_workspace, load_config
 
     return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
-
 
 
 # --- status -------------------------------------------------------------------------------
@@ -156,3 +155,36 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
     if not data["projects"]:
         lines[-1] += "; nothing changed since the last scan"
     return lines
+
+
+# --- changes ------------------------------------------------------------------------------
+
+
+def changes_data(tracker: Tracker, project: str, since: int) -> dict[str, Any]:
+    """What changed in `project` after epoch `since` (coalesced), or that the log was
+    compacted; UsageError for an epoch the project never had."""
+    from freshline.errors import UsageError
+
+    epoch = tracker.epoch(project)
+    if not 0 <= since <= epoch:
+        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+    answer = tracker.changes_since(project, since)
+    return {"project": project, "since": since, "epoch": answer.epoch,
+            "compacted": answer.compacted, "changes": [change_dict(c) for c in answer.changes]}
+
+
+def changes_lines(data: dict[str, Any]) -> list[str]:
+    """`changes_data` for people: the compaction, each change, the epochs."""
+    project, since = data["project"], data["since"]
+    lines = [f"the log no longer reaches epoch {since}: re-enumerate {project}"] \
+        if data["compacted"] else []
+    return [*lines, *(change_line(c) for c in data["changes"]),
+            f"{project}: epoch {since} → {data['epoch']}"]
+
+
+# --- updates ------------------------------------------------------------------------------
+
+
+def updates_lines(data: dict[str, Any]) -> list[str]:
+    """`updates` for people: the blocks the next send would deliver."""
+    return [data["blocks"] or "nothing new"]

@@ -10,9 +10,10 @@ import typer
 
 from freshline.config import Mode
 from freshline.errors import UsageError
+from freshline.interfaces.cli.answers import updates_lines
 from freshline.interfaces.cli.common import JsonOption, emit, manager
 from freshline.interfaces.cli.deliveries import acknowledgement_line, delivery_dict
-from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.output import say, say_all, warn
 from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.cli.replies import TurnPrinter
 from freshline.interfaces.cli.stops import NEXT_SEND_STOPS, NOT_SENT, stopped
@@ -313,7 +314,8 @@ def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> 
         except (ConflictStop, SyncRequired) as stop:
             stopped(session_id, stop, NEXT_SEND_STOPS, as_json,
                     {"session": session_id, "blocks": None})
-    emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
+    data = {"session": session_id, "blocks": block}
+    emit(data, as_json, lambda: say_all(updates_lines(data)))
 
 
 def materialize(

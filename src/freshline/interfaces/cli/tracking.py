@@ -3,14 +3,12 @@ in `watching.py`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from freshline.interfaces.cli import fast
-from freshline.interfaces.cli.answers import change_dict, change_line
+from freshline.interfaces.cli.answers import changes_data, changes_lines
 from freshline.interfaces.cli.common import JsonOption, config, emit, state
-from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.output import say_all
 
 
 def scan(
@@ -47,27 +45,7 @@ def changes(
 
     Example: freshline changes research --since 3
     """
-    from freshline.errors import UsageError
     from freshline.tracker import Tracker
 
-    tracker = Tracker(config(ctx))
-    epoch = tracker.epoch(project)
-    if not 0 <= since <= epoch:
-        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
-    answer = tracker.changes_since(project, since)
-    data: dict[str, Any] = {
-        "project": project,
-        "since": since,
-        "epoch": answer.epoch,
-        "compacted": answer.compacted,
-        "changes": [change_dict(c) for c in answer.changes],
-    }
-
-    def human() -> None:
-        if answer.compacted:
-            say(f"the log no longer reaches epoch {since}: re-enumerate {project}")
-        for c in data["changes"]:
-            say(change_line(c))
-        say(f"{project}: epoch {since} → {answer.epoch}")
-
-    emit(data, as_json, human)
+    data = changes_data(Tracker(config(ctx)), project, since)
+    emit(data, as_json, lambda: say_all(changes_lines(data)))
