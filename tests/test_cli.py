@@ -138,6 +138,18 @@ def test_session_send_updates(cli_ws: Workspace) -> None:
     assert users == ["hello", "again"]  # the wire blocks never reach the transcript
 
 
+def test_seen_a_closed_session_names_itself_in_the_resume_hint(cli_ws: Workspace) -> None:
+    """Seen: `session close` then `send` suggested `freshline session resume` without the id."""
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    session = run(cli_ws, "session", "new", "--project", "p")[1].strip()
+    assert run(cli_ws, "session", "close", session)[0] == 0
+    code, _out, err = run(cli_ws, "send", session, "hello")
+    assert (code, err) == (2, f"error: session '{session}' is closed; run `freshline session "
+                              f"resume {session}`\n")
+    assert run(cli_ws, "session", "resume", session)[0] == 0
+    assert run(cli_ws, "send", session, "hello")[0] == 0
+
+
 def test_unknown_session_is_exit_2(cli_ws: Workspace) -> None:
     code, _out, err = run(cli_ws, "send", "nope", "hi")
     assert code == 2 and "unknown session 'nope'" in err
@@ -173,6 +185,21 @@ def test_materialize_converts_and_prunes_what_left_every_project(cli_ws: Workspa
     (cli_ws.root / "notes/page.html").unlink()
     gone = as_json(cli_ws, "materialize")
     assert str(snapshot) in gone["pruned"] and not snapshot.exists()  # type: ignore[operator]
+
+
+def test_seen_materialize_counted_a_failure_as_converted(cli_ws: Workspace) -> None:
+    """Seen: `docs: 3 converted, 2 snapshots, 1 failed` for two good documents and a broken
+    one; the exit code with a failed document was not documented (it is 0)."""
+    run(cli_ws, "project", "add", "docs", "--include", "notes")
+    cli_ws.write("notes/one.html", "<html><body><p>one</p></body></html>")
+    cli_ws.write("notes/two.html", "<html><body><p>two</p></body></html>")
+    cli_ws.write("notes/broken.pdf", b"%PDF-1.7 not really a PDF")
+    code, out, err = run(cli_ws, "materialize", "docs")
+    assert code == 0, err
+    assert out.splitlines()[0] == "docs: 2 converted, 2 snapshots, 1 failed"
+    assert out.splitlines()[1].startswith("  failed notes/broken.pdf: ")
+    data = as_json(cli_ws, "materialize", "docs", "--retry-failed")["projects"]["docs"]  # type: ignore[index]
+    assert data["converted"] == [] and list(data["failures"]) == ["notes/broken.pdf"]
 
 
 def test_an_unknown_session_mode_is_a_usage_error(cli_ws: Workspace) -> None:

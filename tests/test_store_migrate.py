@@ -5,6 +5,7 @@ written."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -111,3 +112,15 @@ def test_status_says_where_the_store_is_without_the_password(
     assert "store: postgresql://freshline:***@/freshline?host=" in out and "s3cret" not in out
     code, out, _ = run(root, "status", "--json")
     assert json.loads(out)["store"] == str(root / ".freshline" / "freshline.db")
+
+
+def test_seen_store_migrate_table_names_overflowed_their_column(tmp_path: Path) -> None:
+    """Seen: `session_owners` and longer table names pushed their row counts out of line."""
+    root = busy_workspace(tmp_path)
+    code, out, err = run(root, "store", "migrate", "--to", f"sqlite:{tmp_path / 'copy.db'}")
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if re.search(r"\d+ rows?$", line)]
+    assert len(rows) == len(counts(Store(root / ".freshline")))
+    starts = {len(line) - len(re.search(r"\d+ rows?$", line).group(0)) for line in rows}
+    names = max(len(line.split()[0]) for line in rows)
+    assert len(starts) == 1 and starts.pop() >= names + 2, out

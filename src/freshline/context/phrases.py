@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from freshline.materialize.status import DocStatus
+from freshline.refs import short_ref
 from freshline.scope import Pattern, PatternKind
 from freshline.store.records import ChangeKind
 
@@ -170,8 +171,14 @@ def source_note(src: Source) -> str:
         moved = f"{short_commit(src.from_commit)}{ARROW}" if src.from_commit else "to "
         return f"by {what} ({moved}{short_commit(src.to_commit)})"
     if src.kind is SourceKind.REFRESH:
-        return f"by the refresh from {show_text(src.name, 120) or 'the checkout target'}"
+        return f"by the refresh from {refresh_target(src.name)}"
     return "outside freshline"
+
+
+def refresh_target(name: str) -> str:
+    """The rev a refresh or sync merged, named one way whichever way it was given
+    (`refs/heads/main` and `main` are both `main`)."""
+    return show_text(short_ref(name), 120) or "the checkout target"
 
 
 def stale_line(root: str, stale: StaleRead) -> str:

@@ -300,7 +300,7 @@ def _mode(mode: str | None) -> str:
 
 
 def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
-    target = show_text(refresh.target, 120) or "the checkout target"
+    target = phrases.refresh_target(refresh.target)
     span = f"{short_commit(refresh.from_commit)}{ARROW}{short_commit(refresh.to_commit)}"
     head = f"Refreshed from {target} ({span})"
     if not refresh.paths:

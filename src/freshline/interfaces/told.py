@@ -13,6 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from freshline.interfaces.text import plural
+from freshline.refs import short_ref
 
 if TYPE_CHECKING:
     from freshline.context import UpdatesInput
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
 ARROW = "↳ "
 NOTHING = "nothing new"
 _KINDS = ("created", "modified", "deleted", "renamed")
-_TAG = re.compile(r"<(project_context(?:_updates)?)\b([^>]*)>")
+# An opening tag starts its line; the manifest's instructions name the updates block
+# mid-line, which is no block of its own.
+_TAG = re.compile(r"^<(project_context(?:_updates)?)\b([^>]*)>", re.MULTILINE)
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -44,8 +47,10 @@ def _update_parts(u: UpdatesInput) -> list[str]:
     for config in u.config:
         parts.append(f"scope changed ({plural(len(config.newly_included), 'file')} newly in)")
     for refresh in u.refreshed:
-        parts.append(f"refreshed from {short_target(refresh.target)} "
-                     f"({plural(len(refresh.paths), 'path')})")
+        counts = [plural(len(refresh.paths), "path")]
+        if refresh.conflicts:
+            counts.append(plural(len(refresh.conflicts), "conflict"))
+        parts.append(f"refreshed from {short_ref(refresh.target)} ({', '.join(counts)})")
     converting = sum(1 for d in u.documents if d.state.value == "pending")
     for count, what in ((len(u.ready_documents), "snapshot ready"),
                         (converting, "document converting"),
@@ -56,14 +61,6 @@ def _update_parts(u: UpdatesInput) -> list[str]:
     if u.resumed:
         parts.append("resumed")
     return parts
-
-
-def short_target(name: str) -> str:
-    """A ref name as people write it (`refs/heads/main` → `main`, commits shortened)."""
-    for prefix in ("refs/heads/", "refs/tags/", "refs/remotes/"):
-        if name.startswith(prefix):
-            return name.removeprefix(prefix)
-    return name[:12] if len(name) == 40 else name
 
 
 def told_from_wire(blocks: str) -> str:

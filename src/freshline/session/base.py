@@ -179,6 +179,7 @@ class SessionBase:
         resumed: bool = False,
         convert: bool = True,
         flush: bool = True,
+        progress: ProgressFn | None = None,
     ) -> BuiltManifest:
         return build_manifest(
             self.config,
@@ -190,6 +191,7 @@ class SessionBase:
             self._agent_root(session_id, mode),
             convert,
             flush,
+            progress,
         )
 
     # -- documents -----------------------------------------------------------------------

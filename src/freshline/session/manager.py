@@ -35,6 +35,7 @@ from freshline.conversation import Refresh as MergeInfo
 from freshline.conversation.conflicts import path_kinds
 from freshline.conversation.events import Rewind
 from freshline.errors import FreshlineError, UsageError
+from freshline.materialize.runner import ProgressFn
 from freshline.session.base import SessionBase
 from freshline.session.claims import claim_turn
 from freshline.session.delivery import delivery_budget
@@ -68,6 +69,7 @@ class SessionManager(SessionBase):
         external_id: str | None = None,
         convert: bool = True,
         channel: Channel = Channel.SEND,
+        progress: ProgressFn | None = None,
     ) -> SessionRecord:
         """Open a session: build its manifest and, when `channel`'s agent is one freshline
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
@@ -76,8 +78,8 @@ class SessionManager(SessionBase):
         once and converts the project's documents in the background (hooks); a session
         that records no conversation then also leaves a fresh workspace's files to be
         read later (`Tracker.flush(defer=True)`: its manifest needs only their paths).
-        Sessions left idle past `[sessions] idle_close` are closed first
-        (lifecycle.close_idle)."""
+        `progress` hears each conversion otherwise. Sessions left idle past
+        `[sessions] idle_close` are closed first (lifecycle.close_idle)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         close_idle(self)
@@ -91,7 +93,8 @@ class SessionManager(SessionBase):
                 return s
         session_id = uuid.uuid4().hex[:12]
         # Flushed just above: a second walk of the workspace would find nothing new.
-        built = self._build(project, session_id, chosen.value, convert=convert, flush=False)
+        built = self._build(project, session_id, chosen.value, convert=convert, flush=False,
+                             progress=progress)
         if channel.value in RECORDING_CHANNELS:
             entries = self.in_scope.entries(project)
             self.conversations.open(
@@ -213,7 +216,8 @@ class SessionManager(SessionBase):
         for staged in after:
             s = applied(s, staged)
         if s.state is SessionState.CLOSED:
-            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
+            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume "
+                             f"{session_id}`")
         origin = s.cursor  # acknowledging checks that the cursor is still this
         self.store.session_touch(s.id, time.time())
         if flush:

@@ -13,6 +13,7 @@ from pathlib import Path
 from freshline.config import Config
 from freshline.context import Budget, ManifestInput, manifest_to_json, render_manifest
 from freshline.materialize import DocStatus, Materializer, is_document
+from freshline.materialize.runner import ProgressFn
 from freshline.session.documents import IN_PROGRESS, info
 from freshline.store.records import IndexEntry
 from freshline.tracker import Tracker
@@ -54,6 +55,7 @@ def build_manifest(
     worktree: Path | None = None,
     convert: bool = True,
     flush: bool = True,
+    progress: ProgressFn | None = None,
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and describe its manifest.
 
@@ -62,7 +64,7 @@ def build_manifest(
     no documents are converted, since the agent's tools cannot reach the snapshots.
     `convert=False` renders documents as they stand without converting any (for callers
     that must answer at once; they convert in the background). `flush=False` describes
-    the index as it is (the caller has just flushed).
+    the index as it is (the caller has just flushed). `progress` hears each conversion.
     """
     if flush:
         tracker.flush()
@@ -70,7 +72,8 @@ def build_manifest(
     key = dirty_key(config, tracker, project)
     entries = (listing or tracker.files_in_scope)(project)
     documents = [] if worktree else [e for e in entries if is_document(e.path)]
-    converted = materializer.ensure(project, epoch, documents).complete if convert else True
+    converted = (materializer.ensure(project, epoch, documents, progress=progress).complete
+                 if convert else True)
     probes = [materializer.probe(e.path, e) for e in documents]
     p = config.project(project)
     manifest = ManifestInput(

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _RED = "\x1b[31m"
+_DIM = "\x1b[2m"
 _RESET = "\x1b[0m"
 
 
@@ -47,6 +48,11 @@ def say_all(lines: list[str]) -> None:
 
 def _colored(stream: Any) -> bool:
     return "NO_COLOR" not in os.environ and bool(getattr(stream, "isatty", lambda: False)())
+
+
+def dim(text: str, stream: Any) -> str:
+    """`text` dimmed when `stream` is a terminal that takes colours, else as it is."""
+    return f"{_DIM}{text}{_RESET}" if _colored(stream) else text
 
 
 def warn(line: str) -> None:

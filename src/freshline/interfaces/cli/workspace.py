@@ -13,6 +13,7 @@ import typer
 
 from freshline.interfaces.cli.common import JsonOption, autowatch, config, emit, workspace_root
 from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.text import columns, plural
 
 if TYPE_CHECKING:
@@ -95,7 +96,8 @@ def project_add(
 
     root = workspace_root(ctx)
     project = add_project(root, name, include, exclude, mode)
-    files = matching_files(load_config(root), name)
+    with activity(f"scanning the workspace for {name}'s files", as_json):
+        files = matching_files(load_config(root), name)
 
     def human() -> None:
         say(f"added project {name}: {plural(files, 'file')} "
