@@ -16,6 +16,7 @@ from freshline.interfaces.cli import app
 from freshline.session import SessionManager, users
 from freshline.store import Store, open_database
 from freshline.store.location import ENV_VAR
+from freshline.store.records import ChangeGroup
 from freshline.tracker import Tracker
 from tests.churn import notes_workspace
 from tests.pgserver import PgServer
@@ -32,8 +33,9 @@ def counts(store: Store) -> dict[str, int]:
 
 
 def busy_workspace(tmp_path: Path) -> Path:
-    """A workspace whose store has rows in every table: epochs, a log, sessions with
-    cursors, ledger rows, deliveries, hints, meta, users with grants and sessions they own."""
+    """A workspace whose store has rows in every table: epochs, a log and the counts of a
+    compacted part, sessions with cursors, ledger rows, deliveries, hints, meta, users with
+    grants and sessions they own."""
     root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
@@ -50,6 +52,8 @@ def busy_workspace(tmp_path: Path) -> Path:
         tokens.deliver(manager, mcp, Channel.MCP)
         manager.record_read(s, "notes/a.md", "0" * 40)
         store.hints_add(["notes/b.md"])
+        with store.write():
+            store.groups_append("p", [ChangeGroup(1, 1, "notes", {"created": 3})])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
     finally:
