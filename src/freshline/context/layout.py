@@ -38,8 +38,16 @@ class Entry:
     key: str = ""  # sort key in its list (default: the path)
     count: int = 1  # how many it stands for (a stored file group)
     folded_at: str | None = None  # already a group of this folder (a stored file group)
+    counts: tuple[tuple[str, int], ...] = ()  # or, by label, what it counts (earlier changes)
     ops: tuple[int, ...] = ()  # the git operations whose paths hold it
     rename: int | None = None  # the folder rename that moved it, if any
+
+    def tally(self, counts: Counter[str]) -> None:
+        """Add what this entry stands for to a group's `counts`."""
+        if self.counts:
+            counts.update(dict(self.counts))
+        else:
+            counts[self.label] += self.count
 
     @property
     def folder(self) -> str:
@@ -164,7 +172,7 @@ class Placement:
                 counts = self.ops.get(op)
                 if counts is None:
                     counts = self.ops[op] = Counter()
-                counts[entry.label] += entry.count
+                entry.tally(counts)
                 return True
         return False
 
@@ -175,7 +183,7 @@ class Placement:
         counts = by_folder.get(folder)
         if counts is None:  # not setdefault: a Counter per entry costs
             counts = by_folder[folder] = Counter()
-        counts[entry.label] += entry.count
+        entry.tally(counts)
 
     def _top(self, pool: Pool, folder: str) -> str | None:
         """The highest folded folder holding `folder` (itself included), if any."""

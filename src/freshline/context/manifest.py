@@ -57,6 +57,7 @@ from .rollup import folder_order
 from .wire import count, show
 
 _CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
+STORED_CHARS = 100_000  # a stored manifest lists files up to this many characters
 
 
 def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
@@ -76,7 +77,9 @@ def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
         return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)
 
     plan = Plan("project_context", attributes, parts, group_line)
-    plan.start = _start(plan, m.list_files_max)
+    # Under a budget the roll-up folds only what it must; without one, files past
+    # `list_files_max` lines are counted per folder.
+    plan.start = _start(plan, None if budget else m.list_files_max)
     return plan
 
 
@@ -135,29 +138,34 @@ def _files(m: ManifestInput) -> list[Part]:
     return [Section(f"Files ({count(total)}):", entries, groups=Pool.FILES)]
 
 
-def _start(plan: Plan, most: int) -> Folds:
+def _start(plan: Plan, most: int | None = None, chars: int | None = None) -> Folds:
     """The folds a manifest always has: its stored file groups, then folders, deepest
-    first, until the files take at most `most` lines."""
+    first, until the files take at most `most` lines (and `chars` characters)."""
     files = [e for e in plan.entries() if e.pool is Pool.FILES]
     start = Folds()
     folded = start.folded(Pool.FILES)
     folded.update(e.folded_at for e in files if e.folded_at is not None)
-    lines = len(files)
-    for folder, taken in folder_order(files, folded):
-        if lines <= most:
+    lines, size = len(files), sum(len(e.text) + 3 for e in files)
+    order = folder_order(files, folded) if most is not None or chars is not None else []
+    for folder, taken, saved in order:
+        if (most is None or lines <= most) and (chars is None or size <= chars):
             break
         folded.add(folder)
         lines -= taken - 1
+        size -= saved
     return start
 
 
 def compact_manifest(m: ManifestInput) -> ManifestInput:
-    """`m` with the files it would count per folder stored as such: the same block, from a
-    record that stays small however many files the project has."""
+    """`m` with the files it would count per folder stored as such: files listed up to
+    `STORED_CHARS` (more than any channel's default budget), the rest counted per folder,
+    so the record stays bounded however many files the project has, and every channel
+    rolls up from it only as far as its budget needs."""
     if m.files is None:
         return m
     plan = manifest_plan(m)
-    placed = Placement(plan, plan.start)
+    start = _start(plan, None, STORED_CHARS)
+    placed = Placement(plan, start)
     listed = tuple(e.path for e in plan.entries() if e.pool is Pool.FILES and placed.is_listed(e))
     groups = placed.groups.get(Pool.FILES, {})
     files = set(m.files)

@@ -83,7 +83,10 @@ _GROUPS = (
     (ChangeKind.MODIFIED, "Modified:"),
     (ChangeKind.DELETED, "Deleted:"),
     (ChangeKind.RENAMED, "Renamed:"),
+    (ChangeKind.ENTERED, phrases.ENTERED_HEADING),
+    (ChangeKind.LEFT, phrases.LEFT_HEADING),
 )
+_LABELS = {ChangeKind.ENTERED: "entered the project", ChangeKind.LEFT: "left the project"}
 _PATTERN_LABELS = {
     "include_added": "now included",
     "include_removed": "no longer included",
@@ -160,16 +163,15 @@ def updates_plan(
     if u.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
     if u.compacted:
-        parts.append(Text(phrases.COMPACTED, essential=True))
+        parts.append(Text(phrases.FORGOTTEN, essential=True))
     else:
-        scope_parts, claimed = _scope_changes(b)
-        parts += scope_parts
+        parts.append(_folded(b))
+        for config in u.config:
+            parts += _config(b, config)
         for refresh in u.refreshed:
             parts += _refresh(b, refresh)
         parts += [GitLine(i, _git_writer(op)) for i, op in enumerate(u.git)]
-        unclaimed = [c for c in u.changes
-                     if not (c.kind is ChangeKind.CREATED and c.path in claimed)]
-        parts += _changes(b, unclaimed)
+        parts += _changes(b, list(u.changes))
     parts += _documents(b)
     if not any(_says_something(part) for part in [stale, *parts]):
         return None
@@ -203,8 +205,9 @@ def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
             return b.entry(c.path, label, _renamed(b, c), c.old_path or "",
                            b.needed(c.path, c.old_path), holding(c.path, c.old_path),
                            children.get(id(c)))
-        deleted = _deleted(b, c) if c.kind is ChangeKind.DELETED else None
-        return b.entry(c.path, label, deleted, "", b.needed(c.path), holding(c.path))
+        text = _deleted(b, c) if c.kind is ChangeKind.DELETED else _crossed(b, c)
+        return b.entry(c.path, _LABELS.get(c.kind, label), text, "", b.needed(c.path),
+                       holding(c.path))
 
     sizes = Counter(children.values())
     lists: dict[ChangeKind, list[Entry]] = {kind: [] for kind, _ in _GROUPS}
@@ -257,19 +260,42 @@ def _folder_renamed(b: _Builder, change: Change, moved: int) -> str:
     return phrases.annotated(line, [f"a folder moved as a whole, {files}" if moved else None])
 
 
-def _scope_changes(b: _Builder) -> tuple[list[Part], set[str]]:
-    """Each scope change with the paths it brought in, and those paths (claimed once)."""
-    created = {c.path for c in b.u.changes if c.kind is ChangeKind.CREATED}
-    parts: list[Part] = []
-    claimed: set[str] = set()
-    for config in b.u.config:
-        brought = [p for p in config.newly_included if p in created and p not in claimed]
-        claimed.update(brought)
-        parts += _config(b, config, brought)
-    return parts, claimed
+def _crossed(b: _Builder, change: Change) -> str | None:
+    """An entry that entered or left the project, with why; None for other kinds."""
+    if change.kind not in _LABELS:
+        return None
+    why = phrases.reason(b.u.root, change.path, change.detail)
+    if change.kind is ChangeKind.LEFT:
+        return phrases.annotated(show(b.u.root, change.path), [why, b.gone(change.path)])
+    doc = b.docs.get(change.path)
+    note = phrases.state_note(b.u.root, doc) if doc else None
+    return phrases.annotated(show(b.u.root, change.path), [why, note, b.writer(change.path)])
 
 
-def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]:
+def _folded(b: _Builder) -> Section:
+    """The counts of earlier changes the log no longer lists: a line per folder (folding
+    further with the other path changes), then each HEAD move and scope change."""
+    root = b.u.root
+    entries = [
+        Entry(g.folder, phrases.annotated(
+            phrases.group(root, g.folder, Counter(dict(_labelled(g.counts))),
+                          phrases.CHANGE_LABELS),
+            [phrases.epochs(g.first_epoch, g.last_epoch)]),
+            pool=Pool.CHANGES, folded_at=g.folder, counts=tuple(sorted(_labelled(g.counts))))
+        for g in b.u.folded if g.entry is None
+    ]
+    entries += [Entry("", phrases.folded_entry(g), key=f"\uffff{i:06}")
+                for i, g in enumerate(b.u.folded) if g.entry is not None]
+    return Section(phrases.FOLDED_HEADING, entries)
+
+
+def _labelled(counts: Mapping[str, int]) -> Iterable[tuple[str, int]]:
+    """Counts by change kind as a group line's labels."""
+    for kind, n in counts.items():
+        yield _LABELS.get(ChangeKind(kind), kind), n
+
+
+def _config(b: _Builder, config: ConfigChange) -> list[Part]:
     root = b.u.root
     lines = [
         f"- {label}: {phrases.source(root, src)}"
@@ -281,8 +307,7 @@ def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]
     lines += [f"- ignore rules changed in {show(root, f)}" for f in config.ignore_files]
     # in this order (include before exclude), not sorted: it reads better
     heading = "Scope changed:" if lines else "Scope changed."
-    return [Text(heading), *(Text(line) for line in lines),
-            Section("Newly in scope:", [b.entry(p, "newly in scope") for p in brought])]
+    return [Text(heading), *(Text(line) for line in lines)]
 
 
 def _mode(mode: str | None) -> str:
