@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,6 +25,7 @@ from typing import Any
 from freshline.errors import UsageError
 from freshline.interfaces.hook_ledger import MATCHER
 from freshline.paths import shown
+from freshline.program import executable
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd")
 # Events whose hooks Claude Code runs only for the tools a matcher names: PostToolUse for
@@ -46,15 +46,6 @@ def settings_path(scope: Scope, root: Path) -> Path:
     """The settings file of `scope` (the project's is the workspace root's)."""
     base = Path.home() if scope is Scope.USER else root
     return base / SETTINGS
-
-
-def executable() -> list[str]:
-    """The running freshline, as an absolute command: its console script when that is
-    what runs, else this Python with `-m freshline`."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if script is not None and script.name == "freshline" and script.is_file():
-        return [str(script.resolve())]
-    return [str(Path(sys.executable).absolute()), "-m", "freshline"]
 
 
 def hook_command(root: Path, project: str | None = None, program: list[str] | None = None) -> str:

@@ -299,6 +299,8 @@ class SessionManager:
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
         manifest = self._manifest_input(s) if s.needs_manifest else None
+        if manifest is None and updates.compacted:
+            manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id, token=token)
         blocks = render_blocks(manifest, updates, budget, self.priority(s))
         turn = PreparedTurn(
@@ -325,9 +327,12 @@ class SessionManager:
         if s.records_conversation:
             scope = self.config.project(s.project).scope
             merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
+        staged, updates = self._updates(s, merges)
         manifest = self._manifest_input(s) if s.needs_manifest else None
+        if manifest is None and updates.compacted:
+            manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id)
-        return render_blocks(manifest, self._updates(s, merges)[1], budget, self.priority(s)).text
+        return render_blocks(manifest, updates, budget, self.priority(s)).text
 
     def priority(self, s: SessionRecord) -> frozenset[str]:
         """The paths a roll-up keeps listed longest for this session: those its agent read
@@ -362,6 +367,14 @@ class SessionManager:
             return manifest_from_json(s.manifest)
         except FreshlineError:
             return self._build(s.project, s.id, s.mode, s.resumed, convert=False).input
+
+    def _fresh_manifest(self, s: SessionRecord, staged: Staged) -> ManifestInput:
+        """The project as it is now, for a session the change log no longer reaches (not
+        even as counts): what it stages goes with the turn, like a rebuilt landing's."""
+        fresh = self._build(s.project, s.id, s.mode, convert=False, flush=False)
+        staged.manifest = (fresh.stored, fresh.epoch, fresh.dirty_key)
+        staged.pending |= set(fresh.pending)
+        return fresh.input
 
     def _agent_root(self, session_id: str, mode: str) -> Path | None:
         """Where an isolated session's agent reads and writes; None for live sessions."""
@@ -452,9 +465,10 @@ class SessionManager:
             # The agent's tree changes only through its own edits and refreshes: the
             # checkout's uncommitted edits are not in it, so they are not announced.
             configs = [c for c in answer.changes if c.kind is ChangeKind.CONFIG]
-            answer = replace(answer, changes=configs, compacted=False)
+            answer = replace(answer, changes=configs, compacted=False, folded=[],
+                             forgotten=False)
         news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
-        compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
+        compacted = [Change(ChangeKind.COMPACTED, "")] if answer.forgotten else []
         refreshed = [_refresh_entry(m) for m in merges]
         seen = self.ledger.news(s, [] if compacted else answer.changes, refreshed, worktree)
         updates = UpdatesInput.from_changes(
@@ -469,6 +483,7 @@ class SessionManager:
             ready_documents=news.ready,
             failed_documents=news.failed,
             invalid_snapshots=news.invalid,
+            folded=answer.folded,
         )
         staged = Staged(
             since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures,

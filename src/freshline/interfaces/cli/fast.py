@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from freshline.config import Config
-    from freshline.store.records import Change
+    from freshline.store.records import Change, ChangeGroup
     from freshline.tracker import FlushResult, Tracker
 
 
@@ -163,6 +163,25 @@ def change_dict(c: Change) -> dict[str, Any]:
     return {"kind": c.kind.value, "path": c.path, "old_path": c.old_path, "detail": c.detail}
 
 
+def group_dict(g: ChangeGroup) -> dict[str, Any]:
+    """Earlier changes the log keeps only as a count, as JSON-able data."""
+    entry = change_dict(g.entry) if g.entry is not None else None
+    return {"first_epoch": g.first_epoch, "last_epoch": g.last_epoch, "folder": g.folder,
+            "counts": g.counts, "entry": entry}
+
+
+def group_line(g: dict[str, Any]) -> str:
+    """A count of earlier changes (as `group_dict` gives it) as one line for people."""
+    from freshline.paths import shown
+
+    first, last = g["first_epoch"], g["last_epoch"]
+    span = f"epoch {first}" if first == last else f"epochs {first}–{last}"
+    if g["entry"] is not None:
+        return f"{'counted':<9} {change_line(g['entry'])} ({span})"
+    counts = ", ".join(f"{n} {kind}" for kind, n in g["counts"].items())
+    return f"{'counted':<9} {shown(g['folder'] or '.')}/: {counts} ({span})"
+
+
 def change_line(c: dict[str, Any]) -> str:
     """A change (as `change_dict` gives it) as one line for people: odd file names escaped
     (`paths.shown`), a HEAD move as what it did."""
@@ -174,6 +193,11 @@ def change_line(c: dict[str, Any]) -> str:
         return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
     if c["old_path"] is not None:
         return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
+    if c["kind"] in ("entered", "left"):  # a file that crossed the scope's edge: say why
+        from freshline.tracker.reasons import reason_text
+
+        why = reason_text(c["detail"])
+        return f"{c['kind']:<9} {shown(c['path'])}" + (f" ({why})" if why else "")
     return f"{c['kind']:<9} {shown(c['path'])}"
 
 

@@ -11,12 +11,21 @@ import typer
 
 from freshline.interfaces import watchsock
 from freshline.interfaces.cli import fast
-from freshline.interfaces.cli.common import JsonOption, config, emit, exit_with, state
-from freshline.interfaces.cli.fast import change_dict, change_line
+from freshline.interfaces.cli.common import (
+    JsonOption,
+    config,
+    emit,
+    exit_with,
+    manager,
+    state,
+)
+from freshline.interfaces.cli.fast import change_dict, change_line, group_dict, group_line
 from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.pages import page_budget, print_page
 from freshline.interfaces.text import plural
 
 if TYPE_CHECKING:
+    from freshline.context import Budget
     from freshline.materialize import MaterializeResult
     from freshline.tracker import FlushResult
 
@@ -128,16 +137,30 @@ def changes(
     ctx: typer.Context,
     project: str,
     since: int = typer.Option(0, "--since", help="Report changes after this epoch."),
+    page: int = typer.Option(None, "--page", min=1, help="Print this page of the list, "
+                             "as the updates block words it (from 1)."),
+    channel: str = typer.Option("send", "--channel", help="Size pages for this delivery "
+                                "channel's budget (hook, mcp, chat, send, acp)."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Show what changed in PROJECT after epoch N (coalesced), or that the log was compacted.
+    """Show what changed in PROJECT after epoch N (the net changes), whole or a page at a time.
 
-    Example: freshline changes research --since 3
+    A rolled-up block names the exact command, with --page: each page fits the channel's
+    budget and names the next. Older changes the log keeps only as counts are shown as
+    counts.
+
+    Example: freshline changes research --since 3 --page 1
     """
     from freshline.errors import UsageError
+
+    cfg = config(ctx)
+    if page is not None:
+        _changes_page(ctx, project, since, page, page_budget(cfg, channel, as_json, project),
+                      as_json)
+        return
     from freshline.tracker import Tracker
 
-    tracker = Tracker(config(ctx))
+    tracker = Tracker(cfg)
     epoch = tracker.epoch(project)
     if not 0 <= since <= epoch:
         raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
@@ -147,14 +170,33 @@ def changes(
         "since": since,
         "epoch": answer.epoch,
         "compacted": answer.compacted,
+        "forgotten": answer.forgotten,
+        "counted": [group_dict(g) for g in answer.folded],
         "changes": [change_dict(c) for c in answer.changes],
     }
 
     def human() -> None:
-        if answer.compacted:
-            say(f"the log no longer reaches epoch {since}: re-enumerate {project}")
+        if answer.forgotten:
+            say(f"the log no longer reaches epoch {since}: list {project} with "
+                f"`freshline project files {project}`")
+        for g in data["counted"]:
+            say(group_line(g))
         for c in data["changes"]:
             say(change_line(c))
         say(f"{project}: epoch {since} → {answer.epoch}")
 
     emit(data, as_json, human)
+
+
+def _changes_page(
+    ctx: typer.Context, project: str, since: int, page: int, budget: Budget, as_json: bool
+) -> None:
+    from freshline.errors import UsageError
+    from freshline.session.delivery import project_changes_page
+
+    with manager(ctx) as m:
+        m.tracker.flush()
+        epoch = m.tracker.epoch(project)
+        if not 0 <= since <= epoch:
+            raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+        print_page(project_changes_page(m, project, since, page, budget), as_json)
