@@ -53,7 +53,7 @@ from . import phrases
 from .budget import Budget
 from .layout import Entry, Folds, Groups, Part, Placement, Plan, Pool, Section, Text, WayBack
 from .model import DocumentInfo, FileGroup, ManifestInput
-from .rollup import folder_order
+from .rollup import GROUP_CHARS, folder_order
 from .wire import count, show
 
 _CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
@@ -62,7 +62,22 @@ STORED_CHARS = 100_000  # a stored manifest lists files up to this many characte
 
 def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
     """The `<project_context>` block's plan (`layout.py`); `budget` names the channel,
-    whose way to every file and document ends a rolled-up block."""
+    whose way to every file and document ends a rolled-up block.
+
+    Under a budget the roll-up folds only what it must; the files whose lines alone would
+    take more than the budget are counted per folder first (the roll-up folds them first
+    anyway, and fitting a short list renders fast). Without a budget, files past
+    `list_files_max` lines are counted per folder."""
+    if budget is None:
+        plan = _plan(m, None)
+        plan.start = _start(plan, m.list_files_max)
+        return plan
+    plan = _plan(compact_manifest(m, budget.chars), budget)
+    plan.start = _start(plan)
+    return plan
+
+
+def _plan(m: ManifestInput, budget: Budget | None) -> Plan:
     parts: list[Part] = [Text(phrases.MANIFEST_INSTRUCTION, essential=True)]
     if m.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
@@ -76,11 +91,7 @@ def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
     def group_line(folder: str, counts: Counter[str]) -> str:
         return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)
 
-    plan = Plan("project_context", attributes, parts, group_line)
-    # Under a budget the roll-up folds only what it must; without one, files past
-    # `list_files_max` lines are counted per folder.
-    plan.start = _start(plan, None if budget else m.list_files_max)
-    return plan
+    return Plan("project_context", attributes, parts, group_line)
 
 
 def _sources(m: ManifestInput) -> list[Part]:
@@ -145,7 +156,7 @@ def _start(plan: Plan, most: int | None = None, chars: int | None = None) -> Fol
     start = Folds()
     folded = start.folded(Pool.FILES)
     folded.update(e.folded_at for e in files if e.folded_at is not None)
-    lines, size = len(files), sum(len(e.text) + 3 for e in files)
+    lines, size = len(files), sum(_size(e) for e in files)
     order = folder_order(files, folded) if most is not None or chars is not None else []
     for folder, taken, saved in order:
         if (most is None or lines <= most) and (chars is None or size <= chars):
@@ -156,21 +167,28 @@ def _start(plan: Plan, most: int | None = None, chars: int | None = None) -> Fol
     return start
 
 
-def compact_manifest(m: ManifestInput) -> ManifestInput:
-    """`m` with the files it would count per folder stored as such: files listed up to
-    `STORED_CHARS` (more than any channel's default budget), the rest counted per folder,
-    so the record stays bounded however many files the project has, and every channel
-    rolls up from it only as far as its budget needs."""
+def _size(entry: Entry) -> int:
+    """About the characters an entry's line takes (a stored group's: its group line)."""
+    if entry.folded_at is not None:
+        return len(entry.folded_at) + GROUP_CHARS
+    return len(entry.text) + 3
+
+
+def compact_manifest(m: ManifestInput, chars: int = STORED_CHARS) -> ManifestInput:
+    """`m` with files listed up to `chars` characters (by default `STORED_CHARS`, more
+    than any channel's default budget) and the rest counted per folder, deepest first, as
+    the roll-up would: the same block from a record that stays bounded however many files
+    the project has, from which every channel rolls up only as far as its budget needs."""
     if m.files is None:
         return m
-    plan = manifest_plan(m)
-    start = _start(plan, None, STORED_CHARS)
-    placed = Placement(plan, start)
+    plan = _plan(m, None)
+    placed = Placement(plan, _start(plan, None, chars))
     listed = tuple(e.path for e in plan.entries() if e.pool is Pool.FILES and placed.is_listed(e))
     groups = placed.groups.get(Pool.FILES, {})
     files = set(m.files)
-    named = tuple(sorted({p.value for p in (*m.include, *m.exclude)
-                          if p.kind is PatternKind.FOLDER and p.value in files}))
+    named = tuple(sorted(set(m.pattern_files) | {
+        p.value for p in (*m.include, *m.exclude)
+        if p.kind is PatternKind.FOLDER and p.value in files}))
     counted = tuple(FileGroup(f, c[phrases.FILES]) for f, c in sorted(groups.items()))
     return replace(m, files=listed, pattern_files=named, file_groups=counted)
 

@@ -29,7 +29,7 @@ from enum import Enum
 from .layout import Entry, Folds, Plan, Pool
 
 MANIFEST, UPDATES = 0, 1  # block indexes
-_GROUP_CHARS = 30  # about what a group line adds to its folder's path
+GROUP_CHARS = 30  # about what a group line adds to its folder's path
 
 
 class MoveKind(Enum):
@@ -104,14 +104,14 @@ def folder_order(
             for child in children.get(node, ()):
                 lines, chars = lines + seen[child][0], chars + seen[child][1]
             seen[node] = (lines, chars)
-            group = (1, len(node) + _GROUP_CHARS)
+            group = (1, len(node) + GROUP_CHARS)
             if node in planned:
                 seen[node] = group
             elif lines >= 2:
                 candidates.append((-(chars - group[1]), node, lines))
         for saved, node, lines in sorted(candidates):
             planned.add(node)
-            seen[node] = (1, len(node) + _GROUP_CHARS)
+            seen[node] = (1, len(node) + GROUP_CHARS)
             order.append((node, lines, -saved))
     return order
 

@@ -149,7 +149,8 @@ class SessionManager:
                 return s
         session_id = uuid.uuid4().hex[:12]
         # Flushed just above: a second walk of the workspace would find nothing new.
-        built = self._build(project, session_id, chosen.value, convert=convert, flush=False)
+        built = self._build(project, session_id, chosen.value, convert=convert, flush=False,
+                            channel=channel.value)
         if channel.value in RECORDING_CHANNELS:
             entries = self.in_scope.entries(project)
             self.conversations.open(
@@ -188,7 +189,8 @@ class SessionManager:
         compacted or cleared its conversation): the manifest comes again, without the note."""
         self.reload_config()
         s = self.get(session_id)
-        built = self._build(s.project, s.id, s.mode, resumed=closed, convert=convert)
+        built = self._build(s.project, s.id, s.mode, resumed=closed, convert=convert,
+                            channel=s.channel)
         if built.pending and not convert:
             self.materialize_async(s.project)
         with self.store.write():  # re-read: another process may have accepted a turn
@@ -371,7 +373,8 @@ class SessionManager:
     def _fresh_manifest(self, s: SessionRecord, staged: Staged) -> ManifestInput:
         """The project as it is now, for a session the change log no longer reaches (not
         even as counts): what it stages goes with the turn, like a rebuilt landing's."""
-        fresh = self._build(s.project, s.id, s.mode, convert=False, flush=False)
+        fresh = self._build(s.project, s.id, s.mode, convert=False, flush=False,
+                            channel=s.channel)
         staged.manifest = (fresh.stored, fresh.epoch, fresh.dirty_key)
         staged.pending |= set(fresh.pending)
         return fresh.input
@@ -390,7 +393,10 @@ class SessionManager:
         resumed: bool = False,
         convert: bool = True,
         flush: bool = True,
+        channel: str = Channel.SEND.value,
     ) -> BuiltManifest:
+        """The project's manifest for a session on `channel` (its stored form sized to
+        that channel's budget)."""
         return build_manifest(
             self.config,
             self.tracker,
@@ -401,6 +407,7 @@ class SessionManager:
             self._agent_root(session_id, mode),
             convert,
             flush,
+            self.config.delivery.budget(channel),
         )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
@@ -411,7 +418,7 @@ class SessionManager:
             return None, None
         why = f"the project changed before the first send ({s.dirty_key} → {key})"
         try:
-            built = self._build(s.project, s.id, s.mode)
+            built = self._build(s.project, s.id, s.mode, channel=s.channel)
         except FreshlineError as exc:
             built, why = None, f"{why}; re-materializing failed: {exc}"
         if built is None or not built.complete:
