@@ -156,6 +156,22 @@ def test_pages_of_changes_and_files_in_text_and_json(cli_ws: Workspace) -> None:
     assert "This is the last page." in folder
 
 
+def test_changes_says_what_compaction_counted(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["notes"]}}, change_log_cap=2)
+    as_json(ws, "scan")
+    for i in range(4):
+        ws.write(f"notes/n{i}.md", str(i))
+        as_json(ws, "scan")
+    code, out, _err = run(ws, "changes", "p", "--since", "0")
+    assert code == 0
+    assert out.splitlines()[:3] == ["counted   notes/: 2 created (epochs 1–2)",
+                                    "created   notes/n2.md", "created   notes/n3.md"]
+    data = as_json(ws, "changes", "p", "--since", "0")
+    assert isinstance(data, dict) and data["compacted"] and not data["forgotten"]
+    assert data["counted"] == [{"first_epoch": 1, "last_epoch": 2, "folder": "notes",
+                                "counts": {"created": 2}, "entry": None}]
+
+
 def test_session_send_updates(cli_ws: Workspace) -> None:
     run(cli_ws, "project", "add", "p", "--include", "notes")
     session = as_json(cli_ws, "session", "new", "--project", "p")["id"]  # type: ignore[index]
