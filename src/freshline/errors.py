@@ -10,6 +10,7 @@
     │   └── ConversationMoved      another send moved the conversation first: send again
     ├── SessionBusy                another turn holds the session (a send with --no-wait)
     ├── ConflictStop               exit 3, a refresh or sync merge conflicts
+    ├── RewindStop                 exit 3, a rewind would overwrite others' edits: not confirmed
     └── SyncRequired               exit 4, the target no longer descends from the last refresh
 
 The library raises these; only the interfaces turn them into a one-line message and an
@@ -73,6 +74,17 @@ class ConflictStop(FreshlineError):
         super().__init__(message)
         self.paths = list(paths or [])
         self.kinds = dict(kinds or {})
+
+
+class RewindStop(FreshlineError):
+    """A rewind would overwrite paths someone other than the conversation changed after
+    the turn, and nobody confirmed it; nothing was moved. `by` maps each path to who."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, by: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.by = dict(by or {})
 
 
 class SyncRequired(FreshlineError):

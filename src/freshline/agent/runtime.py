@@ -52,10 +52,11 @@ class SendResult:
 def history(manager: SessionManager, session_id: str) -> list[Message]:
     """Earlier turns as the model saw them, oldest first: each user message with the blocks
     it came with, the assistant's replies and tool calls, and the tools' results, a read
-    that a later read superseded shortened to one line (`agent.replay`)."""
+    that a later read superseded shortened to one line (`agent.replay`). A rewound
+    conversation replays its transcript view: what came before the turn it went back to."""
     s = manager.get(session_id)
     root = manager.conversations.worktree(s.id) if s.mode == "isolated" else manager.config.root
-    return replay(manager.conversations.log(session_id), str(root))
+    return replay(manager.conversations.transcript(session_id), str(root))
 
 
 def toolbox_for(

@@ -118,6 +118,28 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class Rewound:
+    """The conversation was rewound to where one of its turns began: its files, its
+    transcript or both went back; `paths` differ from what the agent last saw."""
+
+    files: bool
+    transcript: bool
+    prompt: str = ""  # the message that turn began with (its first line)
+    paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "paths", _tuple(self.paths, str))
+
+    @classmethod
+    def from_detail(cls, detail: Mapping[str, Any] | None) -> Rewound:
+        """Read a `rewound` change's detail: mode (code, conversation, both), prompt, paths."""
+        data = dict(detail or {})
+        mode = str(data.get("mode", "both"))
+        return cls(mode != "conversation", mode != "code", str(data.get("prompt", "")),
+                   data.get("paths", ()))
+
+
+@dataclass(frozen=True)
 class GitOperation:
     """HEAD moved in the workspace's checkout: by which operation, between which commits,
     and the paths in this project whose entry the move changed (the tracker logs each of
@@ -253,6 +275,7 @@ class UpdatesInput:
     resumed: bool = False
     stale: tuple[StaleRead, ...] = ()  # files the agent read that changed since (listed first)
     writers: tuple[tuple[str, Source], ...] = ()  # changed paths another session wrote
+    rewound: tuple[Rewound, ...] = ()  # rewinds of the conversation, in the order they happened
 
     def __post_init__(self) -> None:
         _set(self, "root", normalize_root(self.root))
@@ -267,15 +290,17 @@ class UpdatesInput:
         _set(self, "stale", _tuple(self.stale, _stale))
         _set(self, "writers", _tuple(self.writers, _writer))
         _set(self, "folded", _tuple(self.folded, _group))
+        _set(self, "rewound", _tuple(self.rewound, _rewound))
 
     @classmethod
     def from_changes(
         cls, project: str, root: str, from_epoch: int, to_epoch: int,
         changes: Iterable[Change], **rest: Any,
     ) -> UpdatesInput:
-        """Build from a change-log slice: `config`, `refreshed`, `git` and `compacted` rows
-        are read into their own fields, the path changes kept as they are."""
+        """Build from a change-log slice: `config`, `refreshed`, `git`, `compacted` and
+        `rewound` rows are read into their own fields, the path changes kept as they are."""
         kept: list[Change] = []
+        rewound: list[Rewound] = []
         config: list[ConfigChange] = []
         refreshed: list[Refresh] = []
         git: list[GitOperation] = []
@@ -289,11 +314,14 @@ class UpdatesInput:
                 git.append(GitOperation.from_detail(change.detail))
             elif change.kind is ChangeKind.COMPACTED:
                 compacted = True
+            elif change.kind is ChangeKind.REWOUND:
+                rewound.append(Rewound.from_detail(change.detail))
             else:
                 kept.append(change)
         return cls(
             project, root, from_epoch, to_epoch, changes=tuple(kept), config=tuple(config),
-            refreshed=tuple(refreshed), git=tuple(git), compacted=compacted, **rest,
+            refreshed=tuple(refreshed), git=tuple(git), compacted=compacted,
+            rewound=tuple(rewound), **rest,
         )
 
 
@@ -350,6 +378,10 @@ def _config(item: ConfigChange | Mapping[str, Any]) -> ConfigChange:
 
 def _refresh(item: Refresh | Mapping[str, Any]) -> Refresh:
     return item if isinstance(item, Refresh) else Refresh.from_detail(item)
+
+
+def _rewound(item: Rewound | Mapping[str, Any]) -> Rewound:
+    return item if isinstance(item, Rewound) else Rewound.from_detail(item)
 
 
 def _git(item: GitOperation | Mapping[str, Any]) -> GitOperation:

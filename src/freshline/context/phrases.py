@@ -13,7 +13,7 @@ from freshline.store.records import ChangeGroup, ChangeKind
 from freshline.tracker.reasons import reason_text
 
 from .budget import Budget, Channel
-from .model import DocumentInfo, GitOperation, Source, SourceKind, StaleRead
+from .model import DocumentInfo, GitOperation, Rewound, Source, SourceKind, StaleRead
 from .wire import ARROW, absolute, count, escape, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
@@ -51,8 +51,11 @@ CHANGE_LABELS = (
     "created", "modified", "deleted", "renamed", "entered the project", "left the project",
     "changed by a refresh",
     "left with conflict markers", "with a snapshot now ready", "failed to convert",
-    "with an invalid old snapshot", STALE_LABEL,
+    "with an invalid old snapshot", STALE_LABEL, "changed by a rewind",
 )
+REWOUND_LABEL = CHANGE_LABELS[-1]
+REWOUND_PATHS = "Paths that differ from what you last saw (read them again):"
+REWOUND_NOTHING = "No path in this project differs from what you last saw."
 DOCUMENT_LABELS = ("converted", "converting", "failed")
 FILES = "files"
 _SINGULAR = {FILES: "file"}
@@ -279,3 +282,16 @@ def forgotten_page(budget: Budget | None, project: str, since: int) -> str:
         how = f"`{_paged(budget, 'project', 'files', project)}`"
     return (f"The change log no longer reaches epoch {count(since)}, so what changed since "
             f"cannot be listed: page what the project holds now with {how}.")
+
+
+def rewound(r: Rewound) -> str:
+    """What a rewind of the conversation did, as the agent must take it."""
+    asked = f' "{show_text(r.prompt, 120)}"' if r.prompt else ""
+    if r.files and r.transcript:
+        return (f"The conversation was rewound to before the message{asked}: you remember "
+                "only what came before it, and the files are as they were when it was sent.")
+    if r.files:
+        return (f"The files were rewound to how they were when the message{asked} was sent: "
+                "the changes made to them since are undone, though you remember making them.")
+    return (f"The conversation was rewound to before the message{asked}: you remember only "
+            "what came before it, but the files keep every change made since.")

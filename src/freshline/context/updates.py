@@ -75,7 +75,15 @@ from freshline.store.records import Change, ChangeKind
 from . import phrases
 from .budget import Budget
 from .layout import Entry, GitLine, Groups, Part, Plan, Pool, Section, Text, WayBack
-from .model import ConfigChange, DocumentInfo, GitOperation, Refresh, Source, UpdatesInput
+from .model import (
+    ConfigChange,
+    DocumentInfo,
+    GitOperation,
+    Refresh,
+    Rewound,
+    Source,
+    UpdatesInput,
+)
 from .wire import ARROW, count, short_commit, show, show_text
 
 _GROUPS = (
@@ -162,6 +170,8 @@ def updates_plan(
     parts: list[Part] = []
     if u.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
+    for rewound in u.rewound:  # not from the change log: told even when it was compacted
+        parts += _rewound(b, rewound)
     if u.compacted:
         parts.append(Text(phrases.FORGOTTEN, essential=True))
     else:
@@ -332,6 +342,14 @@ def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
          for p in refresh.conflicts],
     )
     return [changed, conflicts]
+
+
+def _rewound(b: _Builder, rewound: Rewound) -> list[Part]:
+    head = phrases.rewound(rewound)
+    if not rewound.paths:
+        return [Text(f"{head} {phrases.REWOUND_NOTHING}", essential=True)]
+    entries = [b.entry(p, phrases.REWOUND_LABEL) for p in rewound.paths]
+    return [Section(f"{head} {phrases.REWOUND_PATHS}", entries, sticky=True)]
 
 
 def _documents(b: _Builder) -> list[Part]:

@@ -9,15 +9,15 @@ unfinished (recovery.recover), unless a live turn holds the conversation's lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from freshline.conversation import publish as _publish
-from freshline.conversation import recovery, storage, trees, turns
+from freshline.conversation import recovery, rewind, storage, trees, turns, views
 from freshline.conversation import refresh as _refresh
 from freshline.conversation.conflicts import Conflict
-from freshline.conversation.events import Event, Mode, Refresh
+from freshline.conversation.events import Event, Mode, Refresh, RewindMode
 from freshline.conversation.refresh import PathFilter
 from freshline.conversation.repository import PRIVATE_REPO, TURNS, Repo, check_id, is_checkout
 from freshline.conversation.trees import LiveDelta
@@ -171,10 +171,43 @@ class Conversations:
         self.recover(conversation)
         return list(self.repo_of(conversation).chain(conversation).events)
 
+    def transcript(self, conversation: str) -> list[Event]:
+        """The transcript view: the events the model is given, after rewinds (views.py)."""
+        return views.transcript(self.log(conversation))
+
     def diff(self, conversation: str) -> str:
         """The conversation's own work as a patch."""
         self.recover(conversation)
         return _publish.diff(self.repo_of(conversation), conversation)
+
+    def diff_between(self, ours: str, theirs: str) -> str:
+        """The patch from `ours`'s head to `theirs`'s (two forks of one conversation)."""
+        self.recover(ours)
+        self.recover(theirs)
+        repos = [self.repo_of(ours), self.repo_of(theirs)]
+        # freshline's own repository borrows the checkout's objects: it reads both.
+        repo = repos[0] if repos[0] is repos[1] else self.home(private=True)
+        return _publish.diff_trees(repo, repos[0].head(ours), repos[1].head(theirs))
+
+    @contextmanager
+    def rewinding(self, conversation: str) -> Iterator[None]:
+        """Hold what a rewind's plan, review and apply need held together: the turn lock
+        and the repository's objects lock."""
+        with self.lock(conversation), self.repo_of(conversation).writing():
+            yield
+
+    def plan_rewind(
+        self, conversation: str, turn: str, mode: RewindMode,
+        path_filter: PathFilter | None = None, restore: Collection[str] = (),
+    ) -> rewind.RewindPlan:
+        """Work out a rewind to where `turn` began, moving nothing (see rewind.plan); inside
+        `rewinding`."""
+        return rewind.plan(self.repo_of(conversation), conversation, turn, mode, path_filter,
+                           restore)
+
+    def apply_rewind(self, planned: rewind.RewindPlan) -> str:
+        """Record a planned rewind and move the files and the ref; the new head."""
+        return rewind.apply(self.repo_of(planned.conversation), planned)
 
     def unresolved_conflicts(self, conversation: str) -> list[Conflict]:
         """Conflicts a sync recorded that the head's tree does not resolve yet."""

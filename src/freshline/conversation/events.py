@@ -4,7 +4,8 @@ A message is one JSON object with sorted keys and compact separators, so equal e
 always encode to equal bytes and a commit id is a hash of canonical content. Fields:
 `author`, `content`, and when present `refresh` / `sync` ({target, from, to, paths,
 normalized, conflicts: [{kind, paths}]}), `root` ({base, target, target_rev, mode,
-project}), and for tool events `tool`, `args`, `result`, `changed`, `mode_changes`.
+project}), `rewind` ({turn, to, mode, prompt, paths, kept}), and for tool events `tool`,
+`args`, `result`, `changed`, `mode_changes`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,37 @@ class Refresh:
         return tuple(sorted({p for c in self.conflicts for p in c.paths}))
 
 
+class RewindMode(StrEnum):
+    """What a rewind puts back as it was when the chosen turn began."""
+
+    CODE = "code"  # the files; the transcript stays whole
+    CONVERSATION = "conversation"  # the transcript the model is given; the files stay
+    BOTH = "both"  # the files and the transcript
+
+    @property
+    def restores_files(self) -> bool:
+        """Whether the files go back."""
+        return self is not RewindMode.CONVERSATION
+
+    @property
+    def restores_transcript(self) -> bool:
+        """Whether the transcript view goes back."""
+        return self is not RewindMode.CODE
+
+
+@dataclass(frozen=True)
+class Rewind:
+    """A rewind to where human turn `turn` (its event: `to`) began. Nothing is deleted:
+    the events after it stay in the chain, out of the transcript view (views.py)."""
+
+    turn: int  # the turn's number in `log`: the n-th human event of the chain
+    to: str  # the turn's human event (commit)
+    mode: RewindMode
+    prompt: str = ""  # the turn's message, its first line (clipped)
+    paths: tuple[str, ...] = ()  # in scope: differing from the tree the agent last saw
+    kept: str | None = None  # a code rewind past a refresh: the target whose merges stay
+
+
 @dataclass(frozen=True)
 class Root:
     """Where a conversation started: the root event's details."""
@@ -73,6 +105,7 @@ class Event:
     refresh: Refresh | None = None
     sync: Refresh | None = None
     root: Root | None = None
+    rewind: Rewind | None = None
     tool: str | None = None
     args: dict[str, Any] | None = None
     result: str | None = None
@@ -119,6 +152,17 @@ def _refresh_from(data: dict[str, Any]) -> Refresh:
     )
 
 
+def _rewind_json(r: Rewind) -> dict[str, Any]:
+    data = {"turn": r.turn, "to": r.to, "mode": r.mode.value, "prompt": r.prompt,
+            "paths": list(r.paths)}
+    return data | ({"kept": r.kept} if r.kept is not None else {})
+
+
+def _rewind_from(data: dict[str, Any]) -> Rewind:
+    return Rewind(int(data["turn"]), str(data["to"]), RewindMode(data["mode"]),
+                  str(data.get("prompt", "")), tuple(data.get("paths", ())), data.get("kept"))
+
+
 def _root_json(r: Root) -> dict[str, Any]:
     data = {"base": r.base, "target": r.target, "target_rev": r.target_rev, "mode": r.mode.value}
     return data | ({"project": r.project} if r.project is not None else {})
@@ -140,6 +184,8 @@ def encode(event: Event) -> str:
         data["sync"] = _refresh_json(event.sync)
     if event.root is not None:
         data["root"] = _root_json(event.root)
+    if event.rewind is not None:
+        data["rewind"] = _rewind_json(event.rewind)
     optional = {"tool": event.tool, "args": event.args, "result": event.result, "wire": event.wire}
     data.update({k: v for k, v in optional.items() if v is not None})
     if event.changed:
@@ -167,6 +213,7 @@ def decode(message: str, commit: str | None = None, tree: str | None = None) -> 
         refresh=_refresh_from(data["refresh"]) if "refresh" in data else None,
         sync=_refresh_from(data["sync"]) if "sync" in data else None,
         root=_root_from(data["root"]) if "root" in data else None,
+        rewind=_rewind_from(data["rewind"]) if "rewind" in data else None,
         tool=data.get("tool"),
         args=data.get("args"),
         result=data.get("result"),

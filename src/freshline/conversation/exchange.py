@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from freshline.conversation import recovery, remotes, turns
+from freshline.conversation import recovery, remotes, turns, views
 from freshline.conversation.conversations import Conversations
 from freshline.conversation.events import Mode
 from freshline.conversation.remotes import PullReport, PushReport, Relation, Remote
@@ -105,13 +105,21 @@ def _forward(repo: Repo, conversation: str, ours: str, theirs: str) -> bool:
 
 
 def fork(conversations: Conversations, source: str, new_id: str,
-         remote: str | None = None) -> str:
+         remote: str | None = None, at: str | None = None) -> str:
     """Start conversation `new_id` at the head of `source`: the remote's head kept aside
-    by a pull (`remote`, its name), else the local one. The history is shared, never
-    copied or rewritten. Returns the head."""
+    by a pull (`remote`, its name), else the local one; with `at` (a turn's number or
+    commit id from `log`), where that turn began. The history is shared, never copied or
+    rewritten. Returns the head."""
     if conversations.exists(new_id):
         raise UsageError(f"conversation {new_id!r} exists already")
-    if remote is None:
+    if remote is not None and at is not None:
+        raise UsageError("fork at a turn of the local conversation, or from a remote's head")
+    if at is not None:
+        conversations.recover(source)
+        repo = conversations.repo_of(source)
+        events = repo.chain(source).events
+        head = events[views.find_turn(events, at) - 1].commit or ""
+    elif remote is None:
         repo = conversations.repo_of(source)
         head = repo.head(source)
     else:

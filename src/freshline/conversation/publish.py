@@ -35,9 +35,13 @@ def own_base(chain: Chain) -> str:
 def diff(repo: Repo, conversation: str) -> str:
     """The patch of the conversation's own work (latest refresh parent → head)."""
     chain = repo.chain(conversation)
+    return diff_trees(repo, own_base(chain), chain.head)
+
+
+def diff_trees(repo: Repo, old: str, new: str) -> str:
+    """The patch from commit (or tree) `old` to `new`, as git prints it."""
     out = repo.git.run(
-        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary",
-        own_base(chain), chain.head,
+        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", old, new,
     )
     return out.decode("utf-8", "surrogateescape")
 

@@ -19,8 +19,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from freshline.conversation import batch, recovery
-from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode, encode
+from freshline.conversation import batch, recovery, views
+from freshline.conversation.events import (
+    Author,
+    Event,
+    Mode,
+    Refresh,
+    Rewind,
+    Root,
+    decode,
+    encode,
+)
 from freshline.conversation.git import ZERO, Git
 from freshline.conversation.journal import Journal, checkpoint
 from freshline.conversation.refresh import PathFilter, advance, merge_target, refresh_target
@@ -51,6 +60,7 @@ class PendingTurn:
     mode: Mode
     refresh: Refresh | None = None  # what this turn's refresh merged
     merges: tuple[Refresh, ...] = ()  # syncs since the last turn, then the refresh: to announce
+    rewinds: tuple[Rewind, ...] = ()  # rewinds since the last turn: to announce
     before: str | None = None  # isolated: the worktree's tree as the turn found it
     wire: str | None = None  # what the model received for the message (see Event.wire)
 
@@ -175,7 +185,8 @@ def _outcome(compute: Callable[[], PendingTurn]) -> Callable[[], PendingTurn]:
 
 def _start(repo: Repo, chain: Chain, message: str) -> PendingTurn:
     return PendingTurn(repo, chain.conversation, chain.head, message, chain.head_tree,
-                       (chain.head,), chain.root.mode, merges=chain.syncs_since_last_turn)
+                       (chain.head,), chain.root.mode, merges=chain.syncs_since_last_turn,
+                       rewinds=views.rewinds_since_last_turn(chain.events))
 
 
 def _live_turn(
@@ -248,8 +259,9 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     """
     repo = pending.repo
     for event in events:
-        if event.root or event.refresh or event.sync:
-            raise UsageError("root, refresh and sync events are written by freshline itself")
+        if event.root or event.refresh or event.sync or event.rewind:
+            raise UsageError("root, refresh, sync and rewind events are written by freshline "
+                             "itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
     trees: list[str] = [pending.tree]

@@ -6,16 +6,18 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from freshline.interfaces.text import clip
+from freshline.interfaces.text import clip, plural
 
 if TYPE_CHECKING:
     from freshline.agent.messages import TurnEvent
     from freshline.conversation import Event
+    from freshline.conversation.rewind import Overwrite, RewindPlan
+    from freshline.session.rewinding import RewindResult
 
 
 def event_line(event: Event, width: int = 60) -> str:
     """One transcript event: commit, author, tool or merge, the content on one line, clipped."""
-    tag = event.tool or ("merge" if event.merged else "")
+    tag = event.tool or ("merge" if event.merged else "rewind" if event.rewind else "")
     commit = (event.commit or "")[:10]
     return f"{commit} {event.author.value:<9} {tag:<6} {clip(event.content, width)}".rstrip()
 
@@ -28,4 +30,47 @@ def tool_lines(events: Iterable[TurnEvent], width: int = 60) -> list[str]:
         if event.author.value == "tool" and name:
             args = json.dumps(event.extra.get("args", {}), ensure_ascii=False)
             lines.append(f"tool {name} {clip(args, width)} → {clip(event.content, width)}")
+    return lines
+
+
+def logged_line(event: Event, turn: int | None, rewound: bool, width: int = 60) -> str:
+    """An event as `log` shows it: a human turn's number first, `(rewound)` after an
+    event a rewind took out of the transcript."""
+    number = f"turn {turn}" if turn is not None else ""
+    return f"{number:<9}{event_line(event, width)}" + ("  (rewound)" if rewound else "")
+
+
+def overwrite_line(o: Overwrite) -> str:
+    """A path a rewind would overwrite, and who changed it since."""
+    who = {
+        "outside": f"edited by hand, recorded at turn {o.turn}" if o.turn else
+                   "changed outside freshline",
+        "unrecorded": "edited by hand in the worktree, not recorded yet",
+        "git": f"changed by git {o.name}",
+        "session": f"written by session {o.name}",
+    }[o.by.value]
+    return f"{o.path} ({who})"
+
+
+def overwrite_lines(plan: RewindPlan) -> list[str]:
+    """What a rewind would overwrite of others' changes: a heading, then a line a path."""
+    count = len(plan.overwrites)
+    return [f"the rewind to turn {plan.rewind.turn} would overwrite {plural(count, 'path')} "
+            "changed since by someone other than this conversation:",
+            *(f"  {overwrite_line(o)}" for o in plan.overwrites)]
+
+
+def rewind_summary(done: RewindResult) -> list[str]:
+    """What a rewind did, in a few lines."""
+    from freshline.conversation.rewind import describe
+
+    lines = [f"{describe(done.rewind)}: {plural(len(done.restored), 'file')} put back"
+             + (f", {len(done.overwrites)} of them changed by others since" if done.overwrites
+                else "")]
+    lines += [f"  {path}" for path in done.restored]
+    if done.rewind.kept:
+        lines.append(f"what refreshes merged since is kept (up to {done.rewind.kept[:10]})")
+    told = len(done.rewind.paths)
+    lines.append(f"the next message tells the agent: {plural(told, 'path')} differ"
+                 f"{'s' if told == 1 else ''} from what it last saw")
     return lines

@@ -40,6 +40,7 @@ from freshline.conversation import Conversations, LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
 from freshline.conversation.conflicts import path_kinds
+from freshline.conversation.events import Rewind
 from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
@@ -50,6 +51,7 @@ from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
 from freshline.session.lifecycle import close_idle
 from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
+from freshline.session.rewinding import rewind_entry
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
 from freshline.store import (
@@ -297,7 +299,8 @@ class SessionManager:
             )
         recorded = conversation and s.records_conversation
         pending = self._conversation_turn(s, message) if recorded else None
-        staged, updates = self._updates(s, pending.merges if pending else ())
+        staged, updates = self._updates(s, pending.merges if pending else (),
+                                        pending.rewinds if pending else ())
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
         manifest = self._manifest_input(s) if s.needs_manifest else None
@@ -326,10 +329,12 @@ class SessionManager:
         s = self.get(session_id)
         self.tracker.flush()
         merges: Sequence[MergeInfo] = ()
+        rewinds: Sequence[Rewind] = ()
         if s.records_conversation:
             scope = self.config.project(s.project).scope
-            merges = self.conversations.preview_turn(s.id, scope.matches_path).merges
-        staged, updates = self._updates(s, merges)
+            pending = self.conversations.preview_turn(s.id, scope.matches_path)
+            merges, rewinds = pending.merges, pending.rewinds
+        staged, updates = self._updates(s, merges, rewinds)
         manifest = self._manifest_input(s) if s.needs_manifest else None
         if manifest is None and updates.compacted:
             manifest = self._fresh_manifest(s, staged)
@@ -455,7 +460,7 @@ class SessionManager:
         yield from self.in_scope.entries(project)
 
     def _updates(
-        self, s: SessionRecord, merges: Sequence[MergeInfo]
+        self, s: SessionRecord, merges: Sequence[MergeInfo], rewinds: Sequence[Rewind] = ()
     ) -> tuple[Staged, UpdatesInput]:
         since = s.cursor if s.cursor is not None else s.manifest_epoch
         project = self.config.project(s.project)
@@ -483,7 +488,8 @@ class SessionManager:
             str(worktree or self.config.root),
             since,
             answer.epoch,
-            [*(compacted or seen.kept(answer.changes)), *refreshed],
+            [*(compacted or seen.kept(answer.changes)), *refreshed,
+             *(rewind_entry(r) for r in rewinds)],
             stale=seen.stale,
             writers=seen.writers,
             documents=news.documents,

@@ -60,12 +60,19 @@ def pull(manager: SessionManager, remote: str | None) -> Pulled:
     return pulled
 
 
-def fork(manager: SessionManager, session: str, remote: str | None) -> SessionRecord:
+def fork(
+    manager: SessionManager, session: str, remote: str | None, at: str | None = None
+) -> SessionRecord:
     """A new session whose conversation starts at `session`'s head: with `remote`, at the
-    remote's head a pull kept aside (both sides had appended), else at the local one."""
+    remote's head a pull kept aside (both sides had appended); with `at` (a turn's number
+    or commit id in `log`), where that turn began; else at the local head. The original
+    is left as it was."""
     key = None if remote is None else remote_of(manager, remote).name
+    if key is None and not manager.get(session).records_conversation:
+        raise UsageError(f"session {session} records no conversation: there is nothing to "
+                         "fork")
     new_id = uuid.uuid4().hex[:12]
-    exchange.fork(manager.conversations, session, new_id, key)
+    exchange.fork(manager.conversations, session, new_id, key, at)
     project = adopt(manager, new_id)
     if project is not None:
         raise UsageError(f"conversation {new_id} was forked, but this workspace has no "

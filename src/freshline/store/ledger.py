@@ -94,6 +94,17 @@ class LedgerTable:
                          last[e.session], now))
         conn.executemany(_PUT, rows)
 
+    def ledger_forget(self, session: str, keep: Collection[int]) -> None:
+        """Drop one session's entries of every turn not in `keep` (a rewind took those
+        turns out of what its agent remembers)."""
+        kept = set(keep)
+        with self.db.write():
+            turns = [t for (t,) in self.db.conn.execute(
+                "SELECT DISTINCT turn FROM ledger WHERE session = ?", (session,))]
+            for turn in (t for t in turns if t not in kept):
+                self.db.conn.execute(
+                    "DELETE FROM ledger WHERE session = ? AND turn = ?", (session, turn))
+
     def ledger_of(self, session: str) -> list[LedgerEntry]:
         """Every entry of one session, oldest first."""
         rows = self.db.conn.execute(

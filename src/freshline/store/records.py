@@ -26,9 +26,10 @@ class ChangeKind(StrEnum):
     DELETED = "deleted"  # a path gone from the project (removed, rename out of scope)
     RENAMED = "renamed"  # moved within the project; old_path says from where
     CONFIG = "config"  # the project's patterns or mode changed; detail says how
-    COMPACTED = "compacted"  # older log rows were dropped: re-enumerate the project
+    COMPACTED = "compacted"  # no detail: the log no longer reaches back (a fresh manifest)
     REFRESHED = "refreshed"  # a conversation merged its checkout target; detail names it
     GIT = "git"  # HEAD moved (checkout, merge, ...); detail: operation, from, to, paths, count
+    REWOUND = "rewound"  # a conversation was rewound to a turn; detail: mode, prompt, paths
     ENTERED = "entered"  # a file already there began to match the scope; detail: why
     LEFT = "left"  # a file still there stopped matching the scope; detail: why
 

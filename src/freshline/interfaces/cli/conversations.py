@@ -1,4 +1,4 @@
-"""`freshline sync`, `diff`, `log`, `publish`: a session's conversation in git.
+"""`freshline sync`, `diff`, `log`, `publish`, `rewind`: a session's conversation in git.
 
 Each checks the session first, so an unknown id gets the one "unknown session" message
 every command gives.
@@ -6,14 +6,25 @@ every command gives.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-from freshline.interfaces.cli.common import JsonOption, emit, manager
+from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
 from freshline.interfaces.cli.output import say, warn
-from freshline.interfaces.lines import event_line
+from freshline.interfaces.lines import (
+    logged_line,
+    overwrite_line,
+    overwrite_lines,
+    rewind_summary,
+)
 from freshline.interfaces.text import plural
+
+if TYPE_CHECKING:
+    from freshline.conversation import Conflict
+    from freshline.conversation.rewind import Overwrite, RewindPlan
 
 LOG_WIDTH = 100  # characters of an event's content on its line
 
@@ -48,20 +59,36 @@ def sync(
     emit(data, as_json, human)
 
 
-def diff(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show the conversation's own work: its head against the latest refresh parent.
+def diff(
+    ctx: typer.Context,
+    session_id: str,
+    other: str = typer.Argument(
+        None, metavar="[OTHER]", help="Another session (a fork): its head against this one's."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show the conversation's own work: its head against the latest refresh parent; with
+    OTHER, the patch from this session's head to OTHER's (two forks compared).
 
     The conflicts it has not resolved yet follow, by kind, on standard error.
 
-    Example: freshline diff 3f2a9c1b7d4e
+    Example: freshline diff 3f2a9c1b7d4e 9b1c0d2e3f4a
     """
+    conflicts: list[Conflict] = []
     with manager(ctx, flushes=False) as m:
         m.get(session_id)
-        patch = m.conversations.diff(session_id)
+        if other is not None:
+            m.get(other)
+            patch = m.conversations.diff_between(session_id, other)
+        else:
+            patch = m.conversations.diff(session_id)
+            conflicts = m.conversations.unresolved_conflicts(session_id)
         head = m.conversations.head(session_id)
-        conflicts = m.conversations.unresolved_conflicts(session_id)
+        other_head = m.conversations.head(other) if other is not None else None
     data = {"session": session_id, "head": head, "patch": patch,
             "conflicts": [asdict(c) for c in conflicts]}
+    if other is not None:
+        data |= {"other": other, "other_head": other_head}
 
     def human() -> None:
         print(patch, end="")
@@ -72,30 +99,114 @@ def diff(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> Non
 
 
 def log(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
-    """Show the transcript, one line per event (commit, author, tool, content), oldest first.
+    """Show the transcript, one line per event (turn number, commit, author, tool,
+    content), oldest first; events a rewind took out are marked rewound.
 
     Example: freshline log 3f2a9c1b7d4e --json
     """
+    from freshline.conversation import views
+
     with manager(ctx, flushes=False) as m:
         m.get(session_id)
         events = m.conversations.log(session_id)
+    numbers, rewound = views.turn_numbers(events), views.rewound(events)
     data = [
         {
             "commit": e.commit,
+            "turn": numbers.get(i),
+            "rewound": i in rewound,
             "author": e.author.value,
             "content": e.content,
             "tool": e.tool,
             "refresh": asdict(e.refresh) if e.refresh else None,
             "sync": asdict(e.sync) if e.sync else None,
+            "rewind": asdict(e.rewind) if e.rewind else None,
         }
-        for e in events
+        for i, e in enumerate(events)
     ]
 
     def human() -> None:
-        for e in events:
-            say(event_line(e, LOG_WIDTH))
+        for i, e in enumerate(events):
+            say(logged_line(e, numbers.get(i), i in rewound, LOG_WIDTH))
 
     emit(data, as_json, human)
+
+
+def rewind(
+    ctx: typer.Context,
+    session_id: str,
+    turn: str = typer.Argument(..., help="A turn's number in `freshline log`, or its commit."),
+    code: bool = typer.Option(False, "--code", help="Put back the files only."),
+    conversation: bool = typer.Option(
+        False, "--conversation", help="Put back the transcript only (what the model is given)."
+    ),
+    both: bool = typer.Option(False, "--both", help="Put back both (the default)."),
+    force: bool = typer.Option(
+        False, "--force", help="Live sessions: put back the files the conversation wrote."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Overwrite others' changes unasked."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Rewind a session to where TURN began: the files as that turn saw them, the
+    transcript up to the turn before, or both. Nothing is deleted: the rewind is a new
+    event, and the turns after it stay in the log, marked rewound.
+
+    Paths someone other than the conversation changed since (by hand, a git operation,
+    another session) are named first; on a terminal you are asked, elsewhere --yes says
+    to overwrite them (without it nothing changes, exit 3). A live session's files are
+    your workspace: its code goes back only with --force, and then only the files the
+    conversation itself wrote.
+
+    Example: freshline rewind 3f2a9c1b7d4e 3 --code
+    """
+    from freshline.conversation.events import RewindMode
+    from freshline.errors import RewindStop, UsageError
+    from freshline.session.rewinding import rewind as rewind_session
+
+    chosen = [m for m, on in ((RewindMode.CODE, code), (RewindMode.CONVERSATION, conversation),
+                              (RewindMode.BOTH, both)) if on]
+    if len(chosen) > 1:
+        raise UsageError("give one of --code, --conversation and --both")
+    mode = chosen[0] if chosen else RewindMode.BOTH
+
+    asked: list[RewindPlan] = []
+
+    def confirm(plan: RewindPlan) -> bool:
+        asked.append(plan)
+        if yes:
+            return True
+        if as_json or not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return False
+        sys.stderr.write("".join(f"{line}\n" for line in overwrite_lines(plan)))
+        return typer.confirm("overwrite them? (what they hold stays in the conversation's "
+                             "history)", default=False, err=True)
+
+    with manager(ctx) as m:
+        try:
+            done = rewind_session(m, session_id, turn, mode, force, confirm)
+        except RewindStop as stop:
+            _refused(str(stop), asked[-1], as_json)
+    data = {"session": done.session, "head": done.head, **asdict(done.rewind),
+            "restored": list(done.restored),
+            "overwrites": [_overwrite_dict(o) for o in done.overwrites]}
+    def human() -> None:
+        for line in rewind_summary(done):
+            say(line)
+
+    emit(data, as_json, human)
+
+
+def _refused(message: str, plan: RewindPlan, as_json: bool) -> NoReturn:
+    """Nothing was overwritten: say which paths would have been, and exit 3."""
+    if not as_json:
+        for o in plan.overwrites:
+            sys.stderr.write(f"  {overwrite_line(o)}\n")
+    overwrites = [_overwrite_dict(o) for o in plan.overwrites]
+    exit_with(message, 3, as_json, {"overwrites": overwrites})
+
+
+def _overwrite_dict(o: Overwrite) -> dict[str, Any]:
+    return {"path": o.path, "by": o.by.value, "name": o.name, "turn": o.turn}
 
 
 def publish(

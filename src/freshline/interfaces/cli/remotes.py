@@ -1,4 +1,5 @@
-"""`freshline push`, `pull` and `session fork`: conversations through a git remote.
+"""`freshline push`, `pull` and `session fork`: conversations through a git remote, and
+forks of a conversation here.
 
 REMOTE is a remote of the checkout (`origin`), a URL or a path; with none, the checkout's
 `origin` (or its only remote). A push that would drop the remote's events, or that raced
@@ -87,17 +88,21 @@ def session_fork(
     remote: str = typer.Option(
         None, "--from", help="Fork the head this remote had when both sides appended."
     ),
+    at: str = typer.Option(
+        None, "--at", help="Fork where this turn began (its number or commit in `log`)."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Start a new session whose conversation continues from SESSION_ID's (its history is
-    shared, never rewritten).
+    shared, never rewritten): from its head, from where turn --at began, or from the head
+    a remote kept aside. SESSION_ID's own conversation is left as it is.
 
-    Example: freshline session fork 3f2a9c1b7d4e --from origin
+    Example: freshline session fork 3f2a9c1b7d4e --at 3
     """
     from freshline.session import sharing
 
     with manager(ctx) as m:
-        record = sharing.fork(m, session_id, remote)
-    data = {"session": record.id, "from": session_id, "remote": remote}
+        record = sharing.fork(m, session_id, remote, at)
+    data = {"session": record.id, "from": session_id, "remote": remote, "at": at}
     emit(data, as_json, lambda: say(
         f"session {record.id} (continue with: freshline chat --session {record.id})"))

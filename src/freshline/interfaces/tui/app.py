@@ -9,6 +9,10 @@ the model's answers; the wire blocks themselves go to the model only.
 A message that could not be sent (a conflict stop, a backend failure) stays in the input
 and is remembered: a command typed meanwhile (on a line of its own below it, or after
 clearing the input) runs, and the message comes back.
+
+`/rewind` without a turn opens a picker of the last turns (`TurnPicker`: Enter rewinds,
+Escape cancels); a rewind of the transcript shows the transcript again as the model now
+has it and puts the turn's message back in the input; `/fork` moves the chat to the fork.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
 
 from freshline.agent.backends import Backend, backend_for
 from freshline.agent.runtime import SendResult, send
@@ -36,9 +40,10 @@ from freshline.conversation import Author
 from freshline.errors import ConflictStop, FreshlineError, SyncRequired, UsageError
 from freshline.interfaces.lines import tool_lines
 from freshline.interfaces.told import told_from_wire, told_line, wire_blocks
-from freshline.interfaces.tui import commands
+from freshline.interfaces.tui import commands, rewinding
 from freshline.interfaces.tui.commands import Command, Invocation, Reply
 from freshline.interfaces.tui.editing import History
+from freshline.interfaces.tui.picker import TurnPicker
 from freshline.interfaces.tui.prompt import PromptArea
 from freshline.interfaces.tui.status import Status, read_status
 from freshline.session import PreparedTurn, SessionManager
@@ -155,11 +160,16 @@ class ChatApp(App[None]):
             self.watcher.on_flush = self._changes_logged
             threading.Thread(target=self.watcher.run, daemon=True).start()
 
-    def _replay(self) -> None:
-        """The earlier transcript of a resumed session, with what each message carried."""
-        for event in self.manager.conversations.log(self.session_id):
-            if event.author is Author.USER and event.content:
-                self.history.add(event.content)
+    def _replay(self, remember: bool = True) -> None:
+        """The earlier transcript of a resumed session as the model has it (a rewind's
+        turns left out), with what each message carried; `remember` adds the messages to
+        the input's history (once, when the chat opens)."""
+        for event in self.manager.conversations.transcript(self.session_id):
+            if event.rewind is not None:
+                self.note(commands.rewind_note(event.rewind))
+            elif event.author is Author.USER and event.content:
+                if remember:
+                    self.history.add(event.content)
                 self._message(True, event.content)
                 blocks = wire_blocks(event.wire or event.content, event.content)
                 self.write(Told(told_from_wire(blocks), blocks))
@@ -213,8 +223,29 @@ class ChatApp(App[None]):
             self.note("still working on the last request", error=True)
             return
         self._restore(keep)
+        if invocation.command is Command.REWIND and rewinding.turn_of(invocation.args) is None:
+            self._pick(invocation)
+            return
         self.busy, self._streamed, self._started = True, "", time.monotonic()
         self._command(invocation)
+
+    def _pick(self, invocation: Invocation) -> None:
+        """Offer the last turns to rewind to."""
+        turns = rewinding.recent_turns(self.manager, self.session_id)
+        if not turns:
+            self.note("no turn to rewind to yet", error=True)
+            return
+        picker = TurnPicker(turns, invocation)
+        self.mount(picker, before=self.prompt)
+        picker.focus()
+
+    @on(OptionList.OptionSelected, "#picker")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        picker = self.query_one("#picker", TurnPicker)
+        args = (event.option.id or "", *picker.invocation.args)
+        picker.remove()
+        self.busy, self._streamed, self._started = True, "", time.monotonic()
+        self._command(Invocation(Command.REWIND, args))
 
     def _restore(self, keep: str) -> None:
         """Leave the input holding what is kept: the text around the command, else a
@@ -335,9 +366,22 @@ class ChatApp(App[None]):
                   error=True)
 
     def _reply(self, reply: Reply) -> None:
+        if reply.session is not None:
+            self.session_id = reply.session
+            self.sub_title = f"session {self.session_id} · model {self.backend.name}"
+            s = self.manager.get(self.session_id)
+            self.query_one("#header", Static).update(header_line(
+                self.session_id, s.project, self.backend.name, Path(self.manager.config.root)))
+        if reply.reload:
+            self.query_one("#transcript", Transcript).remove_children()
+            self._replay(remember=False)
         style = "red" if reply.error else "blue"
         self.write(Panel(Text(reply.body), title=reply.title, title_align="left",
                          border_style=style))
+        if reply.draft is not None:
+            self.kept = None
+            self.prompt.load_text(reply.draft)
+            self.prompt.move_cursor(self.prompt.document.end)
 
     def _idle(self, status: Status | None) -> None:
         if status is not None:

@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from freshline.context import Channel
-from freshline.conversation import Author
+from freshline.conversation import Author, views
+from freshline.conversation.events import Rewind
+from freshline.conversation.rewind import describe
 from freshline.errors import ConflictStop, SyncRequired, UsageError
-from freshline.interfaces.lines import event_line
+from freshline.interfaces.lines import logged_line
 from freshline.interfaces.text import plural
 from freshline.interfaces.told import short_target, told_from_wire, wire_blocks
+from freshline.interfaces.tui import rewinding
 from freshline.interfaces.tui.status import read_status
 from freshline.session import SessionManager
 
@@ -28,6 +31,8 @@ class Command(StrEnum):
     DIFF = "diff"  # the conversation's own work as a patch
     SYNC = "sync"  # merge an explicit rev now (isolated conversations)
     LOG = "log"  # the transcript as git records it
+    REWIND = "rewind"  # go back to where a turn began (files, transcript or both)
+    FORK = "fork"  # a new session from where a turn began; the chat moves to it
     HELP = "help"  # list the commands
     QUIT = "quit"  # leave the chat
 
@@ -39,6 +44,10 @@ HELP = {
     Command.DIFF: "/diff — the conversation's own work as a patch",
     Command.SYNC: "/sync REV [--with-conflicts] — merge REV into the conversation now",
     Command.LOG: "/log — the transcript as git records it, one commit per event",
+    Command.REWIND: "/rewind [TURN] [--code | --conversation | --both] [--force] [--yes] — "
+                    "go back to where TURN began (without TURN: pick one)",
+    Command.FORK: "/fork [TURN] — continue in a new session from where TURN began (default: "
+                  "from here); this one stays as it is",
     Command.HELP: "/help — this list",
     Command.QUIT: "/quit — leave (the session stays; reopen it with --session)",
 }
@@ -56,11 +65,16 @@ class Invocation:
 
 @dataclass(frozen=True)
 class Reply:
-    """What a command shows: a title, a plain-text body, and whether it is an error."""
+    """What a command shows: a title, a plain-text body, and whether it is an error; a
+    rewind or fork also gives the input a message back (`draft`), has the transcript shown
+    again (`reload`) or moves the chat to another session (`session`)."""
 
     title: str
     body: str
     error: bool = False
+    draft: str | None = None
+    reload: bool = False
+    session: str | None = None
 
 
 def parse(text: str) -> Invocation | None:
@@ -83,6 +97,11 @@ def parse(text: str) -> Invocation | None:
     elif command is Command.UPDATES:
         if args not in ((), (LAST,)):
             raise UsageError(f"usage: {_usage(Command.UPDATES)}")
+    elif command is Command.REWIND:
+        rewinding.check_rewind(args)
+    elif command is Command.FORK:
+        if len(args) > 1 or any(a.startswith("--") for a in args):
+            raise UsageError(f"usage: {_usage(Command.FORK)}")
     elif args:
         raise UsageError(f"/{name} takes no arguments")
     return Invocation(command, args)
@@ -107,9 +126,24 @@ def run(manager: SessionManager, session_id: str, inv: Invocation) -> Reply:
         Command.DIFF: _diff,
         Command.SYNC: _sync,
         Command.LOG: _log,
+        Command.REWIND: _rewind,
+        Command.FORK: _fork,
         Command.HELP: lambda *_: Reply("commands", "\n".join(HELP.values())),
     }
     return handlers[inv.command](manager, session_id, inv.args)
+
+
+def _rewind(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
+    return _reply("rewind", rewinding.rewind(manager, session_id, args))
+
+
+def _fork(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Reply:
+    return _reply("fork", rewinding.fork(manager, session_id, args))
+
+
+def _reply(title: str, done: rewinding.Outcome) -> Reply:
+    return Reply(title, "\n".join(done.lines), done.error, done.draft, done.reload,
+                 done.session)
 
 
 def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
@@ -146,14 +180,20 @@ def _updates(manager: SessionManager, session_id: str, args: tuple[str, ...]) ->
 
 
 def _last_told(manager: SessionManager, session_id: str) -> Reply:
-    """The blocks the model received with the human's last message."""
-    users = [e for e in manager.conversations.log(session_id) if e.author is Author.USER]
+    """The blocks the model received with the human's last message (of the transcript as
+    the model has it: a rewound one is not it)."""
+    users = [e for e in manager.conversations.transcript(session_id) if e.author is Author.USER]
     if not users:
         return Reply("updates last", "no message sent yet in this session")
     last = users[-1]
     blocks = wire_blocks(last.wire or last.content, last.content)
     return Reply(f"updates given with your last message {told_from_wire(blocks)}",
                  blocks or "nothing: that message went without blocks")
+
+
+def rewind_note(rewind: Rewind) -> str:
+    """The transcript's line where a rewind happened."""
+    return f"— {describe(rewind)}: {rewind.prompt}" if rewind.prompt else f"— {describe(rewind)}"
 
 
 def conflict_lines(stop: ConflictStop) -> list[str]:
@@ -188,5 +228,7 @@ def _sync(manager: SessionManager, session_id: str, args: tuple[str, ...]) -> Re
 
 def _log(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
     events = manager.conversations.log(session_id)
+    numbers, rewound = views.turn_numbers(events), views.rewound(events)
     return Reply(f"log ({plural(len(events), 'event')})",
-                 "\n".join(event_line(e) for e in events))
+                 "\n".join(logged_line(e, numbers.get(i), i in rewound)
+                           for i, e in enumerate(events)))
