@@ -31,13 +31,14 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     </project_context>
 
 Sections appear in this order and only when non-empty. Sources are listed, never expanded.
-Files are listed one per line up to `list_files_max` lines; past that, folders are counted
-instead, deepest first (`rollup.py`), and the block ends with the way to list them all.
-Entries are sorted and deduplicated; sources sort by kind, then pattern. Under a budget
-(`fit.render_blocks`) files and then documents fold further into folder groups. Deleted
-documents are not part of a project and are not shown. A session stores its manifest in
-the compact form of `compact_manifest` (files already counted per folder), which renders
-the same block.
+Under a budget (`fit.render_blocks`) files are listed one per line while they fit, folders
+whole: only as many folders are counted (deepest first, `rollup.py`) as the budget needs,
+then documents fold into folder groups too, and the block ends with the way to list them
+all. Without a budget files are listed up to `list_files_max` lines. Entries are sorted and
+deduplicated; sources sort by kind, then pattern. Deleted documents are not part of a
+project and are not shown. A session stores its manifest in the compact form of
+`compact_manifest` (files past its channel's budget already counted per folder), which
+renders the same block.
 """
 
 from __future__ import annotations

@@ -8,14 +8,15 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - you wrote /home/u/vault/b.md at turn 4; it was deleted since (by git pull (a1b2c3d → e4f5a6b))
     Changes to the project since your last turn: paths only, never contents. Re-read ...
     This conversation was closed for a while: the project may have changed ...  (resumed)
-    The change log was compacted, ... re-enumerate the project ...              (compacted)
+    The change log no longer reaches your last turn, ... the manifest ...       (forgotten)
+    Earlier changes, counted per folder (the change log no longer lists them ...):
+    - /home/u/vault/Bulk/sub03/: 100 created (epochs 5–9)
+    - HEAD moved 1a2b3c4 → 5d6e7f8 by checkout (epoch 7): 1,204 paths in this project, ...
     Scope changed:
     - now included: tag #paper
     - no longer included: file type *.txt
     - no longer excluded: folder /home/u/vault/Drafts/
     - mode: live → isolated
-    Newly in scope:
-    - /home/u/vault/Drafts/idea.md
     Refreshed from main (1a2b3c4 → 5d6e7f8); paths it changed:
     - /home/u/vault/src/app.py
     Conflicts left by the refresh from main (resolve them before relying on these files):
@@ -34,6 +35,10 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/Drafts/ → /home/u/vault/Ideas/ (a folder moved as a whole, 1 file)
     - /home/u/vault/Drafts/a.md → /home/u/vault/Ideas/a.md
     - /home/u/vault/old.md → /home/u/vault/new name.md
+    Entered the project:
+    - /home/u/vault/Drafts/idea.md (now included by folder /home/u/vault/Drafts/)
+    Left the project (the files are still there):
+    - /home/u/vault/Version history.md (now tagged #personal)
     Changes grouped by folder (counts by kind):                     (rolled up)
     - /home/u/vault/notes/2024/: 312 created, 4 deleted
     Snapshots ready since an earlier turn (read these instead of the raw files):
@@ -50,14 +55,18 @@ since (`UpdatesInput.stale`, from the session's read ledger), each with the turn
 changed it, as proven (`Source`): another session, a git operation, a refresh, or
 "outside freshline". Its entries are kept listed until nothing else can fold. A change
 another session's tool wrote carries that session (`UpdatesInput.writers`).
-A path a scope change brought in is logged as `created` too; it is named once, under
-"Newly in scope", and only while the changes still hold it as created (a path that came in
-and then went is not named). A document among the changes carries its state in parentheses
+A file that crossed the scope's edge where it stands (its tags or properties changed, or
+the config did) entered or left the project, with the reason when the tracker knew it
+(`phrases.reason`). Changes older than the log's start come counted per folder with their
+epochs (`UpdatesInput.folded`), and fold further like other path changes. A document
+among the changes carries its state in parentheses
 (`UpdatesInput.documents`, looked up by path; a rename also looks up its old path, whose
 snapshot is then invalid).
-A compacted log replaces every log-derived section (scope, refresh, path changes) with one
-line; the document sections, which come from the session's own sets, stay. Entries are
-sorted and deduplicated; scope changes, refreshes and git operations keep their order.
+A log that no longer reaches back even as counts (`compacted`: the manifest comes with
+the block) replaces every log-derived section (counts, scope, refresh, path changes) with
+one line; a rewind, not from the log, is still told, and so are the document sections,
+which come from the session's own sets. Entries are sorted and deduplicated; scope
+changes, refreshes and git operations keep their order.
 `updates_plan` describes the block for `fit.render_blocks`, which rolls it up to a budget
 (`rollup.py`): the paths of a git operation are then counted in its line, and other
 entries in groups per folder, with a last line naming the way to the full list.
