@@ -54,6 +54,11 @@ def test_rules(sequence: list[Change], expected: list[Change]) -> None:
         ([[ch(R, "a", "b"), ch(R, "b", "a")]], [ch(R, "a", "b"), ch(R, "b", "a")]),
         ([[ch(R, "a", "b"), ch(R, "b", "a")], [ch(R, "a", "b"), ch(R, "b", "a")]], []),
         ([[ch(M, "b"), ch(R, "b", "a")], [ch(R, "c", "b")]], [ch(M, "c"), ch(R, "c", "a")]),
+        # a's content moved onto c, told deleted + modified; b then renamed onto a is the same
+        (
+            [[ch(D, "c")], [ch(R, "c", "a")], [ch(R, "a", "b")]],
+            [ch(M, "a"), ch(D, "b"), ch(M, "c")],
+        ),
     ],
 )
 def test_sets(sets: list[list[Change]], expected: list[Change]) -> None:

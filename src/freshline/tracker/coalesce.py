@@ -175,17 +175,22 @@ class _Net:
             if undo is not None and (path, undo) in out:  # told gone and there: modified
                 del out[path, undo]
                 kind = M
+            if kind is D and (path, M) in out:  # a path re-read is not gone
+                return
+            if kind is M:
+                out.pop((path, D), None)
             detail = fate.why if kind in (ENTERED, LEFT) else None
             out[path, kind] = Change(kind, path, old, detail, fate.before)
 
         for origin, lost in self.gone.items():
             if origin not in self.live:
                 add(LEFT if lost.transition else D, origin, lost)
+        replaced = self._replaced()
         for path, fate in self.live.items():
             if fate.origin is None:
                 arrived = ENTERED if fate.transition else C
                 add(M if path in self.gone else arrived, path, fate)
-            elif fate.origin != path and path in self.gone:
+            elif fate.origin != path and path in replaced:
                 # Moved onto a path the reader still knew: the reader must drop the old
                 # path and re-read the target, whose earlier content is gone.
                 add(D, fate.origin, fate)
@@ -198,6 +203,21 @@ class _Net:
                 add(M, path, fate)
         paths = sorted(out.values(), key=lambda c: (c.path, c.kind.value))
         return paths + self._kept_folders(paths) + self.others
+
+    def _replaced(self) -> set[str]:
+        """Paths the reader knew whose content is told gone: lost, or moved onto such a
+        path (told `deleted` old + `modified` target), so that a rename onto one of
+        these is told the same way in turn."""
+        replaced = set(self.gone)
+        moved = [(p, f.origin) for p, f in self.live.items() if f.origin not in (None, p)]
+        grew = True
+        while grew:
+            grew = False
+            for path, origin in moved:
+                if path in replaced and origin not in replaced:
+                    replaced.add(origin or "")
+                    grew = True
+        return replaced
 
     def _kept_folders(self, paths: list[Change]) -> list[Change]:
         """Folder summaries whose moves still stand: old ≠ new and files moved with them."""
