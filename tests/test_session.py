@@ -438,6 +438,25 @@ def test_in_scope_listing_follows_the_log(ws: Workspace, managers: Make):
     assert m.conversations.log(s.id)  # the live turn was recorded from the listing
 
 
+def test_in_scope_listing_catches_up_on_what_was_undone(ws: Workspace, managers: Make):
+    """A change undone is not told to a session (net), but the listing holds index
+    entries: the reverted file's entry (its stat) moved, and the catch-up must see it."""
+    ws.write("notes/a.md", "same")
+    ws.write("notes/b.md", "gone and back")
+    m = managers(ws.configure({"p": {"include": ["notes"]}}))
+    m.tracker.flush()
+    assert [e.path for e in m.in_scope.entries("p")] == ["notes/a.md", "notes/b.md"]
+    ws.write("notes/a.md", "edited")
+    (ws.root / "notes/b.md").unlink()
+    m.tracker.flush()  # a scan between the change and its undoing
+    ws.write("notes/a.md", "same")
+    ws.write("notes/b.md", "gone and back")
+    for name in ("a", "b"):  # settled stamps, which the index keeps
+        os.utime(ws.root / f"notes/{name}.md", (1_500_000_000, 1_500_000_000))
+    m.tracker.flush()
+    assert m.in_scope.entries("p") == m.tracker.files_in_scope("p")
+
+
 def test_a_project_removed_and_added_again_is_re_enumerated(ws: Workspace, managers: Make):
     ws.write("notes/a.md", "a")
     m, sid = started(ws, managers)

@@ -59,9 +59,10 @@ def append(store: Store, state: ProjectState, changes: list[Change], cap: int) -
     return ProjectDelta(state.name, epoch, changes)
 
 
-def since(store: Store, state: ProjectState, epoch: int) -> ChangesSince:
+def since(store: Store, state: ProjectState, epoch: int, undone: bool = False) -> ChangesSince:
     """The net changes after `epoch` (call inside `store.read()`, one snapshot: no
-    compaction between the state and the rows)."""
+    compaction between the state and the rows); with `undone`, what was undone stays in
+    (a listing of index entries must see every path whose entry moved)."""
     if epoch < state.forgotten_through or epoch > state.epoch:
         return ChangesSince(state.name, epoch, state.epoch, True, [], forgotten=True)
     entries = store.log_read(state.name, epoch)
@@ -70,7 +71,8 @@ def since(store: Store, state: ProjectState, epoch: int) -> ChangesSince:
     changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
     touched = Counter(p for e in entries for p in (e.change.path, e.change.old_path) if p)
     repeated = {p for p, n in touched.items() if n > 1}
-    changes = net(changes, store.index_contents(net_lookups(changes, repeated)))
+    if not undone:
+        changes = net(changes, store.index_contents(net_lookups(changes, repeated)))
     compacted = epoch < state.compacted_through
     folded = merged(store.groups_read(state.name, epoch)) if compacted else []
     return ChangesSince(state.name, epoch, state.epoch, compacted, changes, folded)

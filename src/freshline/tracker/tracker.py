@@ -368,12 +368,13 @@ class Tracker:
         """The project's current epoch (0 before its first flush)."""
         return self._state(project).epoch
 
-    def changes_since(self, project: str, since: int) -> ChangesSince:
+    def changes_since(self, project: str, since: int, undone: bool = False) -> ChangesSince:
         """The net changes after epoch `since`: those the log lists, and (when it was
         compacted past `since`) the older ones counted; or, when not even the counts reach
-        back that far, a `forgotten` answer (the reader needs a fresh listing)."""
+        back that far, a `forgotten` answer (the reader needs a fresh listing). With
+        `undone`, a change undone since is kept (for listings of index entries)."""
         with self.store.read():  # state and rows from one snapshot: no compaction between
-            return changelog.since(self.store, self._state(project), since)
+            return changelog.since(self.store, self._state(project), since, undone)
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order.
