@@ -12,7 +12,7 @@ on the prompt's last text (the user's words):
     cancel            wait for session/cancel, then stop with `cancelled` (no output)
     refuse            stop with `refusal` (no output)
     silent            stop with `end_turn` (no output)
-    read PATH         read PATH through the client, say how long it was
+    read PATH [L N]   read PATH (lines L.. at most N) through the client, say how long it was
     write PATH TEXT   write TEXT to PATH through the client
     toolread PATH     report a completed read tool call on PATH (no fs request; a load
                       replays it)
@@ -123,7 +123,10 @@ class TestAgent:
             os._exit(int(args[0]))
         if command == "read":
             try:
-                read = await client.read_text_file(path=args[0], session_id=session_id)
+                line, limit = args[1].split() if len(args) > 1 else (None, None)
+                ranged = {"line": int(line), "limit": int(limit)} if line and limit else {}
+                read = await client.read_text_file(path=args[0], session_id=session_id,
+                                                   **ranged)
                 said = f"read {len(read.content)} characters"
             except RequestError as exc:
                 said = f"error: {exc}"

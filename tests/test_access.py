@@ -71,7 +71,7 @@ TABLE: list[tuple[str, Refusal | None]] = [
     ("notes/sub/../a.md", None),
     ("./notes//sub/b.md", None),
     ("notes/good", None),  # a link to a file in scope
-    ("notes/hard.md", None),  # a hard link is a file of the workspace: reading is fine
+    ("notes/hard.md", Refusal.HARDLINK),  # its other name may be anything: never read
     ("notes", None),
     ("notes/.env", Refusal.SECRET),
     ("notes/keys/id_rsa", Refusal.SECRET),
@@ -151,7 +151,8 @@ def test_every_tool_refuses_the_same_paths_in_one_line(
 ) -> None:
     box = Toolbox(root, mode, rules())
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
-    tools = READERS + (WRITERS if mode is ToolMode.ISOLATED else [])
+    writers = WRITERS if expected is not Refusal.HARDLINK else ["edit", "chmod"]  # write replaces
+    tools = READERS + (writers if mode is ToolMode.ISOLATED else [])
     for tool in tools:
         result = run(box, tool, path)
         assert result.is_error, (tool, path, result.content)
@@ -183,7 +184,7 @@ def test_isolated_writes_replace_the_file_so_hard_links_keep_their_content(root:
     assert outside.read_text() == "linked text\n"  # seen: written through the shared inode
     os.link(outside, root / "notes/hard2.md")
     edited = box.run(ToolCall("c", "edit", {"path": "notes/hard2.md", "old": "text", "new": "x"}))
-    assert not edited.is_error and (root / "notes/hard2.md").read_text() == "linked x\n"
+    assert edited.is_error and "2 hard links" in edited.content  # edit reads: refused
     assert outside.read_text() == "linked text\n"
     os.link(outside, root / "notes/hard3.md")
     refused = run(box, "chmod", "notes/hard3.md")

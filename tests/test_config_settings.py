@@ -51,7 +51,7 @@ def test_model_settings_are_read(tmp_path: Path) -> None:
         ("[model]\ndefault = 3\n", "model.default: expected a string, got an integer"),
         ('[model]\ndefault = ""\n', "model.default: empty model"),
         ('[model]\nbase_url = "localhost:1234"\n', "model.base_url: not an http:// or https://"),
-        ("[model]\nretries = -1\n", "model.retries: must be at least 0"),
+        ("[model]\nretries = -1\n", "model.retries: must be between 0 and 100"),
         ("[model]\nretry_wait_s = true\n", "model.retry_wait_s: expected a number of seconds"),
         ("[model]\nmodel = 'x'\n", "model.model: unknown key (expected one of: default, "),
         ("model = 'x'\n", "model: expected a table, got a string"),

@@ -14,7 +14,7 @@ from freshline.agent.runtime import send
 from freshline.config import load_config
 from freshline.interfaces.cli import app
 from freshline.session import SessionManager, users
-from freshline.store import Store, open_database
+from freshline.store import Store, WithheldRow, open_database
 from freshline.store.location import ENV_VAR
 from freshline.store.records import ChangeGroup
 from freshline.tracker import Tracker
@@ -35,7 +35,7 @@ def counts(store: Store) -> dict[str, int]:
 def busy_workspace(tmp_path: Path) -> Path:
     """A workspace whose store has rows in every table: epochs, a log and the counts of a
     compacted part, sessions with cursors, ledger rows, deliveries, hints, meta, users with
-    grants and sessions they own."""
+    grants and sessions they own, a file secrets were withheld from."""
     root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
@@ -56,6 +56,7 @@ def busy_workspace(tmp_path: Path) -> Path:
             store.groups_append("p", [ChangeGroup(1, 1, "notes", {"created": 3})])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
+        store.withheld_note([WithheldRow("notes/a.md", "0" * 40, ("jwt",))])
     finally:
         manager.close()
     return root

@@ -10,16 +10,21 @@ normalized (`..` folded, an absolute path must lie under the root), then resolve
     ignored     matched by `[workspace] ignore`
     secret      matched by a built-in secret pattern the project did not allow
     out of scope  not among the files (or folders holding files) the rules admit
+    hard link   a regular file with more than one link (unless `allow_hardlinks`)
 
 so a symlink inside the project cannot lead to `.git/config`, a secret, or a file the
-project excludes. Readers that walk folders check each entry with `refusal`, the same
-rules without the resolving (a walk sees real entries and does not follow links).
+project excludes. A hard link has no "where it leads": its other names may be
+`.git/config`, `.env` or a file outside the workspace, and nothing tells which, so a file
+with more than one link is refused whatever its name. Readers that walk folders check each
+entry with `refusal`, the same rules without the resolving (a walk sees real entries and
+does not follow links), and `hard_links` before they open a file.
 A refusal is an `AccessDenied` (exit 2) whose message says why in one line.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from enum import StrEnum
@@ -44,6 +49,7 @@ class Refusal(StrEnum):
     IGNORED = "ignored"  # matched by [workspace] ignore
     SECRET = "secret"  # a built-in secret pattern the project did not allow
     OUT_OF_SCOPE = "out-of-scope"  # not a file (or folder) the project includes
+    HARDLINK = "hard-link"  # a file with more than one link: its other names are unknown
 
 
 class AccessDenied(WorkspaceError):
@@ -68,6 +74,7 @@ class Rules:
     admits_folder: PathTest | None = None  # folders that may hold files in scope (None: all)
     readable_internal: PathTest | None = None  # internal files served anyway (snapshots)
     not_admitted: str = "not in the project"  # the reason given for what `admits` refuses
+    allow_hardlinks: bool = False  # read files with more than one hard link
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,27 @@ def reach(root: Path, user_path: str, rules: Rules | None = None) -> Reached:
         if why is not None:
             via = "" if side == asked else " (where it leads)"
             raise AccessDenied(shown(f"{user_path}: {why[1]}{via}; refused"), why[0])
+    if not rules.allow_hardlinks:
+        links = hard_links(real)
+        if links > 1:
+            raise AccessDenied(shown(f"{user_path}: {hardlink_reason(links)}; refused"),
+                               Refusal.HARDLINK)
     return Reached(real, rel, is_dir)
+
+
+def hard_links(path: Path) -> int:
+    """How many hard links a regular file has (0: not a regular file, or gone)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0
+    return info.st_nlink if stat.S_ISREG(info.st_mode) else 0
+
+
+def hardlink_reason(links: int) -> str:
+    """Why a file with `links` hard links is not read, in a few words."""
+    return (f"a file with {links} hard links (another name may be a secret, git's or "
+            "outside the workspace; [security] allow_hardlinks = true reads them)")
 
 
 def file_facts(root: Path, rel: str) -> FileFacts:

@@ -8,7 +8,7 @@ outside the session's project gets through; a walk checks each entry it meets th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from freshline.access import AccessDenied, Rules, reach, refusal
@@ -42,12 +42,14 @@ class Confinement:
         """The absolute path a root-relative path is shown as."""
         return str(to_abs(self.root, rel))
 
-    def resolve(self, raw: object) -> Confined:
-        """Confine one path (absolute, or relative to the root); raise ToolError if refused."""
+    def resolve(self, raw: object, hardlinks: bool = False) -> Confined:
+        """Confine one path (absolute, or relative to the root); raise ToolError if refused.
+        `hardlinks`: a file with more than one link passes (to be replaced, never read)."""
         if not isinstance(raw, str) or not raw.strip():
             raise ToolError("a path is required (absolute, or relative to the workspace)")
+        rules = replace(self.rules, allow_hardlinks=True) if hardlinks else self.rules
         try:
-            reached = reach(self.root, raw, self.rules)
+            reached = reach(self.root, raw, rules)
         except AccessDenied as exc:
             raise ToolError(str(exc)) from None
         return Confined(reached.path, reached.rel, self.shown(reached.rel), reached.is_dir)

@@ -80,8 +80,10 @@ def toolbox_for(
 
     if s.mode == "isolated":
         worktree = manager.conversations.worktree(s.id)
-        rules = isolated_rules(manager.config.project(s.project), worktree)
-        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes, ledger=ledger)
+        rules = isolated_rules(manager.config.project(s.project), worktree,
+                               manager.config.security.allow_hardlinks)
+        return Toolbox(worktree, ToolMode.ISOLATED, rules, changes=changes, ledger=ledger,
+                       withholder=manager.withholder)
     return Toolbox(
         Path(manager.config.root),
         ToolMode.LIVE,
@@ -89,6 +91,7 @@ def toolbox_for(
         read_document=lookup,
         changes=changes,
         ledger=ledger,
+        withholder=manager.withholder,
     )
 
 
@@ -164,6 +167,7 @@ def complete(
         raise
     turn.accept()
     checkpoint("accept:done")
+    manager.note_withheld()
     if turn.staged.pending:
         # Documents the agent was told are converting: convert them for a later turn. With
         # none, there is nothing to convert, and listing the project would cost the send

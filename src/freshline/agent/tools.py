@@ -11,12 +11,16 @@ not overwritten.
 A tool never raises to the model's caller: refusals and failures become error results the
 model reads and can act on. Every output is capped, so a huge file or a broad search cannot
 flood the context. What a tool may see is decided by its `Rules` (`freshline.access`): the
-session's project, never a secret, never freshline's or git's own files. Writes replace a
-file (a temporary file renamed over it), so a hard link never carries them outside.
+session's project, never a secret, never freshline's or git's own files, never a file with
+more than one hard link. What it shows of a file has every secret in it withheld
+(`freshline.withholding`; `textview.py`), and says how many. Writes replace a file (a
+temporary file renamed over it), so a hard link never carries them outside; a write that
+would put `[secret withheld: …]` where a secret stands is refused.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import secrets
@@ -27,21 +31,23 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from freshline.access import Rules
-from freshline.agent import tool_specs
+from freshline.access import Rules, hard_links
+from freshline.agent import textview, tool_specs
 from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
+from freshline.agent.textview import is_binary, sniff
 from freshline.agent.witness import Witness
 from freshline.errors import FreshlineError
 from freshline.materialize.status import DocStatus, Probe
+from freshline.secretscan import WITHHELD_PREFIX
 from freshline.session.ledger import TurnLedger, snapshot_fingerprint
+from freshline.withholding import Withholder
 
 DEFAULT_OUTPUT_CAP = 20_000
 LIST_LIMIT = 500  # entries shown by one list call
 MATCH_LIMIT = 200  # matching lines shown by one search call
 SEARCH_FILE_LIMIT = 5_000_000  # bytes; larger files are skipped by search
 LINE_PREVIEW = 200  # characters of a matching line shown by search
-_SNIFF = 8192  # bytes read to tell text from binary
 _NOTE_ROOM = 300  # a tool may exceed the cap by its own note on how it was capped
 
 
@@ -90,23 +96,20 @@ def _arg(args: dict[str, Any], name: str, kind: type, default: Any = ...) -> Any
     return value
 
 
-def _is_binary(head: bytes) -> bool:
-    if b"\0" in head:
-        return True
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 3  # a character cut at the sniff boundary is fine
-    return False
+def _search_notes(hits: list[str], withheld: int, linked: list[str]) -> str:
+    """A search's lines, then how many secrets its lines withheld and which files with
+    more than one hard link it did not search."""
+    lines = list(hits)
+    if withheld:
+        lines.append(f"[{withheld} {'secret' if withheld == 1 else 'secrets'} withheld]")
+    if linked:
+        shown = ", ".join(linked[:5]) + (f" and {len(linked) - 5} more" if len(linked) > 5 else "")
+        lines.append(f"[not searched, each has more than one hard link: {shown}]")
+    return "\n".join(lines)
 
 
 def _join(rel: str, name: str) -> str:
     return f"{rel}/{name}" if rel else name
-
-
-def _sniff(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        return handle.read(_SNIFF)
 
 
 def encodable(text: str) -> str:
@@ -126,7 +129,8 @@ class Toolbox:
     secrets); `read_document` tells read and search which paths are converted documents
     (read their snapshot instead); `changes` offers the `changes` tool, paging the
     session's project's changes (it reads no file); `ledger` records what the agent saw
-    and wrote, and guards writes by content.
+    and wrote, and guards writes by content; `withholder` withholds secrets from what the
+    tools show (default: every secret, no path allowed).
     """
 
     def __init__(
@@ -139,8 +143,10 @@ class Toolbox:
         offer_chmod: bool = True,
         changes: ChangesPager | None = None,
         ledger: TurnLedger | None = None,
+        withholder: Withholder | None = None,
     ) -> None:
         self.confinement = Confinement(root, rules)
+        self.withholder = withholder or Withholder()
         self.mode = ToolMode(mode)
         self.read_document = read_document or (lambda rel: None)
         self.output_cap = output_cap
@@ -220,13 +226,15 @@ class Toolbox:
             return False
         return self.confinement.visible(rel, folder)
 
-    @staticmethod
-    def _describe(entry: os.DirEntry[str]) -> str:
+    def _describe(self, entry: os.DirEntry[str]) -> str:
         if entry.is_symlink():
             return f"{entry.name}@"
         if entry.is_dir():
             return f"{entry.name}/"
-        return f"{entry.name}  ({entry.stat().st_size} bytes)"
+        info = entry.stat()
+        if info.st_nlink > 1 and not self.confinement.rules.allow_hardlinks:
+            return f"{entry.name}  ({info.st_size} bytes; {info.st_nlink} hard links: not read)"
+        return f"{entry.name}  ({info.st_size} bytes)"
 
     def _read(self, args: dict[str, Any]) -> _Outcome:
         target = self.confinement.resolve(_arg(args, "path", str))
@@ -238,7 +246,7 @@ class Toolbox:
         view = self.read_document(target.rel)
         if view is None:
             blob = self.witness.content(target.path)  # first: an edit meanwhile is a change
-            outcome = _Outcome(self._text(target.path, target.shown, start, end))
+            outcome = _Outcome(self._text(target.path, target, start, end, blob))
         else:
             outcome = self._read_document(target, view, start, end)
             blob = snapshot_fingerprint(view)
@@ -263,46 +271,19 @@ class Toolbox:
         note = (" (an older snapshot: the document changed since; a new one is on its way)"
                 if view.status is DocStatus.STALE else "")
         header = f"[text snapshot of {target.shown}{note}]\n"
-        return _Outcome(header + self._text(view.snapshot, target.shown, start, end))
+        return _Outcome(header + self._text(view.snapshot, target, start, end))
 
-    def _text(self, path: Path, shown: str, start: int | None, end: int | None) -> str:
-        size = path.stat().st_size
-        if _is_binary(_sniff(path)):
-            raise ToolError(f"{shown}: binary file, {size} bytes")
+    def _text(self, path: Path, target: Confined, start: int | None, end: int | None,
+              blob: str | None = None) -> str:
+        """The text of `path` (`target`'s file or snapshot), secrets withheld, whole or
+        the lines asked for, with a line saying how many secrets were withheld."""
+        shown = target.shown
+        loaded = textview.load(path, shown, target.rel, self.withholder, blob)
         if start is None and end is None:
-            return self._whole(path, shown, size)
-        return self._lines(path, shown, 1 if start is None else start, end)
-
-    def _whole(self, path: Path, shown: str, size: int) -> str:
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            text = handle.read(self.output_cap + 1)
-        if not text:
-            return f"({shown} is empty)"
-        if len(text) <= self.output_cap:
-            return text
-        return (text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters; "
-                f"the file has {size} bytes: read a line range with start and end]")
-
-    def _lines(self, path: Path, shown: str, start: int, end: int | None) -> str:
-        if start < 1 or (end is not None and end < start):
-            raise ToolError("start must be at least 1 and end at least start")
-        taken: list[str] = []
-        used, last, capped = 0, start - 1, False
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            for number, line in enumerate(handle, 1):
-                if number < start:
-                    continue
-                if end is not None and number > end:
-                    break
-                capped = used + len(line) > self.output_cap
-                taken.append(line[: self.output_cap - used] if capped else line)
-                used, last = used + len(line), number
-                if capped:
-                    break
-        if last < start:
-            return f"[{shown} has fewer than {start} lines]"
-        tail = f"\n[output capped at {self.output_cap} characters]" if capped else ""
-        return f"[{shown} lines {start}-{last}]\n" + "".join(taken) + tail
+            size = path.stat().st_size
+            return loaded.noted(textview.whole(loaded.text, shown, size, self.output_cap))
+        first = 1 if start is None else start
+        return loaded.noted(textview.lines(loaded.text, shown, first, end, self.output_cap))
 
     def _changes(self, args: dict[str, Any]) -> _Outcome:
         since, page = _arg(args, "since", int, None), _arg(args, "page", int, 1)
@@ -310,7 +291,7 @@ class Toolbox:
             raise ToolError("since must be at least 0 and page at least 1")
         assert self.changes is not None
         try:
-            return _Outcome(self.changes(since, page, self.output_cap))
+            return _Outcome(self.withholder.text(self.changes(since, page, self.output_cap)).text)
         except FreshlineError as exc:
             raise ToolError(str(exc)) from None
 
@@ -325,33 +306,38 @@ class Toolbox:
             raise ToolError(f"invalid regular expression: {exc}") from exc
         base = self.confinement.resolve(_arg(args, "path", str, "."))
         hits: list[str] = []
-        searched = used = 0
-        for source in self._searchable(base):
+        searched = used = withheld = 0
+        linked: list[str] = []
+        for source in self._searchable(base, linked):
             searched += 1
             shown_before = len(hits)
-            for number, line in self._matches(source.path, regex):
+            for number, line, had in self._matches(source, regex):
                 hit = f"{source.label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
                 hits.append(hit)
+                withheld += hit.count(WITHHELD_PREFIX) if had else 0
                 used += len(hit) + 1
                 if len(hits) >= MATCH_LIMIT or used > self.output_cap:
                     self.witness.saw_source(source.rel, source.view, source.path)
                     hits.append(f"[stopped after {len(hits)} matches; narrow the pattern or path]")
-                    return _Outcome("\n".join(hits))
+                    return _Outcome(_search_notes(hits, withheld, linked))
             if len(hits) > shown_before:
                 self.witness.saw_source(source.rel, source.view, source.path)
         if not hits:
             files = "1 file" if searched == 1 else f"{searched} files"
-            return _Outcome(f"no matches for /{pattern}/ in {files}")
-        return _Outcome("\n".join(hits))
+            hits = [f"no matches for /{pattern}/ in {files}"]
+        return _Outcome(_search_notes(hits, withheld, linked))
 
-    def _searchable(self, base: Confined) -> Iterator[_Searched]:
-        """Each text source the rules admit under `base`."""
+    def _searchable(self, base: Confined, linked: list[str]) -> Iterator[_Searched]:
+        """Each text source the rules admit under `base`; files with more than one hard
+        link are left out and named in `linked` (unless the rules allow them)."""
         for path, rel in self._walk(base):
             shown = self.confinement.shown(rel)
             try:
                 view = self.read_document(rel)
-                if view is None:
-                    if path.stat().st_size <= SEARCH_FILE_LIMIT and not _is_binary(_sniff(path)):
+                if not self.confinement.rules.allow_hardlinks and hard_links(path) > 1:
+                    linked.append(shown)
+                elif view is None:
+                    if path.stat().st_size <= SEARCH_FILE_LIMIT and not is_binary(sniff(path)):
                         yield _Searched(path, shown, rel, None)
                 elif view.snapshot is not None and view.snapshot.is_file():
                     yield _Searched(view.snapshot, f"{shown} (snapshot)", rel, view)
@@ -384,20 +370,28 @@ class Toolbox:
                     files.append((Path(entry.path), rel))
             yield from reversed(files)
 
-    @staticmethod
-    def _matches(source: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
-        with source.open(encoding="utf-8", errors="replace", newline="") as handle:
-            for number, line in enumerate(handle, 1):
-                if regex.search(line):
-                    yield number, line
+    def _matches(
+        self, source: _Searched, regex: re.Pattern[str]
+    ) -> Iterator[tuple[int, str, bool]]:
+        """(number, line, whether the file had secrets withheld) of each matching line, searched
+        in the text with its secrets withheld: a pattern cannot probe a withheld value."""
+        try:
+            loaded = textview.load(source.path, source.label, source.rel, self.withholder)
+        except ToolError:
+            return  # grew past what is scanned since the walk
+        for number, line in enumerate(io.StringIO(loaded.text, newline=""), 1):
+            if regex.search(line):
+                yield number, line, bool(loaded.kinds)
 
     # --- changing (isolated mode) ------------------------------------------------------------
 
-    def _writable(self, args: dict[str, Any]) -> Confined:
+    def _writable(self, args: dict[str, Any], reads: bool = False) -> Confined:
+        """The path a change names. A file with more than one hard link may be replaced
+        or deleted (its other names keep their content), not edited, which reads it."""
         raw = _arg(args, "path", str)
         if encodable(raw) != raw:
             raise ToolError("the path is not valid Unicode (it holds a lone surrogate); refused")
-        target = self.confinement.resolve(raw)
+        target = self.confinement.resolve(raw, hardlinks=not reads)
         if target.is_dir:
             raise ToolError(f"{target.shown}: a directory")
         return target
@@ -427,8 +421,23 @@ class Toolbox:
 
     def _replace(self, target: Confined, text: str) -> None:
         """Write `text` over `target` and record it as the agent's own write."""
+        self._keep_secrets(target, text)
         self._put(target.path, text)
         self.witness.wrote(target.rel, text)
+
+    def _keep_secrets(self, target: Confined, text: str) -> None:
+        """Refuse to write more `[secret withheld: …]` markers into a file than it holds,
+        when it holds secrets: the agent was shown the markers, and writing them back
+        would destroy what they stand for."""
+        if WITHHELD_PREFIX not in text or not target.path.is_file():
+            return
+        with target.path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            old = handle.read()
+        if text.count(WITHHELD_PREFIX) > old.count(WITHHELD_PREFIX) and \
+                self.withholder.text(old, target.rel).count:
+            raise ToolError(f"{target.shown}: holds secrets withheld from you; writing "
+                            "'[secret withheld: …]' over them would destroy them. Change "
+                            "the file with edit, around them; refused")
 
     def _write(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args)
@@ -442,13 +451,13 @@ class Toolbox:
                         changed=(target.rel,))
 
     def _edit(self, args: dict[str, Any]) -> _Outcome:
-        target = self._writable(args)
+        target = self._writable(args, reads=True)
         old, new = _arg(args, "old", str), _arg(args, "new", str)
         if not target.path.is_file():
             raise ToolError(f"{target.shown}: no such file; use write to create it")
         if not old:
             raise ToolError("old must not be empty")
-        if _is_binary(_sniff(target.path)):
+        if is_binary(sniff(target.path)):
             raise ToolError(f"{target.shown}: binary file, {target.path.stat().st_size} bytes")
         try:
             with target.path.open(encoding="utf-8", newline="") as handle:

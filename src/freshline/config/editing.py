@@ -78,6 +78,10 @@ _TEMPLATE = """\
 [sessions]
 # idle_close = "7d"            # hook, MCP and ACP sessions unused this long close ("0": never)
 
+[security]
+# allow_hardlinks = false      # files with more than one hard link are read by nothing
+# allow_secrets_in = []        # folders or globs whose content is not scanned for secrets
+
 [store]
 # url = "postgresql://me@db.example/notes"   # a team's store (default: SQLite in .freshline/)
 # pool_size = 8                # PostgreSQL connections per freshline process

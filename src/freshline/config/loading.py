@@ -6,6 +6,7 @@ problem is a ConfigError of one line: `freshline.toml: <key>: <what is wrong>`.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Callable, Iterable
@@ -23,6 +24,7 @@ from freshline.config.settings import (
     Mode,
     ModelSettings,
     ProjectConfig,
+    SecuritySettings,
     SessionSettings,
     StoreSettings,
     WorkspaceSettings,
@@ -36,7 +38,8 @@ from freshline.store.pool import MAX_SIZE as MAX_POOL_SIZE
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _TOP_KEYS = (
-    "workspace", "projects", "model", "delivery", "conversations", "sessions", "store"
+    "workspace", "projects", "model", "delivery", "conversations", "sessions", "store",
+    "security",
 )
 _PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
 
@@ -52,6 +55,17 @@ _RANGES = {
     "workers": (1, 64),
     "autowatch_idle": (1, 30 * 86_400),
 }
+RETRIES_MAX = 100  # [model] retries: past this a send could retry for days
+WAIT_MAX_S = 3_600.0  # [model] retry_wait_s and retry_max_wait_s
+# Length limits, in characters: far above any real value, far below what costs memory or
+# time when a pattern is compiled or a name is sent with every request.
+MODEL_NAME_MAX = 200  # [model] default
+TEXT_MAX = 4_096  # URLs
+PATTERN_MAX = 1_024  # one include, exclude, ignore or allow pattern
+PATTERNS_MAX = 10_000  # patterns in one list
+NAME_MAX = 100  # a project's name
+DURATION_MAX = 32  # a duration's text ("7d")
+KEY_SHOWN = 80  # characters of a key an error shows
 
 
 def find_workspace(start: Path, explicit: Path | None = None) -> Path:
@@ -107,7 +121,10 @@ def too_deep() -> ConfigError:
 
 
 def config_error(key: str, what: str) -> ConfigError:
-    """The one-line error for `key`: `freshline.toml: <key>: <what is wrong>`."""
+    """The one-line error for `key`: `freshline.toml: <key>: <what is wrong>` (a key past
+    KEY_SHOWN characters is shortened)."""
+    if len(key) > KEY_SHOWN:
+        key = key[:KEY_SHOWN] + "…"
     return ConfigError(shown(f"{CONFIG_NAME}: {key}: {what}"))
 
 
@@ -117,9 +134,23 @@ def _type_name(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _expect(key: str, value: Any, kind: type, noun: str) -> None:
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+def _expect(key: str, value: Any, kind: type | tuple[type, ...], noun: str) -> None:
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise config_error(key, f"expected {noun}, got {_type_name(value)}")
+
+
+def _text(key: str, value: Any, limit: int, noun: str = "a string") -> str:
+    """`value` checked to be a string of at most `limit` characters, stripped."""
+    _expect(key, value, str, noun)
+    if len(value) > limit:
+        raise config_error(key, f"longer than {limit:,} characters ({len(value):,})")
+    return str(value).strip()
+
+
+def _in_range(key: str, value: Any, low: float, high: float, unit: str = "") -> None:
+    """Refuse a number outside [low, high], or not finite (nan, inf)."""
+    if not (math.isfinite(value) and low <= value <= high):
+        raise config_error(key, f"must be between {low:g} and {high:g}{unit}, got {value!r}")
 
 
 def _check_keys(prefix: str, table: dict[str, Any], allowed: Iterable[str]) -> None:
@@ -148,7 +179,7 @@ def validate(root: Path, data: dict[str, Any]) -> Config:
     conversations = _conversations(data.get("conversations", {}))
     return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery),
                   conversations, _sessions(data.get("sessions", {})),
-                  _store(root, data.get("store", {})))
+                  _store(root, data.get("store", {})), _security(data.get("security", {})))
 
 
 def _settings(name: str, table: Any, kind: type) -> dict[str, Any]:
@@ -173,8 +204,8 @@ def _conversations(raw: Any) -> ConversationSettings:
 
 def _store(root: Path, raw: Any) -> StoreSettings:
     table = _settings("store", raw, StoreSettings)
-    url = table.get("url", "")
-    _expect("store.url", url, str, "a string (sqlite:PATH or postgresql://…)")
+    url = _text("store.url", table.get("url", ""), TEXT_MAX,
+                "a string (sqlite:PATH or postgresql://…)")
     if "url" in table:
         try:
             location.parse(url, root)
@@ -195,6 +226,8 @@ def _sessions(raw: Any) -> SessionSettings:
     if isinstance(value, bool) or not isinstance(value, int | str):
         got = _type_name(value)
         raise config_error("sessions.idle_close", f'expected a duration like "7d", got {got}')
+    if isinstance(value, str):
+        _text("sessions.idle_close", value, DURATION_MAX)
     try:
         seconds = parse_duration(str(value))
     except ValueError as exc:
@@ -236,10 +269,9 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
 def _model(table: dict[str, Any]) -> ModelSettings:
     _check_keys("model", table, (f.name for f in fields(ModelSettings)))
     values: dict[str, Any] = {}
-    for name in ("default", "base_url"):
+    for name, limit in (("default", MODEL_NAME_MAX), ("base_url", TEXT_MAX)):
         if name in table:
-            _expect(f"model.{name}", table[name], str, "a string")
-            values[name] = table[name].strip()
+            values[name] = _text(f"model.{name}", table[name], limit)
     if not values.get("default", "echo"):
         raise config_error("model.default", "empty model (expected e.g. \"openai:gpt-4o-mini\")")
     base_url = values.get("base_url")
@@ -247,18 +279,24 @@ def _model(table: dict[str, Any]) -> ModelSettings:
         raise config_error("model.base_url", f"not an http:// or https:// URL: {base_url!r}")
     if "retries" in table:
         _expect("model.retries", table["retries"], int, "an integer")
-        if table["retries"] < 0:
-            raise config_error("model.retries", f"must be at least 0, got {table['retries']}")
+        _in_range("model.retries", table["retries"], 0, RETRIES_MAX)
         values["retries"] = table["retries"]
     for name in ("retry_wait_s", "retry_max_wait_s"):
         if name in table:
             value = table[name]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise config_error(
-                    f"model.{name}", f"expected a number of seconds ≥ 0, got {value!r}"
-                )
+            _expect(f"model.{name}", value, (int, float), "a number of seconds")
+            _in_range(f"model.{name}", value, 0, WAIT_MAX_S, " seconds")
             values[name] = float(value)
     return ModelSettings(**values)
+
+
+def _security(raw: Any) -> SecuritySettings:
+    table = _settings("security", raw, SecuritySettings)
+    hardlinks = table.get("allow_hardlinks", False)
+    _expect("security.allow_hardlinks", hardlinks, bool, "a boolean")
+    allowed = _patterns("security.allow_secrets_in", table.get("allow_secrets_in", []),
+                        _check_ignore)
+    return SecuritySettings(allow_hardlinks=hardlinks, allow_secrets_in=allowed)
 
 
 def _check_ignore(text: str) -> None:
@@ -270,9 +308,11 @@ def _check_ignore(text: str) -> None:
 
 def _patterns(key: str, value: Any, check: Callable[[str], Any]) -> tuple[str, ...]:
     _expect(key, value, list, "an array of patterns")
+    if len(value) > PATTERNS_MAX:
+        raise config_error(key, f"more than {PATTERNS_MAX:,} patterns ({len(value):,})")
     out = []
     for i, item in enumerate(value):
-        _expect(f"{key}[{i}]", item, str, "a string")
+        _text(f"{key}[{i}]", item, PATTERN_MAX)
         try:
             check(item)
         except ValueError as exc:
@@ -306,7 +346,11 @@ def _mode(key: str, table: dict[str, Any]) -> Mode:
 
 
 def check_project_name(name: str, key: str | None = None) -> None:
-    """Raise ConfigError unless `name` is a simple identifier (`[A-Za-z_][A-Za-z0-9_-]*`)."""
+    """Raise ConfigError unless `name` is a simple identifier (`[A-Za-z_][A-Za-z0-9_-]*`)
+    of at most NAME_MAX characters."""
+    if len(name) > NAME_MAX:
+        raise config_error(key or f"projects.{name}",
+                           f"a project name longer than {NAME_MAX} characters ({len(name):,})")
     if not _NAME.fullmatch(name):
         raise config_error(
             key or f"projects.{name}",

@@ -126,6 +126,14 @@ class StoreSettings:
     pool_size: int = DEFAULT_POOL_SIZE  # PostgreSQL connections a process keeps at most
 
 
+@dataclass(frozen=True)
+class SecuritySettings:
+    """The `[security]` table: what confinement and the secret scan let through."""
+
+    allow_hardlinks: bool = False  # read files with more than one hard link
+    allow_secrets_in: tuple[str, ...] = ()  # paths whose content is not scanned for secrets
+
+
 _DURATION = re.compile(r"(\d+)\s*([smhdw]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
 MAX_DURATION = 3_650 * 86_400  # ten years: anything longer is a typo
@@ -179,6 +187,7 @@ class Config:
     conversations: ConversationSettings = field(default_factory=ConversationSettings)
     sessions: SessionSettings = field(default_factory=SessionSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    security: SecuritySettings = field(default_factory=SecuritySettings)
 
     @property
     def path(self) -> Path:

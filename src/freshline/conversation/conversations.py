@@ -25,21 +25,25 @@ from freshline.conversation.turnlock import WaitNotice
 from freshline.conversation.turns import PendingTurn
 from freshline.errors import UsageError
 from freshline.store.records import IndexEntry
+from freshline.withholding import Withholder
 
 
 class Conversations:
     """A workspace's conversations: open, turns, sync, log, diff, publish.
 
     `date` fixes commit dates (e.g. "1700000000 +0000") for reproducible ids; live trees
-    record files larger than `max_blob` bytes as pointer blobs.
+    record files larger than `max_blob` bytes as pointer blobs, and what `screen` says of
+    files holding secrets or hard links (withholding.Withholder.tree_content).
     """
 
     def __init__(
-        self, workspace_root: Path, date: str | None = None, max_blob: int | None = None
+        self, workspace_root: Path, date: str | None = None, max_blob: int | None = None,
+        screen: Withholder | None = None,
     ) -> None:
         self.workspace = workspace_root.resolve()
         self._date = date
         self._max_blob = max_blob
+        self._screen = screen
         self._homes: dict[bool, Repo] = {}
         self._where: dict[str, Repo] = {}  # conversation → the repository holding it
 
@@ -48,7 +52,9 @@ class Conversations:
         else the checkout's (isolated ones); outside a checkout both are freshline's."""
         private = private or not is_checkout(self.workspace)
         if private not in self._homes:
-            self._homes[private] = Repo(self.workspace, self._date, private, self._max_blob)
+            self._homes[private] = Repo(
+                self.workspace, self._date, private, self._max_blob, self._screen
+            )
         return self._homes[private]
 
     @property

@@ -34,6 +34,7 @@ from typing import BinaryIO
 from freshline.conversation.git import Git
 from freshline.conversation.pointer import pointer
 from freshline.errors import GitError
+from freshline.withholding import Withholder
 
 _TYPES = {"commit": 1, "tree": 2, "blob": 3}
 LOCK_NAME = "freshline-objects.lock"
@@ -62,9 +63,12 @@ def _pack_header(kind: str, size: int) -> bytes:
 class Sink:
     """Collects new objects for one write; `close()` writes them all at once."""
 
-    def __init__(self, git: Git, max_blob: int | None = None) -> None:
+    def __init__(
+        self, git: Git, max_blob: int | None = None, screen: Withholder | None = None
+    ) -> None:
         self.git = git
         self.max_blob = max_blob  # a file larger than this becomes a pointer blob
+        self.screen = screen  # what live trees record of files with secrets, hard links
         self.written: set[str] = set()
 
     def add(self, kind: str, data: bytes) -> str:
@@ -127,8 +131,10 @@ def _hash_file(path: Path) -> tuple[str, int]:
 class PackSink(Sink):
     """Writes one pack (no deltas; `gc` finds them later) through `git index-pack`."""
 
-    def __init__(self, git: Git, max_blob: int | None = None) -> None:
-        super().__init__(git, max_blob)
+    def __init__(
+        self, git: Git, max_blob: int | None = None, screen: Withholder | None = None
+    ) -> None:
+        super().__init__(git, max_blob, screen)
         assert git.git_dir is not None
         self._file: BinaryIO = tempfile.TemporaryFile(dir=git.git_dir)
         self._file.write(b"PACK" + struct.pack(">II", 2, 0))  # the count is set on close
@@ -176,8 +182,10 @@ class PackSink(Sink):
 class LooseSink(Sink):
     """Writes loose objects: one `hash-object -w --stdin-paths` per kind, ids checked."""
 
-    def __init__(self, git: Git, max_blob: int | None = None) -> None:
-        super().__init__(git, max_blob)
+    def __init__(
+        self, git: Git, max_blob: int | None = None, screen: Withholder | None = None
+    ) -> None:
+        super().__init__(git, max_blob, screen)
         self._dir = tempfile.TemporaryDirectory(prefix="freshline-objects-")
         self._queued: dict[str, list[tuple[Path, str]]] = {}
 
@@ -209,9 +217,11 @@ class LooseSink(Sink):
             raise GitError(f"git hash-object: {kind} ids differ from the ones computed")
 
 
-def sink(git: Git, packed: bool, max_blob: int | None = None) -> Sink:
+def sink(
+    git: Git, packed: bool, max_blob: int | None = None, screen: Withholder | None = None
+) -> Sink:
     """A sink for one write: a pack (freshline's own repository) or loose objects."""
-    return PackSink(git, max_blob) if packed else LooseSink(git, max_blob)
+    return PackSink(git, max_blob, screen) if packed else LooseSink(git, max_blob, screen)
 
 
 # --- keeping the private repository tidy and safe to prune -----------------------------------

@@ -28,6 +28,7 @@ from freshline.conversation import objects
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
 from freshline.errors import GitError, NotFoundError, UsageError
+from freshline.withholding import Withholder
 
 REF_PREFIX = "refs/freshline/conversations/"
 PENDING_PREFIX = "refs/freshline/pending/"  # a prepared live turn's tree, until it is recorded
@@ -147,7 +148,7 @@ class Repo:
 
     def __init__(
         self, workspace_root: Path, date: str | None = None, private: bool = False,
-        max_blob: int | None = None,
+        max_blob: int | None = None, screen: Withholder | None = None,
     ) -> None:
         self.workspace = workspace_root.resolve()
         self.checkout = is_checkout(self.workspace)
@@ -155,12 +156,13 @@ class Repo:
         self.git_dir = repository_for(self.workspace, self.private)
         self.git = Git(self.git_dir, date=date)
         self.max_blob = max_blob  # live trees record larger files as pointers (pointer.py)
+        self.screen = screen  # live trees withhold secrets and leave hard links out
         self._chains: dict[str, Chain] = {}  # the last chain read, per conversation
 
     def sink(self) -> objects.Sink:
         """Where one write's new objects go: a pack in freshline's own repository, loose
         objects in the user's."""
-        return objects.sink(self.git, packed=self.private, max_blob=self.max_blob)
+        return objects.sink(self.git, self.private, self.max_blob, self.screen)
 
     @contextmanager
     def writing(self) -> Iterator[None]:

@@ -43,18 +43,22 @@ class LiveDelta:
 
 def live_tree(
     git: Git, entries: Iterable[IndexEntry], root: Path, previous_tree: str | None,
-    into: Sink | None = None,
+    into: Sink | None = None, screen_all: bool = False,
 ) -> str:
     """Write the tree of `entries` (paths relative to `root`) and return its id.
 
     Starts from `previous_tree` when given, so only differing entries are written. New
     objects go to `into` (written when its owner closes it), else loose, at once.
+    `screen_all`: `previous_tree` is not a conversation's (the checkout's HEAD, whose
+    files were never screened), so every entry passes the sink's screen.
     """
     with _sink_for(git, into) as out:
         wanted = {e.path: e for e in entries}
         known = _listing(git, previous_tree)
         cap = out.max_blob
-        changed = tuple(e for e in wanted.values() if known.get(e.path) != _entry(e, cap))
+        rescreen = screen_all and out.screen is not None
+        changed = tuple(e for e in wanted.values()
+                        if rescreen or known.get(e.path) != _entry(e, cap))
         removed = tuple(path for path in known if path not in wanted)
         changes = _changes(git, LiveDelta(changed, removed), root, out)
         tree = update_tree(git, previous_tree, changes, out)
@@ -128,13 +132,16 @@ def _ensure_blobs(
 
     A file above the sink's `max_blob` is recorded as a pointer blob naming its indexed
     content. A file that changed since it was scanned gets the id of what was actually
-    read; one that vanished since gets None (it leaves the tree).
+    read; one that vanished since gets None (it leaves the tree). With a screen, a file
+    holding a secret is recorded as its withheld text and a hard link not at all, whether
+    or not git has its blob (a tracked file's blob would carry the secret too).
     """
     cap = out.max_blob
     blobs: dict[str, str | None] = {e.path: _entry(e, cap)[1] for e in entries}
-    missing = git.missing_objects(oid for oid in blobs.values() if oid)
+    screened = _screened(entries, blobs, root, out)
+    missing = git.missing_objects(oid for p, oid in blobs.items() if oid and p not in screened)
     for entry in entries:
-        if blobs[entry.path] not in missing:
+        if entry.path in screened or blobs[entry.path] not in missing:
             continue
         path = root / entry.path
         if entry.kind is FileKind.LINK or blobs[entry.path] == entry.blob:
@@ -144,6 +151,24 @@ def _ensure_blobs(
         else:
             blobs[entry.path] = None
     return blobs
+
+
+def _screened(
+    entries: list[IndexEntry], blobs: dict[str, str | None], root: Path, out: Sink
+) -> set[str]:
+    """Record in `blobs` what the sink's screen replaces (a file's withheld text) or
+    leaves out (None); the paths it decided."""
+    decided: set[str] = set()
+    if out.screen is None:
+        return decided
+    for entry in entries:
+        if entry.kind is FileKind.LINK or blobs[entry.path] != entry.blob:
+            continue  # a link's target is a path; above the cap a pointer holds no content
+        content = out.screen.tree_content(entry.path, root / entry.path, entry.blob)
+        if not content.keep:
+            decided.add(entry.path)
+            blobs[entry.path] = None if content.data is None else out.add("blob", content.data)
+    return decided
 
 
 def admin_dir(worktree: Git) -> Path:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from freshline.conversation import batch, recovery, views
 from freshline.conversation.events import (
@@ -45,6 +46,7 @@ from freshline.conversation.trees import (
 )
 from freshline.errors import ConflictStop, NotFoundError, SyncRequired, UsageError
 from freshline.store.records import IndexEntry
+from freshline.withholding import Withholder
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def open_conversation(
     with repo.writing():
         with repo.sink() as out:
             if mode is Mode.LIVE and entries is not None:
-                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out)
+                tree = live_tree(repo.git, entries, repo.workspace, base_tree, out,
+                                 screen_all=True)
             else:  # the empty tree is written too: git reads it without, fsck does not
                 tree = base_tree or out.add("tree", b"")
             commit = batch.commit_chain(repo.git, tree, parents, encode(event), [], out)[0]
@@ -263,6 +266,8 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             raise UsageError("root, refresh, sync and rewind events are written by freshline "
                              "itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
+    human, *screened = [_screened(e, repo.screen) for e in (human, *events)]
+    events = screened
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
     trees: list[str] = [pending.tree]
     on_disk = None
@@ -288,6 +293,29 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     checkpoint("record:advanced")
     recovery.finish(repo, pending.conversation)
     return head
+
+
+def _screened(event: Event, screen: Withholder | None) -> Event:
+    """`event` with every secret in its texts withheld: a commit never stores one (a user
+    may paste a key; a tool result was withheld when the tool ran)."""
+    if screen is None:
+        return event
+    def withheld(text: str | None) -> str | None:
+        return screen.text(text).text if text else text
+
+    return replace(event, content=withheld(event.content) or "", result=withheld(event.result),
+                   wire=withheld(event.wire), args=_withheld_args(event.args, screen))
+
+
+def _withheld_args(value: Any, screen: Withholder) -> Any:
+    """A tool call's arguments with every string's secrets withheld."""
+    if isinstance(value, str):
+        return screen.text(value).text
+    if isinstance(value, dict):
+        return {k: _withheld_args(v, screen) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_withheld_args(v, screen) for v in value]
+    return value
 
 
 def _as_read(event: Event, tree: str, commit: str) -> Event:

@@ -3,10 +3,12 @@ is none yet (the MCP server's and the HTTP server's, from `mcp_server.FreshlineS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from freshline.materialize import DocStatus
+from freshline.secretscan import count_note
+from freshline.withholding import Withholder
 
 READ_CAP = 200_000  # characters of a file or snapshot returned by one read_document call
 _SNIFF = 8192  # bytes read to tell text from binary
@@ -56,3 +58,15 @@ def document_text(
         return DocumentText(path=rel, status=DocStatus.PENDING.value, text=None, note=note)
     note = "an older snapshot: the document changed since" if status is DocStatus.STALE else None
     return DocumentText(path=rel, status=status.value, text=_read_text(snapshot), note=note)
+
+
+def withheld(read: DocumentText, withholder: Withholder, blob: str | None) -> DocumentText:
+    """`read` (of a file whose content is `blob`) with the secrets in its text withheld,
+    its note saying how many."""
+    if read.text is None:
+        return read
+    found = withholder.text(read.text, read.path, noted_as=blob)
+    if not found.count:
+        return read
+    note = "; ".join(n for n in (read.note, count_note(found.kinds)) if n)
+    return replace(read, text=found.text, note=note)

@@ -38,7 +38,7 @@ from freshline.access import AccessDenied, Reached, reach
 from freshline.config import Config, find_workspace, load_config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import FreshlineError, NotFoundError, UsageError
-from freshline.interfaces.mcp_documents import DocumentText, document_text, plain_text
+from freshline.interfaces.mcp_documents import DocumentText, document_text, plain_text, withheld
 from freshline.materialize import DocStatus, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
@@ -365,9 +365,12 @@ class FreshlineService:
     def _noted(
         self, session: str | None, rel: str, blob: str | None, read: DocumentText
     ) -> DocumentText:
-        """`read`, recorded in the session's read ledger when it showed any text."""
+        """`read` with its secrets withheld, recorded in the session's read ledger when it
+        showed any text."""
+        read = withheld(read, self.manager.withholder, blob)
         if session and blob and read.text is not None:
             self._locked(lambda: self.manager.record_read(session, rel, blob))
+        self._locked(self.manager.note_withheld)
         return read
 
 

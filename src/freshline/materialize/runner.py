@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
+from freshline.access import hard_links, hardlink_reason
 from freshline.errors import UsageError, WorkspaceError
 from freshline.materialize.converters import Converter, Limits, converter_for
 from freshline.materialize.locks import prune_locks, source_lock
@@ -25,6 +26,7 @@ from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, Snaps
 from freshline.materialize.status import DocStatus, Probe, probe
 from freshline.materialize.worker import MIB, VANISHED, Cause, Job, Outcome, WorkerPool
 from freshline.store.records import FileKind, IndexEntry
+from freshline.withholding import Withholder
 
 SETTLED = frozenset({DocStatus.READY, DocStatus.FAILED, DocStatus.DELETED})
 MAX_BACKOFF_S = 3600.0  # the longest wait before a transient failure is tried again
@@ -121,11 +123,13 @@ class Materializer:
     """Converts a workspace's documents into snapshots under `<data_dir>/snapshots/`."""
 
     def __init__(
-        self, root: Path, data_dir: Path, settings: MaterializeSettings | None = None
+        self, root: Path, data_dir: Path, settings: MaterializeSettings | None = None,
+        withholder: Withholder | None = None,
     ) -> None:
         self.root = root
         self.data_dir = data_dir
         self.settings = settings or MaterializeSettings()
+        self.withholder = withholder or Withholder()  # snapshots never store a secret
         self.store = SnapshotStore(data_dir)
         self.pool = WorkerPool(
             self.settings.workers, self.settings.timeout_s, self.settings.memory_mb
@@ -257,7 +261,12 @@ class Materializer:
             if converter is None or _settled_meanwhile(before, now):
                 return now, False
             run.emit(entry.path, finished=False)
-            outcome = self.pool.run(Job(converter, self.root / entry.path, self.settings.limits()))
+            source = self.root / entry.path
+            links = 0 if self.withholder.allow_hardlinks else hard_links(source)
+            if links > 1:  # converting it would read what its other names hold
+                outcome = Outcome(fingerprint=entry.blob, reason=hardlink_reason(links))
+            else:
+                outcome = self.pool.run(Job(converter, source, self.settings.limits()))
             if outcome.cancelled:
                 return now, False
             after = self._record(entry, converter, outcome, now)
@@ -273,7 +282,10 @@ class Materializer:
                 path, outcome.fingerprint, converter.name, converter.version, utc_now()
             )
             try:
-                snapshot = self.store.write_snapshot(header, outcome.text or "")
+                withheld = self.withholder.text(outcome.text or "", path,
+                                                noted_as=outcome.fingerprint)
+                text = withheld.text
+                snapshot = self.store.write_snapshot(header, text)
             except OSError as exc:
                 cause = Cause.SPACE if exc.errno in _FULL else Cause.CONTENT
                 outcome = Outcome(fingerprint=outcome.fingerprint, reason=_unwritable(exc),

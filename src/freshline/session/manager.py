@@ -61,10 +61,12 @@ from freshline.store import (
     LedgerKind,
     SessionRecord,
     SessionState,
+    WithheldRow,
 )
 from freshline.store.sessions import RECORDING_CHANNELS, session_title
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.scoping import in_scope
+from freshline.withholding import Withholder
 
 
 def materialize_settings(config: Config) -> MaterializeSettings:
@@ -84,8 +86,11 @@ class SessionManager:
         self.config = config
         self.tracker = Tracker(config)
         self.store = self.tracker.store
+        security = config.security
+        # What leaves for a model passes it: tool results, documents, snapshots, trees.
+        self.withholder = Withholder(security.allow_secrets_in, security.allow_hardlinks)
         self.materializer = materializer or Materializer(
-            config.root, config.data_dir, materialize_settings(config)
+            config.root, config.data_dir, materialize_settings(config), self.withholder
         )
         self.in_scope = InScope(config, self.tracker)
         self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
@@ -96,13 +101,26 @@ class SessionManager:
     def conversations(self) -> Conversations:
         """The workspace's conversations, opened on first use: a session that records
         none (a hook's) never touches git."""
-        return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes)
+        return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes,
+                             screen=self.withholder)
 
     def reload_config(self) -> Config:
         """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
         otherwise never see a scope change). Raises ConfigError for a broken file."""
         self.config = self.in_scope.config = self.tracker.reload_config()
+        self.withholder.allowed = self.config.security.allow_secrets_in
+        self.withholder.allow_hardlinks = self.config.security.allow_hardlinks
         return self.config
+
+    def note_withheld(self) -> None:
+        """Store which files secrets were withheld from since the last call (what
+        `freshline status` flags). Call outside a read transaction."""
+        found = self.withholder.take_found()
+        if found:
+            self.store.withheld_note(
+                WithheldRow(path, f.blob, tuple(k.value for k in f.kinds))
+                for path, f in found.items()
+            )
 
     def close(self) -> None:
         """Wait for background conversions, then stop the workers."""
@@ -308,9 +326,10 @@ class SessionManager:
             manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id, token=token)
         blocks = render_blocks(manifest, updates, budget, self.priority(s))
-        turn = PreparedTurn(
-            s, message, blocks.manifest, blocks.updates, held, fanout, staged, pending
-        )
+        # Blocks hold paths only, but a file may be named after a token.
+        shown, updated = (self.withholder.text(b).text if b else b
+                          for b in (blocks.manifest, blocks.updates))
+        turn = PreparedTurn(s, message, shown, updated, held, fanout, staged, pending)
         turn.number = s.turns + 1
         # A turn that carries nothing (an empty send) counts as no turn delivered.
         staged.turn = turn.number if turn.wire_prompt else 0
@@ -528,9 +547,11 @@ class SessionManager:
         if flush:
             self.tracker.flush()
         entries = [e for e in self.tracker.files_in_scope(project) if is_document(e.path)]
-        return self.materializer.ensure(
+        result = self.materializer.ensure(
             project, self.tracker.epoch(project), entries, retry_failed, progress
         )
+        self.note_withheld()
+        return result
 
     def convert_changed(self, result: FlushResult) -> list[Future[MaterializeResult]]:
         """Start converting, in the background, the projects whose flush touched a document

@@ -79,6 +79,7 @@ def live_rules(manager: SessionManager, projects: Sequence[str]) -> Rules:
         admits_folder=admits_folder,
         readable_internal=readable_internal,
         not_admitted=f"not in project {names}" if len(chosen) == 1 else "not in any project",
+        allow_hardlinks=config.security.allow_hardlinks,
     )
 
 
@@ -89,10 +90,11 @@ def workspace_rules(config: Config, project: str) -> Rules:
         ignore=config.workspace.ignore,
         ignored=load_rules(config.root, config.workspace.ignore_settings).ignored,
         allow_secrets=frozenset(config.project(project).allow_secrets),
+        allow_hardlinks=config.security.allow_hardlinks,
     )
 
 
-def isolated_rules(project: ProjectConfig, worktree: Path) -> Rules:
+def isolated_rules(project: ProjectConfig, worktree: Path, allow_hardlinks: bool = False) -> Rules:
     """The rules of an isolated session's tools in its worktree."""
     scope = project.scope
     return Rules(
@@ -101,6 +103,7 @@ def isolated_rules(project: ProjectConfig, worktree: Path) -> Rules:
         admits=lambda rel: not scope.excludes(file_facts(worktree, rel)),
         admits_folder=lambda rel: not scope.excludes_folder(rel),
         not_admitted=f"excluded by project {project.name!r}",
+        allow_hardlinks=allow_hardlinks,
     )
 
 

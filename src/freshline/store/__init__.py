@@ -24,6 +24,7 @@ from freshline.store.records import Change, ChangeKind, FileKind, IndexEntry, Lo
 from freshline.store.sessions import SessionRecord, SessionState, SessionTable
 from freshline.store.sqlite import DB_NAME, SQLiteDatabase
 from freshline.store.users import UserRecord, UserTable
+from freshline.store.withheld import WithheldRow, WithheldTable
 
 __all__ = [
     "Acknowledgement",
@@ -43,6 +44,7 @@ __all__ = [
     "SessionState",
     "Store",
     "UserRecord",
+    "WithheldRow",
     "open_database",
 ]
 
@@ -69,7 +71,8 @@ def database_at(where: Location, pool_size: int = DEFAULT_POOL_SIZE) -> Database
 
 
 class Store(
-    IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable, UserTable
+    IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable, UserTable,
+    WithheldTable,
 ):
     """freshline's persistent state for one workspace."""
 

@@ -186,6 +186,20 @@ MIGRATIONS.append(
 
 MIGRATIONS.append(
     (
+        "the files secrets were withheld from (freshline status flags them)",
+        """
+        CREATE TABLE withheld (
+            path BLOB PRIMARY KEY,
+            blob TEXT NOT NULL,
+            kinds TEXT NOT NULL,
+            at REAL NOT NULL
+        ) WITHOUT ROWID
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
         "change log: the content before each change, rows per project, and the counts "
         "of what compaction dropped",
         """

@@ -9,6 +9,7 @@ After the last retry the error is reported as it came, saying how many retries w
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from freshline.agent.errors import BackendRateLimited, BackendServerError
 from freshline.agent.messages import AssistantReply, TextCallback
+from freshline.config.loading import RETRIES_MAX, WAIT_MAX_S
 
 RETRYABLE = (BackendRateLimited, BackendServerError)
 
@@ -29,12 +31,21 @@ class RetryPolicy:
     wait_s: float = 1.0
     max_wait_s: float = 30.0
 
+    def __post_init__(self) -> None:
+        # The config checks these on load; a policy built otherwise must not hang or overflow.
+        if not 0 <= self.retries <= RETRIES_MAX:
+            raise ValueError(f"retries must be between 0 and {RETRIES_MAX}, got {self.retries}")
+        for name in ("wait_s", "max_wait_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and 0 <= value <= WAIT_MAX_S):
+                raise ValueError(f"{name} must be between 0 and {WAIT_MAX_S:g}, got {value!r}")
+
     def delays(self, rng: random.Random) -> list[float]:
         """The wait before each retry: `wait_s * 2**n` capped at `max_wait_s`, the upper half
         of it random."""
         out = []
         for n in range(self.retries):
-            cap = min(self.max_wait_s, self.wait_s * 2**n)
+            cap = min(self.max_wait_s, self.wait_s * 2.0 ** min(n, 64))
             out.append(cap / 2 + rng.uniform(0, cap / 2))
         return out
 

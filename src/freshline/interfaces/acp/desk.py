@@ -14,6 +14,9 @@ so its calls never interleave and never hold up the messages passing through.
   read through the client (`fs/read_text_file`, read tool calls) and wrote through it
   (`fs/write_text_file`), judged by the same confinement as every reader: internal,
   ignored and secret files are never recorded.
+- `read_refusal`, `withheld` and `write_refusal` guard what passes: a file of the
+  workspace with more than one hard link is not read, every text read has its secrets
+  withheld, and a write that would put `[secret withheld: …]` over a secret is refused.
 
 A failure here never reaches the ACP conversation: it is logged in one line and the
 session goes on without freshline (that prompt carries no block, that read is not
@@ -30,16 +33,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from freshline.access import AccessDenied, Rules, reach
+from freshline.access import AccessDenied, Rules, hard_links, hardlink_reason, reach
 from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
 from freshline.context import Channel
 from freshline.interfaces.hook_pinning import project_for
 from freshline.materialize.snapshots import SnapshotStore
+from freshline.paths import shown
+from freshline.secretscan import WITHHELD_PREFIX, Withheld
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.rules import workspace_rules
 from freshline.store import SessionRecord, SessionState
 from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_id_bytes, blob_of
+from freshline.withholding import Withholder
 
 AGENT = "acp"  # the agent name in external ids (and so in attributions)
 
@@ -256,6 +262,54 @@ class Desk:
         except AccessDenied:
             return
         manager.record_write(bound.session, reached.rel, blob_id_bytes(content.encode("utf-8")))
+
+    # -- what passes -------------------------------------------------------------------
+
+    def _screen(self, acp_session: str | None, path: str) -> tuple[Withholder, str | None]:
+        """The withholder for a read of `path` and its workspace-relative path (None when
+        it lies outside the session's workspace, or the session is not bound)."""
+        bound = self._bound.get(acp_session or "")
+        if bound is None:
+            return Withholder(), None
+        manager = self._managers[bound.root]
+        real, root = Path(os.path.realpath(path)), bound.root.resolve()
+        rel = real.relative_to(root).as_posix() if real.is_relative_to(root) else None
+        return manager.withholder, rel
+
+    def read_refusal(self, acp_session: str | None, path: str) -> str | None:
+        """Why a read of `path` is refused (a file of the session's workspace with more
+        than one hard link), or None."""
+        withholder, rel = self._screen(acp_session, path)
+        links = hard_links(Path(path))
+        if rel is None or withholder.allow_hardlinks or links < 2:
+            return None
+        return shown(f"freshline acp: {path}: {hardlink_reason(links)}; not read")
+
+    def withheld(self, acp_session: str | None, path: str, text: str) -> Withheld:
+        """`text`, read from `path`, with its secrets withheld (noted for `status`)."""
+        withholder, rel = self._screen(acp_session, path)
+        found = withholder.text(text, rel)
+        if found.count:
+            self.log(f"withheld {found.count} secret(s) from {shown(path)}")
+            bound = self._bound.get(acp_session or "")
+            if bound is not None:
+                self._managers[bound.root].note_withheld()
+        return found
+
+    def write_refusal(self, acp_session: str | None, path: str, content: str) -> str | None:
+        """Why a write of `content` over `path` is refused (it puts more `[secret
+        withheld: …]` markers than the file has over secrets the agent never saw)."""
+        if WITHHELD_PREFIX not in content or not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            old = handle.read()
+        withholder, rel = self._screen(acp_session, path)
+        if content.count(WITHHELD_PREFIX) <= old.count(WITHHELD_PREFIX):
+            return None
+        if not withholder.text(old, rel).count:
+            return None
+        return shown(f"freshline acp: {path} holds secrets withheld from the agent; writing "
+                     "the markers over them would destroy them; not written")
 
     def _target(self, acp_session: str, path: str) -> tuple[str, str] | None:
         """The workspace path and content (git blob id) a read of `path` shows: a

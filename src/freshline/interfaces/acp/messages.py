@@ -184,3 +184,27 @@ def _location(value: Any) -> str | None:
         return ToolCallLocation.model_validate(value).path
     except ValueError:  # pydantic's ValidationError: not a location
         return None
+
+
+def whole_file(params: Any) -> tuple[Any, int | None, int | None]:
+    """An `fs/read_text_file` request asking for the whole file, and the `line` and
+    `limit` it asked for: the proxy scans a file whole for secrets (a range cut out of a
+    key block does not look like one) and cuts the range itself."""
+    if not isinstance(params, Mapping):
+        return params, None, None
+    line, limit = params.get("line"), params.get("limit")
+    line = line if isinstance(line, int) and not isinstance(line, bool) else None
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    rest = {k: v for k, v in params.items() if k not in ("line", "limit")}
+    return rest, line, limit
+
+
+def line_range(text: str, line: int | None, limit: int | None) -> str:
+    """Lines `line` (1-based; None: the first) onwards of `text`, at most `limit` of them,
+    as an ACP client answers a ranged read."""
+    if line is None and limit is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = max((line or 1) - 1, 0)
+    end = None if limit is None else start + max(limit, 0)
+    return "".join(lines[start:end])

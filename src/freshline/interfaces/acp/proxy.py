@@ -18,9 +18,12 @@ unknown fields. What the proxy changes:
   transcript stays the user's text); a completed read tool call feeds the read ledger.
 - `fs/read_text_file`, `fs/write_text_file`: passed to the client and, once it answered,
   recorded in the read ledger (what the agent read; its own writes, not announced back).
-  A write into a workspace's `.freshline/` is refused: it would corrupt freshline's store
-  or forge a snapshot. Nothing else is refused: secrets and ignored files are the client's
-  to serve, and freshline only leaves them out of its ledger.
+  A read's text reaches the agent with its secrets withheld (the whole file is asked for
+  and scanned, a `line`/`limit` range cut from it here); a file of the workspace with more
+  than one hard link is not read. A write into a workspace's `.freshline/` is refused: it
+  would corrupt freshline's store or forge a snapshot; so is a write that would put
+  `[secret withheld: …]` over a secret. Secret files by name and ignored files are the
+  client's to serve, and freshline only leaves them out of its ledger.
 
 freshline's own work runs on one worker thread (`Desk`), in the order messages arrive, so
 it never holds up the stream and a prompt always sees what earlier ones recorded.
@@ -48,9 +51,11 @@ from freshline.interfaces.acp.messages import (
     ToolReads,
     acknowledges,
     is_output,
+    line_range,
     session_of,
     stop_reason,
     update_of,
+    whole_file,
     with_context,
     without_context,
 )
@@ -256,20 +261,42 @@ class Proxy:
     async def _read(self, client: Connection, params: Any) -> Any:
         acp_session, path = session_of(params), _path(params)
         seen = None
+        if path:
+            refused = await self._checked(self.desk.read_refusal, acp_session, path)
+            if refused:
+                raise RequestError(-32602, refused, {"path": path})
         if acp_session and path:
             seen = await self._run(self.desk.noted_read, acp_session, path)
-        result = await client.send_request(Method.READ_TEXT_FILE, params)
+        whole, line, limit = whole_file(params)
+        result = await client.send_request(Method.READ_TEXT_FILE, whole)
         if seen is not None:
             self._submit(self.desk.read, seen)
-        return result
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, str):
+            return result
+        found = await self._checked(self.desk.withheld, acp_session, path or "", content)
+        return {**result, "content": line_range(found.text, line, limit)}
+
+    async def _checked(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """`fn` on the desk's thread; a failure refuses the request rather than let
+        through what could not be checked."""
+        try:
+            return await self._run(fn, *args, **kwargs)
+        except Exception as exc:  # any failure: fail closed
+            message = f"freshline acp: could not check for secrets ({type(exc).__name__}: {exc})"
+            raise RequestError(-32603, " ".join(message.split())) from None
 
     async def _write(self, client: Connection, params: Any) -> Any:
         acp_session, path = session_of(params), _path(params)
         if path and in_data_dir(path):
-            refused = f"freshline acp: {path} is freshline's own data; not written"
-            raise RequestError(-32602, refused, {"path": path})
-        result = await client.send_request(Method.WRITE_TEXT_FILE, params)
+            own = f"freshline acp: {path} is freshline's own data; not written"
+            raise RequestError(-32602, own, {"path": path})
         content = params.get("content")
+        if path and isinstance(content, str):
+            refused = await self._checked(self.desk.write_refusal, acp_session, path, content)
+            if refused:
+                raise RequestError(-32602, refused, {"path": path})
+        result = await client.send_request(Method.WRITE_TEXT_FILE, params)
         if acp_session and path and isinstance(content, str):
             self._submit(self.desk.wrote, acp_session, path, content)
         return result

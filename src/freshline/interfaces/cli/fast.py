@@ -90,7 +90,7 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 
 def status_data(tracker: Tracker) -> dict[str, Any]:
     """Per-project epochs, files and documents by state, the last full scan, the watcher,
-    where the store is (a URL without its password)."""
+    where the store is (a URL without its password), the files secrets were withheld from."""
     from freshline.materialize import SnapshotStore, census
     from freshline.tracker.autowatch import holder
     from freshline.tracker.hints import watcher_alive
@@ -117,6 +117,7 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
         "watcher_pid": holder(tracker.root),
         "last_full_scan": float(last) if last else None,
         "projects": projects,
+        "withheld": [{"path": w.path, "kinds": list(w.kinds)} for w in store.withheld_current()],
     }
 
 
@@ -135,7 +136,22 @@ def status_lines(data: dict[str, Any]) -> list[str]:
     if data["watcher_pid"]:
         watcher += f" (pid {data['watcher_pid']})"
     return [*lines, f"last full scan: {ago}; watcher: {watcher}",
-            f"store: {data.get('store', '?')}"]
+            f"store: {data.get('store', '?')}", *withheld_lines(data.get("withheld", []))]
+
+
+def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
+    """The files secrets were withheld from, and how to allow a false positive."""
+    from freshline.paths import shown
+
+    if not withheld:
+        return []
+    files = "1 file" if len(withheld) == 1 else f"{len(withheld)} files"
+    lines = [f"secrets withheld from {files} (a false positive: add a "
+             "'freshline: allow-secret' comment, or the path to [security] allow_secrets_in):"]
+    for w in withheld:
+        kinds = ", ".join(dict.fromkeys(w["kinds"]))
+        lines.append(f"  {shown(w['path'])}: {len(w['kinds'])} ({kinds})")
+    return lines
 
 
 def status(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
