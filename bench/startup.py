@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 import freshline
-from freshline.interfaces.hook_install import hook_command
+from freshline.interfaces.hook.claude_code import ADAPTER
+from freshline.interfaces.hook.install import hook_command
 from freshline.tracker.autowatch import stop
 
 PYTHON = sys.executable
@@ -70,7 +71,7 @@ def main() -> None:
         root = Path(tmp).resolve()
         build(root)
         payload = hook_payload(root)
-        hook = shlex.split(hook_command(root, program=[FRESHLINE]))
+        hook = shlex.split(hook_command(ADAPTER, root, program=[FRESHLINE]))
         subprocess.run(hook, cwd=root, env=env, input=payload.encode(), check=True,
                        capture_output=True)  # the manifest (no transcript: taken when printed)
         rows = [

@@ -16,6 +16,7 @@ on the prompt's last text (the user's words):
     write PATH TEXT   write TEXT to PATH through the client
     toolread PATH     report a completed read tool call on PATH (no fs request; a load
                       replays it)
+    env NAME          say `NAME=value` of its environment variable NAME
     exit N            leave the process with status N, mid-prompt
     anything else     say "ok"
 """
@@ -140,6 +141,8 @@ class TestAgent:
             await self._say(session_id, said)
         elif command == "toolread":
             await self._tool_read(session_id, args[0])
+        elif command == "env":
+            await self._say(session_id, f"{args[0]}={os.environ.get(args[0], '')}")
         else:
             await self._say(session_id, "ok")
         return PromptResponse(stop_reason="end_turn")

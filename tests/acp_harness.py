@@ -157,13 +157,29 @@ async def proxied(
 ) -> AsyncIterator[Proxied]:
     """`freshline acp OPTIONS -- AGENT` started in `cwd` and initialized by a client; once
     the client hung up, the proxy must have exited with `status` (None: not checked)."""
+    command = [sys.executable, "-m", "freshline", "acp", *options, "--", *agent]
+    async with started(tmp_path, cwd, command, env, name, status) as run:
+        yield run
+
+
+@asynccontextmanager
+async def started(
+    tmp_path: Path,
+    cwd: Path,
+    command: Sequence[str],
+    env: dict[str, str] | None = None,
+    name: str = "run",
+    status: int | None = 0,
+) -> AsyncIterator[Proxied]:
+    """The ACP agent `command` (the proxy, or an agent on its own) started in `cwd` and
+    initialized by a client; once the client hung up, it must have exited with `status`
+    (None: not checked)."""
     log, state = tmp_path / "agent.log", tmp_path / "agent-state"
     state.mkdir(exist_ok=True)
     stderr = tmp_path / f"{name}.stderr"
     env = {**os.environ, "FRESHLINE_TEST_ACP_LOG": str(log),
            "FRESHLINE_TEST_ACP_STATE": str(state), **(env or {})}
     client = Recorder()
-    command = [sys.executable, "-m", "freshline", "acp", *options, "--", *agent]
     with stderr.open("w", encoding="utf-8") as errors:
         async with spawn_agent_process(
             client, command[0], *command[1:], env=env, cwd=cwd,

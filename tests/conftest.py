@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -20,9 +22,9 @@ from freshline.session import SessionManager
 from freshline.store import Store
 from freshline.store.location import ENV_VAR as STORE_URL
 from freshline.tracker import Tracker
-from freshline.tracker.autowatch import LOCK_NAME as WATCH_LOCK
-from freshline.tracker.autowatch import holder as watcher_of
 from freshline.tracker.autowatch import stop as stop_watcher
+from freshline.tracker.watchlock import LOCK_NAME as WATCH_LOCK
+from freshline.tracker.watchlock import holder as watcher_of
 from tests.pgserver import PgServer, find_bindir
 
 # No per-example deadline anywhere: a shared, loaded machine takes longer than Hypothesis's
@@ -57,7 +59,7 @@ def _isolated_env(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-                STORE_URL):
+                STORE_URL, "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):  # (the watchers' registry)
         monkeypatch.delenv(key, raising=False)
 
 
@@ -274,3 +276,28 @@ def code(tmp_path: Path) -> Iterator[tuple[SessionManager, Path]]:
     manager = SessionManager(load_config(root))
     yield manager, root
     manager.close()
+
+
+def install_hook(root: Path, *extra: str) -> dict[str, Any]:
+    """`freshline hook install claude-code` in the workspace, as a user runs it."""
+    done = subprocess.run([sys.executable, "-m", "freshline", "hook", "install", "claude-code",
+                           "--json", *extra], cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def hook_answer(cwd: Path, session: str = "claude-1", event: str = "UserPromptSubmit") -> str:
+    """What the Claude Code hook prints for one call, answered in this process
+    (`hook.core.answer`, as the hook process and the watcher call it)."""
+    from freshline.interfaces.hook.claude_code import ADAPTER
+    from freshline.interfaces.hook.core import Warm, answer
+    from freshline.interfaces.hook.protocol import HookOptions
+
+    payload = json.dumps({"hook_event_name": event, "session_id": session, "cwd": str(cwd),
+                          "prompt": "hi"})
+    warm = Warm()
+    try:
+        return answer(ADAPTER, payload, HookOptions(), warm).text
+    finally:
+        warm.close()

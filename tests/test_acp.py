@@ -59,6 +59,18 @@ async def test_the_first_prompt_carries_the_manifest_for_the_agent_only(
     assert not any("project_context" in str(u) for u in run.client.updates)
 
 
+async def test_the_agent_runs_marked_as_the_proxys_so_hooks_inside_it_stay_silent(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    """One owner per conversation: a hook the agent's harness runs (Claude Code's) finds
+    the mark and delivers nothing (tests/test_hook_delivery.py; with the real adapter:
+    tests/integration/test_acp_claude_code.py)."""
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root / "notes")
+        await run.prompt(session, "env FRESHLINE_OWNER")
+    assert run.client.said() == "FRESHLINE_OWNER=acp"
+
+
 async def test_a_later_prompt_carries_exactly_the_paths_that_changed(
     notes: Workspace, tmp_path: Path
 ) -> None:

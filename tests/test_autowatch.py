@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from freshline.interfaces import watchsock
+from freshline.interfaces import watchclient
 from freshline.store import Store
 from freshline.tracker import autowatch
-from freshline.tracker.autowatch import WatchLock, enabled, holder
+from freshline.tracker.autowatch import enabled
 from freshline.tracker.hints import watcher_alive
+from freshline.tracker.watchlock import WatchLock, holder
 
 from .conftest import Workspace, wait_for
 
@@ -78,7 +79,7 @@ def test_the_lock_lets_one_process_hold_it(ws: Workspace) -> None:
     first, second = WatchLock(ws.root), WatchLock(ws.root)
     assert first.acquire() and holder(ws.root) == os.getpid()
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from freshline.tracker.autowatch import WatchLock;"
+        [sys.executable, "-c", "import sys; from freshline.tracker.watchlock import WatchLock;"
          f"sys.exit(0 if WatchLock({str(ws.root)!r}).acquire() else 3)"], timeout=30)
     assert done.returncode == 3
     first.release()
@@ -122,7 +123,7 @@ def test_the_watcher_leaves_after_its_idle_time(ws: Workspace) -> None:
     wait_for(lambda: holder(ws.root) is not None)
     wait_for(lambda: holder(ws.root) is None, timeout=60)
     assert not watcher_alive(store)
-    assert not os.path.exists(watchsock.socket_path(str(ws.root)))
+    assert not os.path.exists(watchclient.socket_path(str(ws.root)))
     assert "no request for 1 second: stopped watching" in (
         ws.root / ".freshline" / "watch.log").read_text()
 
@@ -172,15 +173,16 @@ def test_the_watcher_answers_the_hot_commands(
     notes: Workspace, watching: subprocess.Popen[str]
 ) -> None:
     root = str(notes.root)
-    answer = watchsock.ask(root, {"op": "status"})
-    assert answer["data"]["projects"]["p"]["files"] == 1 and answer["data"]["watcher_alive"]
+    answer = watchclient.ask(root, {"op": "status"})
+    assert answer["data"]["projects"]["p"]["files"] == 1
+    assert answer["data"]["watcher"]["state"] == "running"
     notes.write("n/fresh.md", "fresh")
-    scanned = watchsock.ask(root, {"op": "scan"})["data"]
+    scanned = watchclient.ask(root, {"op": "scan"})["data"]
     assert "full" in scanned  # (a full scan only when the machine was too slow for a cookie)
-    assert watchsock.ask(root, {"op": "status"})["data"]["projects"]["p"]["files"] == 2
-    assert watchsock.ask(root, {"op": "nope"}) is None
+    assert watchclient.ask(root, {"op": "status"})["data"]["projects"]["p"]["files"] == 2
+    assert watchclient.ask(root, {"op": "nope"}) is None
     with socket.socket(socket.AF_UNIX) as conn:  # another freshline asking: not answered
-        conn.connect(watchsock.socket_path(root))
+        conn.connect(watchclient.socket_path(root))
         conn.sendall(b'{"op": "status", "version": "0.0.0"}\n')
         assert json.loads(conn.makefile().readline())["ok"] is False
 
@@ -191,32 +193,32 @@ def test_a_hook_with_nothing_due_is_answered_by_the_watcher(
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c",
                           "cwd": str(notes.root / "n"), "prompt": "hi"})
     root = str(notes.root)
-    assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is True
+    assert watchclient.ask(root, {"op": "due", "payload": payload})["due"] is True
     first = freshline(notes, "hook", "claude-code", stdin=payload)
     assert "hookSpecificOutput" in first.stdout
-    assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is False
+    assert watchclient.ask(root, {"op": "due", "payload": payload})["due"] is False
     assert freshline(notes, "hook", "claude-code", stdin=payload).stdout == ""
     # the agent `cd`s out of the workspace: its session is still found, by Claude's id
     away = json.dumps(json.loads(payload) | {"cwd": str(notes.root.parent)})
-    assert watchsock.ask(root, {"op": "due", "payload": away})["due"] is False
+    assert watchclient.ask(root, {"op": "due", "payload": away})["due"] is False
     assert freshline(notes, "-w", root, "hook", "claude-code", stdin=away).stdout == ""
     for event in ("PostToolUse", "SessionEnd"):  # never the fast path: they have work to do
         other = json.loads(payload) | {"hook_event_name": event, "tool_name": "Read"}
-        assert watchsock.ask(root, {"op": "due", "payload": json.dumps(other)})["due"] is True
+        assert watchclient.ask(root, {"op": "due", "payload": json.dumps(other)})["due"] is True
     notes.write("n/news.md", "news")  # written just before the prompt: the cookie sees it
-    assert watchsock.ask(root, {"op": "due", "payload": payload})["due"] is True
+    assert watchclient.ask(root, {"op": "due", "payload": payload})["due"] is True
     assert "n/news.md" in freshline(notes, "hook", "claude-code", stdin=payload).stdout
 
 
 def test_without_a_watcher_the_client_gets_no_answer(notes: Workspace, tmp_path: Path) -> None:
-    assert watchsock.ask(str(notes.root), {"op": "status"}) is None
-    stale = Path(watchsock.socket_path(str(notes.root)))
+    assert watchclient.ask(str(notes.root), {"op": "status"}) is None
+    stale = Path(watchclient.socket_path(str(notes.root)))
     stale.touch()  # a socket file left by a killed watcher
-    assert watchsock.ask(str(notes.root), {"op": "status"}) is None
+    assert watchclient.ask(str(notes.root), {"op": "status"}) is None
     deep = tmp_path / ("x" * 120)
-    assert watchsock.ask(str(deep), {"op": "status"}) is None
-    assert watchsock.workspace_root(None, str(notes.root / "n")) == str(notes.root)
-    assert watchsock.workspace_root(str(tmp_path), "/") is None
+    assert watchclient.ask(str(deep), {"op": "status"}) is None
+    assert watchclient.workspace_root(None, str(notes.root / "n")) == str(notes.root)
+    assert watchclient.workspace_root(str(tmp_path), "/") is None
 
 
 def test_autowatch_start_never_fails_a_command(

@@ -147,6 +147,26 @@ async def test_with_a_watcher_the_status_bar_falls_behind_without_a_send(
         assert "epoch 1 / cursor 0 behind" in status_bar(app)
 
 
+async def test_with_a_watcher_a_commit_on_the_target_moves_the_bar_without_status(
+    code: SessionManager, tmp_path: Path
+) -> None:
+    """Issue 29, item 5: after `git commit` on the target the bar said `up to date` for
+    30+ s, until `/status`."""
+    s = code.new("code", mode="isolated", target="feature").id
+    app = ChatApp(code, s, get_backend("echo"), Watcher(code.config))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "hello")
+        assert "target feature up to date" in status_bar(app)
+        write(tmp_path / "teammate", "src/b.py", "y = 2\n")
+        git(tmp_path / "teammate", "add", "-A")
+        git(tmp_path / "teammate", "commit", "--quiet", "-m", "b")
+        for _ in range(600):  # the watcher sees refs/heads/feature move; the bar follows
+            await pilot.pause(0.05)
+            if "target feature moved" in status_bar(app):
+                break
+        assert "target feature moved" in status_bar(app)
+
+
 async def test_log_diff_and_help(notes: SessionManager) -> None:
     s = notes.new("notes").id
     app = ChatApp(notes, s, get_backend("echo"))

@@ -18,6 +18,7 @@ from freshline.interfaces.cli.argv import (
     SCAN,
     STATUS,
     VERSION,
+    WATCH,
     HotCall,
     hoist_workspace,
     hot_command,
@@ -79,6 +80,12 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["hook", "claude-code", "-p=q"], None),  # click's value would be "=q"
         (["hook", "claude-code", "-p", "a", "--project", "b"], None),
         (["status", "--project", "q"], None),
+        (["-w", "/w", "watch", "--quiet", "--idle-exit", "60"],
+         (WATCH, "/w", frozenset({"--quiet", "--idle-exit=60"}))),
+        (["watch"], (WATCH, None, frozenset())),
+        (["watch", "--stop"], None),
+        (["watch", "--list", "--json"], None),
+        (["watch", "--idle-exit"], None),
         (["status", "--help"], None),
         (["status", "extra"], None),
         (["scan", "--quiet"], None),
@@ -131,6 +138,15 @@ def test_the_hot_commands_load_no_front_end(small: Workspace) -> None:
         assert done.returncode == 0, done.stderr
         assert loaded(done) == "", args
     assert json.loads(freshline("status", "--json", cwd=small.root).stdout)["projects"]
+
+
+def test_the_watcher_the_autowatch_starts_loads_no_front_end(small: Workspace) -> None:
+    done = freshline("watch", "--quiet", "--idle-exit", "1", cwd=small.root)
+    assert done.returncode == 0, done.stderr
+    assert "no request for 1 second: stopped watching" in done.stdout
+    assert not {"typer", "click", "rich"} & set(loaded(done).split())
+    bad = freshline("watch", "--idle-exit", "0", cwd=small.root)  # typer's answer
+    assert bad.returncode == 2 and "--idle-exit" in bad.stderr
 
 
 def test_the_hook_with_nothing_to_say_loads_no_front_end(small: Workspace) -> None:

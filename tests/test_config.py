@@ -278,6 +278,13 @@ ERRORS = [
         "(use letters, digits, '_' and '-', starting with a letter or '_')",
     ),
     (
+        # Seen: accepted without warning, and Claude Code then showed the model a 2 KB
+        # preview of the 16.5 KB block (issue 27).
+        "[delivery]\nhook = 20000\n",
+        "delivery.hook: at most 9,000 characters (Claude Code shows hook output whole only "
+        "up to 10,000), got 20000",
+    ),
+    (
         "[projects.1st]\ninclude = ['a']\n",
         "projects.1st: invalid project name '1st' "
         "(use letters, digits, '_' and '-', starting with a letter or '_')",

@@ -8,7 +8,6 @@ rule.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,12 +21,10 @@ from freshline.agent.runtime import send
 from freshline.config import CHANNEL_BUDGETS, DeliverySettings, load_config
 from freshline.context import Channel
 from freshline.errors import ConfigError, UsageError
-from freshline.interfaces.hook_payload import HookEvent, HookInput
-from freshline.interfaces.hooks import deliver
-from freshline.interfaces.mcp_server import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.tui.commands import Command, Invocation, run
 from freshline.session import SessionManager
-from tests.conftest import Workspace
+from tests.conftest import Workspace, hook_answer
 
 CLAUDE_CODE_LIMIT = 10_000  # characters of hook output shown whole
 CLAUDE_CODE_PREVIEW = 2_000  # what the model sees of a longer one
@@ -67,9 +64,7 @@ def big(ws: Workspace) -> Iterator[Workspace]:
 
 
 def hook_call(ws: Workspace, session: str = "claude-1") -> str:
-    out = io.StringIO()
-    deliver(HookInput(HookEvent.USER_PROMPT_SUBMIT, session, ws.root / "notes"), out)
-    return out.getvalue()
+    return hook_answer(ws.root / "notes", session)
 
 
 @pytest.mark.parametrize("hook_budget", [None, 4_000])
@@ -93,12 +88,20 @@ def test_the_hook_stays_within_budget_and_claude_code_sees_the_closing_tags(
     assert hook_call(big) == ""  # delivered: the cursor covers the rolled-up epochs
 
 
-def test_without_a_budget_claude_code_would_not_see_the_closing_tag(big: Workspace) -> None:
-    delivery(big, hook=1_000_000)  # what freshline did before budgets
+def test_a_hook_budget_claude_code_would_show_as_a_preview_is_refused(big: Workspace) -> None:
+    """Seen: `[delivery] hook = 20000` was accepted, and Claude Code showed the model a
+    2 KB preview of the block, without its closing tag (as `claude_code_sees` plays it)."""
     hook_call(big)
     write_notes(big, 2_000, prefix="new")
+    config = big.root / "freshline.toml"
+    before = config.read_text(encoding="utf-8")
+    delivery(big, hook=20_000)
+    with pytest.raises(ConfigError, match="delivery.hook: at most 9,000 characters"):
+        hook_call(big)
+    config.write_text(before, encoding="utf-8")
+    delivery(big, budget_chars=20_000)  # for every channel: the hook's stays at its ceiling
     seen = claude_code_sees(hook_call(big))
-    assert seen and CLOSE_UPDATES not in seen
+    assert seen.endswith(CLOSE_UPDATES)
 
 
 def test_mcp_results_stay_within_budget(big: Workspace) -> None:
@@ -141,8 +144,8 @@ def test_built_in_channels_stay_within_budget_and_page_the_rest(
 ) -> None:
     sessions = {}
     for channel in (Channel.SEND, Channel.ACP, Channel.CHAT):
-        sessions[channel] = manager.new("notes").id  # a landing is reused until it sends
-        manager.prepare(sessions[channel], "hi").accept()
+        sessions[channel] = manager.new("notes", channel=channel).id
+        manager.prepare(sessions[channel], "hi", channel=channel).accept()
     chat = sessions[Channel.CHAT]
     write_notes(big, 2_000, prefix="new")
     big.write("notes/2024/01/note 0000.md", "# edited\n")

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from freshline.config import Config, ProjectConfig
 from freshline.errors import NotFoundError, UsageError, WorkspaceError
-from freshline.interfaces.hook_payload import HookEvent, external_id, parse_payload
-from freshline.interfaces.hook_pinning import pinned_project, project_for, workspace_for
-from freshline.interfaces.hooks import hook_log_path
+from freshline.interfaces.hook.claude_code import ADAPTER, parse
+from freshline.interfaces.hook.process import hook_log_path
 from freshline.session import SessionManager
+from freshline.session.evidence import Moment
+from freshline.session.pinning import pinned_project, project_for, workspace_for
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
 MANIFEST = "<project_context "
@@ -36,7 +37,7 @@ def payload(name: str, cwd: Path, **fields: Any) -> str:
 def hook(stdin: str) -> str:
     """Run the hook as Claude Code does; it must exit 0. Returns its stdout."""
     done = subprocess.run(
-        [sys.executable, "-m", "freshline.interfaces.hooks"],
+        [sys.executable, "-m", "freshline", "hook", "claude-code"],
         input=stdin,
         capture_output=True,
         text=True,
@@ -121,7 +122,8 @@ def test_a_closed_session_reopens_as_it_was(notes: Any, log: Path) -> None:
     assert MANIFEST in context(hook(prompt), "UserPromptSubmit")
     manager = SessionManager(notes.config())
     try:
-        mapped = manager.store.session_by_external(external_id(json.loads(prompt)["session_id"]))
+        agent_session = json.loads(prompt)["session_id"]
+        mapped = manager.by_external(ADAPTER.external_id(agent_session))
         assert mapped is not None
         manager.close_session(mapped.id)
     finally:
@@ -205,14 +207,16 @@ def test_log_defaults_to_the_user_cache(
 )
 def test_parse_payload_rejects(text: str, why: str) -> None:
     with pytest.raises(UsageError, match=why):
-        parse_payload(text)
+        parse(text)
 
 
 def test_parse_payload_reads_recorded_payloads(tmp_path: Path) -> None:
-    start = parse_payload(payload("session_start_compact", tmp_path))
-    assert (start.event, start.source, start.cwd) == (HookEvent.SESSION_START, "compact", tmp_path)
-    prompt = parse_payload(payload("user_prompt_submit", tmp_path))
-    assert prompt.event is HookEvent.USER_PROMPT_SUBMIT and prompt.source is None
+    start = parse(payload("session_start_compact", tmp_path))
+    assert (start.moment, start.lost_context, start.cwd) == (Moment.START, True, tmp_path)
+    assert start.event == "SessionStart"
+    prompt = parse(payload("user_prompt_submit", tmp_path))
+    assert prompt.moment is Moment.PROMPT and not prompt.lost_context
+    assert ADAPTER.external_id(prompt.agent_session) == f"claude-code:{prompt.agent_session}"
 
 
 def _config(**projects: list[str]) -> Config:
@@ -311,8 +315,8 @@ def test_the_watcher_starts_after_the_first_call_indexed_the_workspace(
     same time as the call's own full scan: it is started once the call is done."""
     import io
 
-    from freshline.interfaces.hook_payload import HookOptions
-    from freshline.interfaces.hooks import run_claude_code
+    from freshline.interfaces.hook.process import run
+    from freshline.interfaces.hook.protocol import HookOptions
     from freshline.store import Store
     from freshline.tracker import autowatch
 
@@ -326,7 +330,7 @@ def test_the_watcher_starts_after_the_first_call_indexed_the_workspace(
     monkeypatch.setattr(autowatch, "start", start)
     prompt = payload("user_prompt_submit", notes.root / "notes", session_id="s")
     out = io.StringIO()
-    run_claude_code(io.StringIO(prompt), out, HookOptions())
+    run(ADAPTER, io.StringIO(prompt), out, HookOptions())
     assert MANIFEST in context(out.getvalue(), "UserPromptSubmit")
     assert seen == [(3, False)]
     assert not log.exists()

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from freshline.context.phrases import RESUMED
-from freshline.interfaces.hook_payload import external_id
+from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.session import SessionManager
-from freshline.store import Acknowledgement, SessionState
+from freshline.session.engine import Deliveries
+from freshline.store import Acknowledgement, DeliveryRecord, SessionState
 from tests.conftest import Workspace, git
 
 MANIFEST = "<project_context "
@@ -34,8 +35,9 @@ class Claude:
 
     def __init__(self, ws: Workspace, cwd: Path, session: str = "c0ffee-1",
                  args: tuple[str, ...] = ("hook", "claude-code"),
-                 transcript: bool = True) -> None:
+                 transcript: bool = True, env: dict[str, str] | None = None) -> None:
         self.ws = ws
+        self.env = env or {}
         self.project_dir = cwd
         self.cwd = cwd
         self.session = session
@@ -50,7 +52,7 @@ class Claude:
                                 "hook_event_name": event, **fields}
         if self.transcript is not None:
             data["transcript_path"] = str(self.transcript)
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.project_dir)}
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.project_dir), **self.env}
         done = subprocess.run(
             [sys.executable, "-m", "freshline", *self.args],
             input=json.dumps(data), capture_output=True, text=True, env=env, timeout=60,
@@ -73,6 +75,16 @@ class Claude:
         if context:
             self._append({"type": "attachment", "attachment": {
                 "type": "hook_additional_context", "content": [context], "hookEvent": event}})
+
+    def preview(self, context: str, event: str = "UserPromptSubmit") -> None:
+        """Write what Claude Code 2.1 writes for context over its 10,000-character limit:
+        the text saved to a file, the model given a 2 KB preview (recorded as seen)."""
+        saved = f"Output too large ({len(context) / 1024:.1f}KB). Full output saved to: " \
+                f"/home/u/.claude/projects/x/tool-results/hook-{event}-additionalContext.txt"
+        shown = f"<persisted-output>\n{saved}\n\nPreview (first 2KB):\n{context[:2000]}\n...\n" \
+                "</persisted-output>"
+        self._append({"type": "attachment", "attachment": {
+            "type": "hook_additional_context", "content": [shown], "hookEvent": event}})
 
     def answer(self) -> None:
         """The model answered a request."""
@@ -104,7 +116,18 @@ def two(two_projects: Workspace) -> Workspace:
 def session_of(ws: Workspace, claude: Claude) -> Any:
     m = SessionManager(ws.config())
     try:
-        return m.store.session_by_external(external_id(claude.session))
+        return m.store.session_by_external(ADAPTER.external_id(claude.session))
+    finally:
+        m.close()
+
+
+def last_taken(ws: Workspace, claude: Claude) -> DeliveryRecord:
+    """The Claude session's delivery acknowledged last."""
+    m = SessionManager(ws.config())
+    try:
+        taken = Deliveries(m).last_acknowledged(session_of(ws, claude).id)
+        assert taken is not None
+        return taken
     finally:
         m.close()
 
@@ -163,15 +186,8 @@ def test_a_block_found_in_the_transcript_is_acknowledged(two: Workspace, log: Pa
     assert claude.prompt() == ""  # found: nothing to tell
     s = session_of(two, claude)
     assert s.cursor is not None and not s.needs_manifest
-    m = SessionManager(two.config())
-    try:
-        from freshline.session import tokens
-
-        taken = tokens.last_acknowledged(m, s.id)
-        assert taken is not None and taken.token == token.group(1)
-        assert taken.how is Acknowledgement.TRANSCRIPT
-    finally:
-        m.close()
+    taken = last_taken(two, claude)
+    assert taken.token == token.group(1) and taken.how is Acknowledgement.TRANSCRIPT
 
 
 def test_dropped_context_is_delivered_again_with_its_epochs(two: Workspace, log: Path) -> None:
@@ -188,9 +204,58 @@ def test_dropped_context_is_delivered_again_with_its_epochs(two: Workspace, log:
 
 def test_a_dropped_manifest_comes_again(two: Workspace, log: Path) -> None:
     claude = Claude(two, two.root / "notes")
-    dropped = claude.prompt(keep=False)
+    claude.prompt()
+    dropped = claude.start("compact")
     assert MANIFEST in dropped
+    assert claude.call("UserPromptSubmit", prompt="go") == ""  # it goes out with this one
+    claude.answer()  # and the model answered without it
     assert MANIFEST in claude.prompt()
+
+
+def test_a_preview_of_the_context_is_not_delivery(two: Workspace, log: Path) -> None:
+    """Seen: with a 20,000-character hook budget Claude Code replaced the block by a 2 KB
+    preview inside `<persisted-output>` (no closing tag of the block), and freshline
+    counted it delivered because the token is in the block's opening tag."""
+    claude = Claude(two, two.root / "notes")
+    claude.prompt()
+    two.write("notes/b.md", "# B\n")
+    told = claude.call("UserPromptSubmit", prompt="go")
+    claude.preview(told)
+    claude.answer()
+    again = claude.prompt()
+    assert "notes/b.md" in again and epochs(again) == epochs(told)
+    assert claude.prompt() == ""
+
+
+def test_a_transcript_holding_no_hook_output_proves_nothing(two: Workspace, log: Path) -> None:
+    """Seen: the Agent SDK inside claude-code-acp records no hook context in its
+    transcript, so the hook never found its token and sent the manifest on every prompt."""
+    claude = Claude(two, two.root / "notes")
+    first = claude.prompt(keep=False)
+    assert MANIFEST in first
+    assert claude.prompt(keep=False) == ""  # taken as printed, not told again
+    two.write("notes/b.md", "# B\n")
+    told = claude.prompt(keep=False)
+    assert UPDATES in told and MANIFEST not in told and "notes/b.md" in told
+    assert claude.prompt(keep=False) == ""
+    taken = last_taken(two, claude)
+    assert taken.how is Acknowledgement.PRINTED
+    assert taken.note and "records no hook output" in taken.note
+
+
+def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
+    two: Workspace, log: Path
+) -> None:
+    """Seen: the hook and `freshline acp` both delivered to one conversation. The proxy
+    marks the agent it starts; the hook then neither prints nor opens a session."""
+    claude = Claude(two, two.root / "notes", env={"FRESHLINE_OWNER": "acp"})
+    assert claude.start() == ""
+    assert claude.prompt() == ""
+    assert claude.call("PostToolUse", tool_name="Read",
+                       tool_input={"file_path": str(two.root / "notes/a.md")},
+                       tool_response={"type": "text"}) == ""
+    assert session_of(two, claude) is None
+    assert not log.exists()
 
 
 def test_an_error_entry_quoting_the_output_is_not_delivery(two: Workspace) -> None:
@@ -243,15 +308,9 @@ def test_an_unreadable_transcript_falls_back_to_printing(two: Workspace) -> None
     claude = Claude(two, two.root / "notes")
     claude.call("UserPromptSubmit", prompt="go")  # the transcript file never appears
     assert claude.call("UserPromptSubmit", prompt="go") == ""
-    m = SessionManager(two.config())
-    try:
-        from freshline.session import tokens
-
-        taken = tokens.last_acknowledged(m, session_of(two, claude).id)
-        assert taken is not None and taken.how is Acknowledgement.PRINTED
-        assert taken.note and "no readable transcript" in taken.note
-    finally:
-        m.close()
+    taken = last_taken(two, claude)
+    assert taken.how is Acknowledgement.PRINTED
+    assert taken.note and "no readable transcript" in taken.note
 
 
 # --- 4. SessionStart sources and SessionEnd ---------------------------------------------------

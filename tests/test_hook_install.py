@@ -16,13 +16,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.interfaces.hook_install import EVENTS, hook_command, is_ours, merge, unmerge
-from freshline.interfaces.hook_ledger import MATCHER
-from freshline.tracker.autowatch import holder as watcher_of
+from freshline.interfaces.hook.claude_code import ADAPTER, MATCHER
+from freshline.interfaces.hook.install import hook_command
+from freshline.interfaces.hook.install import is_ours as is_ours_for
+from freshline.interfaces.hook.install import merge as merge_for
+from freshline.interfaces.hook.install import unmerge as unmerge_for
 from freshline.tracker.autowatch import stop as stop_watcher
+from freshline.tracker.watchlock import holder as watcher_of
 from tests.conftest import Workspace, wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"
+EVENTS = ADAPTER.events
+
+
+def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
+    return merge_for(ADAPTER, settings, command)
+
+
+def unmerge(settings: dict[str, Any]) -> dict[str, Any]:
+    return unmerge_for(ADAPTER, settings)
+
+
+def is_ours(entry: Any) -> bool:
+    return is_ours_for(ADAPTER, entry)
 THEIRS = {"type": "command", "command": "echo hi"}
 
 
@@ -79,7 +95,7 @@ def test_merge_is_idempotent_and_unmerge_inverts_it(settings: dict[str, Any]) ->
 
 def test_the_command_is_absolute_and_quoted(tmp_path: Path) -> None:
     root = tmp_path / "my vault"
-    command = hook_command(root, "my notes", ["/x y/python", "-m", "freshline"])
+    command = hook_command(ADAPTER, root, "my notes", ["/x y/python", "-m", "freshline"])
     assert shlex.split(command) == ["/x y/python", "-m", "freshline", "--workspace", str(root),
                                     "hook", "claude-code", "--project", "my notes"]
 
@@ -139,6 +155,21 @@ def test_uninstall_removes_only_freshline(notes: Workspace) -> None:
     done = freshline("hook", "install", "claude-code", "--uninstall", cwd=notes.root)
     assert done.returncode == 0 and "removed freshline's hook" in done.stdout
     assert settings_of(path) == {"hooks": {"Stop": [{"hooks": [THEIRS]}]}}
+
+
+def test_uninstall_removes_a_settings_file_left_holding_nothing(notes: Workspace) -> None:
+    """Seen (issue 33): `--uninstall` left `{}` in a `.claude/settings.json` it had created."""
+    folder = notes.root / ".claude"
+    assert freshline("hook", "install", "claude-code", cwd=notes.root).returncode == 0
+    done = freshline("hook", "install", "claude-code", "--uninstall", cwd=notes.root)
+    assert done.returncode == 0 and "removed freshline's hook" in done.stdout
+    assert not (folder / "settings.json").exists() and not folder.exists()
+    folder.mkdir()
+    (folder / "agents.md").write_text("mine\n", encoding="utf-8")
+    for extra in ([], ["--uninstall"]):
+        assert freshline("hook", "install", "claude-code", *extra, cwd=notes.root).returncode == 0
+    assert not (folder / "settings.json").exists()
+    assert (folder / "agents.md").read_text(encoding="utf-8") == "mine\n"  # theirs stays
 
 
 def test_user_scope_and_project_option(notes: Workspace) -> None:

@@ -11,9 +11,10 @@ import pytest
 
 from freshline.config import load_config
 from freshline.errors import UsageError
-from freshline.interfaces.hook_ledger import MATCHER, ToolUse, tool_use
-from freshline.interfaces.hook_payload import HookEvent, external_id, parse_payload
+from freshline.interfaces.hook.claude_code import ADAPTER, MATCHER, parse, tool_use
+from freshline.interfaces.hook.protocol import ToolUse
 from freshline.session import SessionManager
+from freshline.session.evidence import Moment
 from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_of
 
@@ -57,7 +58,7 @@ def claude(ws: Any, log: Path) -> Any:
 def ledger(root: Path, session: str = CLAUDE) -> dict[tuple[str, LedgerKind], Any]:
     manager = SessionManager(load_config(root))
     try:
-        s = manager.store.session_by_external(external_id(session))
+        s = manager.by_external(ADAPTER.external_id(session))
         assert s is not None
         return {(e.path, e.kind): e for e in manager.store.ledger_of(s.id)}
     finally:
@@ -65,26 +66,27 @@ def ledger(root: Path, session: str = CLAUDE) -> dict[tuple[str, LedgerKind], An
 
 
 def test_the_recorded_payloads_parse() -> None:
-    for name, tool, path in [
-        ("post_tool_use_read", "Read", "/notes/a.md"),
-        ("post_tool_use_edit", "Edit", "/notes/a.md"),
-        ("post_tool_use_write", "Write", "/notes/b.md"),
-        ("post_tool_use_notebook_edit", "NotebookEdit", "/notes/nb.ipynb"),
+    for name, kind, path in [
+        ("post_tool_use_read", LedgerKind.READ, "/notes/a.md"),
+        ("post_tool_use_edit", LedgerKind.WRITE, "/notes/a.md"),
+        ("post_tool_use_write", LedgerKind.WRITE, "/notes/b.md"),
+        ("post_tool_use_notebook_edit", LedgerKind.WRITE, "/notes/nb.ipynb"),
     ]:
-        payload = parse_payload(recorded(name, Path("/w")))
-        assert payload.event is HookEvent.POST_TOOL_USE
-        assert payload.tool == ToolUse(tool, f"/w{path}")
+        call = parse(recorded(name, Path("/w")))
+        assert call.moment is Moment.TOOL and call.event == "PostToolUse"
+        assert call.tool == ToolUse(f"/w{path}", kind)
     assert MATCHER == "Read|Write|Edit|MultiEdit|NotebookEdit"
 
 
 @pytest.mark.parametrize(("data", "use"), [
-    ({"tool_name": "Bash", "tool_input": {"command": "ls"}}, ToolUse("Bash", "")),
-    ({"tool_name": "Read", "tool_input": "odd"}, ToolUse("Read", "")),
+    ({"tool_name": "Bash", "tool_input": {"command": "ls"}}, ToolUse("", None)),
+    ({"tool_name": "Bash", "tool_input": {"file_path": "x.md"}}, ToolUse("x.md", None)),
+    ({"tool_name": "Read", "tool_input": "odd"}, ToolUse("", None)),
     ({"tool_name": "NotebookEdit", "tool_input": {"notebook_path": "n.ipynb"},
-      "tool_response": {"error": "Cell not found"}}, ToolUse("NotebookEdit", "n.ipynb", True)),
+      "tool_response": {"error": "Cell not found"}}, ToolUse("n.ipynb", None)),
 ])
 def test_tool_uses_the_ledger_ignores(data: dict[str, Any], use: ToolUse) -> None:
-    assert tool_use(data) == use and use.kind is None
+    assert tool_use(data) == use
 
 
 def test_a_payload_without_a_tool_is_refused() -> None:

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from freshline import __version__
 from freshline.errors import WorkspaceError
-from freshline.interfaces.mcp_server import main, mcp_command
+from freshline.interfaces.mcp.stdio import main, mcp_command
 from tests.conftest import Workspace, git
 
 MANIFEST_P = "freshline://project/p/manifest"
@@ -31,7 +31,7 @@ async def connect(root: Path, mode: str = "legacy", **options: Any) -> AsyncIter
     """A connected client of `freshline mcp --workspace root`."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "freshline.interfaces.mcp_server", "--workspace", str(root)],
+        args=["-m", "freshline.interfaces.mcp", "--workspace", str(root)],
         cwd=str(root),
     )
     async with Client(params, mode=mode, cache=None, **options) as client:  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from freshline.agent.messages import ToolCall
 from freshline.agent.runtime import send
 from freshline.agent.tools import Toolbox, ToolMode
 from freshline.interfaces.cli import app
-from freshline.interfaces.mcp_server import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService
 from freshline.session import SessionManager
 from freshline.session.rules import live_rules
 from tests.acp_harness import proxied

@@ -4,7 +4,6 @@ and hostile names, trees and paths get a clear answer instead of a crash."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from dataclasses import replace
@@ -18,12 +17,11 @@ from freshline.agent.backends import get_backend
 from freshline.agent.messages import ToolCall
 from freshline.agent.runtime import send, toolbox_for
 from freshline.interfaces.cli import app
-from freshline.interfaces.hooks import run_claude_code
-from freshline.interfaces.mcp_server import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService
 from freshline.session import SessionManager
 from freshline.store.records import Change, ChangeKind
 
-from .conftest import Workspace, git
+from .conftest import Workspace, git, hook_answer
 
 # The seven secrets of the report, each holding a value that must never come back.
 SECRETS = {
@@ -119,11 +117,8 @@ def test_secrets_never_reach_a_model_by_any_channel(vault: Workspace, tmp_path: 
     finally:
         service.close()
 
-    hook_in = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "cc1",
-                          "cwd": str(root / "notes"), "prompt": "hi"})
-    out = io.StringIO()
-    assert run_claude_code(io.StringIO(hook_in), out) == 0
-    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    out = hook_answer(root / "notes", "cc1")
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "notes/a.md" in context
     assert not any(f"notes/{name}" in context for name in [*SECRETS, ".env.local"])
 

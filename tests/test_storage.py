@@ -7,7 +7,6 @@ clock.
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -22,10 +21,9 @@ from freshline.conversation.git import Git
 from freshline.conversation.objects import MAX_PACKS, PackSink, object_id, pack_count
 from freshline.conversation.pointer import blob_id, parse_pointer, pointer, recorded_oid
 from freshline.conversation.storage import disk_usage
-from freshline.interfaces.hooks import HookEvent, HookInput, deliver
 from freshline.session import SessionManager
 
-from .conftest import Workspace, git
+from .conftest import Workspace, git, hook_answer
 
 PRIVATE = Path(".freshline") / "conversations.git"
 
@@ -210,9 +208,7 @@ def test_other_blobs_are_not_pointers(text: bytes) -> None:
 def test_the_claude_code_hook_writes_no_git_object(ws: Workspace) -> None:
     ws.configure({"notes": {"include": ["notes"]}})
     fill(ws, 500)
-    out = io.StringIO()
-    assert deliver(HookInput(HookEvent.USER_PROMPT_SUBMIT, "claude-1", ws.root / "notes"), out)
-    assert "<project_context " in out.getvalue()
+    assert "<project_context " in hook_answer(ws.root / "notes")
     private = ws.root / PRIVATE
     assert not private.exists() or (loose_objects(private) == 0 and not packed_ids(private))
     manager = SessionManager(ws.config())

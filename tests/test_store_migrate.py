@@ -46,10 +46,10 @@ def busy_workspace(tmp_path: Path) -> Path:
         send(manager, s, "second", get_backend("echo"))
         store = manager.store
         from freshline.context import Channel
-        from freshline.session import tokens
+        from freshline.session.engine import Deliveries
 
         mcp = manager.new("p", channel=Channel.MCP).id
-        tokens.deliver(manager, mcp, Channel.MCP)
+        Deliveries(manager).issue(mcp, Channel.MCP)
         manager.record_read(s, "notes/a.md", "0" * 40)
         store.hints_add(["notes/b.md"])
         with store.write():

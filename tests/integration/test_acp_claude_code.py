@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from freshline.session import SessionManager
-from tests.acp_harness import MANIFEST, UPDATES, named, proxied, stale_read, with_notes
-from tests.conftest import Workspace
+from tests.acp_harness import MANIFEST, UPDATES, named, proxied, stale_read, started, with_notes
+from tests.conftest import Workspace, install_hook
 from tests.fake_model_servers import FakeReply
 from tests.integration.acp_agents import CLAUDE_CODE_ACP, OFFLINE
 from tests.integration.anthropic_stub import AnthropicStub, Seen, answered_tool, last_user_text
@@ -124,3 +124,62 @@ async def test_a_session_loaded_in_a_new_proxy_goes_on_where_it_was(
     updates = block_in(back.last, UPDATES)
     assert updates is not None and named(updates, vault.root) == ["notes/c.md"]
     assert MANIFEST in back.text  # the first prompt, as Claude Code kept it
+
+
+async def test_with_the_hook_installed_too_only_the_proxy_delivers(
+    agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
+) -> None:
+    """Seen: with the Claude Code hook installed and the adapter run through `freshline
+    acp`, the first prompt carried two manifests (the hook's and the proxy's), and every
+    later prompt a fresh full manifest though nothing changed."""
+    install_hook(vault.root)
+    log = tmp_path / "hook.log"
+    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
+    async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env) as run:
+        session = await run.new(vault.root)
+        await run.prompt(session, "hello there")
+        await run.prompt(session, "anything new?")
+        vault.write("notes/c.md", "# C\n")
+        await run.prompt(session, "and now?")
+    assert asked(stub, "hello there").text.count(MANIFEST) == 1
+    assert "project_context" not in asked(stub, "anything new?").last
+    updates = block_in(asked(stub, "and now?").last, UPDATES)
+    assert updates is not None and named(updates, vault.root) == ["notes/c.md"]
+    assert asked(stub, "and now?").last.count(UPDATES) == 1
+    manager = SessionManager(vault.config())
+    try:
+        assert [s.channel for s in manager.sessions()] == ["acp"]  # the hook opened none
+    finally:
+        manager.close()
+    assert not log.exists(), log.read_text(encoding="utf-8")
+
+
+async def test_the_hook_alone_under_the_adapter_delivers_once_and_goes_quiet(
+    agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
+) -> None:
+    """Seen: the Agent SDK inside claude-code-acp writes no hook context to its transcript,
+    so the hook never found its token and sent the manifest again on every prompt. A
+    transcript holding no hook output at all proves nothing: printed counts as delivered."""
+    install_hook(vault.root)
+    log = tmp_path / "hook.log"
+    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
+    # On its own the adapter ends with a status of its own when the client hangs up.
+    async with started(tmp_path, vault.root, [str(agent)], env=env, status=None) as run:
+        session = await run.new(vault.root)
+        await run.prompt(session, "hello there")
+        await run.prompt(session, "anything new?")
+        vault.write("notes/c.md", "# C\n")
+        await run.prompt(session, "and now?")
+        await run.prompt(session, "and again?")
+    assert block_in(asked(stub, "hello there").text, MANIFEST) is not None
+    assert "project_context" not in asked(stub, "anything new?").last
+    updates = block_in(asked(stub, "and now?").last, UPDATES)
+    assert updates is not None and named(updates, vault.root) == ["notes/c.md"]
+    assert "project_context" not in asked(stub, "and again?").last
+    manager = SessionManager(vault.config())
+    try:
+        [s] = manager.sessions()
+        assert s.channel == "hook" and s.external_id is not None
+    finally:
+        manager.close()
+    assert not log.exists(), log.read_text(encoding="utf-8")

@@ -23,7 +23,7 @@ import pytest
 from freshline.context.phrases import RESUMED
 from freshline.session import SessionManager
 from freshline.store import DeliveryState
-from tests.conftest import Workspace
+from tests.conftest import Workspace, install_hook
 from tests.fake_model_servers import FakeReply
 from tests.integration.anthropic_stub import (
     AnthropicStub,
@@ -128,15 +128,6 @@ def executable() -> Path:
 @pytest.fixture
 def vault(two_projects: Workspace) -> Workspace:
     return two_projects
-
-
-def install_hook(root: Path, *extra: str) -> dict[str, Any]:
-    """`freshline hook install claude-code` in the workspace, as a user runs it."""
-    done = subprocess.run([sys.executable, "-m", "freshline", "hook", "install", "claude-code",
-                           "--json", *extra], cwd=root, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 @contextmanager
@@ -257,3 +248,18 @@ def test_the_agents_own_write_is_not_announced_back(
         [later] = claude.prompt("anything new?")
         block = updates_block(later.last)
         assert block is not None and named(block, vault.root) == {"notes/theirs.md"}
+
+
+def test_inside_an_agent_the_acp_proxy_runs_the_hook_says_nothing(
+    claude: ClaudeCode, vault: Workspace
+) -> None:
+    """One owner per conversation: Claude Code started by `freshline acp` (which marks its
+    agent) runs the hook too, and the hook leaves the conversation to the proxy."""
+    claude.env["FRESHLINE_OWNER"] = "acp"
+    [first] = claude.prompt("hello", resume=False)
+    assert "project_context" not in first.text
+    manager = SessionManager(vault.config())
+    try:
+        assert manager.sessions() == []
+    finally:
+        manager.close()

@@ -17,6 +17,8 @@ from typing import Any
 from freshline import scope, sensitive
 from freshline.config.settings import (
     BUDGET_RANGE,
+    CEILING_REASONS,
+    CHANNEL_CEILINGS,
     CONFIG_NAME,
     Config,
     ConversationSettings,
@@ -243,6 +245,10 @@ def _delivery(table: dict[str, Any]) -> DeliverySettings:
         _expect(key, value, int, "an integer (characters)")
         if not low <= value <= high:
             raise config_error(key, f"must be between {low:,} and {high:,} characters, got {value}")
+        ceiling = CHANNEL_CEILINGS.get(name)
+        if ceiling is not None and value > ceiling:
+            why = CEILING_REASONS[name]
+            raise config_error(key, f"at most {ceiling:,} characters ({why}), got {value}")
     return DeliverySettings(**table)
 
 

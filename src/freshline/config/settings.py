@@ -70,9 +70,10 @@ class ModelSettings:
 
 # Each delivery channel's budget in characters when freshline.toml sets none.
 CHANNEL_BUDGETS = {"hook": 9_000, "mcp": 20_000, "chat": 30_000, "send": 30_000, "acp": 20_000}
-# Limits of the clients themselves: `budget_chars` never raises a channel above them
-# (Claude Code shows a hook's output whole only up to 10,000 characters).
-_CHANNEL_CEILINGS = {"hook": 9_000}
+# Limits of the clients themselves: `budget_chars` never raises a channel above them, and
+# a channel's own key past its ceiling is refused when the config loads (with the why).
+CHANNEL_CEILINGS = {"hook": 9_000}
+CEILING_REASONS = {"hook": "Claude Code shows hook output whole only up to 10,000"}
 BUDGET_RANGE = (2_000, 10_000_000)  # both blocks at their smallest take about 1,300
 
 
@@ -96,7 +97,7 @@ class DeliverySettings:
         default = CHANNEL_BUDGETS[channel]
         if self.budget_chars is None:
             return default
-        return min(self.budget_chars, _CHANNEL_CEILINGS.get(channel, self.budget_chars))
+        return min(self.budget_chars, CHANNEL_CEILINGS.get(channel, self.budget_chars))
 
 
 @dataclass(frozen=True)

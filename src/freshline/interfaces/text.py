@@ -32,3 +32,18 @@ def clip(text: str, limit: int) -> str:
     """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def duration(seconds: float) -> str:
+    """A length of time as people say it, to its two largest units: `45 s`, `12 min`,
+    `3 h 5 min`, `2 d 4 h`."""
+    whole = max(0, int(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    units = [("d", 86_400), ("h", 3_600), ("min", 60)]
+    parts: list[str] = []
+    for name, size in units:
+        count, whole = divmod(whole, size)
+        if count or parts:
+            parts.append(f"{count} {name}")
+    return " ".join(p for p in parts[:2] if not p.startswith("0 "))

@@ -10,122 +10,73 @@ an error, no answer in time) and the command does the work itself, as without a 
 
     {"version": V, "op": "status"}                  → {"ok": true, "data": {...}}
     {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
-    {"version": V, "op": "due", "payload": "<hook JSON>"} → {"ok": true, "due": false}
+    {"version": V, "op": "due", "agent": A, "payload": "<hook JSON>"}
+                                                    → {"ok": true, "due": false}
 
-The client half (`ask`, `workspace_root`) imports nothing beyond the standard library.
+This is the server half, in the watcher's process; the client half (`ask`,
+`workspace_root`) is `watchclient.py`, which imports nothing beyond the standard library.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
+
+from freshline.interfaces.watchclient import MAX_PATH, socket_path, version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Callable
     from socketserver import ThreadingUnixStreamServer
     from typing import Any
 
-SOCKET_NAME = "watch.sock"
-CONFIG_NAME = "freshline.toml"
-DATA_DIR = ".freshline"
-ANSWER_TIMEOUT_S = 10.0  # then the command does the work itself
-_MAX_PATH = 100  # AF_UNIX paths are limited (108 bytes on Linux): a longer one is not served
-
-
-def socket_path(root: str) -> str:
-    """Where a workspace's watcher listens."""
-    return os.path.join(root, DATA_DIR, SOCKET_NAME)
-
-
-def _version() -> str:
-    from freshline import __version__
-
-    return __version__
-
-
-# --- the client (standard library only) -----------------------------------------------------
-
-
-def workspace_root(explicit: str | None, start: str) -> str | None:
-    """The workspace a command means (`explicit`, else the nearest folder up from `start`
-    holding freshline.toml), or None; the library's own lookup reports what is wrong."""
-    if explicit is not None:
-        root = os.path.realpath(explicit)
-        return root if os.path.isfile(os.path.join(root, CONFIG_NAME)) else None
-    here = os.path.realpath(start)
-    while True:
-        if os.path.isfile(os.path.join(here, CONFIG_NAME)):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def ask(root: str, request: dict[str, Any], timeout: float = ANSWER_TIMEOUT_S) -> Any:
-    """The watcher's answer to `request`, or None when there is none to be had."""
-    path = socket_path(root)
-    if len(os.fsencode(path)) > _MAX_PATH:
-        return None
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(path)
-            conn.sendall(json.dumps(request | {"version": _version()}).encode() + b"\n")
-            with conn.makefile("rb") as reply:
-                answer = json.loads(reply.readline() or b"null")
-    except (OSError, ValueError):
-        return None
-    return answer if isinstance(answer, dict) and answer.get("ok") else None
-
-
-# --- the server (in the watcher's process) -----------------------------------------------------
-
-
 def _answer(root: str, request: Any) -> dict[str, Any]:
     """Answer one request (in its own thread)."""
-    from freshline.interfaces.cli.fast import flush_dict, load, status_data
+    from freshline.interfaces.cli.fast import load, scan_data, status_data
     from freshline.tracker import Tracker
 
-    if not isinstance(request, dict) or request.get("version") != _version():
+    if not isinstance(request, dict) or request.get("version") != version():
         return {"ok": False, "error": "another version of freshline: ask it yourself"}
     op = request.get("op")
     if op == "status":
         return {"ok": True, "data": status_data(Tracker(load(root)))}
     if op == "scan":
-        tracker = Tracker(load(root))
-        return {"ok": True, "data": flush_dict(tracker.flush())}
+        return {"ok": True, "data": scan_data(Tracker(load(root)))}
     if op == "due":
-        return {"ok": True, "due": _due(root, str(request.get("payload", "")))}
+        agent = str(request.get("agent", "claude-code"))
+        return {"ok": True, "due": _due(root, agent, str(request.get("payload", "")))}
     return {"ok": False, "error": f"unknown op {op!r}"}
 
 
-def _due(root: str, text: str) -> bool:
-    """Whether a hook call has anything to deliver (see `hooks.nothing_due_for`): Claude's
-    session is looked up in this workspace's store, wherever its `cwd` is now."""
-    from pathlib import Path
+def _due(root: str, agent: str, text: str) -> bool:
+    """Whether a hook call of `agent` has anything to deliver (`hook.core.quiet`): the
+    agent's session is looked up in this workspace's store, wherever its `cwd` is now."""
+    from freshline.interfaces.cli.fast import load
+    from freshline.interfaces.hook import adapter
+    from freshline.interfaces.hook.core import quiet
+    from freshline.tracker import Tracker
 
-    from freshline.config import load_config
-    from freshline.interfaces.hook_payload import parse_payload
-    from freshline.interfaces.hooks import nothing_due_for
-
-    return not nothing_due_for(load_config(Path(root)), parse_payload(text))
+    return not quiet(adapter(agent), text, Tracker(load(root)))
 
 
-def serve(root: str) -> tuple[ThreadingUnixStreamServer, threading.Thread] | None:
-    """Start answering on the workspace's socket in a thread; None when the path is too
-    long for a socket. Stop with `server.shutdown()` and `close(root, server)`."""
+def serve(
+    root: str, on_request: Callable[[], None] | None = None
+) -> tuple[ThreadingUnixStreamServer, threading.Thread] | None:
+    """Start answering on the workspace's socket in a thread (`on_request` hears each
+    question: the watcher is not idle); None when the path is too long for a socket. Stop
+    with `server.shutdown()` and `close(root, server)`."""
     import socketserver
     import threading
 
     path = socket_path(root)
-    if len(os.fsencode(path)) > _MAX_PATH:
+    if len(os.fsencode(path)) > MAX_PATH:
         return None
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
+            if on_request is not None:
+                on_request()
             try:
                 answer = _answer(root, json.loads(self.rfile.readline() or b"null"))
             except Exception as exc:  # a question the library refused: the asker falls back

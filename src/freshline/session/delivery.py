@@ -31,8 +31,8 @@ from freshline.session.documents import DocumentDesk, info
 from freshline.session.manifest import build_manifest
 from freshline.store.records import Change, ChangeKind
 
-if TYPE_CHECKING:  # the manager uses this module
-    from freshline.session.manager import SessionManager
+if TYPE_CHECKING:  # the manager uses this module: it takes the base
+    from freshline.session.base import SessionBase
 
 _DOCUMENT_KINDS = (ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.RENAMED,
                    ChangeKind.ENTERED)
@@ -61,7 +61,7 @@ def delivery_budget(
 
 
 def changes_page(
-    manager: SessionManager,
+    manager: SessionBase,
     session_id: str,
     since: int | None = None,
     page: int = 1,
@@ -83,7 +83,7 @@ def changes_page(
 
 
 def project_changes_page(
-    manager: SessionManager, project: str, since: int, page: int, budget: Budget,
+    manager: SessionBase, project: str, since: int, page: int, budget: Budget,
     root: str | None = None,
 ) -> ChangesPage:
     """One page of every change to `project` after epoch `since` as the index has them
@@ -104,7 +104,7 @@ def project_changes_page(
 
 
 def files_page(
-    manager: SessionManager, project: str, page: int, budget: Budget, folder: str = ""
+    manager: SessionBase, project: str, page: int, budget: Budget, folder: str = ""
 ) -> ChangesPage:
     """One page of the project's files and documents (each document with its state and
     snapshot), or of those under `folder` (workspace-relative, or absolute inside the

@@ -25,7 +25,7 @@ from freshline.errors import SessionBusy, UsageError
 from freshline.store import SessionRecord, SessionState
 
 if TYPE_CHECKING:
-    from freshline.session.manager import SessionManager
+    from freshline.session.base import SessionBase
 
 IDLE_CHANNELS = frozenset({"hook", "mcp", "acp"})  # agents freshline does not run
 # A conversation or worktree with no session is left alone this long: `session new`
@@ -33,7 +33,7 @@ IDLE_CHANNELS = frozenset({"hook", "mcp", "acp"})  # agents freshline does not r
 ORPHAN_GRACE_S = 3600
 
 
-def close_idle(manager: SessionManager, now: float | None = None) -> list[SessionRecord]:
+def close_idle(manager: SessionBase, now: float | None = None) -> list[SessionRecord]:
     """Close hook, MCP and ACP sessions unused for `[sessions] idle_close`; returns them."""
     idle = manager.config.sessions.idle_close
     if not idle:
@@ -56,7 +56,7 @@ def most_recent(
     return max(mine, key=lambda s: (s.last_active, s.created_at, s.id), default=None)
 
 
-def remove(manager: SessionManager, session_ids: list[str], archive: Path | None = None) -> None:
+def remove(manager: SessionBase, session_ids: list[str], archive: Path | None = None) -> None:
     """Forget sessions: their conversations (archived first to the git bundle `archive`
     when given), worktrees, turn files and rows. Checks every id before changing anything;
     raises SessionBusy, changing nothing, while a turn runs on one of them."""
@@ -95,7 +95,7 @@ class Collected:
 
 
 def collect(
-    manager: SessionManager,
+    manager: SessionBase,
     older_than: float,
     dry_run: bool = False,
     include_user_repo: bool = False,
@@ -130,7 +130,7 @@ def collect(
     return out
 
 
-def _orphans(manager: SessionManager, out: Collected, now: float) -> None:
+def _orphans(manager: SessionBase, out: Collected, now: float) -> None:
     """Conversations and worktrees no session owns, older than the grace period."""
     known = {s.id for s in manager.sessions()}
     old = now - ORPHAN_GRACE_S
@@ -147,7 +147,7 @@ def _orphans(manager: SessionManager, out: Collected, now: float) -> None:
         )
 
 
-def _remove_all(manager: SessionManager, out: Collected) -> None:
+def _remove_all(manager: SessionBase, out: Collected) -> None:
     for sid in list(out.sessions):
         try:
             remove(manager, [sid])
@@ -164,7 +164,7 @@ def _remove_all(manager: SessionManager, out: Collected) -> None:
         manager.conversations.remove_worktree(manager.config.root / WORKTREES / name)
 
 
-def _usage(manager: SessionManager, include_user_repo: bool) -> int:
+def _usage(manager: SessionBase, include_user_repo: bool) -> int:
     total = disk_usage(manager.config.data_dir)
     if include_user_repo and manager.conversations.checkout:
         total += disk_usage(manager.conversations.repo.git_dir)

@@ -16,41 +16,33 @@ block, and other sessions' writes are named.
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
-from contextlib import AbstractContextManager
 from dataclasses import replace
-from functools import cached_property
-from pathlib import Path
 
-from freshline.config import Config, Mode
+from freshline.config import Mode
 from freshline.context import (
     Channel,
     ManifestInput,
     Meter,
     UpdatesInput,
-    manifest_from_json,
     render_blocks,
     render_manifest,
 )
-from freshline.conversation import Conversations, LiveDelta, PendingTurn
+from freshline.conversation import LiveDelta, PendingTurn
 from freshline.conversation import Mode as ConversationMode
 from freshline.conversation import Refresh as MergeInfo
 from freshline.conversation.conflicts import path_kinds
 from freshline.conversation.events import Rewind
-from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError, UsageError
-from freshline.materialize import Materializer, MaterializeResult, MaterializeSettings, is_document
-from freshline.materialize.runner import ProgressFn
+from freshline.session.base import SessionBase
+from freshline.session.claims import claim_turn
 from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
-from freshline.session.inscope import InScope
-from freshline.session.ledger import Ledger
 from freshline.session.lifecycle import close_idle
-from freshline.session.manifest import BuiltManifest, build_manifest, dirty_key
+from freshline.session.manifest import BuiltManifest, dirty_key
+from freshline.session.owners import refuse_other_owner
 from freshline.session.rewinding import rewind_entry
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
@@ -58,88 +50,16 @@ from freshline.store import (
     Change,
     ChangeKind,
     IndexEntry,
-    LedgerKind,
     SessionRecord,
     SessionState,
-    WithheldRow,
 )
 from freshline.store.sessions import RECORDING_CHANNELS, session_title
-from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.scoping import in_scope
-from freshline.withholding import Withholder
 
 
-def materialize_settings(config: Config) -> MaterializeSettings:
-    """The materializer's limits from `[workspace]`."""
-    w = config.workspace
-    return MaterializeSettings(
-        workers=w.workers, timeout_s=w.materialize_timeout_s, memory_mb=w.materialize_memory_mb
-    )
-
-
-class SessionManager:
-    """Sessions of one workspace, with the tracker, materializer and conversations they use."""
-
-    def __init__(
-        self, config: Config, materializer: Materializer | None = None, ledger: bool = True
-    ) -> None:
-        self.config = config
-        self.tracker = Tracker(config)
-        self.store = self.tracker.store
-        security = config.security
-        # What leaves for a model passes it: tool results, documents, snapshots, trees.
-        self.withholder = Withholder(security.allow_secrets_in, security.allow_hardlinks)
-        self.materializer = materializer or Materializer(
-            config.root, config.data_dir, materialize_settings(config), self.withholder
-        )
-        self.in_scope = InScope(config, self.tracker)
-        self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
-        self._background: list[threading.Thread] = []
-        self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
-
-    @cached_property
-    def conversations(self) -> Conversations:
-        """The workspace's conversations, opened on first use: a session that records
-        none (a hook's) never touches git."""
-        return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes,
-                             screen=self.withholder)
-
-    def reload_config(self) -> Config:
-        """Pick up an edited freshline.toml (a long-lived manager, e.g. the chat, would
-        otherwise never see a scope change). Raises ConfigError for a broken file."""
-        self.config = self.in_scope.config = self.tracker.reload_config()
-        self.withholder.allowed = self.config.security.allow_secrets_in
-        self.withholder.allow_hardlinks = self.config.security.allow_hardlinks
-        return self.config
-
-    def note_withheld(self) -> None:
-        """Store which files secrets were withheld from since the last call (what
-        `freshline status` flags). Call outside a read transaction."""
-        found = self.withholder.take_found()
-        if found:
-            self.store.withheld_note(
-                WithheldRow(path, f.blob, tuple(k.value for k in f.kinds))
-                for path, f in found.items()
-            )
-
-    def close(self) -> None:
-        """Wait for background conversions, then stop the workers."""
-        self.settle()
-        self.materializer.close()
-
-    # -- sessions ------------------------------------------------------------------------
-
-    def get(self, session_id: str) -> SessionRecord:
-        """One session (NotFoundError when unknown), after rolling back a turn a dead
-        process left unfinished in its conversation (a live turn is left alone)."""
-        s = self.store.session_get(session_id)
-        if s.records_conversation:  # a hook's or MCP client's session has none to recover
-            self.conversations.recover(s.id)
-        return s
-
-    def sessions(self, project: str | None = None) -> list[SessionRecord]:
-        """Every session, or those of one project."""
-        return self.store.session_list(project)
+class SessionManager(SessionBase):
+    """Sessions of one workspace, with the tracker, materializer and conversations they use
+    (`SessionBase`): opening, resuming and closing them, preparing and accepting turns."""
 
     def new(
         self,
@@ -261,15 +181,6 @@ class SessionManager:
 
     # -- turns ---------------------------------------------------------------------------
 
-    def turn_lock(
-        self, session_id: str, wait: bool = True, on_wait: WaitNotice | None = None
-    ) -> AbstractContextManager[None]:
-        """Hold the session's turn lock: one turn at a time across threads and processes
-        (`agent.runtime.send` holds it from prepare to accept). Taking it first rolls back
-        a turn a dead process left unfinished. Raises SessionBusy when `wait` is False and
-        a turn is running; `on_wait` hears who holds it after a second of waiting."""
-        return self.conversations.lock(session_id, wait, on_wait)
-
     def prepare(
         self,
         session_id: str,
@@ -281,25 +192,29 @@ class SessionManager:
         token: str | None = None,
         after: Sequence[Staged] = (),
         flush: bool = True,
+        limit: int | None = None,
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
         Raises ConflictStop or SyncRequired (before any model is called) when the
-        conversation's refresh cannot merge. `conversation=False` is for blocks delivered
-        to an agent freshline does not run (hooks, MCP): there is no answer to record, so
-        the conversation is left as it is. The blocks fit `channel`'s budget as `meter`
-        counts what the channel delivers (default: the text itself), and carry the
-        delivery `token` in their opening tags. `after` prepares as if these staged
-        deliveries, handed over but not yet acknowledged, had been taken (in order).
-        `flush=False` is for a caller that flushed a moment ago (it just opened the
-        session): the turn covers the index as it is.
+        conversation's refresh cannot merge, and UsageError when the session belongs to
+        another channel (`owners.refuse_other_owner`). `conversation=False` is for blocks
+        delivered to an agent freshline does not run (hooks, MCP): there is no answer to
+        record, so the conversation is left as it is. The blocks fit `channel`'s budget
+        (at most `limit` characters) as `meter` counts what the channel delivers (default:
+        the text itself), and carry the delivery `token` in their opening tags. `after`
+        prepares as if these staged deliveries, handed over but not yet acknowledged, had
+        been taken (in order). `flush=False` is for a caller that flushed a moment ago (it
+        just opened the session): the turn covers the index as it is.
         """
         self.reload_config()
         s = self.get(session_id)
+        refuse_other_owner(s, channel.value)
         for staged in after:
             s = applied(s, staged)
         if s.state is SessionState.CLOSED:
             raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
+        origin = s.cursor  # acknowledging checks that the cursor is still this
         self.store.session_touch(s.id, time.time())
         if flush:
             self.tracker.flush()
@@ -319,12 +234,13 @@ class SessionManager:
         pending = self._conversation_turn(s, message) if recorded else None
         staged, updates = self._updates(s, pending.merges if pending else (),
                                         pending.rewinds if pending else ())
+        staged.origin = origin
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
         manifest = self._manifest_input(s) if s.needs_manifest else None
         if manifest is None and updates.compacted:
             manifest = self._fresh_manifest(s, staged)
-        budget = delivery_budget(self.config, channel, meter, s.id, token=token)
+        budget = delivery_budget(self.config, channel, meter, s.id, limit, token)
         blocks = render_blocks(manifest, updates, budget, self.priority(s))
         # Blocks hold paths only, but a file may be named after a token.
         shown, updated = (self.withholder.text(b).text if b else b
@@ -360,39 +276,12 @@ class SessionManager:
         budget = delivery_budget(self.config, channel, meter, s.id)
         return render_blocks(manifest, updates, budget, self.priority(s)).text
 
-    def priority(self, s: SessionRecord) -> frozenset[str]:
-        """The paths a roll-up keeps listed longest for this session: those its agent read
-        or wrote (the read ledger) that changed since its cursor."""
-        return self.ledger.paths(s)
-
-    def record_read(
-        self, session_id: str, path: str, blob: str, turn: int | None = None
-    ) -> None:
-        """Record in the read ledger that the session's agent read `blob` (a git blob id)
-        at workspace-relative `path`, in `turn` (default: its last delivery's)."""
-        self.ledger.record(session_id, path, blob, LedgerKind.READ, turn)
-
-    def record_write(
-        self, session_id: str, path: str, blob: str, turn: int | None = None
-    ) -> None:
-        """Record that a tool of the session wrote `blob` at `path` (`""`: deleted it), so
-        the change is not announced back to it and is attributed to it elsewhere."""
-        self.ledger.record(session_id, path, blob, LedgerKind.WRITE, turn)
-
     def manifest_text(self, session_id: str, channel: Channel | None = None) -> str:
         """The session's manifest block as stored, rendered to `channel`'s budget (none:
         with no budget)."""
         s = self.get(session_id)
         budget = delivery_budget(self.config, channel, session=s.id) if channel else None
         return render_manifest(self._manifest_input(s), budget)
-
-    def _manifest_input(self, s: SessionRecord) -> ManifestInput:
-        """The manifest a session stored; a record from before manifests were stored as
-        their input is built again."""
-        try:
-            return manifest_from_json(s.manifest)
-        except FreshlineError:
-            return self._build(s.project, s.id, s.mode, s.resumed, convert=False).input
 
     def _fresh_manifest(self, s: SessionRecord, staged: Staged) -> ManifestInput:
         """The project as it is now, for a session the change log no longer reaches (not
@@ -402,37 +291,6 @@ class SessionManager:
         staged.manifest = (fresh.stored, fresh.epoch, fresh.dirty_key)
         staged.pending |= set(fresh.pending)
         return fresh.input
-
-    def _agent_root(self, session_id: str, mode: str) -> Path | None:
-        """Where an isolated session's agent reads and writes; None for live sessions."""
-        if mode != Mode.ISOLATED.value:
-            return None
-        return self.conversations.worktree(session_id)
-
-    def _build(
-        self,
-        project: str,
-        session_id: str,
-        mode: str,
-        resumed: bool = False,
-        convert: bool = True,
-        flush: bool = True,
-        channel: str = Channel.SEND.value,
-    ) -> BuiltManifest:
-        """The project's manifest for a session on `channel` (its stored form sized to
-        that channel's budget)."""
-        return build_manifest(
-            self.config,
-            self.tracker,
-            self.materializer,
-            project,
-            resumed,
-            self.in_scope.entries,
-            self._agent_root(session_id, mode),
-            convert,
-            flush,
-            self.config.delivery.budget(channel),
-        )
 
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
         if s.state is not SessionState.LANDING:
@@ -524,72 +382,19 @@ class SessionManager:
         return staged, updates
 
     def _accept(self, turn: PreparedTurn) -> None:
-        with self.store.write():
+        """The backend accepted the turn: claim it (a compare-and-set on the cursor it was
+        built on; `claims.claim_turn`) with its ledger entries, title and live tree."""
+
+        def finish(s: SessionRecord) -> SessionRecord:
             if turn.ledger is not None:
                 self.store.ledger_put(turn.ledger.staged)
-            s = applied(self.get(turn.session.id), turn.staged)
             s = replace(s, title=s.title or session_title(turn.message))
             written = self._live_written.pop(s.id, None)
             if written is not None and turn.conversation and turn.conversation.tree == written[0]:
                 s = replace(s, live_tree=written[0], live_epoch=written[1])
-            self.store.session_put(s)
+            return s
 
-    # -- documents -----------------------------------------------------------------------
-
-    def materialize(
-        self,
-        project: str,
-        retry_failed: bool = False,
-        progress: ProgressFn | None = None,
-        flush: bool = True,
-    ) -> MaterializeResult:
-        """Convert the project's documents now (as the index has them, with `flush=False`)."""
-        if flush:
-            self.tracker.flush()
-        entries = [e for e in self.tracker.files_in_scope(project) if is_document(e.path)]
-        result = self.materializer.ensure(
-            project, self.tracker.epoch(project), entries, retry_failed, progress
-        )
-        self.note_withheld()
-        return result
-
-    def convert_changed(self, result: FlushResult) -> list[Future[MaterializeResult]]:
-        """Start converting, in the background, the projects whose flush touched a document
-        (a watcher's flushes feed this)."""
-        runs = []
-        for name, delta in result.projects.items():
-            if any(is_document(c.path) for c in delta.changes):
-                documents = [e for e in self.in_scope.entries(name) if is_document(e.path)]
-                runs.append(self.materializer.submit(name, delta.epoch, documents))
-        return runs
-
-    def prune_documents(self, dry_run: bool = False) -> list[Path]:
-        """Drop snapshots and failure markers of documents no longer in any project
-        (`dry_run`: only say which)."""
-        keep = {e.path for p in self.reload_config().projects for e in self.in_scope.entries(p)}
-        return self.materializer.prune(sorted(keep), dry_run)
-
-    def materialize_async(self, project: str) -> None:
-        """Convert the project's documents in the background (`settle()` waits)."""
-
-        def convert() -> None:
-            try:
-                # The turn just flushed: convert what the index holds, and never log changes
-                # from a background thread while the caller goes on editing files.
-                self.materialize(project, flush=False)
-            except FreshlineError:
-                # The project left the config, or the config broke, after the turn: there
-                # is nothing to convert now, and the next turn reports what is wrong.
-                pass
-
-        thread = threading.Thread(target=convert, daemon=True)
-        thread.start()
-        self._background.append(thread)
-
-    def settle(self) -> None:
-        """Wait for background conversions to finish."""
-        while self._background:
-            self._background.pop().join()
+        claim_turn(self.store, turn.session.id, turn.staged, finish)
 
 
 def _refresh_entry(merge: MergeInfo) -> Change:

@@ -34,8 +34,8 @@ from freshline.sensitive import is_secret
 from freshline.store import Change, ChangeKind, LedgerKind, SessionRecord
 from freshline.store.records import LoggedChange
 
-if TYPE_CHECKING:  # the manager imports `rewind_entry` from here
-    from freshline.session.manager import SessionManager
+if TYPE_CHECKING:  # the manager imports `rewind_entry` from here: this takes the base
+    from freshline.session.base import SessionBase
 
 MANIFEST_TAG = "<project_context "  # how a turn's wire prompt shows it carried the manifest
 Confirm = Callable[[RewindPlan], bool]
@@ -54,7 +54,7 @@ class RewindResult:
 
 
 def rewind(
-    manager: SessionManager,
+    manager: SessionBase,
     session_id: str,
     turn: str,
     mode: RewindMode = RewindMode.BOTH,
@@ -112,7 +112,7 @@ def _stop_message(planned: RewindPlan) -> str:
 
 
 def _own_writes(
-    manager: SessionManager, s: SessionRecord, events: list[Event], index: int
+    manager: SessionBase, s: SessionRecord, events: list[Event], index: int
 ) -> dict[str, str | None]:
     """The paths the conversation itself wrote after turn `index` began → the content it
     last wrote there (None: not known, a tool event's path the ledger does not have)."""
@@ -127,7 +127,7 @@ def _own_writes(
 
 
 def _live_overwrites(
-    manager: SessionManager, s: SessionRecord, planned: RewindPlan,
+    manager: SessionBase, s: SessionRecord, planned: RewindPlan,
     written: Mapping[str, str | None],
 ) -> tuple[Overwrite, ...]:
     """The restored paths whose content is not what the conversation last wrote there
@@ -154,7 +154,7 @@ def _live_overwrites(
     return tuple(found)
 
 
-def _now(manager: SessionManager, path: str) -> str | None:
+def _now(manager: SessionBase, path: str) -> str | None:
     entry = manager.store.index_get(path)
     return entry.blob if entry is not None else None
 
@@ -171,7 +171,7 @@ def _git_operation(log: list[LoggedChange], path: str) -> str | None:
     return None
 
 
-def _forget(manager: SessionManager, session_id: str) -> None:
+def _forget(manager: SessionBase, session_id: str) -> None:
     """After the transcript went back: forget the read ledger's turns it left out, and
     deliver the manifest again when no turn left in it carried one."""
     events = manager.conversations.log(session_id)

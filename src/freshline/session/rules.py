@@ -22,7 +22,7 @@ from freshline.sensitive import is_secret
 from freshline.store.records import Change, ChangeKind
 
 if TYPE_CHECKING:
-    from freshline.session.manager import SessionManager
+    from freshline.session.base import SessionBase
 
 
 def _parents(path: str) -> list[str]:
@@ -30,7 +30,7 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def live_rules(manager: SessionManager, projects: Sequence[str]) -> Rules:
+def live_rules(manager: SessionBase, projects: Sequence[str]) -> Rules:
     """The rules of readers of the live workspace on behalf of `projects` (a path is
     admitted when one of them includes it)."""
     config = manager.config

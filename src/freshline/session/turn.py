@@ -20,6 +20,7 @@ class Staged:
     cursor: int  # the epoch the prompt covered
     pending: set[str]
     failures: dict[str, str]
+    origin: int | None = None  # the session's cursor it was built on (set by `prepare`)
     manifest: tuple[str, int, str] | None = None  # a rebuilt manifest: text, epoch, key
     turn: int = 0  # the session's turn this delivery counts as (0: it carried nothing)
     told: UpdatesInput | None = None  # what the updates were made from, as data (for people)
@@ -31,6 +32,7 @@ class Staged:
         return {
             "since": self.since,
             "cursor": self.cursor,
+            "origin": self.origin,
             "turn": self.turn,
             "pending": sorted(self.pending),
             "failures": dict(sorted(self.failures.items())),
@@ -40,10 +42,11 @@ class Staged:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Staged:
         """The inverse of `to_json`."""
-        manifest = data.get("manifest")
+        manifest, origin = data.get("manifest"), data.get("origin", data["since"])
         return cls(
             since=int(data["since"]),
             cursor=int(data["cursor"]),
+            origin=None if origin is None else int(origin),
             pending=set(data["pending"]),
             failures=dict(data["failures"]),
             turn=int(data["turn"]),
@@ -52,21 +55,17 @@ class Staged:
 
 
 def applied(s: SessionRecord, staged: Staged) -> SessionRecord:
-    """The session once the agent took a delivery that staged `staged` (pure).
+    """The session once the agent took a delivery that staged `staged` (pure; the claim
+    checked that the session's cursor is still `staged.origin`, `claims.claim`).
 
-    Another delivery accepted since this one was prepared never moves the cursor back;
-    otherwise the covered epoch is taken as is, even when lower (a project whose log was
-    reset answers `compacted` from a cursor beyond its epoch), and the turns delivered never
-    go back either. A closed session stays closed: a late acknowledgement moves its cursor
-    only.
+    The covered epoch is taken as is, even when lower (a project whose log was reset
+    answers `compacted` from a cursor beyond its epoch); the turns delivered never go back.
+    A closed session stays closed: a late acknowledgement moves its cursor only.
     """
-    cursor = staged.cursor
-    if s.cursor is not None and s.cursor != staged.since:
-        cursor = max(s.cursor, staged.cursor)
     s = replace(
         s,
         state=SessionState.CLOSED if s.state is SessionState.CLOSED else SessionState.ACTIVE,
-        cursor=cursor,
+        cursor=staged.cursor,
         turns=max(s.turns, staged.turn),
         needs_manifest=False,
         resumed=False,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from freshline.config import Config
 from freshline.errors import UsageError
-from freshline.store import Store, UserRecord
+from freshline.store import SessionRecord, Store, UserRecord
 
 TOKEN_PREFIX = "fl_"
 TOKEN_BYTES = 32
@@ -97,3 +97,17 @@ def authenticate(store: Store, token: str | None) -> UserRecord | None:
 def viewer_of(user: UserRecord) -> Viewer:
     """The viewer a user is: their name and grants."""
     return Viewer(user.name, frozenset(user.projects))
+
+
+def may_use(store: Store, viewer: Viewer, s: SessionRecord) -> bool:
+    """Whether `viewer` may use session `s`: the workspace's own user any; a user of the
+    shared server only one they opened, of a project still granted to them."""
+    if viewer.user is None:
+        return True
+    return store.session_owner(s.id) == viewer.user and viewer.sees(s.project)
+
+
+def give(store: Store, session_id: str, viewer: Viewer) -> None:
+    """Record that `viewer` opened the session (nothing for the workspace's own user)."""
+    if viewer.user is not None:
+        store.session_own(session_id, viewer.user)

@@ -5,7 +5,8 @@ acknowledges later, perhaps through another server process; a hook learns it fro
 agent's transcript on its next call) stores each delivery under a short token. Whoever
 acknowledges the token, in whatever process, applies what the delivery staged to the
 session (`staged`, JSON the session layer writes and reads). Tokens are the primary key,
-so they are valid across processes and each is acknowledged once.
+so they are valid across processes; `delivery_claim` settles one only while it is still
+outstanding (a compare-and-set), so each is acknowledged once.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ class DeliveryState(StrEnum):
 
 
 class Acknowledgement(StrEnum):
-    """How a delivery was found to be taken."""
+    """How a delivery is known to be taken: the closed set of channels' acknowledgement
+    rules (`session.engine.RULES`), and how each stored delivery was taken."""
 
-    TOKEN = "token"  # the client acknowledged its token (MCP)
-    TRANSCRIPT = "transcript"  # its token was found in the agent's transcript (hook)
-    PRINTED = "printed"  # taken when printed or returned: nothing could confirm it
+    BACKEND = "backend"  # the agent's backend accepted the prompt (chat, send, ACP)
+    TOKEN = "token"  # the client acknowledged its token explicitly (MCP)
+    TRANSCRIPT = "transcript"  # its token was seen in the client's transcript (hooks)
+    PRINTED = "printed"  # printed (or returned) = delivered: no proof can exist
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,19 @@ class DeliveryTable:
             "UPDATE deliveries SET state = ?, settled_at = ?, how = ?, note = ? WHERE token = ?",
             (state.value, time.time(), how.value if how else None, note, token),
         )
+
+    def delivery_claim(
+        self, token: str, session: str, how: Acknowledgement, note: str | None = None
+    ) -> bool:
+        """Mark a delivery of `session` acknowledged, only if it is still outstanding (a
+        compare-and-set; joins the current transaction). False when it was not."""
+        row = self.db.conn.execute(
+            "UPDATE deliveries SET state = ?, settled_at = ?, how = ?, note = ?"
+            " WHERE token = ? AND session = ? AND state = ? RETURNING token",
+            (DeliveryState.ACKNOWLEDGED.value, time.time(), how.value, note, token, session,
+             DeliveryState.OUTSTANDING.value),
+        ).fetchone()
+        return row is not None
 
     def delivery_detail(self, token: str, detail: dict[str, Any]) -> None:
         """Replace a delivery's channel facts (joins the current transaction)."""

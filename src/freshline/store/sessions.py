@@ -105,6 +105,10 @@ SESSION_TABLES: list[tuple[str, str]] = [
 ]
 _JSON = {"pending_docs", "announced_failures"}
 _PUT = upsert("sessions", _NAMES, ["id"])
+_SWAP = (
+    f"UPDATE sessions SET {', '.join(f'{n} = ?' for n in _NAMES if n != 'id')}"
+    " WHERE id = ? AND COALESCE(cursor, -1) = ? RETURNING id"
+)
 
 
 def _to_row(s: SessionRecord) -> tuple[Any, ...]:
@@ -159,6 +163,17 @@ class SessionTable:
         """Insert or replace a session (joins the current transaction if there is one)."""
         check_session_id(s.id)
         self.db.execute_write(_PUT, _to_row(s))
+
+    def session_swap(self, s: SessionRecord, cursor: int | None) -> bool:
+        """Replace the session's row only while its cursor is still `cursor` (a
+        compare-and-set; call inside `write()`). False when another writer moved it."""
+        row = dict(zip(_NAMES, _to_row(s), strict=True))
+        values = tuple(v for name, v in row.items() if name != "id")
+        expected = -1 if cursor is None else cursor  # cursors are epochs: never negative
+        found = self.db.conn.execute(
+            _SWAP, (*values, check_session_id(s.id), expected)
+        ).fetchone()
+        return found is not None
 
     def session_touch(self, session_id: str, when: float, title: str | None = None) -> None:
         """Record that the session was used at `when`, and its title if it has none yet

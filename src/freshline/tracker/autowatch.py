@@ -1,15 +1,19 @@
-"""The watcher starts itself, as Watchman's client starts its server.
+"""The watcher starts itself, as Watchman's client starts its server, and is supervised by
+the commands that use it.
 
 Without a live watcher every flush walks the whole workspace. So the first command that
 needs a flush in a workspace with no live watcher starts `freshline watch --idle-exit N`
 in the background; from then on flushes pay for the changes, not the tree. The watcher
-exits after `[workspace] autowatch_idle` seconds without a request (a flush's cookie).
+exits after `[workspace] autowatch_idle` seconds without a request (a flush's cookie, a
+question on its socket).
 
-One watcher per workspace: the watching process holds an exclusive lock on
-`.freshline/watch.lock` for its whole life (the lock file says its pid). A second
-`freshline watch` finds the lock taken and exits 2; a starter that finds it taken (a
-watcher still doing its first full scan, before its first heartbeat) starts nothing. Two
-starters racing both start one, and the loser exits at once on the lock.
+One watcher per workspace (`tracker/watchlock.py`): a second `freshline watch` finds the
+lock taken and exits 2; a starter that finds it taken (a watcher still doing its first
+full scan, before its first heartbeat) starts nothing. Two starters racing both start
+one, and the loser exits at once on the lock. A starter that finds the last watcher gone
+without being asked to go (its record is still there, `tracker/registry.py`) says once,
+on stderr, why it had stopped; one that finds the watcher writing to another store (the
+store moved) replaces it.
 
 It is on by default (`[workspace] autowatch = true`) and off in CI and under pytest, unless
 `FRESHLINE_AUTOWATCH=1` asks for it (`FRESHLINE_AUTOWATCH=0` turns it off anywhere).
@@ -17,21 +21,22 @@ It is on by default (`[workspace] autowatch = true`) and off in CI and under pyt
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from freshline.config import DATA_DIR, Config
 from freshline.store import Store
 from freshline.tracker.hints import watcher_alive
+from freshline.tracker.registry import obituary, read_record, starter, starting
+from freshline.tracker.watchlock import holder
 
 if TYPE_CHECKING:
     import subprocess
 
 ENV = "FRESHLINE_AUTOWATCH"
-LOCK_NAME = "watch.lock"
 LOG_NAME = "watch.log"
 _FALSE = {"", "0", "false", "no", "off"}
 
@@ -47,81 +52,56 @@ def enabled(config: Config) -> bool:
     return config.workspace.autowatch
 
 
-def lock_path(root: Path) -> Path:
-    """The lock a watching process holds."""
-    return Path(root) / DATA_DIR / LOCK_NAME
+def tell(message: str) -> None:
+    """Say something about the watcher on stderr (stdout may be a protocol's)."""
+    sys.stderr.write(f"warning: {message}\n")
 
 
-class WatchLock:
-    """The one-watcher-per-workspace lock, held from `acquire()` until the process ends
-    (or `release()`)."""
+def ensure(config: Config, store: Store, notice: Callable[[str], None] = tell) -> bool:
+    """Start a background watcher if autowatch is on and nobody watches for `store`; True
+    if started. `notice` hears why the last one had stopped, when it stopped unasked.
 
-    def __init__(self, root: Path) -> None:
-        self.path = lock_path(root)
-        self._file: IO[str] | None = None
-
-    def acquire(self) -> bool:
-        """Take the lock and write our pid into it; False when another process holds it."""
-        handle = self.path.open("a+", encoding="utf-8")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            return False
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        self._file = handle
-        return True
-
-    def release(self) -> None:
-        """Let the lock go (closing the file drops it)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
-def holder(root: Path) -> int | None:
-    """The pid of the process watching `root`, or None when nobody holds the lock."""
-    path = lock_path(root)
-    try:
-        handle = path.open("r", encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = handle.read().strip()
-            return int(text) if text.isdigit() else 0
-        return None
-
-
-def ensure(config: Config, store: Store) -> bool:
-    """Start a background watcher if autowatch is on and nobody watches; True if started.
-
-    Cheap when a watcher is alive (one read of its heartbeat). Never raises for a watcher
+    Cheap when a watcher is alive (a look at its lock and its heartbeat; the lock, since a
+    killed watcher's heartbeat looks fresh a few seconds more). Never raises for a watcher
     that cannot start: commands still work, with full scans.
     """
-    if not enabled(config) or watcher_alive(store) or holder(config.root) is not None:
+    if not enabled(config):
         return False
+    root = Path(config.root)
+    pid = holder(root)
+    said = None
+    if pid is not None:
+        if watcher_alive(store):
+            return False
+        record = read_record(root)
+        if record is None or record.pid != pid or record.store == store.location:
+            return False  # starting (no heartbeat yet), and for this store
+        if not stop(root):
+            return False
+        said = f"the watcher of {root} wrote to {record.store}; started one for {store.location}"
+    elif starter(root) is not None:
+        return False  # another command just started one
+    else:
+        why = obituary(root)
+        said = f"the watcher of {root} had stopped: {why}; started a new one" if why else None
     try:
         start(config)
     except OSError:
         return False
+    if said:
+        notice(said)
     return True
 
 
 def start(config: Config) -> subprocess.Popen[bytes]:
     """Start `freshline watch --quiet --idle-exit N` for the workspace, detached, logging
-    to `.freshline/watch.log`."""
+    to `.freshline/watch.log`, and note its pid as starting."""
     import subprocess  # only when starting one
 
     root = Path(config.root)
     log = (root / DATA_DIR / LOG_NAME).open("ab")
     with log:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "freshline", "--workspace", str(root), "watch", "--quiet",
              "--idle-exit", str(config.workspace.autowatch_idle)],
             stdin=subprocess.DEVNULL,
@@ -130,6 +110,8 @@ def start(config: Config) -> subprocess.Popen[bytes]:
             cwd=root,
             start_new_session=True,  # not in the caller's process group: Ctrl-C there spares it
         )
+    starting(root, proc.pid)  # `status` says "starting" while Python loads it
+    return proc
 
 
 def stop(root: Path, timeout: float = 20.0) -> bool:

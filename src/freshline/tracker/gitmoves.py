@@ -84,12 +84,18 @@ def _read(path: str) -> str:
         os.close(fd)
 
 
+def common_dir(gitdir: Path) -> Path:
+    """Where the branches and `packed-refs` of a git directory are: its `commondir` for a
+    linked worktree's, else itself."""
+    common = _read(os.path.join(gitdir, "commondir"))
+    return Path(os.path.normpath(os.path.join(gitdir, common))) if common else gitdir
+
+
 def _resolve(gitdir: str, ref: str) -> str:
     value = _read(os.path.join(gitdir, ref))
     if value:
         return value
-    common = _read(os.path.join(gitdir, "commondir"))
-    base = os.path.normpath(os.path.join(gitdir, common)) if common else gitdir
+    base = str(common_dir(Path(gitdir)))
     if base != gitdir:
         value = _read(os.path.join(base, ref))
         if value:

@@ -8,11 +8,14 @@ ago without waiting for the debounce (Watchman's sync-cookie idea).
 
 The heartbeat is the modification time of `.freshline/watcher.heartbeat`, touched by a
 thread of its own: a watcher busy scanning or converting is still alive, and a beat never
-waits for the store's write lock.
+waits for the store's write lock. A watcher writing to another store (the workspace's store
+moved, `store migrate`) beats another file, `watcher.<digest of its store>.heartbeat`:
+a flush trusts only hints written to its own store.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from freshline.config import DATA_DIR
 from freshline.store import Store
+from freshline.store.sqlite import DB_NAME
 
 HEARTBEAT = "watcher.heartbeat"
 HEARTBEAT_EVERY_S = 1.0
@@ -34,7 +38,10 @@ def cookie_dir(root: Path) -> Path:
 
 
 def _heartbeat(store: Store) -> Path:
-    return store.data_dir / HEARTBEAT
+    if store.location == str(store.data_dir / DB_NAME):
+        return store.data_dir / HEARTBEAT
+    digest = hashlib.sha1(store.location.encode()).hexdigest()[:12]
+    return store.data_dir / HEARTBEAT.replace(".", f".{digest}.")
 
 
 def beat(store: Store) -> None:

@@ -47,6 +47,7 @@ from freshline.tracker.patterns import (
     scope_of,
 )
 from freshline.tracker.reasons import why
+from freshline.tracker.reports import mark_key
 from freshline.tracker.scoping import facts, in_scope, scope_batch, scope_move
 
 if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
@@ -119,8 +120,10 @@ class Tracker:
         """
         self.reload_config()
         live = not full and watcher_alive(self.store)
-        if live and sync and not cookie_sync(self.root, self.store):
-            live = False  # the watcher did not answer in time: trust nothing
+        if live and sync:
+            # A watcher that did not answer in time, or stopped trusting its own hints
+            # while it answered (it could not store them), is trusted for nothing.
+            live = cookie_sync(self.root, self.store) and watcher_alive(self.store)
         return self._flush(self.store.hints_peek if live else _everything, take_hints=True)
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
@@ -312,6 +315,7 @@ class Tracker:
             if state is None:
                 new.add(name)
                 self.store.project_put(ProjectState(name, 0, 0, project.signature, patterns))
+                self.store.meta_set(mark_key(name), "0")  # a scan reports all it ever logs
             elif state.patterns == REMOVED:
                 # Back after a removal: nobody logged what happened meanwhile, so its epoch
                 # goes on (a reader's cursor stays meaningful) and every earlier reader is

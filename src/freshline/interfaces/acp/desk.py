@@ -7,9 +7,9 @@ so its calls never interleave and never hold up the messages passing through.
   session's `cwd` (or `--project`). The binding is stored as the freshline session's
   external id, `acp:<project>:<ACP session id>`, so `session/load` in a later process
   finds the same freshline session and its cursor.
-- `prepare` and `accept` are the two halves of a delivery (`SessionManager.prepare` with
-  `conversation=False`, on the `acp` channel's budget); the proxy decides when the agent
-  took it.
+- `prepare` and `accept` are the two halves of a delivery through the session layer's
+  engine (`session/engine.py`) on the `acp` channel: its budget, and the "backend
+  accepted" rule: the proxy decides when the agent took it.
 - `noted_read`/`read`, `tool_read` and `wrote` feed the read ledger with what the agent
   read through the client (`fs/read_text_file`, read tool calls) and wrote through it
   (`fs/write_text_file`), judged by the same confinement as every reader: internal,
@@ -29,20 +29,21 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from freshline.access import AccessDenied, Rules, hard_links, hardlink_reason, reach
 from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
 from freshline.context import Channel
-from freshline.interfaces.hook_pinning import project_for
 from freshline.materialize.snapshots import SnapshotStore
 from freshline.paths import shown
 from freshline.secretscan import WITHHELD_PREFIX, Withheld
-from freshline.session import PreparedTurn, SessionManager
+from freshline.session import SessionManager
+from freshline.session.engine import Deliveries, Issued
+from freshline.session.pinning import project_for
 from freshline.session.rules import workspace_rules
-from freshline.store import SessionRecord, SessionState
+from freshline.store import SessionState
 from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_id_bytes, blob_of
 from freshline.withholding import Withholder
@@ -71,10 +72,10 @@ class Bound:
 
 @dataclass
 class Delivery:
-    """The block for one prompt, and the prepared turn `accept` moves the cursor with."""
+    """The block for one prompt, and the delivery `accept` claims."""
 
     text: str  # the manifest and/or updates, put first in the prompt
-    turn: PreparedTurn
+    issued: Issued
     root: Path
 
 
@@ -150,10 +151,10 @@ class Desk:
         prompt carries the manifest)."""
         manager, project = self._locate(cwd)
         external = f"{AGENT}:{project}:{acp_session}"
-        s = manager.store.session_by_external(external)
+        s = manager.by_external(external)
         if s is not None and not again:
             # The agent calls a new session by an old name: the old binding retires.
-            self._retire(manager, s)
+            manager.retire(s.id)
             s = None
         if s is None:
             # Live whatever the project's mode: the agent works in the checkout itself.
@@ -186,12 +187,6 @@ class Desk:
         here = reach(root, cwd, Rules(ignore=config.workspace.ignore))
         return manager, project_for(config, here.rel)
 
-    @staticmethod
-    def _retire(manager: SessionManager, s: SessionRecord) -> None:
-        with manager.store.write():
-            retired = replace(s, external_id=f"{s.external_id}@{s.id}", state=SessionState.CLOSED)
-            manager.store.session_put(retired)
-
     # -- deliveries --------------------------------------------------------------------
 
     @_guarded
@@ -205,21 +200,18 @@ class Desk:
         # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
         # when idle, so a long session asks again: one heartbeat read while it runs).
         ensure_watcher(manager.config, manager.store)
-        turn = manager.prepare(bound.session, "", conversation=False, channel=Channel.ACP)
-        text = "\n\n".join(b for b in (turn.manifest, turn.updates) if b)
-        if not text:
-            if turn.covers != turn.session.cursor:
-                turn.accept()  # nothing was delivered, so no turn is counted
+        issued = Deliveries(manager).issue(bound.session, Channel.ACP)
+        if issued is None:
             return None
-        if turn.staged.pending:
+        if issued.converting:
             # Documents announced as converting: convert them while the agent works.
             manager.materialize_async(bound.project)
-        return Delivery(text, turn, bound.root)
+        return Delivery(issued.blocks, issued, bound.root)
 
     @_guarded
     def accept(self, delivery: Delivery) -> None:
         """The agent took the prompt: the cursor moves to what the block covered."""
-        delivery.turn.accept()
+        Deliveries.accept(delivery.issued)
 
     # -- the read ledger ---------------------------------------------------------------
 

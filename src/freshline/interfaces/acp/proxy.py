@@ -43,6 +43,7 @@ from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 from acp.exceptions import RequestError
 from acp.transports import spawn_stdio_transport
 
+from freshline.context import Channel
 from freshline.interfaces.acp.desk import Delivery, Desk, in_data_dir
 from freshline.interfaces.acp.messages import (
     OPENS_AGAIN,
@@ -59,6 +60,7 @@ from freshline.interfaces.acp.messages import (
     with_context,
     without_context,
 )
+from freshline.session.owners import marked
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -127,8 +129,11 @@ class Proxy:
         either side hangs up; the agent's exit status when it ended first, else 0."""
         client = self._client = Connection(self._from_client, writer, reader, listening=False)
         try:
+            # Marked: a hook inside the agent (Claude Code's) stays silent; the proxy alone
+            # delivers to its conversations (`session/owners.py`).
             async with spawn_stdio_transport(
-                command[0], *command[1:], env=dict(os.environ), stderr=None,
+                command[0], *command[1:], env=marked(os.environ, Channel.ACP.value),
+                stderr=None,
                 limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES,
             ) as (out, into, process):
                 agent = self._agent = Connection(self._from_agent, into, out, listening=False)

@@ -5,8 +5,9 @@
   group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
-  loops (`--version`, `status`, `scan`, `hook claude-code [--project NAME]`) in their
-  plain forms, so they can run without loading typer, click or rich. Anything else
+  loops (`--version`, `status`, `scan`, `hook claude-code [--project NAME]`), and the
+  watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
+  forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
 
 Nothing here imports beyond the standard library's basics (no typing, dataclasses or
@@ -83,10 +84,13 @@ VERSION = "--version"  # print the version
 STATUS = "status"  # per-project epochs and documents
 SCAN = "scan"  # bring the index up to date
 HOOK = "hook claude-code"  # the Claude Code hook, on every prompt
+WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner without typer
 PROJECT = "--project"  # the hook's project for a new Claude session (takes a value)
+IDLE_EXIT = "--idle-exit"  # the watcher's idle time (takes a value)
+QUIET = "--quiet"  # the watcher logs only problems
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
-       HOOK: frozenset({PROJECT})}
-VALUED = {PROJECT: PROJECT, "-p": PROJECT}  # the hot options that take a value, as spelt
+       HOOK: frozenset({PROJECT}), WATCH: frozenset({QUIET, IDLE_EXIT})}
+VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT}  # hot options with a value
 
 HotCall = tuple[str, "str | None", frozenset[str]]
 """A hot command as given: which one, the workspace (if any), its flags (an option with a

@@ -1,12 +1,14 @@
 """The hot commands, without typer, click or rich: `--version`, `status`, `scan` and
-`hook claude-code` start in a few times an empty Python's start-up.
+`hook claude-code` start in a few times an empty Python's start-up, and the watcher the
+autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
 None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
-with nothing to deliver are answered by the watcher (`watchsock`), and this process loads
-no more than the standard library; otherwise, and whenever the watcher cannot answer, the
-command does the work itself. The typer commands call the same bodies, so every path
-prints the same thing. Module-level imports stay within the standard library's basics.
+with nothing to deliver are answered by the watcher (`watchclient` asks it), and this
+process loads no more than the standard library; otherwise, and whenever the watcher
+cannot answer, the command does the work itself. The typer commands call the same bodies,
+so every path prints the same thing. Module-level imports stay within the standard
+library's basics.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from freshline.interfaces.cli import argv as words
 from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
 from freshline.interfaces.text import columns, plural
 
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # `hook_payload.PROJECT_DIR_ENV` (not imported: start-up)
+AGENT = "claude-code"  # the one hook agent on the fast path
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # its `Adapter.project_dir_env` (not imported: start-up)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
 
     from freshline.config import Config
     from freshline.store.records import Change, ChangeGroup
-    from freshline.tracker import FlushResult, Tracker
+    from freshline.tracker import ChangesSince, Tracker
 
 
 def run(argv: Sequence[str]) -> int | None:
@@ -39,6 +42,9 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     command, workspace, flags = call
     as_json = words.JSON in flags
+    idle = words.option_value(flags, words.IDLE_EXIT)
+    if idle is not None and not (idle.isdigit() and int(idle) >= 1):
+        return None  # typer says what is wrong with it
     try:
         if command == words.VERSION:
             say(version_line())
@@ -46,6 +52,10 @@ def run(argv: Sequence[str]) -> int | None:
             status(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
+        elif command == words.WATCH:
+            from freshline.interfaces.cli import daemon
+
+            return daemon.run(load(workspace), words.QUIET in flags, int(idle) if idle else None)
         else:
             return hook(workspace, words.option_value(flags, words.PROJECT))
     except FreshlineError as exc:
@@ -79,10 +89,10 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
 
 def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
     """The running watcher's answer, or None (then the command does the work itself)."""
-    from freshline.interfaces import watchsock
+    from freshline.interfaces import watchclient
 
-    root = watchsock.workspace_root(workspace, os.getcwd())
-    return watchsock.ask(root, request) if root else None
+    root = watchclient.workspace_root(workspace, os.getcwd())
+    return watchclient.ask(root, request) if root else None
 
 
 # --- status -------------------------------------------------------------------------------
@@ -91,9 +101,10 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 def status_data(tracker: Tracker) -> dict[str, Any]:
     """Per-project epochs, files and documents by state, the last full scan, the watcher,
     where the store is (a URL without its password), the files secrets were withheld from."""
+    from freshline.interfaces.cli.watchers import watcher_data
     from freshline.materialize import SnapshotStore, census
-    from freshline.tracker.autowatch import holder
     from freshline.tracker.hints import watcher_alive
+    from freshline.tracker.registry import state
     from freshline.tracker.tracker import LAST_FULL_SCAN
 
     store = tracker.store
@@ -102,19 +113,19 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
     snapshots = SnapshotStore(tracker.config.data_dir)
     projects = {}
     for name in tracker.config.projects:
-        state = states.get(name)
+        project = states.get(name)
         files = tracker.files_in_scope(name)
         projects[name] = {
-            "epoch": state.epoch if state else 0,
-            "compacted_through": state.compacted_through if state else 0,
+            "epoch": project.epoch if project else 0,
+            "compacted_through": project.compacted_through if project else 0,
             "files": len(files),
             "documents": dict(sorted(census(snapshots, tracker.root, files).items())),
         }
+    watching, pid, record = state(tracker.root, watcher_alive(store))
     return {
         "workspace": str(tracker.root),
         "store": store.location,
-        "watcher_alive": watcher_alive(store),
-        "watcher_pid": holder(tracker.root),
+        "watcher": watcher_data(watching, record, pid),
         "last_full_scan": float(last) if last else None,
         "projects": projects,
         "withheld": [{"path": w.path, "kinds": list(w.kinds)} for w in store.withheld_current()],
@@ -122,7 +133,9 @@ def status_data(tracker: Tracker) -> dict[str, Any]:
 
 
 def status_lines(data: dict[str, Any]) -> list[str]:
-    """`status_data` for people: a table of projects, then the scan and the watcher."""
+    """`status_data` for people: a table of projects, then the scan, the watcher, the store."""
+    from freshline.interfaces.cli.watchers import watcher_line
+
     rows = []
     for name, p in data["projects"].items():
         docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
@@ -132,11 +145,8 @@ def status_lines(data: dict[str, Any]) -> list[str]:
         "no projects yet: add one with `freshline project add NAME --include PATTERN`"]
     last = data["last_full_scan"]
     ago = f"{time.time() - last:.0f} s ago" if last else "never"
-    watcher = "running" if data["watcher_alive"] else "not running"
-    if data["watcher_pid"]:
-        watcher += f" (pid {data['watcher_pid']})"
-    return [*lines, f"last full scan: {ago}; watcher: {watcher}",
-            f"store: {data.get('store', '?')}", *withheld_lines(data.get("withheld", []))]
+    return [*lines, f"last full scan: {ago}", watcher_line(data["watcher"], data["store"]),
+            f"store: {data['store']}", *withheld_lines(data.get("withheld", []))]
 
 
 def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
@@ -217,37 +227,66 @@ def change_line(c: dict[str, Any]) -> str:
     return f"{c['kind']:<9} {shown(c['path'])}"
 
 
-def flush_dict(result: FlushResult) -> dict[str, Any]:
-    """A flush's outcome as JSON-able data."""
+def changes_data(answer: ChangesSince) -> dict[str, Any]:
+    """What changed in a project after an epoch, as JSON-able data: the changes the log
+    lists, and those it keeps only as counts."""
+    return {
+        "project": answer.project,
+        "since": answer.since,
+        "epoch": answer.epoch,
+        "compacted": answer.compacted,
+        "forgotten": answer.forgotten,
+        "counted": [group_dict(g) for g in answer.folded],
+        "changes": [change_dict(c) for c in answer.changes],
+    }
+
+
+def changes_lines(data: dict[str, Any]) -> list[str]:
+    """`changes_data` for people: what the log no longer reaches, the counts, the changes."""
+    project, since = data["project"], data["since"]
+    lines = []
+    if data["forgotten"]:
+        lines.append(f"the log no longer reaches epoch {since}: list {project} with "
+                     f"`freshline project files {project}`")
+    lines += [group_line(g) for g in data["counted"]]
+    return lines + [change_line(c) for c in data["changes"]]
+
+
+def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
+    """Flush, then per project what changed since the last `scan` (`tracker.reports`), as
+    JSON-able data; the same with a watcher running (it asks the watcher) or without."""
+    from freshline.tracker.reports import take_news
+
+    result = tracker.flush(full=full)
     return {
         "full": result.full,
         "scanned": result.scanned,
         "warnings": result.warnings,
         "projects": {
-            name: {"epoch": d.epoch, "changes": [change_dict(c) for c in d.changes]}
-            for name, d in result.projects.items()
+            name: changes_data(news) for name, news in take_news(tracker, result).items()
         },
     }
 
 
 def scan_lines(data: dict[str, Any]) -> list[str]:
-    """`flush_dict` for people: per project its new epoch and changes, then the count."""
+    """`scan_data` for people: per project its epochs and changes, then the count."""
     lines = []
-    for name, delta in data["projects"].items():
-        lines.append(f"{name} → epoch {delta['epoch']}")
-        lines += ["  " + change_line(c) for c in delta["changes"]]
+    for name, news in data["projects"].items():
+        lines.append(f"{name}: epoch {news['since']} → {news['epoch']}")
+        lines += ["  " + line for line in changes_lines(news)]
     if data["full"]:
         lines.append(f"{plural(data['scanned'], 'file')} scanned")
     else:
         lines.append(f"{plural(data['scanned'], 'changed path')} checked (the watcher saw "
                      "the rest)")
     if not data["projects"]:
-        lines[-1] += "; nothing changed"
+        lines[-1] += "; nothing changed since the last scan"
     return lines
 
 
 def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = False) -> None:
-    """`freshline scan`: bring the index up to date and print what each project logged."""
+    """`freshline scan`: bring the index up to date and print what changed in each project
+    since the last scan."""
     # A full walk is long whoever does it: this process does it, rather than wait on the
     # watcher past the answer's time limit and then do it again.
     answer = None if full else _watcher(str(workspace) if workspace else None, {"op": "scan"})
@@ -260,7 +299,7 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
         cfg = load(workspace)
         tracker = Tracker(cfg)
         ensure(cfg, tracker.store)
-        data = flush_dict(tracker.flush(full=full))
+        data = scan_data(tracker, full)
 
     def human() -> None:
         for line in scan_lines(data):
@@ -275,32 +314,39 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 
 
 def hook(workspace: str | None = None, project: str | None = None) -> int:
-    """`freshline hook claude-code`: nothing to print when the watcher says nothing is due,
-    else the hook itself (which never fails the prompt)."""
+    """`freshline hook claude-code`: nothing to print inside an agent another channel runs
+    or when the watcher says nothing is due, else the hook itself (`hook.process`, which
+    never fails the prompt)."""
     import io
     import json
 
-    from freshline.interfaces import watchsock
+    from freshline.interfaces import watchclient
+    from freshline.session.owners import OWNER_ENV
 
+    if os.environ.get(OWNER_ENV):
+        return 0  # another channel delivers to this agent (`hook.core.answer` says so too)
     text = sys.stdin.read()
     try:
         cwd = json.loads(text).get("cwd")
     except (ValueError, AttributeError):
         cwd = None
-    # The watcher of the workspace the hook will use (`hook_pinning.workspace_for`):
+    # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
     # `--workspace`, else the one holding Claude's project folder, else the cwd's.
     starts = [p for p in (os.environ.get(PROJECT_DIR_ENV), cwd)
               if isinstance(p, str) and os.path.isabs(p)]
-    roots = (watchsock.workspace_root(workspace, start) for start in starts)
+    roots = (watchclient.workspace_root(workspace, start) for start in starts)
     root = next((r for r in roots if r), None)
     if root is not None:
-        answer = watchsock.ask(root, {"op": "due", "payload": text})
+        request = {"op": "due", "agent": AGENT, "payload": text}
+        answer = watchclient.ask(root, request)
         if answer is not None and answer.get("due") is False:
             return 0
     from pathlib import Path
 
-    from freshline.interfaces.hook_payload import HookOptions
-    from freshline.interfaces.hooks import run_claude_code
+    from freshline.interfaces.hook import adapter
+    from freshline.interfaces.hook.process import run
+    from freshline.interfaces.hook.protocol import HookOptions
 
-    options = HookOptions.from_env(Path(workspace) if workspace else None, project)
-    return run_claude_code(io.StringIO(text), sys.stdout, options)
+    claude = adapter(AGENT)
+    options = HookOptions.from_env(claude, Path(workspace) if workspace else None, project)
+    return run(claude, io.StringIO(text), sys.stdout, options)

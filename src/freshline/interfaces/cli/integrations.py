@@ -46,7 +46,7 @@ def mcp(ctx: typer.Context) -> None:
 
     Example: freshline mcp --workspace ~/notes   (as an mcpServers entry)
     """
-    from freshline.interfaces.mcp_server import mcp_command
+    from freshline.interfaces.mcp.stdio import mcp_command
 
     mcp_command(state(ctx).workspace)
 
@@ -62,9 +62,9 @@ def claude_code(
 
     Example: freshline hook install claude-code   (writes this command into .claude/settings.json)
     """
-    from freshline.interfaces.hooks import claude_code_hook
+    from freshline.interfaces.hook.process import run_hook
 
-    raise typer.Exit(claude_code_hook(state(ctx).workspace, project))
+    raise typer.Exit(run_hook("claude-code", state(ctx).workspace, project))
 
 
 @hook_app.command("install")
@@ -84,17 +84,17 @@ def install(
 
     Example: freshline hook install claude-code --project notes
     """
-    from freshline.interfaces.hook_install import Scope
-    from freshline.interfaces.hook_install import install as install_hook
+    from freshline.interfaces.hook import adapter
+    from freshline.interfaces.hook.install import Scope
+    from freshline.interfaces.hook.install import install as install_hook
 
-    if agent != "claude-code":
-        raise UsageError(f"no hook for agent '{agent}': the one there is is claude-code")
+    chosen = adapter(agent)
     if scope not in {s.value for s in Scope}:
         raise UsageError(f"--scope must be project or user, not '{scope}'")
     cfg = config(ctx)
     if project is not None:
         cfg.project(project)
-    done = install_hook(cfg.root, Scope(scope), project, uninstall)
+    done = install_hook(chosen, cfg.root, Scope(scope), project, uninstall)
     data = {"settings": str(done.path), "command": done.command, "changed": done.changed,
             "installed": not uninstall}
 

@@ -17,6 +17,7 @@ from freshline.interfaces.cli import (
     store,
     team,
     tracking,
+    watching,
     workspace,
 )
 from freshline.interfaces.cli.common import Group, state
@@ -55,7 +56,7 @@ def main_options(
 app.command()(workspace.init)
 app.add_typer(workspace.project_app, name="project")
 app.command()(tracking.scan)
-app.command()(tracking.watch)
+app.command()(watching.watch)
 app.command()(tracking.status)
 app.command()(tracking.changes)
 app.command()(selftest.selftest)

@@ -13,6 +13,7 @@ import typer
 from freshline.config import Mode
 from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
+from freshline.interfaces.cli.deliveries import acknowledgement_line, delivery_dict
 from freshline.interfaces.cli.output import say, warn
 from freshline.interfaces.text import columns, plural
 from freshline.paths import shown
@@ -65,21 +66,6 @@ def agent_session(s: SessionRecord) -> str | None:
     or None (MCP sessions' ids are freshline's own)."""
     agent, _, theirs = (s.external_id or "").partition(":")
     return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
-
-
-def delivery_dict(m: SessionManager, s: SessionRecord) -> dict[str, Any]:
-    """How the session's deliveries are acknowledged: the latest one taken, and how many
-    are still out."""
-    from freshline.session import tokens
-
-    taken = tokens.last_acknowledged(m, s.id)
-    return {
-        "outstanding": len(tokens.outstanding(m, s.id)),
-        "last_acknowledged": None if taken is None else {
-            "token": taken.token, "channel": taken.channel, "how": taken.how,
-            "note": taken.note, "covers": taken.covers,
-        },
-    }
 
 
 @session_app.command("new")
@@ -214,7 +200,7 @@ def session_show(
     def human() -> None:
         for line in describe_session(s, epoch):
             say(line)
-        taken = _acknowledgement_line(deliveries)
+        taken = acknowledgement_line(deliveries)
         if taken:
             say(taken)
         if manifest:
@@ -223,22 +209,6 @@ def session_show(
 
     data = {"manifest": text, "project_epoch": epoch, "deliveries": deliveries}
     emit(session_dict(s) | data, as_json, human)
-
-
-def _acknowledgement_line(deliveries: dict[str, Any]) -> str | None:
-    """How the session's deliveries were taken, in a sentence; None for a session that
-    never had one by token (freshline's own chat and send accept their turns)."""
-    taken = deliveries["last_acknowledged"]
-    waiting = deliveries["outstanding"]
-    out = (f"{plural(waiting, 'delivery', 'deliveries')} not known to be taken yet."
-           if waiting else "")
-    if taken is None:
-        return f"No delivery acknowledged yet; {out}" if waiting else None
-    how = {"token": "acknowledged by its token", "transcript": "found in the agent's transcript",
-           "printed": "acknowledged when printed"}[taken["how"]]
-    note = f" ({taken['note']})" if taken["note"] else ""
-    last = f"The last delivery taken, {taken['token']} on {taken['channel']}, was {how}{note}."
-    return f"{last} {out}".rstrip()
 
 
 @session_app.command("resume")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, config, emit
+from freshline.interfaces.cli.common import JsonOption, config, emit, exit_with
 from freshline.interfaces.cli.output import say
 from freshline.interfaces.text import plural
 
@@ -24,8 +26,9 @@ def migrate(
     """Copy this workspace's store, every table, into another one and verify the counts.
 
     The workspace keeps using its store until you point it at the new one
-    (FRESHLINE_STORE_URL, or `[store] url` in freshline.toml). Stop watchers first: what
-    they write during the copy stays behind.
+    (FRESHLINE_STORE_URL, or `[store] url` in freshline.toml). The workspace's watcher is
+    stopped first (what it wrote during the copy would stay behind); the next command
+    starts one on the store it uses.
 
     Example: freshline store migrate --to postgresql://me@db.example/freshline
     """
@@ -39,11 +42,15 @@ def migrate(
     target = open_database(cfg.data_dir, to, cfg.store.pool_size)
     if target.location == source.location:
         raise UsageError(f"--to {target_at.shown}: that is the store this workspace uses")
+    stopped = _stop_watcher(cfg.root, as_json)
     copied = copy_store(source, target)
-    data = {"from": source.location, "to": target_at.shown,
+    data = {"from": source.location, "to": target_at.shown, "watcher_stopped": stopped,
             "tables": {c.table: c.rows for c in copied}}
 
     def human() -> None:
+        if stopped is not None:
+            say(f"stopped the watcher (pid {stopped}); the next command starts one on the "
+                "store it uses")
         for c in copied:
             say(f"{c.table:<12} {plural(c.rows, 'row')}")
         say(f"copied {source.location} to {target_at.shown}; counts verified")
@@ -51,3 +58,16 @@ def migrate(
             "(or [store] url in freshline.toml)")
 
     emit(data, as_json, human)
+
+
+def _stop_watcher(root: Path, as_json: bool) -> int | None:
+    """Stop the workspace's watcher before the copy; its pid (None: none ran). A watcher
+    that will not stop stops the migration, named."""
+    from freshline.tracker.autowatch import stop
+    from freshline.tracker.watchlock import holder
+
+    pid = holder(root)
+    if pid is not None and not stop(root):
+        exit_with(f"the watcher of {root} (pid {pid}) did not stop, so nothing was copied; "
+                  f"stop it (`kill {pid}`) and migrate again", 1, as_json)
+    return pid

@@ -1,6 +1,6 @@
 """The MCP server over streamable HTTP at `/mcp`, behind bearer authentication.
 
-The MCP app is the one `freshline mcp` serves over stdio (`mcp_surface.build_server`),
+The MCP app is the one `freshline mcp` serves over stdio (`mcp.surface.build_server`),
 built `shared`: each request runs as its user (`auth.VIEWER`), who sees only the
 projects granted to them and the sessions they opened. The transport is stateless: no
 MCP session lives in a process's memory, and freshline's sessions and delivery tokens
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from freshline.config import Config
 from freshline.errors import UsageError
-from freshline.interfaces.mcp_server import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.server.auth import VIEWER, ASGIApp, BearerAuth, FailureLimiter
 from freshline.session.users import Viewer, authenticate, viewer_of
 
@@ -79,7 +79,7 @@ def is_loopback(host: str) -> bool:
 
 def build_app(service: FreshlineService, host: str, watch: bool = True) -> ASGIApp:
     """The ASGI app: bearer authentication in front of the shared MCP app at `/mcp`."""
-    from freshline.interfaces.mcp_surface import build_server
+    from freshline.interfaces.mcp.surface import build_server
 
     server = build_server(service, watch=watch, shared=True)
     mcp_app = server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True,

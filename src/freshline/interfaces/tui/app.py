@@ -156,8 +156,10 @@ class ChatApp(App[None]):
         self.prompt.focus()
         if self.watcher is not None:
             # Changes are logged as they happen, so the status bar shows the agent falling
-            # behind before the next send, not only after it.
+            # behind before the next send, not only after it; and a commit on the checkout
+            # target shows as "moved" as soon as git writes it.
             self.watcher.on_flush = self._changes_logged
+            self.watcher.on_refs = self._changes_logged
             threading.Thread(target=self.watcher.run, daemon=True).start()
 
     def _replay(self, remember: bool = True) -> None:
@@ -176,7 +178,7 @@ class ChatApp(App[None]):
             elif event.author is Author.ASSISTANT and event.content:
                 self._message(False, event.content)
 
-    def _changes_logged(self, _result: FlushResult) -> None:
+    def _changes_logged(self, _result: FlushResult | None = None) -> None:
         self.call_from_thread(self._refresh_status)
 
     def on_unmount(self) -> None:

@@ -7,7 +7,7 @@ resource template, `freshline://project/{name}/manifest`, and `resources/list` n
 projects of the config as it is now. `catch_up(project)` is a prompt (a slash command in
 clients) that returns the pending blocks. Tools that convert documents report progress.
 
-Notifications are sent, not only advertised: an `Announcer` (`mcp_events.py`) watches the
+Notifications are sent, not only advertised: an `Announcer` (`events.py`) watches the
 workspace, and the `Notifier` hands what it saw to both protocol eras: `subscriptions/listen`
 streams (2026-07-28) through the SDK's bus, and handshake-era connections that subscribed
 with `resources/subscribe` (stdio serves one connection).
@@ -15,7 +15,7 @@ with `resources/subscribe` (stdio serves one connection).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, TypeVar
@@ -46,10 +46,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from freshline import __version__
-from freshline.config import Config
 from freshline.errors import FreshlineError
-from freshline.interfaces.mcp_events import Announcer, Changed
-from freshline.interfaces.mcp_server import (
+from freshline.interfaces.mcp.events import Announcer, Changed
+from freshline.interfaces.mcp.service import (
     MANIFEST_URI,
     SERVER_NAME,
     Acknowledged,
@@ -381,15 +380,3 @@ def _resources_and_prompt(server: FreshlineMCP, service: FreshlineService) -> No
         except ToolError as exc:
             raise ValueError(str(exc)) from None
         return caught.text
-
-
-def serve(config: Config, watch: bool = True) -> None:
-    """Serve the workspace of `config` over stdio until EOF."""
-    service = FreshlineService(config)
-    try:
-        build_server(service, watch).run("stdio")
-    finally:
-        service.close()
-
-
-__all__: Sequence[str] = ("build_server", "serve")

@@ -1,8 +1,8 @@
-"""`freshline mcp`: an MCP server over stdio for agents that speak the Model Context Protocol.
+"""The MCP server's logic: `FreshlineService`, what every tool does, over the session layer.
 
-This module is the server's logic (`FreshlineService`) and its entry point; the MCP
-surface (tools, resources, the prompt, notifications) is `mcp_surface.py`, and the watcher
-that drives change notifications is `mcp_events.py`.
+The MCP surface (tools, resources, the prompt, notifications) is `surface.py`, the watcher
+that drives change notifications `events.py`, a document's text `documents.py`; `stdio.py`
+serves it over stdio (`freshline mcp`), `interfaces/server/` over HTTP (`freshline serve`).
 
 Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (the pending
 blocks, a delivery token in their opening tags), `acknowledge` (the token advances the
@@ -12,11 +12,13 @@ ledger). Blocks, pages and documents come back as text content, with their field
 structured content beside them. A prompt, `catch_up(project)`, returns the pending
 blocks; each project's manifest is a resource, `freshline://project/<name>/manifest`.
 
-Delivery is two-phase, like `prepare()`/`accept()`, and its tokens live in the store
-(`session/tokens.py`): a client that starts a server per call, restarts, or talks to two
-servers on one workspace acknowledges a token whichever server issued it, and each change
-is acknowledged once per session. Until then `project_updates` tells the same changes
-again; a newer call supersedes the older token.
+Delivery goes through the session layer's engine (`session/engine.py`) on the MCP
+channel, whose acknowledgement rule is the client's explicit `acknowledge(token)`: a
+client that starts a server per call, restarts, or talks to two servers on one workspace
+acknowledges a token whichever server issued it, and each change is acknowledged once per
+session, however two servers' calls interleave. Until then `project_updates` tells the
+same changes again; a newer call supersedes the older token. A session opened by another
+channel (a hook's, the ACP proxy's, a chat) is not served here.
 
 freshline's errors become MCP tool errors (`isError` results with a one-line message) or,
 for resources, MCP protocol errors; the server keeps serving after either.
@@ -24,30 +26,28 @@ for resources, MCP protocol errors; the server keeps serving after either.
 
 from __future__ import annotations
 
-import argparse
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from freshline.access import AccessDenied, Reached, reach
-from freshline.config import Config, find_workspace, load_config, unknown_project
+from freshline.config import Config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
-from freshline.errors import FreshlineError, NotFoundError, UsageError
-from freshline.interfaces.mcp_documents import DocumentText, document_text, plain_text, withheld
+from freshline.errors import NotFoundError, UsageError
+from freshline.interfaces.mcp.documents import DocumentText, document_text, plain_text, withheld
 from freshline.materialize import DocStatus, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
-from freshline.session import SessionManager, tokens
+from freshline.session import SessionManager
 from freshline.session.delivery import changes_page, delivery_budget, files_page
+from freshline.session.engine import TOKEN_BYTES, Deliveries
 from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
-from freshline.session.users import OWNER, Viewer
+from freshline.session.users import OWNER, Viewer, give, may_use
 from freshline.store import Acknowledgement, Change, ChangeKind
 from freshline.store.sessions import unknown_session
 from freshline.tracker.hashing import blob_of
@@ -129,7 +129,7 @@ class CaughtUp:
 
 def delivery_meter(session: str) -> Meter:
     """How `project_updates` counts the blocks: the acknowledgement note after them."""
-    note = ACK_NOTE.format(token="0" * 2 * tokens.TOKEN_BYTES, session=session)
+    note = ACK_NOTE.format(token="0" * 2 * TOKEN_BYTES, session=session)
     return Meter(len(f"\n\n{note}"))
 
 
@@ -143,6 +143,7 @@ class FreshlineService:
 
     def __init__(self, config: Config, viewer: Callable[[], Viewer] = lambda: OWNER) -> None:
         self.manager = SessionManager(config)
+        self.deliveries = Deliveries(self.manager)
         self.viewer = viewer
         self._lock = threading.Lock()
         self._prompted: dict[tuple[str | None, str], str] = {}  # (user, project) -> session
@@ -178,11 +179,7 @@ class FreshlineService:
         """The session's project, or the unknown-session error when the viewer does not
         own it (or may no longer see its project)."""
         record = self.manager.get(session)
-        viewer = self.viewer()
-        if viewer.user is not None and (
-            self.manager.store.session_owner(record.id) != viewer.user
-            or not viewer.sees(record.project)
-        ):
+        if not may_use(self.manager.store, self.viewer(), record):
             raise unknown_session(session)
         return record.project
 
@@ -220,9 +217,7 @@ class FreshlineService:
         # no conversation: freshline runs no turn of this agent's to record.
         external = f"mcp:{secrets.token_hex(6)}"
         s = self.manager.new(project, mode="live", external_id=external, channel=Channel.MCP)
-        user = self.viewer().user
-        if user is not None:
-            self.manager.store.session_own(s.id, user)
+        give(self.manager.store, s.id, self.viewer())
         return SessionInfo(session=s.id, project=s.project)
 
     def project_updates(self, session: str, progress: ProgressFn | None = None) -> Delivery:
@@ -236,8 +231,8 @@ class FreshlineService:
 
         def run() -> Delivery:
             # Flushed a moment ago: the delivery covers the index as that flush left it.
-            issued = tokens.deliver(self.manager, session, Channel.MCP, delivery_meter(session),
-                                    flush=False)
+            issued = self.deliveries.issue(session, Channel.MCP, delivery_meter(session),
+                                           flush=False)
             if issued is None:
                 covers = self.manager.tracker.epoch(project)
                 return Delivery(session=session, blocks=None, token=None, covers=covers)
@@ -275,7 +270,7 @@ class FreshlineService:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
         Any server of the workspace may have issued the token."""
         self._session(session)
-        s = self._locked(lambda: tokens.acknowledge(self.manager, session, token))
+        s = self._locked(lambda: self.deliveries.acknowledge(session, token))
         return Acknowledged(session=session, cursor=s.cursor)
 
     def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
@@ -306,8 +301,8 @@ class FreshlineService:
         delivery = self.project_updates(session, progress)
         if delivery.token is not None:
             note = "returned by the catch_up prompt"
-            self._locked(lambda: tokens.acknowledge(
-                self.manager, session, str(delivery.token), Acknowledgement.PRINTED, note))
+            self._locked(lambda: self.deliveries.acknowledge(
+                session, str(delivery.token), Acknowledgement.PRINTED, note))
         return CaughtUp(session, project, delivery.blocks)
 
     def read_document(
@@ -352,7 +347,7 @@ class FreshlineService:
         self, session: str | None, rel: str, progress: ProgressFn | None
     ) -> DocumentText:
         m = self.manager
-        entry = m.store.index_get(rel)
+        entry = m.entry(rel)
         probe = m.materializer.probe(rel, entry)
         if entry is not None and probe.status in (DocStatus.PENDING, DocStatus.STALE):
             # Converted now, this one document (its own single-flight key), unlocked: a
@@ -379,26 +374,3 @@ def _touches_documents(change: Change) -> bool:
     if change.kind is ChangeKind.CONFIG:
         return True
     return any(is_document(p) for p in (change.path, change.old_path) if p)
-
-
-def mcp_command(workspace: Path | None) -> None:
-    """Serve the workspace (`workspace`, else found from the cwd) over stdio until EOF."""
-    from freshline.interfaces.mcp_surface import serve
-
-    serve(load_config(find_workspace(Path.cwd(), workspace)))
-
-
-def main(argv: list[str] | None = None) -> None:
-    """`python -m freshline.interfaces.mcp_server [--workspace DIR]`."""
-    parser = argparse.ArgumentParser(prog="freshline mcp", description=__doc__)
-    parser.add_argument("--workspace", "-w", type=Path, default=None)
-    args = parser.parse_args(argv)
-    try:
-        mcp_command(args.workspace)
-    except FreshlineError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,9 +1,10 @@
-"""What a Claude Code transcript proves about the hook's deliveries (pure, and file reads).
+"""What a client's transcript proves about the hook's deliveries (`session/evidence.py`,
+pure, and file reads), read with Claude Code's format (`session/transcripts/claude_code.py`).
 
 The entries are shaped as Claude Code 2.1 writes them (seen in real transcripts): hook
 context as an `attachment` of type `hook_additional_context`, a hook's failure as a
 `hook_non_blocking_error` attachment that quotes its stdout, the model's answers as
-`assistant` entries.
+`assistant` entries, context over its limit as a `<persisted-output>` preview.
 """
 
 from __future__ import annotations
@@ -16,16 +17,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.interfaces.transcript import (
+from freshline.session.evidence import (
     Evidence,
+    Moment,
     Stage,
     Verdict,
-    read_evidence,
+    Witness,
     scan_lines,
     size_of,
     stage,
     verdict,
 )
+from freshline.session.evidence import read_evidence as read_with
+from freshline.session.transcripts.claude_code import CLAUDE_CODE
+
+
+def read_evidence(path: Path | None, start: int, tokens: list[str]) -> Evidence:
+    return read_with(path, start, tokens, CLAUDE_CODE)
 
 
 def context_entry(text: str, event: str = "UserPromptSubmit") -> dict[str, Any]:
@@ -58,7 +66,7 @@ def lines(*entries: Any) -> list[tuple[int, bytes]]:
 
 
 def scan(*entries: Any, tokens: tuple[str, ...] = ("tok1",)) -> Evidence:
-    return scan_lines(lines(*entries), tokens, Evidence(readable=True))
+    return scan_lines(lines(*entries), tokens, CLAUDE_CODE, Evidence(readable=True))
 
 
 # --- the verdict (pure) -------------------------------------------------------------------
@@ -100,25 +108,34 @@ def test_found_always_wins_and_only_what_went_out_falls_back_to_printing(
         assert where is Stage.PENDING and not answered
 
 
+START, PROMPT, TOOL, END = Moment.START, Moment.PROMPT, Moment.TOOL, Moment.END
+
+
 @pytest.mark.parametrize(
     ("printed", "prompted", "now", "expected"),
     [
-        ("SessionStart", False, "UserPromptSubmit", P),  # goes out with this prompt
-        ("SessionStart", True, "UserPromptSubmit", S),
-        ("SessionStart", True, "SessionEnd", S),
-        ("SessionStart", False, "PostToolUse", S),
-        ("SessionStart", False, "SessionEnd", D),  # no prompt ever came
-        ("SessionStart", False, "SessionStart", D),
-        ("UserPromptSubmit", False, "UserPromptSubmit", S),
-        ("UserPromptSubmit", False, "PostToolUse", S),
-        ("UserPromptSubmit", False, "SessionEnd", S),
-        ("", False, "UserPromptSubmit", S),  # unknown: never wait forever
+        (START, False, PROMPT, P),  # goes out with this prompt
+        (START, True, PROMPT, S),
+        (START, True, END, S),
+        (START, False, TOOL, S),
+        (START, False, END, D),  # no prompt ever came
+        (START, False, START, D),
+        (PROMPT, False, PROMPT, S),
+        (PROMPT, False, TOOL, S),
+        (PROMPT, False, END, S),
     ],
 )
-def test_stage_follows_claude_codes_event_order(
-    printed: str, prompted: bool, now: str, expected: Stage
+def test_stage_follows_the_clients_flow(
+    printed: Moment, prompted: bool, now: Moment, expected: Stage
 ) -> None:
     assert stage(printed, prompted, now) is expected
+
+
+def test_a_witness_says_why_nothing_can_prove_a_delivery(tmp_path: Path) -> None:
+    assert Witness(tmp_path / "t.jsonl", CLAUDE_CODE, PROMPT).blind is None
+    assert Witness(None, CLAUDE_CODE, PROMPT).blind == "the hook's payload names no transcript"
+    assert Witness(tmp_path / "t.jsonl", None, PROMPT).blind == (
+        "freshline reads no transcript of this client")
 
 
 # --- scanning lines -------------------------------------------------------------------------
@@ -196,4 +213,47 @@ def test_a_rewritten_shorter_file_is_read_from_the_start(tmp_path: Path) -> None
 def test_no_transcript_is_unreadable(tmp_path: Path, kind: str) -> None:
     path = {"none": None, "missing": tmp_path / "nope.jsonl", "folder": tmp_path}[kind]
     assert read_evidence(path, 0, ["tok1"]) == Evidence(readable=False)
+    assert read_with(tmp_path / "t.jsonl", 0, ["tok1"], None) == Evidence(readable=False)
     assert size_of(path if kind != "folder" else None) == 0
+
+
+# --- what counts as given, and whether the transcript records hook output at all ------------
+
+
+PREVIEW = ("<persisted-output>\nOutput too large (16.1KB). Full output saved to: /h/x.txt\n\n"
+           "Preview (first 2KB):\n<project_context_updates delivery=\"tok1\">\n- /a.md\n...\n"
+           "</persisted-output>")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (PREVIEW, False),  # only a preview: the model never had the block
+        (PREVIEW.removesuffix("</persisted-output>"), False),  # the tag left open
+        (PREVIEW + '\n<project_context delivery="tok1">…</project_context>', True),
+        ('<project_context delivery="tok1">…</project_context>\n' + PREVIEW, True),
+    ],
+)
+def test_a_token_only_inside_a_persisted_output_preview_is_not_found(
+    text: str, found: bool
+) -> None:
+    assert ("tok1" in scan(context_entry(text)).found) is found
+
+
+def test_a_transcript_records_hook_output_once_any_hook_entry_is_there() -> None:
+    assert not scan(ASSISTANT, user_entry("hi")).hooked
+    assert not scan({"type": "progress", "data": {"type": "hook_progress"}}).hooked
+    assert scan(context_entry("other context")).hooked
+    assert scan(error_entry("boom")).hooked
+
+
+def test_hook_output_before_the_offset_counts_too(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(raw for _, raw in lines(context_entry("earlier"), ASSISTANT)))
+    start = path.stat().st_size
+    with path.open("ab") as handle:
+        handle.write(json.dumps(ASSISTANT).encode() + b"\n")
+    assert read_evidence(path, start, ["tok1"]).hooked
+    bare = tmp_path / "bare.jsonl"
+    bare.write_bytes(b"".join(raw for _, raw in lines(user_entry("hi"), ASSISTANT)))
+    assert not read_evidence(bare, 0, ["tok1"]).hooked

@@ -1,14 +1,16 @@
-"""`freshline hook install claude-code`: write the hook into Claude Code's settings.
+"""`freshline hook install <agent>`: write the hook into the agent's settings file.
 
 The hook command names the running executable by its absolute path (Claude Code runs
 hooks with a PATH of its own, where `freshline` may be missing: the hook would then fail
 with exit 127 and nothing logged) and the workspace (`--workspace`), so it works from any
-directory. It is registered for the four events the hook answers (PostToolUse only for the
-tools the read ledger follows, `hook_ledger.MATCHER`). Installing merges into the
-settings file, keeping everything else in it; installing again replaces freshline's entries
-(idempotent); `--uninstall` removes them and nothing else.
+directory. It is registered for the events its adapter names (`Adapter.events`; an event
+with a matcher, such as Claude Code's PostToolUse, only for the tools the read ledger
+follows). Installing merges into the settings file, keeping everything else in it;
+installing again replaces freshline's entries (idempotent); `--uninstall` removes them and
+nothing else, and a settings file left holding nothing goes (its folder too, when empty).
 
-`merge` and `unmerge` are pure functions of the settings' JSON.
+`merge` and `unmerge` are pure functions of the settings' JSON (a `"hooks"` table of
+event → groups of commands, the shape Claude Code's and its followers' settings share).
 """
 
 from __future__ import annotations
@@ -23,16 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from freshline.errors import UsageError
-from freshline.interfaces.hook_ledger import MATCHER
+from freshline.interfaces.hook.protocol import Adapter
 from freshline.paths import shown
 from freshline.program import executable
-
-EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd")
-# Events whose hooks Claude Code runs only for the tools a matcher names: PostToolUse for
-# those whose reads and writes feed the read ledger.
-MATCHERS = {"PostToolUse": MATCHER}
-SETTINGS = Path(".claude") / "settings.json"
-_MARK = "hook claude-code"  # how freshline's own entries are recognized
 
 
 class Scope(StrEnum):
@@ -42,27 +37,30 @@ class Scope(StrEnum):
     USER = "user"  # ~/.claude/settings.json: every session of this user
 
 
-def settings_path(scope: Scope, root: Path) -> Path:
-    """The settings file of `scope` (the project's is the workspace root's)."""
+def settings_path(adapter: Adapter, scope: Scope, root: Path) -> Path:
+    """The agent's settings file of `scope` (the project's is the workspace root's)."""
     base = Path.home() if scope is Scope.USER else root
-    return base / SETTINGS
+    return base / adapter.settings
 
 
-def hook_command(root: Path, project: str | None = None, program: list[str] | None = None) -> str:
-    """The shell command Claude Code runs for every event."""
-    words = [*(program or executable()), "--workspace", str(root), "hook", "claude-code"]
+def hook_command(
+    adapter: Adapter, root: Path, project: str | None = None, program: list[str] | None = None
+) -> str:
+    """The shell command the agent runs for every event."""
+    words = [*(program or executable()), "--workspace", str(root), "hook", adapter.name]
     if project is not None:
         words += ["--project", project]
     return shlex.join(words)
 
 
-def is_ours(entry: Any) -> bool:
+def is_ours(adapter: Adapter, entry: Any) -> bool:
     """Whether a hook entry is freshline's (installed by any version, from any path)."""
     command = entry.get("command") if isinstance(entry, dict) else None
-    return isinstance(command, str) and _MARK in command and "freshline" in command
+    mark = f"hook {adapter.name}"
+    return isinstance(command, str) and mark in command and "freshline" in command
 
 
-def unmerge(settings: dict[str, Any]) -> dict[str, Any]:
+def unmerge(adapter: Adapter, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` without freshline's hook entries (groups and events left empty go)."""
     out = dict(settings)
     hooks = out.get("hooks")
@@ -73,7 +71,7 @@ def unmerge(settings: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(groups, list):
             kept[event] = groups
             continue
-        left = [_without_ours(g) for g in groups]
+        left = [_without_ours(adapter, g) for g in groups]
         left = [g for g in left if g is not None]
         if left:
             kept[event] = left
@@ -84,23 +82,23 @@ def unmerge(settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _without_ours(group: Any) -> Any:
+def _without_ours(adapter: Adapter, group: Any) -> Any:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return group
-    entries = [e for e in group["hooks"] if not is_ours(e)]
+    entries = [e for e in group["hooks"] if not is_ours(adapter, e)]
     return {**group, "hooks": entries} if entries else None
 
 
-def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
+def merge(adapter: Adapter, settings: dict[str, Any], command: str) -> dict[str, Any]:
     """`settings` with freshline's hook on every event it answers (replacing any earlier
     freshline entry)."""
-    out = unmerge(settings)
+    out = unmerge(adapter, settings)
     hooks = dict(out.get("hooks") or {})
-    for event in EVENTS:
+    for event in adapter.events:
         groups = hooks.get(event)
         entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
-        if event in MATCHERS:
-            entry = {"matcher": MATCHERS[event], **entry}
+        if event in adapter.matchers:
+            entry = {"matcher": adapter.matchers[event], **entry}
         hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
     out["hooks"] = hooks
     return out
@@ -150,14 +148,31 @@ class Installed:
 
 
 def install(
-    root: Path, scope: Scope, project: str | None = None, uninstall: bool = False
+    adapter: Adapter,
+    root: Path,
+    scope: Scope,
+    project: str | None = None,
+    uninstall: bool = False,
 ) -> Installed:
-    """Install (or remove) the hook of workspace `root` in the settings file of `scope`."""
-    path = settings_path(scope, root)
+    """Install (or remove) the agent's hook of workspace `root` in its settings file of
+    `scope`."""
+    path = settings_path(adapter, scope, root)
     before = read_settings(path)
-    command = None if uninstall else hook_command(root, project)
-    after = unmerge(before) if command is None else merge(before, command)
+    command = None if uninstall else hook_command(adapter, root, project)
+    after = unmerge(adapter, before) if command is None else merge(adapter, before, command)
     changed = after != before
-    if changed:
+    if changed and not after and path.exists():
+        remove_settings(path)
+    elif changed:
         write_settings(path, after)
     return Installed(path, command, changed)
+
+
+def remove_settings(path: Path) -> None:
+    """Remove a settings file left holding nothing, and its folder when that is empty
+    (`.claude/` as a fresh install made it)."""
+    path.unlink()
+    try:
+        path.parent.rmdir()
+    except OSError:
+        pass  # the folder holds more of the agent's (or the user's) files

@@ -1,8 +1,9 @@
-"""Where a Claude Code session belongs: its workspace and the project it is pinned to.
+"""Where an agent's session belongs: its workspace and the project it is pinned to.
 
-The hook pins a Claude session to one project at its first call, from the most stable
-folder it knows: Claude's own project folder (`$CLAUDE_PROJECT_DIR`, which the agent's
-`cd` does not move), else the working directory. `project_for` is pure.
+A hook pins an agent's session to one project at its first call, from the most stable
+folder it knows: the client's own project folder (Claude Code's `$CLAUDE_PROJECT_DIR`,
+which the agent's `cd` does not move), else the working directory; the ACP proxy uses
+`project_for` on a session's `cwd`. `project_for` is pure.
 """
 
 from __future__ import annotations

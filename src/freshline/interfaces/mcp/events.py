@@ -10,7 +10,7 @@ compares the projects and their epochs with what it last announced:
 
 Epochs are read from the store, so a change another process logged first (a hook, the
 CLI) is announced too. `announce(events)` is called from the announcer's thread; the
-server hands the events to its event loop (`mcp_surface.Notifier`).
+server hands the events to its event loop (`surface.Notifier`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What `read_document` returns: a file's text, a document's snapshot text, or why there
-is none yet (the MCP server's and the HTTP server's, from `mcp_server.FreshlineService`)."""
+is none yet (the MCP server's and the HTTP server's, from `service.FreshlineService`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,225 @@
+"""The hook's whole behaviour as one in-process call, the same for every agent.
+
+    answer(adapter, payload, options, warm) -> Answer(text, follow_ups)
+
+`adapter` translates one agent's protocol (`protocol.py`, `claude_code.py`); this module
+does the rest with the session layer's delivery engine (`session/engine.py`):
+
+- nothing at all inside an agent another channel runs (`options.owner`: the ACP proxy
+  marks the agent it starts): one owner per conversation;
+- pins the agent's session to a project at its first call: `--project`, else the project
+  of the client's project folder, else of the first `cwd`; later calls use the pinned
+  session whatever the `cwd` (the agent's `cd` moves it). The workspace is `--workspace`,
+  else the one holding the project folder or the `cwd`;
+- START and PROMPT: first settles what was printed before from the client's transcript
+  (found: acknowledged; dropped: told again; in flight: built upon), then answers with the
+  pending blocks, fitted to the `hook` budget and the client's output limit. A START after
+  a compact or clear delivers the manifest again (the agent lost it); a closed session
+  reopens as it was (the resumed conversation still holds what it was told);
+- END settles and closes the session; TOOL settles and feeds the read ledger with the
+  file the tool read or wrote (its content now), and prints nothing.
+
+The common prompt, with nothing to deliver, is answered without a session manager
+(`session.due.nothing_due_for`), and a TOOL call with nothing outstanding records with the
+tracker's store alone (`session.tooluse.quick_tool_use`).
+
+`answer` keeps no state of its own: `Warm` holds the trackers and session managers of the
+workspaces it answered for, so a long-lived caller (the watcher, serving every hook event
+over its socket) answers again and again warm, and the hook process makes one per call.
+What should happen once the answer is out (start the workspace's watcher, convert the
+project's documents) comes back as `follow_ups`, for the caller to run its own way
+(`process.py` spawns them).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from freshline.config import load_config
+from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions
+from freshline.session.due import nothing_due_for
+from freshline.session.evidence import Moment, Witness
+from freshline.session.pinning import pinned_project, workspace_for
+from freshline.session.tooluse import quick_tool_use, record_tool_use
+from freshline.store import SessionState
+from freshline.tracker import Tracker
+
+if TYPE_CHECKING:  # the session manager loads only when a call gets that far
+    from freshline.session import SessionManager
+    from freshline.store import SessionRecord
+
+
+class Follow(StrEnum):
+    """What a caller should do once the answer is out."""
+
+    WATCH = "watch"  # start the workspace's watcher unless one runs (its next call is warm)
+    CONVERT = "convert"  # convert the project's documents (the blocks said "converting")
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """One thing to do after answering, for a workspace (and a project)."""
+
+    kind: Follow
+    root: Path
+    project: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the hook prints ("" for nothing), and what to do once it is printed."""
+
+    text: str = ""
+    follow_ups: tuple[FollowUp, ...] = ()
+
+
+class Warm:
+    """What answering keeps between calls, per workspace: a tracker for the quick answers
+    and, once a call needs one, a session manager. Calls for one workspace take turns."""
+
+    def __init__(self) -> None:
+        self._trackers: dict[Path, Tracker] = {}
+        self._managers: dict[Path, SessionManager] = {}
+        self._locks: dict[Path, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def lock(self, root: Path) -> threading.Lock:
+        """The lock that serializes calls for the workspace at `root`."""
+        with self._guard:
+            return self._locks.setdefault(root, threading.Lock())
+
+    def tracker(self, root: Path) -> Tracker:
+        """The workspace's tracker, its config re-read when freshline.toml changed."""
+        tracker = self._trackers.get(root)
+        if tracker is None:
+            tracker = self._trackers[root] = Tracker(load_config(root))
+        tracker.reload_config()
+        return tracker
+
+    def manager(self, root: Path) -> SessionManager:
+        """The workspace's session manager, made on first use."""
+        manager = self._managers.get(root)
+        if manager is None:
+            from freshline.session import SessionManager
+
+            manager = self._managers[root] = SessionManager(load_config(root))
+        return manager
+
+    def close(self) -> None:
+        """Wait for background work, and close the session managers and stores."""
+        for manager in self._managers.values():
+            manager.close()
+        for tracker in self._trackers.values():
+            tracker.store.close()
+        self._managers.clear()
+        self._trackers.clear()
+
+
+def answer(adapter: Adapter, payload: str, options: HookOptions, warm: Warm) -> Answer:
+    """The hook's answer to one call of `adapter`'s client (UsageError and kin for a
+    payload it cannot read or a place outside every workspace or project)."""
+    call = adapter.parse(payload)
+    if options.owner is not None:
+        return Answer()  # another channel delivers to this agent's conversation
+    root = workspace_for(options.starts(call), options.workspace)
+    with warm.lock(root):
+        if call.moment is Moment.TOOL:
+            return _tool(adapter, call, options, warm, root)
+        return _deliver(adapter, call, options, warm, root)
+
+
+def _deliver(
+    adapter: Adapter, call: Call, options: HookOptions, warm: Warm, root: Path
+) -> Answer:
+    external = adapter.external_id(call.agent_session)
+    delivering = call.moment in (Moment.START, Moment.PROMPT)
+    # Only once answered: a watcher starting beside this call would walk and hash the
+    # workspace at the same time as its flush (a first call's full scan).
+    watch = (FollowUp(Follow.WATCH, root),) if delivering else ()
+    if _nothing_due(adapter, call, warm.tracker(root)):
+        return Answer("", watch)
+    from freshline.context import Channel, Meter
+    from freshline.session.engine import Deliveries
+
+    manager = warm.manager(root)
+    if call.moment is Moment.END and manager.by_external(external) is None:
+        return Answer()  # a session freshline never served ended
+    engine = Deliveries(manager)
+    s, opened = _pin(adapter, call, options, manager, external)
+    witness = _witness(adapter, call)
+    if call.lost_context:
+        s = engine.lost_context(s.id)
+    else:
+        engine.settle(s.id, witness)
+    if call.moment is Moment.END:
+        manager.close_session(s.id)
+        return Answer()
+    if s.state is SessionState.CLOSED:
+        s = manager.reopen(s.id)
+    meter = Meter.around(adapter.output(call, ""), adapter.encoding)
+    issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
+                          flush=not opened)
+    if issued is None:
+        return Answer("", watch)
+    convert = (FollowUp(Follow.CONVERT, root, s.project),) if issued.converting else ()
+    return Answer(adapter.output(call, issued.blocks), watch + convert)
+
+
+def quiet(adapter: Adapter, payload: str, tracker: Tracker) -> bool:
+    """Whether a call is the common prompt with nothing to deliver, told without a
+    session manager (the watcher answers this over its socket)."""
+    return _nothing_due(adapter, adapter.parse(payload), tracker)
+
+
+def _nothing_due(adapter: Adapter, call: Call, tracker: Tracker) -> bool:
+    """The agent's session is known, kept its context, and has been told everything
+    (`session.due`). Never for END (it closes the session) or TOOL (it feeds the ledger
+    and settles what went out)."""
+    if call.moment not in (Moment.START, Moment.PROMPT) or call.lost_context:
+        return False
+    return nothing_due_for(tracker, adapter.external_id(call.agent_session))
+
+
+def _tool(adapter: Adapter, call: Call, options: HookOptions, warm: Warm, root: Path) -> Answer:
+    """A tool ran: settle what went out (the request that carried it did), then feed the
+    read ledger with the file the tool read or wrote. Prints nothing."""
+    tool = call.tool
+    if tool is None or tool.kind is None:
+        return Answer()  # a tool the ledger does not follow, or one that named no file
+    external = adapter.external_id(call.agent_session)
+    if quick_tool_use(warm.tracker(root), external, call.cwd, tool.path, tool.kind) is not None:
+        return Answer()  # the common call: nothing outstanding, no session manager
+    from freshline.session.engine import Deliveries
+
+    manager = warm.manager(root)
+    s, _ = _pin(adapter, call, options, manager, external)
+    Deliveries(manager).settle(s.id, _witness(adapter, call))
+    record_tool_use(manager.tracker, s, call.cwd, tool.path, tool.kind)
+    return Answer()
+
+
+def _pin(
+    adapter: Adapter, call: Call, options: HookOptions, manager: SessionManager, external: str
+) -> tuple[SessionRecord, bool]:
+    """The freshline session of the agent's, and whether this call opened it (live, with
+    no conversation, its documents converted in the background)."""
+    s = manager.by_external(external)
+    if s is not None:
+        return s, False
+    from freshline.context import Channel
+
+    project = pinned_project(manager.reload_config(), options.starts(call), options.project)
+    opened = manager.new(
+        project, mode="live", external_id=external, convert=False, channel=Channel.HOOK
+    )
+    return opened, True
+
+
+def _witness(adapter: Adapter, call: Call) -> Witness:
+    """The call's view of its client's transcript."""
+    return Witness(call.transcript, adapter.transcript, call.moment)
+

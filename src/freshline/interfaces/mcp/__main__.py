@@ -1,0 +1,3 @@
+from freshline.interfaces.mcp.stdio import main
+
+main()
