@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from freshline.context import Channel
 from freshline.interfaces.acp.desk import Desk
 from freshline.interfaces.cli import app
-from freshline.interfaces.mcp_server import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService
 from freshline.session import SessionManager
 
 from .conftest import Workspace
