@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.interfaces.cli.argv import (
-    HOOK,
     PROJECT,
     SCAN,
     STATUS,
@@ -28,6 +27,8 @@ from freshline.interfaces.cli.argv import (
 )
 
 from .conftest import Workspace
+
+HOOK_CLAUDE = "hook claude-code"
 
 
 @pytest.mark.parametrize(
@@ -71,11 +72,14 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["status"], (STATUS, None, frozenset())),
         (["status", "--json", "-w", "/x"], (STATUS, "/x", frozenset({"--json"}))),
         (["--workspace=/y", "scan", "--full"], (SCAN, "/y", frozenset({"--full"}))),
-        (["hook", "claude-code"], (HOOK, None, frozenset())),
+        (["hook", "claude-code"], (HOOK_CLAUDE, None, frozenset())),
+        (["hook", "gemini-cli", "-p", "q"], ("hook gemini-cli", None, frozenset({"--project=q"}))),
+        (["hook", "codex"], ("hook codex", None, frozenset())),
+        (["hook", "cursor"], None),
         (["-w", "/w", "hook", "claude-code", "--project", "my notes"],
-         (HOOK, "/w", frozenset({"--project=my notes"}))),
-        (["hook", "claude-code", "-p", "q"], (HOOK, None, frozenset({"--project=q"}))),
-        (["hook", "claude-code", "--project=q"], (HOOK, None, frozenset({"--project=q"}))),
+         (HOOK_CLAUDE, "/w", frozenset({"--project=my notes"}))),
+        (["hook", "claude-code", "-p", "q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}))),
+        (["hook", "claude-code", "--project=q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}))),
         (["hook", "claude-code", "--project"], None),  # no value: typer says so
         (["hook", "claude-code", "-p=q"], None),  # click's value would be "=q"
         (["hook", "claude-code", "-p", "a", "--project", "b"], None),
@@ -149,12 +153,16 @@ def test_the_watcher_the_autowatch_starts_loads_no_front_end(small: Workspace) -
     assert bad.returncode == 2 and "--idle-exit" in bad.stderr
 
 
-def test_the_hook_with_nothing_to_say_loads_no_front_end(small: Workspace) -> None:
-    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
+@pytest.mark.parametrize(("agent", "event"), [("claude-code", "UserPromptSubmit"),
+                                               ("gemini-cli", "BeforeAgent")])
+def test_the_hook_with_nothing_to_say_loads_no_front_end(
+    small: Workspace, agent: str, event: str
+) -> None:
+    payload = json.dumps({"hook_event_name": event, "session_id": "c1",
                           "cwd": str(small.root / "notes"), "prompt": "hi"})
-    first = freshline("hook", "claude-code", cwd=small.root, stdin=payload)
+    first = freshline("hook", agent, cwd=small.root, stdin=payload)
     assert first.returncode == 0 and "hookSpecificOutput" in first.stdout
-    again = freshline("hook", "claude-code", cwd=small.root, stdin=payload)
+    again = freshline("hook", agent, cwd=small.root, stdin=payload)
     assert (again.returncode, again.stdout) == (0, "")
     assert "typer" not in loaded(again) and "rich" not in loaded(again)
 

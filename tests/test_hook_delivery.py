@@ -1,14 +1,16 @@
 """The hook pinned per Claude session and proven delivered by the transcript.
 
-`Claude` plays Claude Code's part around the real hook process: it sends each event's
-payload (the shapes Claude Code 2.1 sends), sets `CLAUDE_PROJECT_DIR`, and writes the
-session's transcript as Claude Code does — the hook's context as an attachment when it
+`Claude` plays Claude Code's part around the hook (`hook.process.run`, in this process;
+tests/test_hook.py runs the process itself): it sends each event's payload (the shapes
+Claude Code 2.1 sends), sets `CLAUDE_PROJECT_DIR`, and writes the session's transcript
+as Claude Code does — the hook's context as an attachment when it
 takes it, an assistant entry when the model answers — or drops the context. The real
 client runs in tests/integration/test_claude_code.py.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -21,6 +23,8 @@ import pytest
 
 from freshline.context.phrases import RESUMED
 from freshline.interfaces.hook.claude_code import ADAPTER
+from freshline.interfaces.hook.process import run
+from freshline.interfaces.hook.protocol import HookOptions
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
 from freshline.store import Acknowledgement, DeliveryRecord, SessionState
@@ -47,22 +51,25 @@ class Claude:
         self.transcript: Path | None = folder / f"{session}.jsonl" if transcript else None
 
     def call(self, event: str, **fields: Any) -> str:
-        """Run the hook for one event; its additional context ("" when it printed none)."""
+        """Run the hook for one event, in this process as `freshline hook claude-code`
+        runs it (`hook.process.run`: options from the arguments and the environment,
+        failures logged); its additional context ("" when it printed none)."""
         data: dict[str, Any] = {"session_id": self.session, "cwd": str(self.cwd),
                                 "hook_event_name": event, **fields}
         if self.transcript is not None:
             data["transcript_path"] = str(self.transcript)
         env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.project_dir), **self.env}
-        done = subprocess.run(
-            [sys.executable, "-m", "freshline", *self.args],
-            input=json.dumps(data), capture_output=True, text=True, env=env, timeout=60,
-        )
-        assert done.returncode == 0 and done.stderr == "", done.stderr
-        if not done.stdout:
+        given = dict(zip(self.args, self.args[1:], strict=False))
+        workspace = given.get("--workspace")
+        options = HookOptions.from_env(ADAPTER, Path(workspace) if workspace else None,
+                                       given.get("--project"), env)
+        out = io.StringIO()
+        assert run(ADAPTER, io.StringIO(json.dumps(data)), out, options) == 0
+        if not out.getvalue():
             return ""
-        out = json.loads(done.stdout)["hookSpecificOutput"]
-        assert out["hookEventName"] == event
-        text: str = out["additionalContext"]
+        hooked = json.loads(out.getvalue())["hookSpecificOutput"]
+        assert hooked["hookEventName"] == event
+        text: str = hooked["additionalContext"]
         return text
 
     def _append(self, entry: dict[str, Any]) -> None:

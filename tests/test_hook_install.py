@@ -188,7 +188,7 @@ def test_user_scope_and_project_option(notes: Workspace) -> None:
         (["claude-code"], "{not json", "is not valid JSON"),
         (["claude-code"], "[1]", "does not hold a JSON object"),
         (["claude-code"], '{"hooks": []}', '"hooks" is not a JSON object'),
-        (["codex"], None, "no hook for agent 'codex'"),
+        (["cursor"], None, "no hook for agent 'cursor'"),
         (["claude-code", "--scope", "team"], None, "--scope must be project or user"),
         (["claude-code", "--project", "nope"], None, "unknown project 'nope'"),
     ],

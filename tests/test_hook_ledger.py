@@ -1,8 +1,10 @@
 """The Claude Code hook feeds the read ledger: PostToolUse payloads recorded from Claude
-Code 2.1.197 (Read, Edit, Write, NotebookEdit) run through the real hook subprocess."""
+Code 2.1.197 (Read, Edit, Write, NotebookEdit), answered in this process as the hook
+process answers them."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -12,15 +14,25 @@ import pytest
 from freshline.config import load_config
 from freshline.errors import UsageError
 from freshline.interfaces.hook.claude_code import ADAPTER, MATCHER, parse, tool_use
-from freshline.interfaces.hook.protocol import ToolUse
+from freshline.interfaces.hook.process import run
+from freshline.interfaces.hook.protocol import HookOptions, ToolUse
 from freshline.session import SessionManager
 from freshline.session.evidence import Moment
 from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_of
 
 from .conftest import git
-from .test_hook import PAYLOADS, context, hook
+from .test_hook import PAYLOADS, context
 from .test_ledger_turns import branched
+
+
+def hook(stdin: str) -> str:
+    """The hook's stdout for one payload, answered in this process as `freshline hook
+    claude-code` answers it (`hook.process.run`; tests/test_hook.py runs the process)."""
+    out = io.StringIO()
+    assert run(ADAPTER, io.StringIO(stdin), out, HookOptions.from_env(ADAPTER)) == 0
+    return out.getvalue()
+
 
 RECORDED_ROOT = "/home/user/notes"  # the recorded workspace, replaced by the test's
 CLAUDE = "37b520b7-fdba-41e4-a481-45bf386fb6a5"

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from freshline.interfaces.mcp_events import Announcer, Changed
 
 from freshline.config import Config
 from freshline.errors import StoreError
+from freshline.interfaces.mcp.events import Announcer, Changed
 from freshline.store.records import ChangeKind
 from freshline.tracker import watchwork
 from freshline.tracker.hints import watcher_alive

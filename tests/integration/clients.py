@@ -48,6 +48,9 @@ class NpmClient:
 INSPECTOR = NpmClient("@modelcontextprotocol/inspector", "0.15.0", "mcp-inspector")
 # Claude Code: a native binary, placed by the package's install script.
 CLAUDE_CODE = NpmClient("@anthropic-ai/claude-code", "2.1.332", "claude", "install.cjs")
+# Gemini CLI (Node 20 is enough) and Codex CLI (a Node shim over a vendored binary).
+GEMINI_CLI = NpmClient("@google/gemini-cli", "0.61.0", "gemini")
+CODEX = NpmClient("@openai/codex", "0.171.0", "codex")
 
 
 def require_node() -> None:

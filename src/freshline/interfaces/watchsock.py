@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 def _answer(root: str, request: Any) -> dict[str, Any]:
     """Answer one request (in its own thread)."""
-    from freshline.interfaces.cli.fast import load, scan_data, status_data
+    from freshline.interfaces.cli.answers import load, scan_data, status_data
     from freshline.tracker import Tracker
 
     if not isinstance(request, dict) or request.get("version") != version():
@@ -52,7 +52,7 @@ def _answer(root: str, request: Any) -> dict[str, Any]:
 def _due(root: str, agent: str, text: str) -> bool:
     """Whether a hook call of `agent` has anything to deliver (`hook.core.quiet`): the
     agent's session is looked up in this workspace's store, wherever its `cwd` is now."""
-    from freshline.interfaces.cli.fast import load
+    from freshline.interfaces.cli.answers import load
     from freshline.interfaces.hook import adapter
     from freshline.interfaces.hook.core import quiet
     from freshline.tracker import Tracker

@@ -12,16 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from freshline.tracker.tracker import mark_key
+
 if TYPE_CHECKING:
     from freshline.tracker.changelog import ChangesSince
     from freshline.tracker.tracker import FlushResult, Tracker
-
-MARK = "scan.reported."  # + project: the epoch the last `scan` reported up to
-
-
-def mark_key(project: str) -> str:
-    """The meta key of a project's scan mark."""
-    return MARK + project
 
 
 def take_news(tracker: Tracker, result: FlushResult) -> dict[str, ChangesSince]:

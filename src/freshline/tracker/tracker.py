@@ -47,7 +47,6 @@ from freshline.tracker.patterns import (
     scope_of,
 )
 from freshline.tracker.reasons import why
-from freshline.tracker.reports import mark_key
 from freshline.tracker.scoping import facts, in_scope, scope_batch, scope_move
 
 if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
@@ -56,6 +55,12 @@ if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the firs
 LAST_FULL_SCAN = "tracker.last_full_scan"
 IGNORE_RULES = "tracker.ignore_rules"  # the ignore rules the last full scan walked by
 GIT_HEAD = "tracker.git_head"  # the commit HEAD named at the last flush ("" before any)
+SCAN_MARK = "scan.reported."  # + project: the epoch the last `scan` reported up to
+
+
+def mark_key(project: str) -> str:
+    """The meta key of a project's scan mark (`reports.py` reads and moves it)."""
+    return SCAN_MARK + project
 
 
 @dataclass

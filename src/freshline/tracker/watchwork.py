@@ -19,15 +19,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from freshline.config import Config
 from freshline.tracker.hints import HEARTBEAT_EVERY_S, Heartbeat, cookie_dir
 from freshline.tracker.reports import mark_unmarked
-from freshline.tracker.tracker import FlushResult
-
-if TYPE_CHECKING:
-    from freshline.tracker.watcher import Watcher
+from freshline.tracker.tracker import FlushResult, Tracker
 
 PROBE_EVERY_S = 0.05  # how often the start cookie is dropped until a batch brings it back
 RETRY_FIRST_S = 1.0  # the wait before retrying a failed flush; it doubles while it fails
@@ -51,10 +49,25 @@ class Batch:
         self.config |= other.config
 
 
+class Watched(Protocol):
+    """What the worker uses of its watcher (`tracker.watcher.Watcher`, which owns it)."""
+
+    root: Path
+    tracker: Tracker
+    on_flush: Callable[[FlushResult], None] | None
+    on_error: Callable[[Exception], None] | None
+    on_refs: Callable[[], None] | None
+    on_config: Callable[[Config], None] | None
+
+    def stop(self) -> None: ...
+
+    def idle(self) -> bool: ...
+
+
 class Worker:
     """Runs the watcher's scans and flushes, reports what they logged, keeps the heartbeat."""
 
-    def __init__(self, watcher: Watcher) -> None:
+    def __init__(self, watcher: Watched) -> None:
         self.watcher = watcher
         self.heartbeat = Heartbeat(watcher.tracker.store)
         self._wake = threading.Event()

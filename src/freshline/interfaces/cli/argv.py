@@ -5,7 +5,7 @@
   group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
-  loops (`--version`, `status`, `scan`, `hook claude-code [--project NAME]`), and the
+  loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`), and the
   watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
   forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
@@ -83,13 +83,15 @@ def wants_json(args: Sequence[str]) -> bool:
 VERSION = "--version"  # print the version
 STATUS = "status"  # per-project epochs and documents
 SCAN = "scan"  # bring the index up to date
-HOOK = "hook claude-code"  # the Claude Code hook, on every prompt
+HOOK = "hook"  # `hook <agent>`: an agent's hook, on every prompt
+HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not imported: start-up)
 WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner without typer
-PROJECT = "--project"  # the hook's project for a new Claude session (takes a value)
+PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
 IDLE_EXIT = "--idle-exit"  # the watcher's idle time (takes a value)
 QUIET = "--quiet"  # the watcher logs only problems
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
-       HOOK: frozenset({PROJECT}), WATCH: frozenset({QUIET, IDLE_EXIT})}
+       **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS},
+       WATCH: frozenset({QUIET, IDLE_EXIT})}
 VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT}  # hot options with a value
 
 HotCall = tuple[str, "str | None", frozenset[str]]

@@ -13,7 +13,7 @@ import sys
 from concurrent.futures import Future
 
 from freshline.interfaces import watchsock
-from freshline.interfaces.cli.fast import change_dict, change_line
+from freshline.interfaces.cli.answers import change_dict, change_line
 from freshline.interfaces.cli.output import fail, say, warn
 from freshline.interfaces.text import plural
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from freshline.interfaces.cli import fast
+from freshline.interfaces.cli import answers, fast
 from freshline.interfaces.cli.common import JsonOption, config, emit, manager, state
 from freshline.interfaces.cli.output import say
 from freshline.interfaces.cli.pages import page_budget, print_page
@@ -71,10 +71,10 @@ def changes(
     epoch = tracker.epoch(project)
     if not 0 <= since <= epoch:
         raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
-    data = fast.changes_data(tracker.changes_since(project, since))
+    data = answers.changes_data(tracker.changes_since(project, since))
 
     def human() -> None:
-        for line in fast.changes_lines(data):
+        for line in answers.changes_lines(data):
             say(line)
         say(f"{project}: epoch {since} → {data['epoch']}")
 

@@ -3,7 +3,10 @@
     process.py      the hook as a process: read the payload, answer, print, follow up
     core.py         `answer()`: the whole behaviour, one in-process call, every agent
     protocol.py     the adapter contract (`Adapter`, `Call`, `HookOptions`)
+    payload.py      the payload and output shape Claude Code set and others follow
     claude_code.py  Claude Code's adapter: events, payload, output, tools, limits
+    gemini_cli.py   Gemini CLI's adapter (the manifest with the first prompt, not at start)
+    codex.py        Codex CLI's adapter (a 9,000 limit; hooks run once a person trusts them)
     install.py      `hook install`: the hook merged into an agent's settings file
 
 A new agent is one adapter module here (its events mapped to engine moments, its payload,
@@ -20,7 +23,11 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from freshline.interfaces.hook.protocol import Adapter
 
-AGENTS = {"claude-code": "freshline.interfaces.hook.claude_code"}  # name → its adapter
+AGENTS = {  # name → its adapter
+    "claude-code": "freshline.interfaces.hook.claude_code",
+    "gemini-cli": "freshline.interfaces.hook.gemini_cli",
+    "codex": "freshline.interfaces.hook.codex",
+}
 
 
 def adapter(name: str) -> Adapter:

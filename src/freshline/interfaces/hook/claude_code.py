@@ -15,13 +15,11 @@ The read ledger follows `Read` (a read) and `Write`, `Edit`, `MultiEdit`, `Noteb
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from freshline.context import Encoding
-from freshline.errors import UsageError
+from freshline.interfaces.hook import payload
 from freshline.interfaces.hook.protocol import Adapter, Call, ToolUse
 from freshline.session.evidence import Moment
 from freshline.session.transcripts.claude_code import CLAUDE_CODE
@@ -46,59 +44,18 @@ MATCHER = "|".join(TOOLS)  # the PostToolUse matcher in .claude/settings.json
 
 def parse(text: str) -> Call:
     """Read the hook's JSON payload; UsageError when it is not one freshline reads."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"hook payload is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError("hook payload is not a JSON object")
-    event = data.get("hook_event_name")
-    if not isinstance(event, str) or event not in EVENTS:
-        raise UsageError(f"unsupported hook event {event!r}")
-    session_id, cwd = data.get("session_id"), data.get("cwd")
-    if not isinstance(session_id, str) or not session_id:
-        raise UsageError("hook payload has no session_id")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise UsageError("hook payload has no absolute cwd")
-    transcript = data.get("transcript_path")
-    moment = EVENTS[event]
-    return Call(
-        event=event,
-        moment=moment,
-        agent_session=session_id,
-        cwd=Path(cwd),
-        transcript=Path(transcript) if isinstance(transcript, str)
-        and os.path.isabs(transcript) else None,
-        lost_context=moment is Moment.START and data.get("source") in CONTEXT_LOST,
-        tool=tool_use(data) if moment is Moment.TOOL else None,
-    )
+    return payload.parse(text, EVENTS, tool_use, CONTEXT_LOST)
 
 
 def tool_use(data: dict[str, Any]) -> ToolUse:
     """The tool of a PostToolUse payload; UsageError when it names none."""
-    name = data.get("tool_name")
-    if not isinstance(name, str) or not name:
-        raise UsageError("PostToolUse payload has no tool_name")
-    given = data.get("tool_input")
-    fields = given if isinstance(given, dict) else {}
-    path = fields.get("file_path") or fields.get("notebook_path")
-    path = path if isinstance(path, str) else ""
-    response = data.get("tool_response")
-    failed = isinstance(response, dict) and bool(response.get("error"))
-    return ToolUse(path, TOOLS.get(name) if path and not failed else None)
-
-
-def output(call: Call, blocks: str) -> str:
-    """The line the hook prints: the blocks as additional context (ASCII-only JSON, so no
-    locale can garble it)."""
-    context = {"hookEventName": call.event, "additionalContext": blocks}
-    return json.dumps({"hookSpecificOutput": context}) + "\n"
+    return payload.file_tool(data, TOOLS, "file_path", "notebook_path")
 
 
 ADAPTER = Adapter(
     name="claude-code",
     parse=parse,
-    output=output,
+    output=payload.output,
     encoding=Encoding.JSON_ASCII,
     output_limit=10_000,
     transcript=CLAUDE_CODE,

@@ -31,10 +31,10 @@ from freshline.program import executable
 
 
 class Scope(StrEnum):
-    """Which Claude Code settings file to write."""
+    """Which of the agent's settings files to write."""
 
-    PROJECT = "project"  # <workspace>/.claude/settings.json: sessions started there
-    USER = "user"  # ~/.claude/settings.json: every session of this user
+    PROJECT = "project"  # <workspace>/<its settings>: sessions started there
+    USER = "user"  # ~/<its settings>: every session of this user
 
 
 def settings_path(adapter: Adapter, scope: Scope, root: Path) -> Path:
@@ -96,7 +96,8 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str) -> dict[str,
     hooks = dict(out.get("hooks") or {})
     for event in adapter.events:
         groups = hooks.get(event)
-        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+        hook = {**adapter.entry, "type": "command", "command": command}
+        entry: dict[str, Any] = {"hooks": [hook]}
         if event in adapter.matchers:
             entry = {"matcher": adapter.matchers[event], **entry}
         hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
@@ -125,13 +126,20 @@ def read_settings(path: Path) -> dict[str, Any]:
 
 
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
-    """Write the settings whole or not at all (a new file renamed over the old)."""
+    """Write the settings whole or not at all."""
+    write_whole(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write an agent's settings file whole or not at all (a new file renamed over the
+    old, with the old one's mode)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        if path.exists():
+            os.chmod(temp, path.stat().st_mode & 0o7777)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

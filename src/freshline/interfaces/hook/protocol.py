@@ -14,7 +14,10 @@ client's protocol and nothing more:
     transcript      the format its transcript records hook context in
                     (`session/transcripts/`; None: nothing to read, printed = delivered)
     project_dir_env its client's own project folder variable, if it sets one
-    settings, events, matchers   where `hook install` registers it, for which events
+    settings, events, matchers, entry   where `hook install` registers it, for which
+                    events (and tools), with which fields beside the command (a name,
+                    a timeout in the client's unit)
+    how_to_trust    what a person must still do before the client runs the hook, if any
 
 Everything else (which workspace and project, whether anything is due, settling what was
 printed, issuing, the read ledger, conversions) is the shared core's (`core.py`) over the
@@ -70,6 +73,8 @@ class Adapter:
     settings: Path  # its settings file, relative to the workspace (or the home)
     events: tuple[str, ...]  # the events `hook install` registers the hook for
     matchers: Mapping[str, str] = field(default_factory=dict)  # per event, its tools
+    entry: Mapping[str, str | int] = field(default_factory=dict)  # fields of each hook entry
+    how_to_trust: str | None = None  # `{settings}`, `{root}`: the installed file, workspace
 
     def external_id(self, agent_session: str) -> str:
         """The external id of the freshline session bound to one of the agent's."""

@@ -62,7 +62,7 @@ _T = TypeVar("_T")
 
 INSTRUCTIONS = (
     "freshline tells you what changed in a project's files since you last looked. Call "
-    "open_session once, then project_updates before each task and acknowledge its token "
+    "open_session once, then project_updates at the start of every turn and acknowledge its token "
     "once you have read the blocks. read_document reads any path a block names."
 )
 
@@ -310,7 +310,8 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
     async def project_updates(
         session: SessionArg, ctx: Context
     ) -> Annotated[CallToolResult, DeliveryFields]:
-        """What changed since the session last acknowledged: the blocks as text, a
+        """Call at the start of every turn, before the task: what changed in the
+        project's files since the session last acknowledged, the blocks as text and a
         delivery token beside them (also in the blocks' opening tags)."""
         d = await _in_thread(ctx, lambda p: service.project_updates(session, p))
         return _text(d.text, DeliveryFields(d.session, d.token, d.covers))

@@ -1,0 +1,202 @@
+"""What the hot commands answer, as data and as lines for people: `status`, `scan` and
+the changes they list. The fast path (`fast.py`), the watcher's socket (`watchsock.py`)
+and the typer commands share them, so every path prints the same thing. Imports stay
+inside the functions: the fast path loads this module at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from freshline.interfaces.text import columns, plural
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from freshline.config import Config
+    from freshline.store.records import Change, ChangeGroup
+    from freshline.tracker import ChangesSince, Tracker
+
+
+def load(workspace: str | os.PathLike[str] | None) -> Config:
+    """The config of the workspace a command means (`--workspace`, else found from the cwd)."""
+    from pathlib import Path
+
+    from freshline.config import find_workspace, load_config
+
+    return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
+
+
+
+# --- status -------------------------------------------------------------------------------
+
+
+def status_data(tracker: Tracker) -> dict[str, Any]:
+    """Per-project epochs, files and documents by state, the last full scan, the watcher,
+    where the store is (a URL without its password), the files secrets were withheld from."""
+    from freshline.interfaces.cli.watchers import watcher_data
+    from freshline.materialize import SnapshotStore, census
+    from freshline.tracker.hints import watcher_alive
+    from freshline.tracker.registry import state
+    from freshline.tracker.tracker import LAST_FULL_SCAN
+
+    store = tracker.store
+    states = store.project_states()
+    last = store.meta_get(LAST_FULL_SCAN)
+    snapshots = SnapshotStore(tracker.config.data_dir)
+    projects = {}
+    for name in tracker.config.projects:
+        project = states.get(name)
+        files = tracker.files_in_scope(name)
+        projects[name] = {
+            "epoch": project.epoch if project else 0,
+            "compacted_through": project.compacted_through if project else 0,
+            "files": len(files),
+            "documents": dict(sorted(census(snapshots, tracker.root, files).items())),
+        }
+    watching, pid, record = state(tracker.root, watcher_alive(store))
+    return {
+        "workspace": str(tracker.root),
+        "store": store.location,
+        "watcher": watcher_data(watching, record, pid),
+        "last_full_scan": float(last) if last else None,
+        "projects": projects,
+        "withheld": [{"path": w.path, "kinds": list(w.kinds)} for w in store.withheld_current()],
+    }
+
+
+def status_lines(data: dict[str, Any]) -> list[str]:
+    """`status_data` for people: a table of projects, then the scan, the watcher, the store."""
+    from freshline.interfaces.cli.watchers import watcher_line
+
+    rows = []
+    for name, p in data["projects"].items():
+        docs = ", ".join(f"{n} {k}" for k, n in p["documents"].items()) or "-"
+        rows.append([name, str(p["epoch"]), str(p["compacted_through"]), str(p["files"]), docs])
+    header = ["project", "epoch", "compacted through", "files", "documents"]
+    lines = columns(header, rows) if rows else [
+        "no projects yet: add one with `freshline project add NAME --include PATTERN`"]
+    last = data["last_full_scan"]
+    ago = f"{time.time() - last:.0f} s ago" if last else "never"
+    return [*lines, f"last full scan: {ago}", watcher_line(data["watcher"], data["store"]),
+            f"store: {data['store']}", *withheld_lines(data.get("withheld", []))]
+
+
+def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
+    """The files secrets were withheld from, and how to allow a false positive."""
+    from freshline.paths import shown
+
+    if not withheld:
+        return []
+    files = "1 file" if len(withheld) == 1 else f"{len(withheld)} files"
+    lines = [f"secrets withheld from {files} (a false positive: add a "
+             "'freshline: allow-secret' comment, or the path to [security] allow_secrets_in):"]
+    for w in withheld:
+        kinds = ", ".join(dict.fromkeys(w["kinds"]))
+        lines.append(f"  {shown(w['path'])}: {len(w['kinds'])} ({kinds})")
+    return lines
+
+
+# --- scan ---------------------------------------------------------------------------------
+
+
+def change_dict(c: Change) -> dict[str, Any]:
+    """A change as JSON-able data."""
+    return {"kind": c.kind.value, "path": c.path, "old_path": c.old_path, "detail": c.detail}
+
+
+def group_dict(g: ChangeGroup) -> dict[str, Any]:
+    """Earlier changes the log keeps only as a count, as JSON-able data."""
+    entry = change_dict(g.entry) if g.entry is not None else None
+    return {"first_epoch": g.first_epoch, "last_epoch": g.last_epoch, "folder": g.folder,
+            "counts": g.counts, "entry": entry}
+
+
+def group_line(g: dict[str, Any]) -> str:
+    """A count of earlier changes (as `group_dict` gives it) as one line for people."""
+    from freshline.paths import shown
+
+    first, last = g["first_epoch"], g["last_epoch"]
+    span = f"epoch {first}" if first == last else f"epochs {first}–{last}"
+    if g["entry"] is not None:
+        return f"{'counted':<9} {change_line(g['entry'])} ({span})"
+    counts = ", ".join(f"{n} {kind}" for kind, n in g["counts"].items())
+    return f"{'counted':<9} {shown(g['folder'] or '.')}/: {counts} ({span})"
+
+
+def change_line(c: dict[str, Any]) -> str:
+    """A change (as `change_dict` gives it) as one line for people: odd file names escaped
+    (`paths.shown`), a HEAD move as what it did."""
+    from freshline.paths import shown
+
+    if c["kind"] == "git":
+        d = c["detail"] or {}
+        moved = f"{str(d.get('from', ''))[:7] or '(no commit)'} → {str(d.get('to', ''))[:7]}"
+        return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
+    if c["old_path"] is not None:
+        return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
+    if c["kind"] in ("entered", "left"):  # a file that crossed the scope's edge: say why
+        from freshline.tracker.reasons import reason_text
+
+        why = reason_text(c["detail"])
+        return f"{c['kind']:<9} {shown(c['path'])}" + (f" ({why})" if why else "")
+    return f"{c['kind']:<9} {shown(c['path'])}"
+
+
+def changes_data(answer: ChangesSince) -> dict[str, Any]:
+    """What changed in a project after an epoch, as JSON-able data: the changes the log
+    lists, and those it keeps only as counts."""
+    return {
+        "project": answer.project,
+        "since": answer.since,
+        "epoch": answer.epoch,
+        "compacted": answer.compacted,
+        "forgotten": answer.forgotten,
+        "counted": [group_dict(g) for g in answer.folded],
+        "changes": [change_dict(c) for c in answer.changes],
+    }
+
+
+def changes_lines(data: dict[str, Any]) -> list[str]:
+    """`changes_data` for people: what the log no longer reaches, the counts, the changes."""
+    project, since = data["project"], data["since"]
+    lines = []
+    if data["forgotten"]:
+        lines.append(f"the log no longer reaches epoch {since}: list {project} with "
+                     f"`freshline project files {project}`")
+    lines += [group_line(g) for g in data["counted"]]
+    return lines + [change_line(c) for c in data["changes"]]
+
+
+def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
+    """Flush, then per project what changed since the last `scan` (`tracker.reports`), as
+    JSON-able data; the same with a watcher running (it asks the watcher) or without."""
+    from freshline.tracker.reports import take_news
+
+    result = tracker.flush(full=full)
+    return {
+        "full": result.full,
+        "scanned": result.scanned,
+        "warnings": result.warnings,
+        "projects": {
+            name: changes_data(news) for name, news in take_news(tracker, result).items()
+        },
+    }
+
+
+def scan_lines(data: dict[str, Any]) -> list[str]:
+    """`scan_data` for people: per project its epochs and changes, then the count."""
+    lines = []
+    for name, news in data["projects"].items():
+        lines.append(f"{name}: epoch {news['since']} → {news['epoch']}")
+        lines += ["  " + line for line in changes_lines(news)]
+    if data["full"]:
+        lines.append(f"{plural(data['scanned'], 'file')} scanned")
+    else:
+        lines.append(f"{plural(data['scanned'], 'changed path')} checked (the watcher saw "
+                     "the rest)")
+    if not data["projects"]:
+        lines[-1] += "; nothing changed since the last scan"
+    return lines

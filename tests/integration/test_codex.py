@@ -1,0 +1,194 @@
+"""The hook and the MCP server under the real Codex CLI (`clients.CODEX`, 0.171), offline.
+
+`codex exec` runs with a model provider pointed at a loopback stub of the Responses API
+(`cli_stubs.py`), a private HOME whose config trusts the workspace, and the hook
+installed by `freshline hook install codex` (its trust bypassed with
+`--dangerously-bypass-hook-trust`, as a person would trust it with /hooks). One
+conversation for the module: a first turn, then three `exec resume --last` turns, after a
+change, after none, after another change. Each hook context reaches the model as a
+`developer` message of its own; a resumed request carries the whole history, so the last
+request shows every block the conversation was ever given. A second Codex home gets
+freshline as an MCP server (`freshline mcp install codex`) and one turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from freshline.config import load_config
+from freshline.interfaces.cli.root import app
+from freshline.session import SessionManager
+from freshline.store import Acknowledgement
+from tests.conftest import Workspace
+from tests.integration.cli_stubs import CliStub
+from tests.integration.clients import CODEX, install
+
+pytestmark = pytest.mark.timeout(900)  # the first run installs the client
+
+MANIFEST = '<project_context project="p"'
+UPDATES = '<project_context_updates project="p"'
+EXEC = ("exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust")
+
+
+def config_toml(stub: CliStub, root: Path) -> str:
+    return f'''model = "gpt-5"
+model_provider = "stub"
+approval_policy = "never"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[model_providers.stub]
+name = "stub"
+base_url = "{stub.url}/v1"
+env_key = "STUB_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{root}"]
+trust_level = "trusted"
+'''
+
+
+def developer_texts(body: dict[str, Any]) -> list[str]:
+    """The developer messages' texts a request carried, in order."""
+    return [part.get("text", "") for item in body.get("input", [])
+            if item.get("type") == "message" and item.get("role") == "developer"
+            for part in item.get("content", [])]
+
+
+def blocks(body: dict[str, Any]) -> list[str]:
+    """freshline's blocks among them."""
+    return [t for t in developer_texts(body) if "<project_context" in t]
+
+
+@dataclass
+class Run:
+    root: Path
+    requests: list[dict[str, Any]]  # each turn's first request
+    how: list[Acknowledgement | None]
+    log: Path
+
+
+def workspace(base: Path) -> Workspace:
+    ws = Workspace(base / "ws")
+    ws.write("notes/a.md", "# A\n")
+    ws.configure({"p": {"include": ["notes"]}})
+    return ws
+
+
+def codex_env(home: Path, stub: CliStub, root: Path, log: Path) -> dict[str, str]:
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(config_toml(stub, root), encoding="utf-8")
+    return {**os.environ, "HOME": str(home), "CODEX_HOME": str(home / ".codex"),
+            "STUB_API_KEY": "offline", "FRESHLINE_HOOK_LOG": str(log), "NO_COLOR": "1"}
+
+
+def codex(env: dict[str, str], root: Path, *args: str) -> None:
+    done = subprocess.run([str(install(CODEX)), *args], cwd=root, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    install(CODEX)
+    base = tmp_path_factory.mktemp("codex")
+    ws = workspace(base)
+    done = CliRunner().invoke(app, ["-w", str(ws.root), "hook", "install", "codex",
+                                    "--project", "p"])
+    assert done.exit_code == 0, done.output
+    log = base / "hook.log"
+    requests: list[dict[str, Any]] = []
+    with CliStub() as stub:
+        env = codex_env(base / "home", stub, ws.root, log)
+
+        def turn(*args: str) -> None:
+            before = len(stub.bodies("/v1/responses"))
+            codex(env, ws.root, *args)
+            requests.append(stub.bodies("/v1/responses")[before])
+
+        turn(*EXEC, "first question")
+        ws.write("notes/b.md", "# B\n")
+        turn(*EXEC, "resume", "--last", "second question")
+        turn(*EXEC, "resume", "--last", "third question")
+        ws.write("notes/a.md", "# A, edited\n")
+        turn(*EXEC, "resume", "--last", "fourth question")
+    yield Run(ws.root, requests, acknowledged(ws.root), log)
+
+
+def acknowledged(root: Path) -> list[Acknowledgement | None]:
+    """How each delivery to the Codex session was acknowledged, oldest first."""
+    manager = SessionManager(load_config(root))
+    try:
+        sessions = [s for s in manager.store.session_list() if (s.external_id or "").startswith(
+            "codex:")]
+        assert len(sessions) == 1  # resumed: one freshline session throughout
+        return [d.how for d in manager.store.deliveries_of(sessions[0].id)]
+    finally:
+        manager.close()
+
+
+def test_the_manifest_goes_with_the_first_turn_only(run: Run) -> None:
+    first = blocks(run.requests[0])
+    assert len(first) == 1 and MANIFEST in first[0] and "notes/a.md" in first[0]
+    assert not run.log.exists() or run.log.read_text() == ""
+
+
+def test_each_change_reaches_the_model_once_in_the_next_turn(run: Run) -> None:
+    told = [blocks(r) for r in run.requests]
+    new = [after[len(before):] for before, after in zip([[], *told], told, strict=False)]
+    assert len(new[1]) == 1 and UPDATES in new[1][0] and "notes/b.md" in new[1][0]
+    assert new[2] == []  # nothing changed: nothing said
+    assert len(new[3]) == 1 and "notes/a.md" in new[3][0] and "notes/b.md" not in new[3][0]
+    whole = told[-1]  # the resumed history: every block once, in order
+    assert len(whole) == 3 and [MANIFEST in whole[0], UPDATES in whole[1]] == [True, True]
+
+
+def test_the_transcript_proves_each_delivery(run: Run) -> None:
+    assert run.how[:2] == [Acknowledgement.TRANSCRIPT] * 2
+    assert len(run.how) == 3
+
+
+def test_context_stays_within_codex_limit(run: Run) -> None:
+    texts = [t for r in run.requests for t in developer_texts(r)]
+    assert not any(t.startswith("Warning: truncated output") for t in texts)
+    assert all(len(t.encode()) <= 9_000 for t in blocks(run.requests[-1]))
+
+
+@pytest.fixture(scope="module")
+def mcp_request(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.mktemp("codex-mcp")
+    ws = workspace(base)
+    with CliStub() as stub:
+        env = codex_env(base / "home", stub, ws.root, base / "hook.log")
+        config = base / "home" / ".codex" / "config.toml"
+        done = CliRunner().invoke(app, ["-w", str(ws.root), "mcp", "install", "codex",
+                                        "--config", str(config)])
+        assert done.exit_code == 0, done.output
+        codex(env, ws.root, *EXEC, "first question")
+        body: dict[str, Any] = stub.bodies("/v1/responses")[0]
+        return body
+
+
+def test_codex_starts_the_installed_mcp_server(mcp_request: dict[str, Any]) -> None:
+    """`required = true`: Codex waited for freshline's server and gave the model its tools
+    (it would have failed the turn had the server not started)."""
+    tools = json.dumps(mcp_request.get("tools", []))
+    assert "project_updates" in tools and "open_session" in tools
+    assert "start of every turn" in tools
