@@ -1,22 +1,26 @@
 """`freshline serve` under load: many clients over HTTP against two server processes.
 
-Two `serve` processes share one workspace (and its SQLite store; the PostgreSQL store of
-issue 20 is the goal's setting). Each client opens a session, takes its manifest, then
+Two `serve` processes share one workspace and its store: PostgreSQL (a server of its own,
+started in a temp dir as tests/pgserver.py does), the team's setting. Each process handles
+its requests concurrently. Each client opens a session, takes its manifest, then
 makes SENDS rounds of `project_updates` + `acknowledge`, switching server on every
 request, while a writer creates a note every WRITE_EVERY_S seconds. When the writer
 stops, each client drains what is left. Every note must be announced to every client in
 exactly one acknowledged delivery: the run counts the lost and the duplicated ones
 (goal 0 and 0). Printed: throughput (rounds per second), p50/p99 latency of
-`project_updates`, and p99 at N clients ÷ p99 at 1 client (the baseline, same servers,
-same run; goal ≤ 5).
+`project_updates`, the CPU time a round costs the two servers and the clients' own process
+(Linux /proc), and p99 at N clients ÷ p99 at 1 client (the baseline, same servers, same
+run; goal ≤ 5).
 
-Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only.
+Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only (every
+client shares that address: `[server] max_connections_per_address` is raised for it).
 Usage: python bench/serve.py [--quick]      (50 clients × 20 sends; --quick: 10 × 5)
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import statistics
 import sys
@@ -30,11 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp import Client  # noqa: E402
 from tests.conftest import Workspace  # noqa: E402
-from tests.serving import connect, free_port, start_server, stop_server  # noqa: E402
+from tests.pgserver import bench_server  # noqa: E402
+from tests.serving import connect, free_port, start_servers, stop_server  # noqa: E402
 
 from freshline.config import load_config  # noqa: E402
 from freshline.session import users  # noqa: E402
 from freshline.store import Store  # noqa: E402
+from freshline.store.location import ENV_VAR as STORE_URL  # noqa: E402
 
 WRITE_EVERY_S = 0.05
 DEADLINE_S = 600.0
@@ -48,6 +54,15 @@ class Tally:
 
     latencies: list[float] = field(default_factory=list)
     told: list[str] = field(default_factory=list)
+
+
+def cpu_s(pid: int | None = None) -> float:
+    """CPU seconds (user + system) of this process, or of process `pid` (Linux /proc)."""
+    if pid is None:
+        return time.process_time()
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    utime, stime = stat.rpartition(")")[2].split()[11:13]
+    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
 def fields(result: Any) -> Any:
@@ -87,8 +102,12 @@ async def measure(root: Path, urls: list[str], token: str, clients: int,
 
     async def writer() -> None:
         nonlocal written
+        (root / "staging").mkdir(exist_ok=True)
         while not writing_done.is_set():
-            (root / f"notes/w-{clients}-{written}.md").write_text(f"{written}\n")
+            # Whole at once: a note caught empty, then full, is rightly told twice.
+            staged = root / f"staging/w-{clients}-{written}.md"
+            staged.write_text(f"{written}\n")
+            staged.replace(root / f"notes/w-{clients}-{written}.md")
             written += 1
             await asyncio.sleep(WRITE_EVERY_S)
 
@@ -126,41 +145,67 @@ async def measure(root: Path, urls: list[str], token: str, clients: int,
 
 
 def report(label: str, tallies: list[Tally], written: int, clients: int, sends: int,
-           wall: float) -> float:
+           wall: float, cpu: tuple[float, float]) -> float:
+    """Print a run's figures (`cpu`: the servers' and the clients' CPU seconds); its p99."""
     latencies = sorted(x for t in tallies for x in t.latencies)
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     expected = {f"w-{clients}-{i}" for i in range(written)}
     lost = sum(len(expected - set(t.told)) for t in tallies)
     duplicated = sum(len(t.told) - len(set(t.told)) for t in tallies)
+    rounds = clients * sends
     print(f"{label}: {clients} clients x {sends} sends, {written} notes written: "
-          f"{clients * sends / wall:.1f} rounds/s, project_updates p50 {p50 * 1000:.0f} ms "
-          f"p99 {p99 * 1000:.0f} ms; lost {lost}, duplicated {duplicated}")
+          f"{rounds / wall:.1f} rounds/s, project_updates p50 {p50 * 1000:.0f} ms "
+          f"p99 {p99 * 1000:.0f} ms; CPU a round: servers {cpu[0] / rounds * 1000:.0f} ms, "
+          f"clients {cpu[1] / rounds * 1000:.0f} ms; lost {lost}, duplicated {duplicated}")
     return p99
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
     clients, sends = (10, 5) if quick else (50, 20)
-    with tempfile.TemporaryDirectory(prefix="freshline-bench-serve-") as tmp:
-        ws = Workspace(Path(tmp) / "ws")
-        ws.root.mkdir()
-        ws.write("notes/a.md", "# A\n")
-        ws.configure({"p": {"include": ["notes"]}})
-        store = Store(ws.root / ".freshline")
-        token = users.add(store, load_config(ws.root), "bench", ["p"])
-        store.close()
-        procs = [start_server(ws.root, free_port()) for _ in range(2)]
-        urls = [f"http://127.0.0.1:{p.args[-1]}/mcp" for p in procs]  # type: ignore[index]
-        try:
-            base = asyncio.run(measure(ws.root, urls, token, 1, sends))
-            p99_one = report("baseline", *base[:2], 1, sends, base[2])
-            load = asyncio.run(measure(ws.root, urls, token, clients, sends))
-            p99_many = report("load", *load[:2], clients, sends, load[2])
-        finally:
-            for proc in procs:
-                stop_server(proc)
+    server = bench_server("bench/serve.py")
+    try:
+        os.environ[STORE_URL] = server.new_schema()  # the serve processes inherit it
+        with tempfile.TemporaryDirectory(prefix="freshline-bench-serve-") as tmp:
+            p99_one, p99_many = run(Path(tmp), clients, sends)
+    finally:
+        os.environ.pop(STORE_URL, None)
+        server.stop()
     print(f"p99 at {clients} clients / p99 at 1 client: {p99_many / p99_one:.1f} (goal <= 5)")
+
+
+def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
+    """The baseline's p99 and the load's, on two servers of a new workspace."""
+    ws = Workspace(tmp / "ws")
+    ws.root.mkdir()
+    ws.write("notes/a.md", "# A\n")
+    # Neither compaction nor roll-ups: a session is told every note by name, however
+    # long the run and however many notes a slow round gathers.
+    ws.configure({"p": {"include": ["notes"]}}, change_log_cap=10_000_000)
+    with (ws.root / "freshline.toml").open("a") as toml:
+        toml.write("[delivery]\nmcp = 1000000\n[server]\nmax_connections_per_address = 1000\n")
+    config = load_config(ws.root)
+    store = Store(ws.root / ".freshline", config.store_url)
+    token = users.add(store, config, "bench", ["p"])
+    store.close()
+    assert token is not None
+    ports = [free_port(), free_port()]
+    procs = start_servers(ws.root, *[(port,) for port in ports])
+    urls = [f"http://127.0.0.1:{port}/mcp" for port in ports]
+
+    def phase(label: str, many: int) -> float:
+        before = [sum(cpu_s(p.pid) for p in procs), cpu_s()]
+        tallies, written, wall = asyncio.run(measure(ws.root, urls, token, many, sends))
+        spent = (sum(cpu_s(p.pid) for p in procs) - before[0], cpu_s() - before[1])
+        return report(label, tallies, written, many, sends, wall, spent)
+
+    try:
+        p99_one, p99_many = phase("baseline", 1), phase("load", clients)
+    finally:
+        for proc in procs:
+            stop_server(proc)
+    return p99_one, p99_many
 
 
 if __name__ == "__main__":

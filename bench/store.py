@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' server and flusher
 from send import build, measure, watching  # noqa: E402  (bench/send.py, beside this file)
 from tests.churn import FLUSHER  # noqa: E402
-from tests.pgserver import PgServer, find_bindir  # noqa: E402
+from tests.pgserver import PgServer, bench_server  # noqa: E402
 
 from freshline.config import add_project, init_workspace, load_config  # noqa: E402
 from freshline.store.location import ENV_VAR  # noqa: E402
@@ -63,11 +63,7 @@ def flushes_per_second(server: PgServer, writers: int, flushes: int) -> float:
 def main() -> None:
     quick = "--quick" in sys.argv
     n, flushes = (500, 40) if quick else (2_000, 100)
-    bindir = find_bindir()
-    if bindir is None:
-        sys.exit("bench/store.py: PostgreSQL server binaries not found (apt-get install "
-                 "postgresql-15)")
-    server = PgServer(bindir).start()
+    server = bench_server("bench/store.py")
     try:
         seconds = {}
         for backend in ("sqlite", "postgresql"):

@@ -101,3 +101,13 @@ class PgServer:
             with contextlib.suppress(RuntimeError):
                 self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def bench_server(program: str) -> PgServer:
+    """A started server for a bench script; without PostgreSQL's binaries the script
+    exits saying what to install."""
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit(f"{program}: PostgreSQL server binaries not found (apt-get install "
+                         "postgresql-15)")
+    return PgServer(bindir).start()

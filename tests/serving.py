@@ -40,22 +40,39 @@ def start_server(root: Path, port: int, *options: str) -> subprocess.Popen[bytes
     """`freshline serve` on `port` with `options`, once it accepts connections (its log:
     serve-PORT.log beside the workspace, a file so a chatty server never blocks on a full
     pipe)."""
-    log_path = root.parent / f"serve-{port}.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "freshline", "--workspace", str(root), "serve", "--port",
-             str(port), *options],
-            stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
-        )
+    return start_servers(root, (port, *options))[0]
+
+
+def start_servers(root: Path, *runs: tuple[int | str, ...]) -> list[subprocess.Popen[bytes]]:
+    """A `freshline serve` per run (its port, then its options), started at once (their
+    start-ups overlap), once each accepts connections."""
+    procs: list[subprocess.Popen[bytes]] = []
+    for port, *options in runs:
+        with (root.parent / f"serve-{port}.log").open("wb") as log:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "freshline", "--workspace", str(root), "serve",
+                 "--port", str(port), *map(str, options)],
+                stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
+            ))
+    try:
+        for proc, (port, *_options) in zip(procs, runs, strict=True):
+            _await_serving(proc, int(port), root.parent / f"serve-{port}.log")
+    except BaseException:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        raise
+    return procs
+
+
+def _await_serving(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
     deadline = time.monotonic() + 60
     while True:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc
+                return
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
                 raise AssertionError(f"serve did not start: {log_path.read_text()}") from None
             time.sleep(0.05)
 

@@ -203,7 +203,7 @@ ERRORS = [
     (
         "colour = 'red'\n",
         "colour: unknown key (expected one of: workspace, projects, model, delivery,"
-        " conversations, sessions, store, security)",
+        " conversations, sessions, store, server, security)",
     ),
     (
         "[workspace]\ndebounce = 1\n",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from freshline.config import (
     CONFIG_NAME,
     ModelSettings,
+    ServerSettings,
     WorkspaceSettings,
     init_workspace,
     load_config,
@@ -31,8 +33,23 @@ def test_the_template_loads_and_names_every_setting(tmp_path: Path) -> None:
     init_workspace(tmp_path)
     text = (tmp_path / CONFIG_NAME).read_text()
     assert load_config(tmp_path).model == ModelSettings()
-    for name in [*WorkspaceSettings.__dataclass_fields__, *ModelSettings.__dataclass_fields__]:
+    fields = [*WorkspaceSettings.__dataclass_fields__, *ModelSettings.__dataclass_fields__,
+              *ServerSettings.__dataclass_fields__]
+    for name in fields:
         assert f"# {name} = " in text, name
+
+
+def test_server_settings_are_read(tmp_path: Path) -> None:
+    assert load(tmp_path, "").server == ServerSettings()
+    config = load(tmp_path, '[server]\noauth_issuer = "https://auth.example/realms/t"\n'
+                            'oauth_audience = "api://freshline"\n'
+                            'public_url = "https://fl.example"\n'
+                            'trusted_proxies = ["10.0.0.0/8", "::1"]\nheader_timeout_s = 1\n'
+                            "body_timeout_s = 2\nkeepalive_timeout_s = 3\n"
+                            "max_connections_per_address = 4\njwks_refetch_s = 5\n")
+    assert config.server == ServerSettings(
+        "https://auth.example/realms/t", "api://freshline", "https://fl.example",
+        ("10.0.0.0/8", "::1"), 1, 2, 3, 4, 5)
 
 
 def test_model_settings_are_read(tmp_path: Path) -> None:
@@ -57,8 +74,24 @@ def test_model_settings_are_read(tmp_path: Path) -> None:
         ("model = 'x'\n", "model: expected a table, got a string"),
         ("[workspace]\nautowatch = 1\n", "workspace.autowatch: expected a boolean"),
         ("[workspace]\nautowatch_idle = 0\n", "workspace.autowatch_idle: must be between 1 and"),
+        ("[server]\nheader_timeout_s = 0\n", "server.header_timeout_s: must be between 1 and 600"),
+        ("[server]\nbody_timeout_s = 3601\n", "server.body_timeout_s: must be between 1 and"),
+        ("[server]\nkeepalive_timeout_s = 1.5\n", "server.keepalive_timeout_s: expected an int"),
+        ("[server]\nmax_connections_per_address = 0\n",
+         "server.max_connections_per_address: must be between 1 and 100000, got 0"),
+        ("[server]\njwks_refetch_s = 90000\n", "server.jwks_refetch_s: must be between 1 and"),
+        ('[server]\noauth_issuer = "auth.example.com"\n',
+         "server.oauth_issuer: not an http:// or https:// URL"),
+        ('[server]\npublic_url = "https://x.example/?a=b"\n',
+         "server.public_url: a URL without query or fragment"),
+        ('[server]\noauth_audience = " "\n', "server.oauth_audience: empty"),
+        ('[server]\ntrusted_proxies = "10.0.0.0/8"\n',
+         "server.trusted_proxies: expected an array of networks"),
+        ('[server]\ntrusted_proxies = ["10.0.0.0/33"]\n',
+         "server.trusted_proxies[0]: not an IP address or network (CIDR)"),
+        ("[server]\nport = 1\n", "server.port: unknown key (expected one of: oauth_issuer, "),
     ],
 )
 def test_bad_settings_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match="^freshline.toml: " + message.replace("(", r"\(")):
+    with pytest.raises(ConfigError, match="^freshline.toml: " + re.escape(message)):
         load(tmp_path, text)

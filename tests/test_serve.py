@@ -21,16 +21,13 @@ from typer.testing import CliRunner
 
 from freshline.config import load_config
 from freshline.interfaces.cli.root import app
-from freshline.interfaces.server import auth
-from freshline.interfaces.server.auth import BearerAuth, FailureLimiter
 from freshline.interfaces.server.http import Listen
 from freshline.session import users
-from freshline.session.users import Viewer
 from freshline.store import DB_NAME, Store
 from freshline.store.location import ENV_VAR as STORE_URL
 from tests.conftest import Workspace
 from tests.pgserver import PgServer
-from tests.serving import connect, free_port, self_signed, start_server, stop_server
+from tests.serving import connect, free_port, self_signed, start_servers, stop_server
 
 runner = CliRunner()
 
@@ -69,11 +66,9 @@ def serving(ws: Workspace) -> Iterator[Team]:
     store.close()
     cert, key = self_signed(ws.root.parent)
     ports = [free_port(), free_port()]
-    procs = []
+    procs = start_servers(ws.root, (ports[0],),
+                          (ports[1], "--tls-cert", str(cert), "--tls-key", str(key)))
     try:
-        procs.append(start_server(ws.root, ports[0]))
-        procs.append(start_server(ws.root, ports[1], "--tls-cert", str(cert), "--tls-key",
-                                  str(key)))
         urls = [f"http://127.0.0.1:{ports[0]}/mcp", f"https://127.0.0.1:{ports[1]}/mcp"]
         yield Team(ws.root, urls, tokens, cert)
     finally:
@@ -287,49 +282,3 @@ def test_a_non_loopback_address_needs_tls_or_an_explicit_insecure_flag(
     assert Listen("10.0.0.1", tls_cert=cert, tls_key=cert).check() is None
     result = runner.invoke(app, ["-w", str(two_projects.root), "serve", "--tls-cert", str(cert)])
     assert result.exit_code == 2 and "both --tls-cert and --tls-key" in result.stderr
-
-
-def test_the_failure_limiter_counts_per_address_within_its_window() -> None:
-    limiter = FailureLimiter(limit=3, window_s=10)
-    for t in (0.0, 1.0, 2.0):
-        assert limiter.retry_after("a", t) == 0
-        limiter.failed("a", t)
-    assert limiter.retry_after("a", 3.0) == pytest.approx(7.0)
-    assert limiter.retry_after("b", 3.0) == 0
-    assert limiter.retry_after("a", 10.5) == 0  # the first failure aged out
-    for n in range(auth.MAX_ADDRESSES + 5):  # many addresses: the stale ones are dropped
-        limiter.failed(f"x{n}", 100.0 + n * 20)
-    assert len(limiter._failures) < auth.MAX_ADDRESSES
-
-
-async def test_repeated_failures_from_an_address_are_turned_away_even_with_a_good_token(
-) -> None:
-    now = [0.0]
-    calls: list[Viewer] = []
-
-    async def inner(scope: Any, receive: Any, send: Any) -> None:
-        from freshline.interfaces.server.auth import VIEWER
-
-        calls.append(VIEWER.get())
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"ok"})
-
-    auth = BearerAuth(inner, lambda t: Viewer("u", frozenset({"p"})) if t == "good" else None,
-                      FailureLimiter(limit=2, window_s=60), clock=lambda: now[0])
-
-    async def request(token: str) -> int:
-        sent: list[dict[str, Any]] = []
-
-        async def send(message: Any) -> None:
-            sent.append(message)
-
-        scope = {"type": "http", "client": ("10.1.1.1", 5),
-                 "headers": [(b"authorization", f"Bearer {token}".encode())]}
-        await auth(scope, lambda: None, send)  # type: ignore[arg-type]
-        return int(sent[0]["status"])
-
-    assert await request("good") == 200 and calls == [Viewer("u", frozenset({"p"}))]
-    assert [await request("bad"), await request("bad")] == [401, 401]
-    assert await request("good") == 429
-    now[0] = 61.0
-    assert await request("good") == 200

@@ -11,11 +11,13 @@ import sys
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from freshline.store.records import Change, ChangeGroup, ChangeKind
 from freshline.tracker import scan as scan_module
 from freshline.tracker.hints import beat
-from freshline.tracker.scan import Scanner
+from freshline.tracker.scan import Scanner, outermost
 
 from .conftest import Workspace
 
@@ -458,3 +460,25 @@ def test_the_listing_after_a_first_flush_is_what_it_wrote_until_another_writes(
     other.scan()
     assert "n/new.md" in [e.path for e in mine.files_in_scope("q")]
     assert reads
+
+
+@pytest.mark.parametrize(
+    ("paths", "roots"),
+    [
+        (["a", "a/b", "a-b", "a-b/c", "a/b/c"], ["a", "a-b"]),  # "a-b" sorts between "a", "a/b"
+        (["x/y", "x", "x/y"], ["x"]),
+        (["b/c", "b/d", "e"], ["b/c", "b/d", "e"]),
+        ([], []),
+    ],
+)
+def test_the_outermost_hinted_paths_are_scanned_once(paths: list[str], roots: list[str]) -> None:
+    assert outermost(paths) == roots
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "a-b", "a.b"]), min_size=1, max_size=4)
+                .map("/".join), max_size=30))
+def test_the_outermost_paths_are_those_below_no_other(paths: list[str]) -> None:
+    naive = sorted({p for p in paths
+                    if not any(p.startswith(o + "/") for o in paths if o != p)})
+    assert outermost(paths) == naive
+

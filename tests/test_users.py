@@ -67,6 +67,7 @@ def test_bad_input_is_a_one_line_usage_error_and_changes_nothing(
         (("user", "grant", "nobody", "p"), "unknown user"),
         (("user", "grant", "nobody", "nosuch"), "unknown project"),
         (("user", "rm", "nobody"), "unknown user"),
+        (("user", "add", "erin", "--subject", " "), "empty subject"),
     ]:
         code, _, err = run(two_projects, *args)
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, (args, err)
@@ -74,6 +75,35 @@ def test_bad_input_is_a_one_line_usage_error_and_changes_nothing(
     run(two_projects, "user", "add", "dan")
     code, _, err = run(two_projects, "user", "add", "dan")
     assert code == 2 and "exists already" in err
+
+
+def test_a_user_given_a_subject_signs_in_through_oauth_only(
+    two_projects: Workspace, backend: StoreBackend
+) -> None:
+    code, out, err = run(two_projects, "user", "add", "alice", "--subject", "248289761001",
+                         "--project", "p", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"user": "alice", "token": None, "subject": "248289761001",
+                               "projects": ["p"]}
+    code, out, err = run(two_projects, "user", "add", "bob")  # a script's user: a token
+    assert code == 0 and out.startswith("fl_")
+    code, _, err = run(two_projects, "user", "add", "carol", "--subject", "248289761001")
+    assert code == 2 and "subject '248289761001' is user 'alice' already" in err
+    listed = json.loads(run(two_projects, "user", "list", "--json")[1])
+    assert [(u["user"], u["subject"]) for u in listed] == [("alice", "248289761001"),
+                                                           ("bob", None)]
+    assert "248289761001" in run(two_projects, "user", "list")[1]
+    store = backend.store(two_projects.root / ".freshline")
+    try:
+        alice = users.subject_user(store, "248289761001")
+        assert alice is not None and alice.name == "alice" and alice.projects == ("p",)
+        bob = users.subject_user(store, "bob")  # no subject given: his name is his subject
+        assert bob is not None and bob.name == "bob"
+        assert users.subject_user(store, "alice") is None  # she has a subject of her own
+        assert users.subject_user(store, "nobody") is None
+        assert users.authenticate(store, "") is None  # her empty token hash matches nothing
+    finally:
+        store.close()
 
 
 @given(st.frozensets(st.sampled_from(["a", "b", "c"])), st.sampled_from(["a", "b", "c"]))

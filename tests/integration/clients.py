@@ -30,7 +30,7 @@ class NpmClient:
 
     package: str
     version: str  # pinned: the suite tests exactly this version
-    command: str  # its executable in node_modules/.bin
+    command: str | None  # its executable in node_modules/.bin (None: a library)
     postinstall: str | None = None  # a script npm 11 would not run, relative to the package
 
     @property
@@ -39,8 +39,15 @@ class NpmClient:
         return CACHE / f"{self.package.replace('/', '__').lstrip('@')}-{self.version}"
 
     @property
+    def package_dir(self) -> Path:
+        """The installed package itself."""
+        return self.folder / "node_modules" / self.package
+
+    @property
     def executable(self) -> Path:
-        """Its command."""
+        """Its command, or for a library its package folder."""
+        if self.command is None:
+            return self.package_dir
         return self.folder / "node_modules" / ".bin" / self.command
 
 
@@ -51,6 +58,9 @@ CLAUDE_CODE = NpmClient("@anthropic-ai/claude-code", "2.1.332", "claude", "insta
 # Gemini CLI (Node 20 is enough) and Codex CLI (a Node shim over a vendored binary).
 GEMINI_CLI = NpmClient("@google/gemini-cli", "0.61.0", "gemini")
 CODEX = NpmClient("@openai/codex", "0.171.0", "codex")
+# A certified OpenID Connect / OAuth 2.1 authorization server (a library: the suite's own
+# script, tests/oidc_provider.mjs, runs it).
+OIDC_PROVIDER = NpmClient("oidc-provider", "9.13.3", None)
 
 
 def require_node() -> None:
@@ -77,7 +87,8 @@ def _locked() -> Iterator[None]:
 
 
 def install(client: NpmClient) -> Path:
-    """The client's executable, installed first if this cache has not got it yet."""
+    """The client's executable (a library: its package folder), installed first if this
+    cache has not got it yet."""
     require_node()
     marker = client.folder / ".installed"
     if marker.is_file() and client.executable.exists():
@@ -91,8 +102,7 @@ def install(client: NpmClient) -> Path:
         (client.folder / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
         _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], client.folder)
         if client.postinstall:
-            package = client.folder / "node_modules" / client.package
-            _run(["node", client.postinstall], package)
+            _run(["node", client.postinstall], client.package_dir)
         marker.write_text(client.version, encoding="utf-8")
     return client.executable
 

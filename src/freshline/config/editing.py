@@ -78,6 +78,18 @@ _TEMPLATE = """\
 [sessions]
 # idle_close = "7d"            # hook, MCP and ACP sessions unused this long close ("0": never)
 
+[server]
+# `freshline serve`: sign-in through the team's OAuth 2.1 authorization server, and limits
+# oauth_issuer = "https://auth.example.com/realms/team"
+# oauth_audience = "https://freshline.example.com/mcp"   # default: public_url + /mcp
+# public_url = "https://freshline.example.com"   # default: the address served
+# trusted_proxies = ["10.0.0.0/8"]   # whose X-Forwarded-For names the client
+# header_timeout_s = 10        # a request's headers must arrive within this
+# body_timeout_s = 30          # and its body within this
+# keepalive_timeout_s = 5      # an idle connection is closed after this
+# max_connections_per_address = 64
+# jwks_refetch_s = 60          # an unknown signing key refetches the keys at most this often
+
 [security]
 # allow_hardlinks = false      # files with more than one hard link are read by nothing
 # allow_secrets_in = []        # folders or globs whose content is not scanned for secrets

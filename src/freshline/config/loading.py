@@ -20,6 +20,7 @@ from freshline.config.settings import (
     CEILING_REASONS,
     CHANNEL_CEILINGS,
     CONFIG_NAME,
+    SERVER_RANGES,
     Config,
     ConversationSettings,
     DeliverySettings,
@@ -27,9 +28,12 @@ from freshline.config.settings import (
     ModelSettings,
     ProjectConfig,
     SecuritySettings,
+    ServerSettings,
     SessionSettings,
     StoreSettings,
     WorkspaceSettings,
+    check_network,
+    check_url,
     parse_duration,
 )
 from freshline.errors import ConfigError, UsageError, WorkspaceError
@@ -41,6 +45,7 @@ from freshline.store.pool import MAX_SIZE as MAX_POOL_SIZE
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _TOP_KEYS = (
     "workspace", "projects", "model", "delivery", "conversations", "sessions", "store",
+    "server",
     "security",
 )
 _PROJECT_KEYS = ("include", "exclude", "mode", "allow_secrets")
@@ -181,7 +186,8 @@ def validate(root: Path, data: dict[str, Any]) -> Config:
     conversations = _conversations(data.get("conversations", {}))
     return Config(root, workspace, projects, _model(raw_model), _delivery(raw_delivery),
                   conversations, _sessions(data.get("sessions", {})),
-                  _store(root, data.get("store", {})), _security(data.get("security", {})))
+                  _store(root, data.get("store", {})), _server(data.get("server", {})),
+                  _security(data.get("security", {})))
 
 
 def _settings(name: str, table: Any, kind: type) -> dict[str, Any]:
@@ -218,6 +224,43 @@ def _store(root: Path, raw: Any) -> StoreSettings:
     if not 1 <= size <= MAX_POOL_SIZE:
         raise config_error("store.pool_size", f"must be between 1 and {MAX_POOL_SIZE}, got {size}")
     return StoreSettings(url=url, pool_size=size)
+
+
+def _server(raw: Any) -> ServerSettings:
+    table = _settings("server", raw, ServerSettings)
+    values: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"server.{name}"
+        if name == "trusted_proxies":
+            values[name] = _networks(key, value)
+        elif name in SERVER_RANGES:
+            _expect(key, value, int, "an integer")
+            _in_range(key, value, *SERVER_RANGES[name])
+            values[name] = value
+        else:
+            values[name] = _text(key, value, TEXT_MAX)
+            if not values[name]:
+                raise config_error(key, "empty")
+            if name != "oauth_audience":
+                try:
+                    check_url(values[name])
+                except ValueError as exc:
+                    raise config_error(key, str(exc)) from None
+    return ServerSettings(**values)
+
+
+def _networks(key: str, value: Any) -> tuple[str, ...]:
+    _expect(key, value, list, "an array of networks (CIDR)")
+    if len(value) > PATTERNS_MAX:
+        raise config_error(key, f"more than {PATTERNS_MAX:,} networks ({len(value):,})")
+    out = []
+    for i, item in enumerate(value):
+        _expect(f"{key}[{i}]", item, str, "a string")
+        try:
+            out.append(check_network(item))
+        except ValueError as exc:
+            raise config_error(f"{key}[{i}]", str(exc)) from None
+    return tuple(out)
 
 
 def _sessions(raw: Any) -> SessionSettings:

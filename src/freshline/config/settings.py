@@ -128,6 +128,55 @@ class StoreSettings:
 
 
 @dataclass(frozen=True)
+class ServerSettings:
+    """The `[server]` table: how `freshline serve` signs users in and guards itself."""
+
+    oauth_issuer: str | None = None  # the team's authorization server (OAuth 2.1)
+    oauth_audience: str | None = None  # a token's `aud` must hold it (default: the /mcp URL)
+    public_url: str | None = None  # where clients reach the server (default: its address)
+    trusted_proxies: tuple[str, ...] = ()  # CIDRs whose X-Forwarded-For is believed
+    header_timeout_s: int = 10  # a request's headers must arrive within this
+    body_timeout_s: int = 30  # and its body within this after them
+    keepalive_timeout_s: int = 5  # an idle kept-alive connection is closed after this
+    max_connections_per_address: int = 64  # open connections per client address
+    jwks_refetch_s: int = 60  # an unknown key id refetches the issuer's keys at most this often
+
+
+# The range of each numeric `[server]` setting.
+SERVER_RANGES = {
+    "header_timeout_s": (1, 600),
+    "body_timeout_s": (1, 3_600),
+    "keepalive_timeout_s": (1, 3_600),
+    "max_connections_per_address": (1, 100_000),
+    "jwks_refetch_s": (1, 86_400),
+}
+
+
+def check_url(text: str) -> str:
+    """`text` if it is an absolute http:// or https:// URL without query or fragment
+    (ValueError saying why not)."""
+    from urllib.parse import urlsplit  # only where a URL is set
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http:// or https:// URL: {text!r}")
+    if parts.query or parts.fragment:
+        raise ValueError(f"a URL without query or fragment, not {text!r}")
+    return text
+
+
+def check_network(text: str) -> str:
+    """`text` if it names an IP network (CIDR) or address (ValueError saying why not)."""
+    import ipaddress  # only where a proxy is trusted
+
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise ValueError(f"not an IP address or network (CIDR): {text!r}") from None
+    return text.strip()
+
+
+@dataclass(frozen=True)
 class SecuritySettings:
     """The `[security]` table: what confinement and the secret scan let through."""
 
@@ -188,6 +237,7 @@ class Config:
     conversations: ConversationSettings = field(default_factory=ConversationSettings)
     sessions: SessionSettings = field(default_factory=SessionSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
     security: SecuritySettings = field(default_factory=SecuritySettings)
 
     @property

@@ -5,11 +5,13 @@ index (`Tracker.files_in_scope`), so a send would cost O(workspace).
 This cache lists them once, then applies the project's coalesced changes since the epoch
 it was built at: a turn costs O(project + changes). `since()` gives those changes alone,
 so a turn that knows the epoch of its previous tree costs O(changes). A scope change, a
-compacted log or a new signature rebuilds from the index.
+compacted log or a new signature rebuilds from the index. Threads share the cache (the
+HTTP server's calls run at once): a listing is caught up and copied out under a lock.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -44,18 +46,22 @@ class InScope:
         self.config = config
         self.tracker = tracker
         self._listings: dict[str, _Listing] = {}
+        self._lock = threading.Lock()
 
     def entries(self, project: str) -> list[IndexEntry]:
         """The project's indexed files now, in path order (call after a flush)."""
         signature = self.config.project(project).signature
         epoch = self.tracker.epoch(project)
-        listing = self._listings.get(project)
-        fresh = listing is not None and listing.signature == signature
-        if listing is None or not fresh or not self._catch_up(listing, project, epoch):
-            found = self.tracker.files_in_scope(project)
-            listing = _Listing(signature, epoch, {e.path: e for e in found})
-            self._listings[project] = listing
-        return [listing.entries[p] for p in sorted(listing.entries)]
+        with self._lock:
+            listing = self._listings.get(project)
+            fresh = listing is not None and listing.signature == signature
+            if listing is None or not fresh or not self._catch_up(listing, project, epoch):
+                found = self.tracker.files_in_scope(project)
+                listing = _Listing(signature, epoch, {e.path: e for e in found})
+                # Entries listed, not read, are read later without a change to catch up on.
+                if all(e.hashed for e in found):
+                    self._listings[project] = listing
+            return [listing.entries[p] for p in sorted(listing.entries)]
 
     def since(self, project: str, epoch: int) -> ScopeDelta | None:
         """What changed among the project's in-scope files after `epoch`; None when only a

@@ -74,12 +74,15 @@ class SessionManager(SessionBase):
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
         not run, so they record none and write no tree. A clean landing of the same
         project and channel is reused; a dirty one never is. `convert=False` answers at
-        once and converts the project's documents in the background (hooks). Sessions left
-        idle past `[sessions] idle_close` are closed first (lifecycle.close_idle)."""
+        once and converts the project's documents in the background (hooks); a session
+        that records no conversation then also leaves a fresh workspace's files to be
+        read later (`Tracker.flush(defer=True)`: its manifest needs only their paths).
+        Sessions left idle past `[sessions] idle_close` are closed first
+        (lifecycle.close_idle)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         close_idle(self)
-        self.tracker.flush()
+        self.tracker.flush(defer=not convert and channel.value not in RECORDING_CHANNELS)
         key = dirty_key(self.config, self.tracker, project)
         for s in self.store.session_list(project):
             reusable = s.state is SessionState.LANDING and s.dirty_key == key

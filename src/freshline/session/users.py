@@ -1,9 +1,12 @@
-"""Users of a shared workspace (`freshline serve`): bearer tokens and project grants.
+"""Users of a shared workspace (`freshline serve`): bearer tokens, OAuth subjects and
+project grants.
 
-A token is 32 random bytes (URL-safe base64, prefixed `fl_` so it is recognizable in a
-leaked log); the store keeps only its SHA-256. `authenticate` hashes what a request
-presents and compares it with every user's hash in constant time (`hmac.compare_digest`,
-no early exit), so neither the answer nor its timing says which user or how close.
+A user signs in with a token freshline made (for scripts), or with an access token of the
+team's authorization server whose `sub` names them (`subject_user`). A token is 32 random
+bytes (URL-safe base64, prefixed `fl_` so it is recognizable in a leaked log); the store
+keeps only its SHA-256. `authenticate` hashes what a request presents and compares it
+with every user's hash in constant time (`hmac.compare_digest`, no early exit), so
+neither the answer nor its timing says which user or how close.
 
 A `Viewer` is who asks: the workspace's own user (stdio MCP, the CLI) sees every project;
 a user of the HTTP server sees the projects granted to them, read from the store on each
@@ -63,11 +66,20 @@ def _check_projects(config: Config, projects: Iterable[str]) -> list[str]:
     return wanted
 
 
-def add(store: Store, config: Config, name: str, projects: Iterable[str] = ()) -> str:
-    """Create a user granted `projects`; returns their token (shown once, never stored)."""
+def add(
+    store: Store, config: Config, name: str, projects: Iterable[str] = (),
+    subject: str | None = None,
+) -> str | None:
+    """Create a user granted `projects`; returns their token (shown once, never stored).
+    A user given the `subject` of their OAuth access tokens signs in only through the
+    authorization server: no token is made (None)."""
     wanted = _check_projects(config, projects)
-    token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
-    store.user_add(check_name(name), token_hash(token), time.time(), wanted)
+    check_name(name)
+    if subject is not None and not subject.strip():
+        raise UsageError("empty subject: give the `sub` of the user's access tokens")
+    token = None if subject is not None else TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+    stored = token_hash(token) if token is not None else ""
+    store.user_add(name, stored, time.time(), wanted, subject)
     return token
 
 
@@ -92,6 +104,12 @@ def authenticate(store: Store, token: str | None) -> UserRecord | None:
         if hmac.compare_digest(presented, user.token_hash):
             found = user
     return found
+
+
+def subject_user(store: Store, subject: str) -> UserRecord | None:
+    """The user an OAuth access token's `sub` signs in: the one given that subject, else
+    the one of that name who was given none."""
+    return store.user_of_subject(subject)
 
 
 def viewer_of(user: UserRecord) -> Viewer:

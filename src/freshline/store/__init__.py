@@ -14,6 +14,7 @@ from freshline.store.deliveries import (
     DeliveryState,
     DeliveryTable,
 )
+from freshline.store.failures import FailureTable
 from freshline.store.files import IndexTable
 from freshline.store.ledger import LedgerEntry, LedgerKind, LedgerRow, LedgerTable
 from freshline.store.location import Backend, Location, parse
@@ -72,6 +73,7 @@ def database_at(where: Location, pool_size: int = DEFAULT_POOL_SIZE) -> Database
 
 class Store(
     IndexTable, LedgerTable, LogTable, MetaTable, SessionTable, DeliveryTable, UserTable,
+    FailureTable,
     WithheldTable,
 ):
     """freshline's persistent state for one workspace."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from freshline.store.db import Connection, Database, decode_path, encode_path, upsert
-from freshline.store.records import FileKind, IndexEntry, content_key
+from freshline.store.records import UNHASHED, FileKind, IndexEntry, content_key
 
 _COLUMNS = "path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties"
 
@@ -146,6 +146,17 @@ class IndexTable:
         """The stored paths (`encode_path` form) of the notes stored unparsed."""
         rows = self.db.conn.execute("SELECT path FROM files WHERE tags = ?", (UNPARSED,))
         return [bytes(path) for path, in rows]
+
+    def index_unhashed(self) -> Stats:
+        """Stored path → (size, mtime_ns, inode) of the entries listed but not read yet."""
+        rows = self.db.conn.execute(
+            "SELECT path, size, mtime_ns, inode FROM files WHERE blob = ?", (UNHASHED,)
+        )
+        return {bytes(p): (s, m, i) for p, s, m, i in rows}
+
+    def index_empty(self) -> bool:
+        """Whether the index holds no entry at all (a workspace never scanned)."""
+        return self.db.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
 
     def index_count(self) -> int:
         """How many files the index holds."""

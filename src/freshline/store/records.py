@@ -34,6 +34,9 @@ class ChangeKind(StrEnum):
     LEFT = "left"  # a file still there stopped matching the scope; detail: why
 
 
+UNHASHED = ""  # the blob of an entry listed but not read yet (`tracker/listing.py`)
+
+
 @dataclass(frozen=True)
 class IndexEntry:
     """One file as last scanned."""
@@ -44,13 +47,18 @@ class IndexEntry:
     mtime_ns: int
     inode: int
     dev: int
-    blob: str  # git blob id (hex sha1) of the content, or of the link target
+    blob: str  # git blob id (hex sha1) of the content, or of the link target; or UNHASHED
     mode: int = 0o100644  # git file mode: 100644, 100755 or 120000
     tags: tuple[str, ...] = ()
     properties: dict[str, Any] = field(default_factory=dict)
     # False: a note whose tags and properties were never read (no scope asked for them
     # when it was scanned); `tags` and `properties` are then empty and say nothing.
     parsed: bool = True
+
+    @property
+    def hashed(self) -> bool:
+        """Whether `blob` names the content (False: listed by its stat, not read yet)."""
+        return self.blob != UNHASHED
 
 
 @dataclass(frozen=True)
@@ -81,9 +89,10 @@ def content_key(mode: int, blob: str) -> str:
     return f"{mode:o} {blob}"
 
 
-def entry_content(entry: IndexEntry) -> str:
-    """An index entry's `content_key`."""
-    return content_key(entry.mode, entry.blob)
+def entry_content(entry: IndexEntry) -> str | None:
+    """An index entry's `content_key`; None for one listed, not read (its content is
+    unknown: nothing can be found equal to it)."""
+    return content_key(entry.mode, entry.blob) if entry.hashed else None
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,30 @@ MIGRATIONS.append(
 
 MIGRATIONS.append(
     (
+        "users: the subject of the OAuth access tokens that sign them in (freshline serve)",
+        """
+        ALTER TABLE users ADD COLUMN subject TEXT;
+        CREATE UNIQUE INDEX users_by_subject ON users (subject)
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
+        "failed sign-ins per client address, shared by every serve process",
+        """
+        CREATE TABLE auth_failures (
+            address TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX auth_failures_by_address ON auth_failures (address, at);
+        CREATE INDEX auth_failures_by_time ON auth_failures (at)
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
         "change log: the content before each change, rows per project, and the counts "
         "of what compaction dropped",
         """

@@ -177,8 +177,10 @@ class SessionTable:
 
     def session_touch(self, session_id: str, when: float, title: str | None = None) -> None:
         """Record that the session was used at `when`, and its title if it has none yet
-        (joins the current transaction if there is one)."""
-        self.db.execute_write(
+        (joins the current transaction if there is one). Outside one it is a statement of
+        its own, without the store's write lock: it only ever moves `active_at` forward
+        and touches no index, so it need not queue behind flushes (every send makes one)."""
+        self.db.conn.execute(
             "UPDATE sessions SET active_at = MAX(COALESCE(active_at, 0), ?),"
             " title = COALESCE(title, ?) WHERE id = ?",
             (when, title, check_session_id(session_id)),

@@ -1,8 +1,10 @@
 """Users of `freshline serve`, the projects granted to each, and who owns which session.
 
-A user is a name and the SHA-256 of their bearer token (the token itself is never
-stored). Grants are (user, project) pairs; a session opened over HTTP has an owner. Only
-portable SQL here: the PostgreSQL store runs the same statements.
+A user is a name, the SHA-256 of their bearer token (the token itself is never stored;
+"" for a user who signs in only through OAuth) and the subject (`sub`) of the OAuth access
+tokens that sign them in, if one was given (unique). Grants are (user, project) pairs; a
+session opened over HTTP has an owner. Only portable SQL here: the PostgreSQL store runs
+the same statements.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class UserRecord:
     token_hash: str  # hex SHA-256 of the bearer token
     created_at: float
     projects: tuple[str, ...] = field(default=())  # granted, sorted
+    subject: str | None = None  # the OAuth `sub` mapped to this user, if one was given
 
 
 class UserTable:
@@ -30,13 +33,19 @@ class UserTable:
     db: Database
 
     def user_add(self, name: str, token_hash: str, created_at: float,
-                 projects: Iterable[str]) -> None:
-        """Create a user with grants (UsageError when the name is taken)."""
+                 projects: Iterable[str], subject: str | None = None) -> None:
+        """Create a user with grants (UsageError when the name or the subject is taken)."""
         with self.db.write() as conn:
             if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
                 raise UsageError(f"user '{name}' exists already (`freshline user rm` first)")
-            conn.execute("INSERT INTO users (name, token_hash, created_at) VALUES (?, ?, ?)",
-                         (name, token_hash, created_at))
+            if subject is not None:
+                row = conn.execute("SELECT name FROM users WHERE subject = ?",
+                                   (subject,)).fetchone()
+                if row:
+                    raise UsageError(f"subject '{subject}' is user '{row[0]}' already")
+            conn.execute(
+                "INSERT INTO users (name, token_hash, created_at, subject) VALUES (?, ?, ?, ?)",
+                (name, token_hash, created_at, subject))
             conn.executemany("INSERT INTO grants (username, project) VALUES (?, ?)",
                              [(name, p) for p in sorted(set(projects))])
 
@@ -47,8 +56,17 @@ class UserTable:
         for user, project in conn.execute(
                 "SELECT username, project FROM grants ORDER BY username, project"):
             grants.setdefault(user, []).append(project)
-        rows = conn.execute("SELECT name, token_hash, created_at FROM users ORDER BY name")
-        return [UserRecord(n, h, c, tuple(grants.get(n, ()))) for n, h, c in rows]
+        rows = conn.execute(
+            "SELECT name, token_hash, created_at, subject FROM users ORDER BY name")
+        return [UserRecord(n, h, c, tuple(grants.get(n, ())), s) for n, h, c, s in rows]
+
+    def user_of_subject(self, subject: str) -> UserRecord | None:
+        """The user an OAuth subject signs in as: the one mapped to it, else the one named
+        like it that has no subject of their own."""
+        found = self.user_list()
+        mapped = [u for u in found if u.subject == subject]
+        named = [u for u in found if u.name == subject and u.subject is None]
+        return next(iter(mapped or named), None)
 
     def user_get(self, name: str) -> UserRecord:
         """One user (NotFoundError when unknown)."""

@@ -36,6 +36,7 @@ from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
+from freshline.tracker.listing import UNHASHED_META
 from freshline.tracker.observed import Observed
 from freshline.tracker.patterns import (
     REMOVED,
@@ -116,12 +117,15 @@ class Tracker:
 
     # -- writing -------------------------------------------------------------------------
 
-    def flush(self, full: bool = False, sync: bool = True) -> FlushResult:
+    def flush(self, full: bool = False, sync: bool = True, defer: bool = False) -> FlushResult:
         """Bring the index up to date and log changes: hinted paths if a watcher is alive,
         else (or with `full`) the whole workspace.
 
         `sync=False` trusts the hints already stored without asking the watcher to catch
         up first: the watcher itself flushes that way after writing a batch of hints.
+        `defer=True` (a caller that needs paths, not blobs) fills an empty index from a
+        listing and leaves entries never read unread while their stat holds
+        (`tracker/listing.py`); any other flush reads them first.
         """
         self.reload_config()
         live = not full and watcher_alive(self.store)
@@ -129,7 +133,8 @@ class Tracker:
             # A watcher that did not answer in time, or stopped trusting its own hints
             # while it answered (it could not store them), is trusted for nothing.
             live = cookie_sync(self.root, self.store) and watcher_alive(self.store)
-        return self._flush(self.store.hints_peek if live else _everything, take_hints=True)
+        paths_of = self.store.hints_peek if live else _everything
+        return self._flush(paths_of, take_hints=True, defer=defer)
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
@@ -139,7 +144,9 @@ class Tracker:
         wanted = list(paths)
         return self._flush(lambda: wanted, take_hints=False)
 
-    def _flush(self, paths_of: Callable[[], list[str] | None], take_hints: bool) -> FlushResult:
+    def _flush(
+        self, paths_of: Callable[[], list[str] | None], take_hints: bool, defer: bool = False
+    ) -> FlushResult:
         """Walk, hash and parse notes before taking the write lock, so writers in other
         processes (a send accepting its turn) never wait behind a scan and no note is
         parsed inside a write transaction. If another connection wrote meanwhile (a hint,
@@ -147,27 +154,28 @@ class Tracker:
         one reuses what its first pass hashed while the file's stat is unchanged.
 
         `paths_of()` names the paths to scan (None: everything); with `take_hints` the
-        flush consumes the stored hints (it covers them).
+        flush consumes the stored hints (it covers them); `defer` as in `flush`.
         """
         memo: Memo = {}
         self._written = None
         version = self.store.data_version()
-        work = self._prepare(paths_of(), memo)
+        work = self._prepare(paths_of(), memo, defer)
         with self.store.write():
             if self.store.data_version() != version:
-                work = self._prepare(paths_of(), memo)
+                work = self._prepare(paths_of(), memo, defer)
             if take_hints:
                 self.store.hints_take()
+            if work.result.from_empty:  # the index's order: its b-tree fills page by page
+                work.result.put.sort(key=_stored_order)
             out = self._apply(work)
             version = self.store.data_version()  # nobody else commits before this ends
         if work.result.from_empty:
-            put = sorted(work.result.put, key=_stored_order)
-            self._written = (self.store.db.conn, version, put)
+            self._written = (self.store.db.conn, version, work.result.put)
         return out
 
-    def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
+    def _prepare(self, paths: list[str] | None, memo: Memo, defer: bool) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
-        result, full = self._scan(paths, memo)
+        result, full = self._scan(paths, memo, defer)
         work = _Work(result, full=full, head=None)
         gitdir = git_dir(self.root)
         if gitdir is None:
@@ -181,25 +189,33 @@ class Tracker:
                 work.result.warnings.append(f"HEAD moved but its paths are unknown: {exc}")
         return work
 
-    def _scan(self, paths: list[str] | None, memo: Memo) -> tuple[ScanResult, bool]:
+    def _scan(
+        self, paths: list[str] | None, memo: Memo, defer: bool
+    ) -> tuple[ScanResult, bool]:
         """The scan of `paths` (None: everything), and whether it had to be a full one.
 
         Notes are parsed while a scope on either side of the flush needs their tags or
         properties; the first flush whose config needs them is a full scan that reads the
-        notes stored unparsed again (`tracker.facts`)."""
+        notes stored unparsed again (`tracker.facts`). Entries listed but never read are
+        read by a full scan unless the flush may `defer`; an empty index that may defer
+        is filled from a listing (`tracker.listing`)."""
         from freshline.tracker.scan import Scanner, full_scan
 
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         now = needs_facts(p.scope for p in self.config.projects.values())
         before = any(patterns_need_facts(s.patterns) for s in self.store.project_states().values())
         parse = now or before
-        if paths is not None and (before or not now):
+        read = self.store.meta_get(UNHASHED_META) == "1" and (parse or not defer)
+        if paths is not None and (before or not now) and not read:
             hinted = self._hinted_scan(paths, rules, memo, parse)
             if hinted is not None:
                 return hinted, False
         # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
         reparse = self.store.index_unparsed() if parse else []
-        return full_scan(Scanner(self.root, self.store, rules, parse=parse), reparse), True
+        listed = self.store.index_unhashed() if read else None
+        listing = defer and not parse and self.store.index_empty()
+        scanner = Scanner(self.root, self.store, rules, parse=parse, listing=listing)
+        return full_scan(scanner, reparse, listed), True
 
     def _hinted_scan(
         self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool
@@ -245,6 +261,7 @@ class Tracker:
         config_changes, new = self._config_changes(ignore, created, known)
         self.store.index_put(result.put, result.sketches)
         self.store.index_delete(result.remove)
+        self._note_unread(result)
         out = FlushResult(full=work.full, scanned=result.scanned, warnings=result.warnings)
         moved = self._head_moved(work, observed)
         for name, project in self.config.projects.items():
@@ -256,6 +273,13 @@ class Tracker:
             if changes:
                 out.projects[name] = self._log(name, changes)
         return out
+
+    def _note_unread(self, result: ScanResult) -> None:
+        """Keep the store's word on whether some entry is listed but not read yet."""
+        if any(not e.hashed for e in result.put):
+            self.store.meta_set(UNHASHED_META, "1")
+        elif result.listed_read:  # each one listed was read, or left the index
+            self.store.meta_set(UNHASHED_META, "0")
 
     def _head_moved(
         self, work: _Work, observed: list[Observed]
@@ -392,16 +416,15 @@ class Tracker:
         is judged by its tags and properties as they are on disk now."""
         scope = self.config.project(project).scope
         written = self._written
-        entries: Iterable[IndexEntry]
+        kept = None
         if written is not None and written[:2] == (self.store.db.conn, self.store.data_version()):
-            entries = written[2]
-        elif not scope.needs_facts:  # the path decides: no entry is built for another's file
+            kept = written[2]
+        if not scope.needs_facts:  # the path decides: no entry is built for another's file
+            if kept is not None:
+                return [e for e in kept if scope.matches_path(e.path)]
             return list(self.store.index_iter(scope.matches_path))
-        else:
-            entries = self.store.index_iter()
-        if scope.needs_facts:
-            entries = map(self._read_facts, entries)
-        return [e for e in entries if in_scope(scope, e)]
+        entries = kept if kept is not None else self.store.index_iter()
+        return [e for e in map(self._read_facts, entries) if in_scope(scope, e)]
 
     def _read_facts(self, entry: IndexEntry) -> IndexEntry:
         if entry.parsed:

@@ -1,7 +1,7 @@
-"""What the hot commands answer, as data and as lines for people: `status`, `scan` and
-the changes they list. The fast path (`fast.py`), the watcher's socket (`watchsock.py`)
-and the typer commands share them, so every path prints the same thing. Imports stay
-inside the functions: the fast path loads this module at start-up.
+"""What the hot commands answer, as data and as lines for people: the same whoever
+computes it, this process (no watcher) or the watcher over its socket (`watchsock.py`),
+so every path prints the same thing. Module-level imports stay within the standard
+library's basics (the hot commands import this on their fast path).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
     from freshline.config import find_workspace, load_config
 
     return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
-
 
 
 # --- status -------------------------------------------------------------------------------
@@ -145,7 +144,7 @@ def change_line(c: dict[str, Any]) -> str:
     return f"{c['kind']:<9} {shown(c['path'])}"
 
 
-def changes_data(answer: ChangesSince) -> dict[str, Any]:
+def news_data(answer: ChangesSince) -> dict[str, Any]:
     """What changed in a project after an epoch, as JSON-able data: the changes the log
     lists, and those it keeps only as counts."""
     return {
@@ -159,8 +158,8 @@ def changes_data(answer: ChangesSince) -> dict[str, Any]:
     }
 
 
-def changes_lines(data: dict[str, Any]) -> list[str]:
-    """`changes_data` for people: what the log no longer reaches, the counts, the changes."""
+def news_lines(data: dict[str, Any]) -> list[str]:
+    """`news_data` for people: what the log no longer reaches, the counts, the changes."""
     project, since = data["project"], data["since"]
     lines = []
     if data["forgotten"]:
@@ -181,7 +180,7 @@ def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
         "scanned": result.scanned,
         "warnings": result.warnings,
         "projects": {
-            name: changes_data(news) for name, news in take_news(tracker, result).items()
+            name: news_data(news) for name, news in take_news(tracker, result).items()
         },
     }
 
@@ -191,7 +190,7 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
     lines = []
     for name, news in data["projects"].items():
         lines.append(f"{name}: epoch {news['since']} → {news['epoch']}")
-        lines += ["  " + line for line in changes_lines(news)]
+        lines += ["  " + line for line in news_lines(news)]
     if data["full"]:
         lines.append(f"{plural(data['scanned'], 'file')} scanned")
     else:
@@ -200,3 +199,30 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
     if not data["projects"]:
         lines[-1] += "; nothing changed since the last scan"
     return lines
+
+
+# --- changes ------------------------------------------------------------------------------
+
+
+def changes_data(tracker: Tracker, project: str, since: int) -> dict[str, Any]:
+    """What changed in `project` after epoch `since` (`news_data`); UsageError for an
+    epoch the project never had."""
+    from freshline.errors import UsageError
+
+    epoch = tracker.epoch(project)
+    if not 0 <= since <= epoch:
+        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+    return news_data(tracker.changes_since(project, since))
+
+
+def changes_lines(data: dict[str, Any]) -> list[str]:
+    """`changes_data` for people: `news_lines`, then the epochs."""
+    return [*news_lines(data), f"{data['project']}: epoch {data['since']} → {data['epoch']}"]
+
+
+# --- updates ------------------------------------------------------------------------------
+
+
+def updates_lines(data: dict[str, Any]) -> list[str]:
+    """`updates` for people: the blocks the next send would deliver."""
+    return [data["blocks"] or "nothing new"]

@@ -44,6 +44,12 @@ def say(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
+def say_all(lines: list[str]) -> None:
+    """Plain lines on stdout."""
+    for line in lines:
+        say(line)
+
+
 def _colored(stream: Any) -> bool:
     return "NO_COLOR" not in os.environ and bool(getattr(stream, "isatty", lambda: False)())
 

@@ -12,9 +12,10 @@ import typer
 
 from freshline.config import Mode
 from freshline.errors import UsageError
+from freshline.interfaces.cli.answers import updates_lines
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
 from freshline.interfaces.cli.deliveries import acknowledgement_line, delivery_dict
-from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.output import say, say_all, warn
 from freshline.interfaces.text import columns, plural
 from freshline.paths import shown
 
@@ -327,7 +328,8 @@ def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> 
             block = m.preview(session_id, Channel.SEND)
         except (ConflictStop, SyncRequired) as stop:
             _stopped({"session": session_id, "blocks": None}, stop, as_json)
-    emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
+    data = {"session": session_id, "blocks": block}
+    emit(data, as_json, lambda: say_all(updates_lines(data)))
 
 
 def materialize(

@@ -31,20 +31,41 @@ def serve(
     insecure_http: bool = typer.Option(
         False, "--insecure-http", help="Serve plain HTTP on a non-loopback address (warned)."
     ),
+    oauth_issuer: str = typer.Option(
+        None, "--oauth-issuer", metavar="URL",
+        help="Accept access tokens of this OAuth 2.1 authorization server ([server] "
+             "oauth_issuer).",
+    ),
+    oauth_audience: str = typer.Option(
+        None, "--oauth-audience", metavar="AUD",
+        help="The audience tokens must name (default: the public /mcp URL).",
+    ),
+    public_url: str = typer.Option(
+        None, "--public-url", metavar="URL",
+        help="Where clients reach this server, e.g. behind a TLS proxy (default: its address).",
+    ),
+    trusted_proxies: list[str] = typer.Option(
+        None, "--trusted-proxy", metavar="CIDR",
+        help="A proxy whose X-Forwarded-For names the client (repeatable).",
+    ),
 ) -> None:
     """Serve the workspace's MCP server over HTTP at /mcp, for the users `user add` made.
 
-    Every request needs `Authorization: Bearer TOKEN`; each user sees the projects granted
-    to them. The watcher runs inside the server.
+    Every request needs `Authorization: Bearer TOKEN`: a token `user add` printed, or with
+    --oauth-issuer an access token of that authorization server whose subject is a user.
+    Each user sees the projects granted to them. The watcher runs inside the server.
 
-    Example: freshline serve --host 127.0.0.1 --port 8765
+    Example: freshline serve --oauth-issuer https://auth.example.com/realms/team
     """
-    from freshline.interfaces.server.http import Listen
+    from freshline.interfaces.server.http import Listen, given_settings
     from freshline.interfaces.server.http import serve as run
 
     listen = Listen(host, port, tls_cert, tls_key, insecure_http)
     listen.check()  # before the workspace is opened: a refused setting changes nothing
-    run(config(ctx), listen)
+    cfg = config(ctx)
+    settings = given_settings(cfg.server, oauth_issuer, oauth_audience, public_url,
+                              tuple(trusted_proxies or ()))
+    run(cfg, listen, settings)
 
 
 @contextmanager
@@ -66,23 +87,33 @@ def user_add(
     projects: list[str] = typer.Option(
         None, "--project", "-p", help="A project this user may see (repeatable)."
     ),
+    subject: str = typer.Option(
+        None, "--subject",
+        help="The `sub` of their OAuth access tokens: they sign in through the "
+             "authorization server (`serve --oauth-issuer`), and get no token.",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Create a user and print their bearer token, once (only its hash is kept).
+    """Create a user and print their bearer token, once (only its hash is kept); with
+    --subject, a user who signs in through the team's authorization server instead.
 
     Example: freshline user add alice --project research
     """
     from freshline.session import users
 
     with _store(ctx) as (cfg, store):
-        token = users.add(store, cfg, name, projects or ())
+        token = users.add(store, cfg, name, projects or (), subject)
 
     def human() -> None:
+        if token is None:
+            say(f"added user {name}: signs in through OAuth as subject {subject}")
+            return
         say(token)
         warn("this token is shown once: give it to the user now (`user rm` and `user add` "
              "make a new one)")
 
-    emit({"user": name, "token": token, "projects": list(projects or ())}, as_json, human)
+    data = {"user": name, "token": token, "subject": subject, "projects": list(projects or ())}
+    emit(data, as_json, human)
 
 
 @user_app.command("list")
@@ -93,14 +124,14 @@ def user_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """
     with _store(ctx) as (_, store):
         found = store.user_list()
-    data = [{"user": u.name, "projects": list(u.projects), "created_at": u.created_at}
-            for u in found]
+    data = [{"user": u.name, "projects": list(u.projects), "subject": u.subject,
+             "created_at": u.created_at} for u in found]
 
     def human() -> None:
-        rows = [(u.name, ", ".join(u.projects) or "(none)",
+        rows = [(u.name, ", ".join(u.projects) or "(none)", u.subject or "-",
                  datetime.fromtimestamp(u.created_at, UTC).strftime("%Y-%m-%d"))
                 for u in found]
-        for line in columns(("USER", "PROJECTS", "CREATED"), rows):
+        for line in columns(("USER", "PROJECTS", "SUBJECT", "CREATED"), rows):
             say(line)
 
     emit(data, as_json, human)

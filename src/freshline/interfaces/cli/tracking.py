@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from freshline.interfaces.cli import answers, fast
+from freshline.interfaces.cli import fast
+from freshline.interfaces.cli.answers import changes_data, changes_lines
 from freshline.interfaces.cli.common import JsonOption, config, emit, manager, state
-from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.output import say_all
 from freshline.interfaces.cli.pages import page_budget, print_page
 
 if TYPE_CHECKING:
@@ -58,27 +59,14 @@ def changes(
 
     Example: freshline changes research --since 3 --page 1
     """
-    from freshline.errors import UsageError
-
-    cfg = config(ctx)
     if page is not None:
-        _changes_page(ctx, project, since, page, page_budget(cfg, channel, as_json, project),
-                      as_json)
+        _changes_page(ctx, project, since, page,
+                      page_budget(config(ctx), channel, as_json, project), as_json)
         return
     from freshline.tracker import Tracker
 
-    tracker = Tracker(cfg)
-    epoch = tracker.epoch(project)
-    if not 0 <= since <= epoch:
-        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
-    data = answers.changes_data(tracker.changes_since(project, since))
-
-    def human() -> None:
-        for line in answers.changes_lines(data):
-            say(line)
-        say(f"{project}: epoch {since} → {data['epoch']}")
-
-    emit(data, as_json, human)
+    data = changes_data(Tracker(config(ctx)), project, since)
+    emit(data, as_json, lambda: say_all(changes_lines(data)))
 
 
 def _changes_page(

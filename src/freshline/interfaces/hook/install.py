@@ -24,6 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from freshline.compiled import compile_package
 from freshline.errors import UsageError
 from freshline.interfaces.hook.protocol import Adapter
 from freshline.paths import shown
@@ -173,6 +174,8 @@ def install(
         remove_settings(path)
     elif changed:
         write_settings(path, after)
+    if command is not None:
+        compile_package()  # the hook starts from bytecode even under PYTHONDONTWRITEBYTECODE
     return Installed(path, command, changed)
 
 

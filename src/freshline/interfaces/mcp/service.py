@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from freshline.access import AccessDenied, Reached, reach
 from freshline.config import Config, unknown_project
@@ -61,8 +60,6 @@ ACK_NOTE = (
 NOTHING_NEW = "Nothing new for session {session}: it is up to date with epoch {covers}."
 CAUGHT_UP = "freshline session {session} (project {project}): call project_updates with it " \
     "for what changes next."
-
-_T = TypeVar("_T")
 
 
 @dataclass
@@ -134,8 +131,11 @@ def delivery_meter(session: str) -> Meter:
 
 
 class FreshlineService:
-    """The tools' logic over one workspace. Session calls are serialized: the server runs
-    them on worker threads, and one session's deliveries must not interleave.
+    """The tools' logic over one workspace. The server runs calls on worker threads,
+    concurrently: each thread has its own store connection, and flushes are shared. A
+    session's deliveries and acknowledgements take turns within a process (`_turns`): the
+    engine would refuse a delivery prepared from a cursor that another's acknowledgement
+    moved meanwhile and prepare it again; taking turns spares that work.
 
     `viewer` says who asks (the HTTP server: the request's user): a project not granted
     to them, and a session another user opened, are refused exactly as if they did not
@@ -145,11 +145,11 @@ class FreshlineService:
         self.manager = SessionManager(config)
         self.deliveries = Deliveries(self.manager)
         self.viewer = viewer
-        self._lock = threading.Lock()
         self._prompted: dict[tuple[str | None, str], str] = {}  # (user, project) -> session
-        self._flushing = threading.Lock()  # taken before _lock, never after
+        self._flushing = threading.Lock()  # one flush at a time; callers share its result
         self._flushed_from = -1.0  # when the last flush done began (time.monotonic)
         self._converted: dict[str, int] = {}  # project -> the epoch all its documents cover
+        self._turns: dict[str, threading.Lock] = {}  # session -> its deliveries' turn
 
     @property
     def config(self) -> Config:
@@ -159,10 +159,6 @@ class FreshlineService:
     def close(self) -> None:
         """Stop the conversion workers."""
         self.manager.close()
-
-    def _locked(self, fn: Callable[[], _T]) -> _T:
-        with self._lock:
-            return fn()
 
     def visible_projects(self) -> list[str]:
         """The projects of the config as it is now that the viewer may see."""
@@ -202,15 +198,13 @@ class FreshlineService:
         `mcp` budget."""
         self._project(project)
         m = self.manager
-        built = self._locked(
-            lambda: build_manifest(self.config, m.tracker, m.materializer, project)
-        )
+        built = build_manifest(self.config, m.tracker, m.materializer, project)
         return built.render(delivery_budget(self.config, Channel.MCP))
 
     def open_session(self, project: str) -> SessionInfo:
         """A new session of `project`, for a client that has none (owned by the viewer)."""
         self._project(project)
-        return self._locked(lambda: self._open(project))
+        return self._open(project)
 
     def _open(self, project: str) -> SessionInfo:
         # Live whatever the project's mode (the client works in the checkout itself), and
@@ -226,19 +220,19 @@ class FreshlineService:
         they arrive readable); `progress` hears each conversion."""
         project = self._session(session)
         self._flush()
-        # Unlocked: conversions take a while, and other calls go on meanwhile.
         self._convert(project, progress)
-
-        def run() -> Delivery:
-            # Flushed a moment ago: the delivery covers the index as that flush left it.
+        # Flushed a moment ago: the delivery covers the index as that flush left it.
+        with self._turn(session):
             issued = self.deliveries.issue(session, Channel.MCP, delivery_meter(session),
                                            flush=False)
-            if issued is None:
-                covers = self.manager.tracker.epoch(project)
-                return Delivery(session=session, blocks=None, token=None, covers=covers)
-            return Delivery(session, issued.blocks, issued.token, issued.covers)
+        if issued is None:
+            covers = self.manager.tracker.epoch(project)
+            return Delivery(session=session, blocks=None, token=None, covers=covers)
+        return Delivery(session, issued.blocks, issued.token, issued.covers)
 
-        return self._locked(run)
+    def _turn(self, session: str) -> threading.Lock:
+        """The lock a session's deliveries and acknowledgements take in this process."""
+        return self._turns.setdefault(session, threading.Lock())
 
     def _flush(self) -> None:
         """Flush the workspace, unless a flush that began after this call did already:
@@ -248,7 +242,7 @@ class FreshlineService:
             if self._flushed_from >= asked:
                 return
             began = time.monotonic()
-            self._locked(self.manager.tracker.flush)  # cheap with the watcher's hints
+            self.manager.tracker.flush()  # cheap with the watcher's hints
             self._flushed_from = began
 
     def _convert(self, project: str, progress: ProgressFn | None) -> None:
@@ -270,19 +264,20 @@ class FreshlineService:
         """Mark the blocks of `token` as taken: advance the cursor and apply document sets.
         Any server of the workspace may have issued the token."""
         self._session(session)
-        s = self._locked(lambda: self.deliveries.acknowledge(session, token))
+        with self._turn(session):
+            s = self.deliveries.acknowledge(session, token)
         return Acknowledged(session=session, cursor=s.cursor)
 
     def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
         """One page of every change to the session's project after epoch `since`."""
         self._session(session)
-        return self._locked(lambda: changes_page(self.manager, session, since, page, Channel.MCP))
+        return changes_page(self.manager, session, since, page, Channel.MCP)
 
     def project_files(self, project: str, folder: str, page: int) -> ChangesPage:
         """One page of the project's files and documents (those under `folder`)."""
         self._project(project)
         budget = delivery_budget(self.config, Channel.MCP)
-        return self._locked(lambda: files_page(self.manager, project, page, budget, folder))
+        return files_page(self.manager, project, page, budget, folder)
 
     def catch_up(
         self, project: str, session: str | None = None, progress: ProgressFn | None = None
@@ -293,16 +288,16 @@ class FreshlineService:
         self._project(project)
         key = (self.viewer().user, project)
         if session is None:
-            session = self._prompted.get(key) or self._locked(
-                lambda: self._open(project)).session
+            session = self._prompted.get(key) or self._open(project).session
             self._prompted[key] = session
         elif self._session(session) != project:
             raise UsageError(f"session '{session}' is not a session of project '{project}'")
         delivery = self.project_updates(session, progress)
         if delivery.token is not None:
             note = "returned by the catch_up prompt"
-            self._locked(lambda: self.deliveries.acknowledge(
-                session, str(delivery.token), Acknowledgement.PRINTED, note))
+            with self._turn(session):
+                self.deliveries.acknowledge(session, str(delivery.token),
+                                            Acknowledgement.PRINTED, note)
         return CaughtUp(session, project, delivery.blocks)
 
     def read_document(
@@ -321,8 +316,7 @@ class FreshlineService:
 
         self._flush()
         try:
-            reached = self._locked(
-                lambda: reach(self.config.root, path, live_rules(m, projects)))
+            reached = reach(self.config.root, path, live_rules(m, projects))
         except AccessDenied:
             if self.viewer().user is None:
                 raise
@@ -350,8 +344,7 @@ class FreshlineService:
         entry = m.entry(rel)
         probe = m.materializer.probe(rel, entry)
         if entry is not None and probe.status in (DocStatus.PENDING, DocStatus.STALE):
-            # Converted now, this one document (its own single-flight key), unlocked: a
-            # conversion may take a while and other calls go on meanwhile.
+            # Converted now, this one document (its own single-flight key).
             m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
             probe = m.materializer.probe(rel, entry)
         document = document_text(rel, probe.status, probe.snapshot, probe.reason)
@@ -364,8 +357,8 @@ class FreshlineService:
         showed any text."""
         read = withheld(read, self.manager.withholder, blob)
         if session and blob and read.text is not None:
-            self._locked(lambda: self.manager.record_read(session, rel, blob))
-        self._locked(self.manager.note_withheld)
+            self.manager.record_read(session, rel, blob)
+        self.manager.note_withheld()
         return read
 
 

@@ -1,0 +1,246 @@
+"""`freshline serve`'s connections (issue 30, and item 1 of issue 33): headers within a
+time limit, a body within another, idle keep-alive closed, at most N open connections per
+address; a busy port is one line and exit 1, and `serving …` is printed only once the
+port is bound.
+
+Most tests run the server's own uvicorn set-up (`http.server_for`) in a thread with a
+small ASGI app; one runs a `serve` process against 70 clients slow to send headers.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from freshline.interfaces.server.connections import ConnectionLimits, Phase, phase_of
+from freshline.interfaces.server.http import Listen, bind, server_for
+from tests.conftest import Workspace, wait_for
+from tests.serving import free_port, start_server, stop_server
+
+SHORT = ConnectionLimits(header_timeout_s=1, body_timeout_s=1, keepalive_timeout_s=1,
+                         per_address=100)
+PARTIAL = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+async def echo(scope: Any, receive: Any, send: Any) -> None:
+    """Answer with the request's body length, once the whole body came (or `lost`)."""
+    if scope["type"] != "http":
+        return
+    size, more = 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        size += len(message.get("body", b""))
+        more = message.get("more_body", False)
+    body = str(size).encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+@contextmanager
+def running(limits: ConnectionLimits, app: Any = echo) -> Iterator[int]:
+    """The server's uvicorn set-up around `app` in a thread; yields its port."""
+    listen = Listen("127.0.0.1", free_port())
+    sock = bind(listen)
+    server = server_for(app, listen, limits)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: server.started, "the server to start")
+        yield listen.port
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def connect(port: int, source: str = "127.0.0.1") -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    sock.setblocking(False)
+    return sock
+
+
+def closed(sock: socket.socket) -> bool:
+    """Whether the server closed `sock` (what it sent before is read and dropped)."""
+    while select.select([sock], [], [], 0)[0]:
+        try:
+            if not sock.recv(65536):
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+def request(port: int, body: bytes = b"hello") -> bytes:
+    """One whole request on a fresh connection; the response's raw bytes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def trickle(socks: list[socket.socket], seconds: float) -> list[socket.socket]:
+    """Send each socket one more header byte every 0.2 s for up to `seconds`; the sockets
+    the server has not closed by then."""
+    deadline = time.monotonic() + seconds
+    open_ = list(socks)
+    while open_ and time.monotonic() < deadline:
+        for sock in list(open_):
+            try:
+                sock.send(b"x")
+            except OSError:
+                open_.remove(sock)
+                continue
+            if closed(sock):
+                open_.remove(sock)
+        time.sleep(0.2)
+    return open_
+
+
+def test_a_connection_that_sends_nothing_is_dropped() -> None:
+    with running(SHORT) as port, connect(port) as sock:
+        wait_for(lambda: closed(sock), "the silent connection to be dropped", timeout=20)
+
+
+def test_a_body_slower_than_its_time_limit_is_dropped() -> None:
+    with running(SHORT) as port, connect(port) as sock:
+        sock.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + b"y" * 10)
+        wait_for(lambda: closed(sock), "the slow body to be dropped", timeout=20)
+
+
+def test_an_idle_keep_alive_connection_is_closed() -> None:
+    with running(SHORT) as port, connect(port) as sock:
+        sock.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+        wait_for(lambda: closed(sock), "the idle connection to be closed", timeout=20)
+
+
+def test_a_handler_slower_than_the_time_limits_is_not_cut_off() -> None:
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        import anyio
+
+        if scope["type"] == "http":
+            await receive()
+            await anyio.sleep(2.5)  # longer than every limit of SHORT
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-length", b"4")]})
+            await send({"type": "http.response.body", "body": b"done"})
+
+    with running(SHORT, slow) as port:
+        assert request(port, b"").endswith(b"\r\n\r\ndone")
+
+
+def test_connections_past_the_limit_per_address_are_refused() -> None:
+    limits = ConnectionLimits(header_timeout_s=60, per_address=5)
+    with running(limits) as port:
+        held = [connect(port, "127.0.0.21") for _ in range(5)]
+        refused = connect(port, "127.0.0.21")
+        wait_for(lambda: closed(refused), "the sixth connection to be refused", timeout=20)
+        other = connect(port, "127.0.0.22")  # another address has its own count
+        assert not any(closed(s) for s in [*held, other])
+        held.pop().close()
+        wait_for(lambda: not closed(connect(port, "127.0.0.21")), "a freed place")
+        for sock in [*held, other]:
+            sock.close()
+
+
+def test_a_trusted_proxy_is_not_held_to_the_limit_per_address() -> None:
+    from freshline.interfaces.server.addresses import networks
+
+    limits = ConnectionLimits(header_timeout_s=60, per_address=2,
+                              exempt=networks(["127.0.0.23/32"]))
+    with running(limits) as port:
+        held = [connect(port, "127.0.0.23") for _ in range(6)]
+        time.sleep(0.5)
+        assert not any(closed(s) for s in held)
+        for sock in held:
+            sock.close()
+
+
+@pytest.mark.parametrize(
+    ("state", "arrived", "phase"),
+    [
+        ("IDLE", True, Phase.HEADERS),  # bytes of a request line or headers came
+        ("IDLE", False, Phase.IDLE),  # between requests: the keep-alive timer's turn
+        ("SEND_BODY", True, Phase.BODY),
+        ("SEND_BODY", False, Phase.BODY),
+        ("DONE", True, Phase.HANDLING),  # the whole request is in: the app's time
+        ("MUST_CLOSE", False, Phase.HANDLING),
+        ("CLOSED", False, Phase.HANDLING),
+        ("ERROR", True, Phase.HANDLING),
+    ],
+)
+def test_the_phase_of_a_connection_follows_the_client_side(
+    state: str, arrived: bool, phase: Phase
+) -> None:
+    import h11
+
+    assert phase_of(getattr(h11, state), arrived) is phase
+
+
+# --- a `serve` process -------------------------------------------------------------------------
+
+
+def test_serve_drops_seventy_slow_header_clients(ws: Workspace) -> None:
+    ws.write("notes/a.md", "# A\n")
+    ws.configure({"p": {"include": ["notes"]}})
+    with (ws.root / "freshline.toml").open("a") as config:
+        config.write("[server]\nheader_timeout_s = 1\nmax_connections_per_address = 100\n")
+    port = free_port()
+    proc = start_server(ws.root, port)
+    try:
+        slow = [connect(port) for _ in range(70)]
+        for sock in slow:
+            sock.send(PARTIAL)
+        assert b" 401 " in request(port)  # still answering
+        assert trickle(slow, 20) == []
+        for sock in slow:
+            sock.close()
+    finally:
+        stop_server(proc)
+
+
+def serve_command(root: Path, port: int) -> list[str]:
+    return [sys.executable, "-m", "freshline", "--workspace", str(root), "serve", "--port",
+            str(port)]
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line_and_exits_1(two_projects: Workspace) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(serve_command(two_projects.root, port), capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == f"error: 127.0.0.1:{port}: address already in use\n"
+    assert done.stdout == ""
+
+
+def test_serving_is_printed_once_the_port_is_bound(two_projects: Workspace) -> None:
+    port = free_port()
+    proc = subprocess.Popen(serve_command(two_projects.root, port), stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline() == f"serving http://127.0.0.1:{port}/mcp\n"
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # at once
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        if proc.stderr is not None:
+            proc.stderr.close()
