@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.store.records import Change, ChangeKind
+from freshline.store.records import (
+    UNHASHED,
+    Change,
+    ChangeKind,
+    FileKind,
+    IndexEntry,
+    content_key,
+    entry_content,
+)
 from freshline.tracker.coalesce import coalesce, coalesce_sets, net, net_lookups
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
@@ -289,3 +297,12 @@ def test_net_changes_are_exactly_the_difference(
     expected |= {(D, p) for p in initial.keys() - final.keys()}
     expected |= {(C, p) for p in final.keys() - initial.keys()}
     assert told == expected
+
+
+def test_a_listed_file_is_never_found_back_to_its_content() -> None:
+    """An entry listed by its stat, not read, has no known content: an edit of it is
+    never taken for undone, however the index still lists it."""
+    listed = IndexEntry("a.md", FileKind.FILE, 3, 1, 2, 3, UNHASHED)
+    assert entry_content(listed) is None
+    edited = Change(M, "a.md", before=entry_content(listed))
+    assert net([edited], {"a.md": content_key(listed.mode, UNHASHED)}) == [edited]
