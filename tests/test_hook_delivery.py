@@ -61,7 +61,8 @@ class Claude:
             data["transcript_path"] = str(self.transcript)
         given = dict(zip(self.args, self.args[1:], strict=False))
         overrides = {"CLAUDE_PROJECT_DIR": str(self.project_dir), **self.env}
-        printed = hook_in_process(json.dumps(data), overrides, self.args[1],
+        agent = self.args[self.args.index("hook") + 1]
+        printed = hook_in_process(json.dumps(data), overrides, agent,
                                   given.get("--workspace"), given.get("--project"))
         if not printed:
             return ""
