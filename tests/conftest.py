@@ -206,6 +206,15 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     os.chdir(cwd)
 
 
+@pytest.fixture
+def manager(ws: Workspace) -> Iterator[SessionManager]:
+    """A session manager over the workspace as configured (configure it first), closed
+    after the test."""
+    m = SessionManager(ws.config())
+    yield m
+    m.close()
+
+
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory: pytest.TempPathFactory) -> Git:
     """An empty bare repository, shared by a module's tests."""

@@ -18,6 +18,7 @@ from freshline.interfaces.cli import app
 from freshline.session import SessionManager, users
 from freshline.store import Store, WithheldRow, open_database
 from freshline.store.location import ENV_VAR
+from freshline.store.records import ChangeGroup
 from freshline.tracker import Tracker
 from tests.churn import notes_workspace
 from tests.pgserver import PgServer
@@ -34,9 +35,9 @@ def counts(store: Store) -> dict[str, int]:
 
 
 def busy_workspace(tmp_path: Path) -> Path:
-    """A workspace whose store has rows in every table: epochs, a log, sessions with
-    cursors, ledger rows, deliveries, hints, meta, users with grants and sessions they own,
-    a file secrets were withheld from."""
+    """A workspace whose store has rows in every table: epochs, a log and the counts of a
+    compacted part, sessions with cursors, ledger rows, deliveries, hints, meta, users with
+    grants and sessions they own, a file secrets were withheld from."""
     root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
@@ -53,6 +54,8 @@ def busy_workspace(tmp_path: Path) -> Path:
         Deliveries(manager).issue(mcp, Channel.MCP)
         manager.record_read(s, "notes/a.md", "0" * 40)
         store.hints_add(["notes/b.md"])
+        with store.write():
+            store.groups_append("p", [ChangeGroup(1, 1, "notes", {"created": 3})])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
         store.failure_add("192.0.2.1", time.time(), 0.0)

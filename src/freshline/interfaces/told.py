@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 ARROW = "↳ "
 NOTHING = "nothing new"
-_KINDS = ("created", "modified", "deleted", "renamed")
+_KINDS = ("created", "modified", "deleted", "renamed", "entered", "left")
 # An opening tag starts its line; the manifest's instructions name the updates block
 # mid-line, which is no block of its own.
 _TAG = re.compile(r"^<(project_context(?:_updates)?)\b([^>]*)>", re.MULTILINE)
@@ -39,7 +39,10 @@ def told_line(manifest: bool, updates: UpdatesInput | None) -> str:
 def _update_parts(u: UpdatesInput) -> list[str]:
     parts = []
     if u.compacted:
-        parts.append("the change log was compacted: re-read the project")
+        parts.append("the change log no longer reached back: the project manifest again")
+    counted = sum(n for g in u.folded for n in g.counts.values())
+    if counted:
+        parts.append(f"{plural(counted, 'earlier change')} counted per folder")
     kinds = Counter(c.kind.value for c in u.changes)
     counts = [f"{kinds[k]} {k}" for k in _KINDS if kinds[k]]
     if counts:

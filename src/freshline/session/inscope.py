@@ -66,7 +66,8 @@ class InScope:
     def since(self, project: str, epoch: int) -> ScopeDelta | None:
         """What changed among the project's in-scope files after `epoch`; None when only a
         full listing can tell (a scope change, a compacted log, an epoch it never had)."""
-        answer = self.tracker.changes_since(project, epoch)
+        # Every path touched, undone or not: an undone change still moved its entry's stat.
+        answer = self.tracker.changes_since(project, epoch, undone=True)
         if answer.compacted or any(c.kind in _REBUILD for c in answer.changes):
             return None
         delta = ScopeDelta(answer.epoch)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from freshline.config import Config
 from freshline.context import Budget, ManifestInput, manifest_to_json, render_manifest
+from freshline.context.manifest import STORED_CHARS
 from freshline.materialize import DocStatus, Materializer, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.session.documents import IN_PROGRESS, info
@@ -28,11 +29,13 @@ class BuiltManifest:
     dirty_key: str  # `signature#epoch` at that moment
     complete: bool  # the materialization covered every document
     pending: list[str]  # documents still in progress when it was built
+    chars: int = STORED_CHARS  # the largest budget it will be rendered to
 
     @property
     def stored(self) -> str:
-        """The form a session keeps (`SessionRecord.manifest`)."""
-        return manifest_to_json(self.input)
+        """The form a session keeps (`SessionRecord.manifest`): files listed up to
+        `chars` characters, the rest counted per folder."""
+        return manifest_to_json(self.input, self.chars)
 
     def render(self, budget: Budget | None = None) -> str:
         """The `<project_context>` block, fitted to `budget` (none: files per folder past
@@ -56,6 +59,7 @@ def build_manifest(
     convert: bool = True,
     flush: bool = True,
     progress: ProgressFn | None = None,
+    chars: int = STORED_CHARS,
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and describe its manifest.
 
@@ -65,6 +69,8 @@ def build_manifest(
     `convert=False` renders documents as they stand without converting any (for callers
     that must answer at once; they convert in the background). `flush=False` describes
     the index as it is (the caller has just flushed). `progress` hears each conversion.
+    `chars` is the largest budget the stored form will be rendered to (a session's
+    channel's).
     """
     if flush:
         tracker.flush()
@@ -88,4 +94,4 @@ def build_manifest(
         resumed=resumed,
     )
     pending = [x.path for x in probes if x.status in IN_PROGRESS]
-    return BuiltManifest(manifest, epoch, key, converted and not pending, pending)
+    return BuiltManifest(manifest, epoch, key, converted and not pending, pending, chars)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from freshline.store.db import Connection, Database, decode_path, encode_path, upsert
-from freshline.store.records import UNHASHED, FileKind, IndexEntry
+from freshline.store.records import UNHASHED, FileKind, IndexEntry, content_key
 
 _COLUMNS = "path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties"
 
@@ -161,6 +161,19 @@ class IndexTable:
     def index_count(self) -> int:
         """How many files the index holds."""
         return int(self.db.conn.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def index_contents(self, paths: Iterable[str]) -> dict[str, str]:
+        """The content (`records.content_key`) indexed at each of `paths` that has an
+        entry; a path without one is left out."""
+        conn = self.db.conn
+        found: dict[str, str] = {}
+        for path in paths:
+            row = conn.execute(
+                "SELECT mode, blob FROM files WHERE path = ?", (encode_path(path),)
+            ).fetchone()
+            if row:
+                found[path] = content_key(int(row[0]), row[1])
+        return found
 
     def index_sketches(self, paths: Iterable[str]) -> dict[str, bytes]:
         """The line sketches stored for `paths` (text files only; see tracker.similarity)."""

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from itertools import chain, groupby
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,9 @@ from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
-from freshline.store.records import Change, ChangeKind, IndexEntry
+from freshline.store.records import Change, ChangeKind, IndexEntry, entry_content
+from freshline.tracker import changelog
+from freshline.tracker.changelog import ChangesSince, ProjectDelta
 from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
@@ -45,7 +47,8 @@ from freshline.tracker.patterns import (
     patterns_of,
     scope_of,
 )
-from freshline.tracker.scoping import in_scope, scope_batch, scope_move
+from freshline.tracker.reasons import why
+from freshline.tracker.scoping import facts, in_scope, scope_batch, scope_move
 
 if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
     from freshline.tracker.scan import Memo, ScanResult  # `status` only reads the index
@@ -59,15 +62,6 @@ SCAN_MARK = "scan.reported."  # + project: the epoch the last `scan` reported up
 def mark_key(project: str) -> str:
     """The meta key of a project's scan mark (`reports.py` reads and moves it)."""
     return SCAN_MARK + project
-
-
-@dataclass(frozen=True)
-class ProjectDelta:
-    """What one flush logged for one project."""
-
-    project: str
-    epoch: int
-    changes: list[Change]
 
 
 @dataclass
@@ -93,17 +87,6 @@ class _Work:
 
 def _everything() -> None:
     return None
-
-
-@dataclass(frozen=True)
-class ChangesSince:
-    """The answer to "what changed in this project since epoch N?"."""
-
-    project: str
-    since: int
-    epoch: int  # the project's epoch now: what a reader is caught up to after this
-    compacted: bool  # the log no longer reaches back to `since`: re-enumerate
-    changes: list[Change]  # coalesced; empty when compacted
 
 
 class Tracker:
@@ -333,14 +316,7 @@ class Tracker:
     def _log(self, name: str, changes: list[Change]) -> ProjectDelta:
         state = self.store.project_state(name)
         assert state is not None
-        epoch = state.epoch + 1
-        self.store.log_append(name, epoch, changes)
-        through = self.store.log_compact(name, self.config.workspace.change_log_cap)
-        compacted = through if through is not None else state.compacted_through
-        self.store.project_put(
-            ProjectState(name, epoch, compacted, state.signature, state.patterns)
-        )
-        return ProjectDelta(name, epoch, changes)
+        return changelog.append(self.store, state, changes, self.config.workspace.change_log_cap)
 
     def _config_changes(
         self,
@@ -375,7 +351,7 @@ class Tracker:
                 # told to re-enumerate.
                 epoch = state.epoch + 1
                 self.store.project_put(
-                    ProjectState(name, epoch, epoch, project.signature, patterns)
+                    ProjectState(name, epoch, epoch, project.signature, patterns, epoch)
                 )
             elif state.patterns != patterns:
                 self.store.project_put(
@@ -392,24 +368,24 @@ class Tracker:
         known: Callable[[IndexEntry], IndexEntry],
     ) -> list[Change]:
         before, after = scope_of(old), scope_of(new)
-        entered: list[str] = []
-        left: list[str] = []
+        entered: list[Change] = []
+        left: list[Change] = []
         fresh = {e.path for e in created}  # new in this batch: they cannot have left
         for entry in chain(map(known, self.store.index_iter()), created):
             was, now = in_scope(before, entry), in_scope(after, entry)
-            if now and not was:
-                entered.append(entry.path)
-            elif was and not now and entry.path not in fresh:
-                left.append(entry.path)
+            if was == now or (was and entry.path in fresh):
+                continue
+            seen = facts(entry)
+            reason = why(before, after, seen, seen)
+            if now:
+                entered.append(Change(ChangeKind.ENTERED, entry.path, detail=reason))
+            else:
+                content = entry_content(entry)
+                left.append(Change(ChangeKind.LEFT, entry.path, detail=reason, before=content))
         detail = pattern_diff(old, new)
-        detail["newly_included"] = sorted(entered)
-        detail["no_longer_included"] = left
-        config = Change(ChangeKind.CONFIG, "", detail=detail)
-        return [
-            config,
-            *(Change(ChangeKind.CREATED, p) for p in entered),
-            *(Change(ChangeKind.DELETED, p) for p in left),
-        ]
+        detail["newly_included"] = sorted(c.path for c in entered)
+        detail["no_longer_included"] = [c.path for c in left]
+        return [Change(ChangeKind.CONFIG, "", detail=detail), *entered, *left]
 
     # -- reading -------------------------------------------------------------------------
 
@@ -425,17 +401,13 @@ class Tracker:
         """The project's current epoch (0 before its first flush)."""
         return self._state(project).epoch
 
-    def changes_since(self, project: str, since: int) -> ChangesSince:
-        """Coalesced changes after epoch `since`, or a compacted marker if the log was cut."""
+    def changes_since(self, project: str, since: int, undone: bool = False) -> ChangesSince:
+        """The net changes after epoch `since`: those the log lists, and (when it was
+        compacted past `since`) the older ones counted; or, when not even the counts reach
+        back that far, a `forgotten` answer (the reader needs a fresh listing). With
+        `undone`, a change undone since is kept (for listings of index entries)."""
         with self.store.read():  # state and rows from one snapshot: no compaction between
-            state = self._state(project)
-            if since < state.compacted_through or since > state.epoch:
-                return ChangesSince(project, since, state.epoch, True, [])
-            entries = self.store.log_read(project, since)
-        # Each epoch's rows are one set (renames read the state before it), not a sequence.
-        epochs = groupby(entries, key=lambda e: e.epoch)
-        changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
-        return ChangesSince(project, since, state.epoch, False, changes)
+            return changelog.since(self.store, self._state(project), since, undone)
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order.

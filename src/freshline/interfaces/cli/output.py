@@ -22,9 +22,14 @@ _DIM = "\x1b[2m"
 _RESET = "\x1b[0m"
 
 
+def json_text(data: Any) -> str:
+    """`data` as the commands print JSON: indented, keys sorted, a line end."""
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+
+
 def write_json(data: Any) -> None:
     """Print `data` as indented JSON on stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    sys.stdout.write(json_text(data))
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:

@@ -3,12 +3,18 @@ in `watching.py`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from freshline.interfaces.cli import fast
 from freshline.interfaces.cli.answers import changes_data, changes_lines
-from freshline.interfaces.cli.common import JsonOption, config, emit, state
+from freshline.interfaces.cli.common import JsonOption, config, emit, manager, state
 from freshline.interfaces.cli.output import say_all
+from freshline.interfaces.cli.pages import page_budget, print_page
+
+if TYPE_CHECKING:
+    from freshline.context import Budget
 
 
 def scan(
@@ -39,13 +45,39 @@ def changes(
     ctx: typer.Context,
     project: str,
     since: int = typer.Option(0, "--since", help="Report changes after this epoch."),
+    page: int = typer.Option(None, "--page", min=1, help="Print this page of the list, "
+                             "as the updates block words it (from 1)."),
+    channel: str = typer.Option("send", "--channel", help="Size pages for this delivery "
+                                "channel's budget (hook, mcp, chat, send, acp)."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Show what changed in PROJECT after epoch N (coalesced), or that the log was compacted.
+    """Show what changed in PROJECT after epoch N (the net changes), whole or a page at a time.
 
-    Example: freshline changes research --since 3
+    A rolled-up block names the exact command, with --page: each page fits the channel's
+    budget and names the next. Older changes the log keeps only as counts are shown as
+    counts.
+
+    Example: freshline changes research --since 3 --page 1
     """
+    if page is not None:
+        _changes_page(ctx, project, since, page,
+                      page_budget(config(ctx), channel, as_json, project), as_json)
+        return
     from freshline.tracker import Tracker
 
     data = changes_data(Tracker(config(ctx)), project, since)
     emit(data, as_json, lambda: say_all(changes_lines(data)))
+
+
+def _changes_page(
+    ctx: typer.Context, project: str, since: int, page: int, budget: Budget, as_json: bool
+) -> None:
+    from freshline.errors import UsageError
+    from freshline.session.delivery import project_changes_page
+
+    with manager(ctx) as m:
+        m.tracker.flush()
+        epoch = m.tracker.epoch(project)
+        if not 0 <= since <= epoch:
+            raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+        print_page(project_changes_page(m, project, since, page, budget), as_json)
