@@ -9,10 +9,12 @@ $(BIN)/freshline: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .
+	$(BIN)/python -m freshline.compiled
 	touch $@
 
 $(VENV)/.test-installed: $(BIN)/freshline
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m freshline.compiled
 	touch $@
 
 demo: $(BIN)/freshline

@@ -3,16 +3,69 @@
 from __future__ import annotations
 
 import resource
+import statistics
 import subprocess
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Run:
+    """One process: wall-clock and CPU seconds (user + system), and what it printed."""
+
+    wall: float
+    cpu: float
+    stdout: str = ""
+
+
+def run(command: list[str], stdin: str = "", env: Mapping[str, str] | None = None) -> Run:
+    """Run one process to its end (it must exit 0) and time it. The machine is shared, so
+    CPU time is kept beside wall time: it says what the work costs whatever else runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, input=stdin, text=True, check=True, capture_output=True,
+                          env=None if env is None else dict(env))
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(wall, cpu, done.stdout)
 
 
 def timed(command: list[str], stdin: str = "") -> tuple[float, float]:
-    """Wall-clock and CPU seconds (user + system) of one process: the machine is shared,
-    and CPU time says what the work costs whatever else runs."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, input=stdin, text=True, check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    """Wall-clock and CPU seconds of one process."""
+    done = run(command, stdin)
+    return done.wall, done.cpu
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Medians of A and of its baseline B over runs taken in turn (A B A B …), and the
+    median of the per-pair ratios (pairing keeps a ratio fair while the machine's load
+    drifts)."""
+
+    a: float  # A's median wall seconds
+    b: float  # B's median wall seconds
+    ratio: float  # median of A/B, pair by pair, by wall clock
+    cpu_ratio: float  # the same by CPU time
+
+    def line(self, a_name: str = "", b_name: str = "") -> str:
+        """`ratio (cpu ratio)  A ms ÷ B ms`."""
+        return (f"{self.ratio:6.1f}× (cpu {self.cpu_ratio:5.1f}×)  "
+                f"{a_name}{self.a * 1000:7.0f} ms ÷ {b_name}{self.b * 1000:5.0f} ms")
+
+
+def paired(a: Callable[[], Run], b: Callable[[], Run], runs: int,
+           setup: Callable[[], object] | None = None) -> Paired:
+    """Run A then B, `runs` times (`setup` before each A, untimed)."""
+    pairs = []
+    for _ in range(runs):
+        if setup is not None:
+            setup()
+        pairs.append((a(), b()))
+    return Paired(
+        statistics.median(x.wall for x, _ in pairs),
+        statistics.median(y.wall for _, y in pairs),
+        statistics.median(x.wall / y.wall for x, y in pairs),
+        statistics.median(x.cpu / max(y.cpu, 1e-3) for x, y in pairs),
+    )

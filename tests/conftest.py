@@ -206,6 +206,15 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     os.chdir(cwd)
 
 
+@pytest.fixture
+def manager(ws: Workspace) -> Iterator[SessionManager]:
+    """A session manager over the workspace as configured (configure it first), closed
+    after the test."""
+    m = SessionManager(ws.config())
+    yield m
+    m.close()
+
+
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory: pytest.TempPathFactory) -> Git:
     """An empty bare repository, shared by a module's tests."""
@@ -292,3 +301,77 @@ def hook_answer(cwd: Path, session: str = "claude-1", event: str = "UserPromptSu
         return answer(ADAPTER, payload, HookOptions(), warm).text
     finally:
         warm.close()
+
+
+class Served:
+    """Hook calls answered by a watcher's socket served in this test's process."""
+
+    def __init__(self, root: Path) -> None:
+        from freshline.interfaces import watchsock
+
+        self.root = root
+        self.asked = 0  # requests the socket heard
+        self.hooks_run = 0  # hook processes the test ran
+        serving = watchsock.serve(str(root), on_request=self._heard)
+        assert serving is not None
+        self.serving = serving
+
+    def _heard(self) -> None:
+        self.asked += 1
+
+    def close(self) -> None:
+        """Stop serving (again: nothing)."""
+        from freshline.interfaces import watchsock
+
+        if self.serving.thread.is_alive():
+            watchsock.close(str(self.root), self.serving)
+
+
+_SERVED: list[Served] = []
+
+
+def settled() -> None:
+    """After a hook process: wait for what it handed the serving watcher (a PostToolUse,
+    a SessionEnd) to be done, as the agent's next call does by queueing behind it."""
+    for served in _SERVED:
+        served.hooks_run += 1
+        served.serving.hooks.drain()
+
+
+def hook_in_process(stdin: str, env: dict[str, str] | None = None, agent: str = "claude-code",
+                    workspace: str | None = None, project: str | None = None) -> str:
+    """The hook's stdout for one payload, as `freshline hook <agent>` prints it, run in
+    this process through its fast path (`cli.fast.hook`: handed to the watcher's socket
+    when one is served, else done here); `env` is added to the environment meanwhile."""
+    import contextlib
+    import io
+
+    from freshline.interfaces.cli import fast
+
+    out, saved_env, saved_stdin = io.StringIO(), dict(os.environ), sys.stdin
+    os.environ.update(env or {})
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out):
+            assert fast.hook(agent, workspace, project) == 0
+    finally:
+        sys.stdin = saved_stdin
+        os.environ.clear()
+        os.environ.update(saved_env)
+    settled()
+    return out.getvalue()
+
+
+@pytest.fixture
+def watcher_serving(ws: Workspace) -> Iterator[Served]:
+    """The workspace's watcher socket, served in this process (no watch loop: a flush
+    walks the workspace, as with no watcher): every hook process of the test hands its
+    call over the socket and prints the answer it gets."""
+    served = Served(ws.root)
+    _SERVED.append(served)
+    try:
+        yield served
+    finally:
+        _SERVED.remove(served)
+        served.close()
+    assert served.asked or not served.hooks_run, "no hook call reached the watcher"

@@ -164,6 +164,23 @@ def test_scripted_turn_ending_in_tool_calls_ends_with_empty_reply(tmp_path: Path
     assert backend.complete([Message.user("go"), first.as_message(), tool], []) == AssistantReply()
 
 
+@pytest.mark.parametrize(("earlier", "played", "says"), [
+    (0, 0, "t1"), (1, 0, "t2"), (3, 0, "t4"), (0, 2, "t3"), (1, 2, "t3"), (2, 1, "t3"),
+])
+def test_scripted_plays_the_turn_after_the_conversation_or_its_last(
+    tmp_path: Path, earlier: int, played: int, says: str
+) -> None:
+    """A new process (a `send`) goes on after the human messages the conversation holds;
+    a backend that played further (a failed turn records nothing) goes on after its own."""
+    turns = [[{"say": f"t{i}"}] for i in range(1, 6)]
+    backend = get_backend(f"scripted:{script(tmp_path, turns)}")
+    for i in range(played):
+        backend.complete([Message.user(f"played {i}")], [])
+    history = [m for i in range(earlier)
+               for m in (Message.user(f"said {i}"), Message(Role.ASSISTANT, "answer"))]
+    assert backend.complete([*history, Message.user("now")], []).text == says
+
+
 @pytest.mark.parametrize(
     ("kind", "error"),
     [("auth", BackendAuthError), ("rate_limit", BackendRateLimited),

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +24,7 @@ from freshline.tracker.autowatch import enabled
 from freshline.tracker.hints import watcher_alive
 from freshline.tracker.watchlock import WatchLock, holder
 
-from .conftest import Workspace, wait_for
+from .conftest import Served, Workspace, wait_for
 
 FRESHLINE = [sys.executable, "-m", "freshline"]
 
@@ -187,27 +189,36 @@ def test_the_watcher_answers_the_hot_commands(
         assert json.loads(conn.makefile().readline())["ok"] is False
 
 
-def test_a_hook_with_nothing_due_is_answered_by_the_watcher(
+def test_every_hook_event_is_answered_by_the_watcher(
     notes: Workspace, watching: subprocess.Popen[str]
 ) -> None:
-    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c",
-                          "cwd": str(notes.root / "n"), "prompt": "hi"})
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "c",
+               "cwd": str(notes.root / "n"), "prompt": "hi"}
     root = str(notes.root)
-    assert watchclient.ask(root, {"op": "due", "payload": payload})["due"] is True
-    first = freshline(notes, "hook", "claude-code", stdin=payload)
-    assert "hookSpecificOutput" in first.stdout
-    assert watchclient.ask(root, {"op": "due", "payload": payload})["due"] is False
-    assert freshline(notes, "hook", "claude-code", stdin=payload).stdout == ""
+
+    def served(event: str, **fields: object) -> str:
+        data = json.dumps(payload | {"hook_event_name": event, **fields})
+        answer = watchclient.ask(root, {"op": "hook", "agent": "claude-code", "payload": data})
+        assert answer is not None, event
+        return str(answer["text"])
+
+    assert "<project_context " in served("UserPromptSubmit")
+    assert served("UserPromptSubmit") == ""  # nothing due
     # the agent `cd`s out of the workspace: its session is still found, by Claude's id
-    away = json.dumps(json.loads(payload) | {"cwd": str(notes.root.parent)})
-    assert watchclient.ask(root, {"op": "due", "payload": away})["due"] is False
+    away = json.dumps(payload | {"cwd": str(notes.root.parent)})
     assert freshline(notes, "-w", root, "hook", "claude-code", stdin=away).stdout == ""
-    for event in ("PostToolUse", "SessionEnd"):  # never the fast path: they have work to do
-        other = json.loads(payload) | {"hook_event_name": event, "tool_name": "Read"}
-        assert watchclient.ask(root, {"op": "due", "payload": json.dumps(other)})["due"] is True
     notes.write("n/news.md", "news")  # written just before the prompt: the cookie sees it
-    assert watchclient.ask(root, {"op": "due", "payload": payload})["due"] is True
-    assert "n/news.md" in freshline(notes, "hook", "claude-code", stdin=payload).stdout
+    hooked = freshline(notes, "hook", "claude-code", stdin=json.dumps(payload))
+    assert "n/news.md" in hooked.stdout and hooked.stderr == ""
+    read = {"tool_name": "Read", "tool_input": {"file_path": str(notes.root / "n/news.md")},
+            "tool_response": {"type": "text"}}
+    assert served("PostToolUse", **read) == ""  # handed over: recorded after the answer
+    assert served("SessionEnd", reason="exit") == ""  # closed after the answer
+    store = Store(notes.root / ".freshline")
+    wait_for(lambda: (s := store.session_by_external("claude-code:c")) is not None
+             and s.state.value == "closed", "the session closed by the watcher")
+    s = store.session_by_external("claude-code:c")
+    assert s is not None and [e.path for e in store.ledger_of(s.id)] == ["n/news.md"]
 
 
 def test_without_a_watcher_the_client_gets_no_answer(notes: Workspace, tmp_path: Path) -> None:
@@ -219,6 +230,27 @@ def test_without_a_watcher_the_client_gets_no_answer(notes: Workspace, tmp_path:
     assert watchclient.ask(str(deep), {"op": "status"}) is None
     assert watchclient.workspace_root(None, str(notes.root / "n")) == str(notes.root)
     assert watchclient.workspace_root(str(tmp_path), "/") is None
+
+
+def test_a_workspace_too_deep_for_a_socket_is_served_from_the_runtime_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = Path(tempfile.mkdtemp(prefix="run", dir="/tmp"))  # short: sockets are 108 bytes
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    deep = Workspace(tmp_path / ("d" * 90))
+    deep.root.mkdir()
+    deep.write("n/a.md", "# A\n")
+    deep.configure({"p": {"include": ["n"]}})
+    path = watchclient.socket_path(str(deep.root))
+    assert path.startswith(str(run)) and not path.startswith(str(deep.root))
+    served = Served(deep.root)
+    try:
+        answer = watchclient.ask(str(deep.root), {"op": "status"})
+        assert answer["data"]["workspace"] == str(deep.root)
+    finally:
+        served.close()
+        assert not os.path.exists(path)
+        shutil.rmtree(run)
 
 
 def test_autowatch_start_never_fails_a_command(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,11 @@ from textual.widgets import Static
 from freshline.agent.backends import get_backend
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import UsageError
-from freshline.interfaces.told import short_target
 from freshline.interfaces.tui import ChatApp, open_session, run_chat
 from freshline.interfaces.tui.app import StatusBar
 from freshline.interfaces.tui.commands import Command, Invocation, parse
 from freshline.interfaces.tui.status import Status
+from freshline.refs import short_ref
 from freshline.session import SessionManager
 from freshline.tracker.watcher import Watcher
 
@@ -94,6 +95,29 @@ def type_in(app: ChatApp, text: str) -> None:
     """Replace the input's text, the cursor at its end (as after typing it)."""
     app.prompt.load_text(text)
     app.prompt.move_cursor(app.prompt.document.end)
+
+
+# A turn that sets x to 22 in src/a.py (the write guard wants a read first).
+SET_X: list[dict[str, object]] = [
+    {"tool": "read", "args": {"path": "src/a.py"}},
+    {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}},
+    {"say": "set x"},
+]
+
+
+@asynccontextmanager
+async def a_conflict_ahead(
+    code: SessionManager, tmp_path: Path, reply: str
+) -> AsyncIterator[tuple[ChatApp, Pilot[None]]]:
+    """A chat on an isolated session of `feature` whose agent set x to 22 while a teammate
+    committed x = 3 there: its next send conflicts; the turn after plays `reply`."""
+    backend = get_backend(script(tmp_path, SET_X, [{"say": reply}]))
+    app = ChatApp(code, code.new("code", mode="isolated", target="feature").id, backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "set x to 22")
+        write(tmp_path / "teammate", "src/a.py", "x = 3\n")
+        git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+        yield app, pilot
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -322,8 +346,8 @@ def test_anything_without_a_slash_is_a_message(text: str) -> None:
         ("HEAD", "HEAD"),
     ],
 )
-def test_short_target(name: str, short: str) -> None:
-    assert short_target(name) == short
+def test_short_ref(name: str, short: str) -> None:
+    assert short_ref(name) == short
 
 
 def test_status_line_says_behind_unseeded_and_moved() -> None:
@@ -446,15 +470,7 @@ async def test_a_rejected_command_is_cleared_with_the_error_shown(notes: Session
 async def test_after_a_conflict_stop_a_command_below_keeps_the_message(
     code: SessionManager, tmp_path: Path
 ) -> None:
-    read = {"tool": "read", "args": {"path": "src/a.py"}}  # the write guard wants a read first
-    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "x = 1", "new": "x = 22"}}
-    backend = get_backend(script(tmp_path, [read, edit, {"say": "set x"}], [{"say": "merged"}]))
-    s = code.new("code", mode="isolated", target="feature").id
-    app = ChatApp(code, s, backend)
-    async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, "set x to 22")
-        write(tmp_path / "teammate", "src/a.py", "x = 3\n")
-        git(tmp_path / "teammate", "commit", "--quiet", "-am", "three")
+    async with a_conflict_ahead(code, tmp_path, "merged") as (app, pilot):
         await submit(pilot, "carry on\nwith care")
         assert "conflict stop" in transcript(app)
         assert app.prompt.text == "carry on\nwith care"
@@ -530,6 +546,31 @@ async def test_a_resumed_chat_tells_what_earlier_messages_carried(notes: Session
         text = transcript(app)
         assert "↳ the project manifest" in text
         assert "↳ what changed (epoch 0 → 1)" in text
+
+
+async def test_seen_a_resumed_chat_told_epochs_of_question_marks(notes: SessionManager) -> None:
+    """Seen: a resumed chat showed `what changed (epoch ? → ?)` under a first message that
+    carried the manifest alone (whose instructions name the updates block)."""
+    s = notes.new("notes").id
+    async with ChatApp(notes, s, get_backend("echo")).run_test(size=SIZE) as pilot:
+        await submit(pilot, "first")
+    app = ChatApp(notes, s, get_backend("echo"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        told = [line.strip() for line in transcript(app).splitlines()
+                if line.strip().startswith("↳")]
+        assert told == ["↳ the project manifest"]
+
+
+async def test_seen_the_line_after_a_sync_with_conflicts_names_them(
+    code: SessionManager, tmp_path: Path
+) -> None:
+    """Seen: after `/sync main --with-conflicts` the next message's line said only
+    `refreshed from main (1 path)`, though its block listed the conflict too."""
+    async with a_conflict_ahead(code, tmp_path, "ok") as (app, pilot):
+        await submit(pilot, "/sync feature --with-conflicts")
+        await submit(pilot, "resolve it")
+        assert "↳ refreshed from feature (1 path, 1 conflict)" in transcript(app)
 
 
 # --- header, status bar ---------------------------------------------------------------
@@ -612,5 +653,5 @@ def test_the_bar_never_loses_the_target_state(
                     target, moved)
     line = Text.from_markup(status.line(width)).plain
     if target:
-        assert f"{short_target(target)} {'moved' if moved else 'up to date'}" in line
+        assert f"{short_ref(target)} {'moved' if moved else 'up to date'}" in line
     assert ("behind" in line) == status.behind

@@ -17,7 +17,7 @@ from freshline.interfaces.tui.editing import (
     last_word,
 )
 from freshline.materialize import DocStatus
-from freshline.store.records import Change, ChangeKind
+from freshline.store.records import Change, ChangeGroup, ChangeKind
 
 
 def test_history_walks_back_and_forward_to_the_draft() -> None:
@@ -104,7 +104,11 @@ def updates(**fields: object) -> UpdatesInput:
          "↳ 2 created, 1 modified"),
         (False, updates(refreshed=[Refresh("refs/heads/main", "a", "b", ("x", "y"))]),
          "↳ refreshed from main (2 paths)"),
-        (False, updates(compacted=True), "↳ the change log was compacted: re-read the project"),
+        (False, updates(compacted=True),
+         "↳ the change log no longer reached back: the project manifest again"),
+        (False, updates(folded=[ChangeGroup(1, 2, "x", {"created": 3, "left": 1})],
+                        changes=[Change(ChangeKind.LEFT, "a")]),
+         "↳ 4 earlier changes counted per folder · 1 left"),
         (False, updates(config=[ConfigChange(newly_included=("a",))]),
          "↳ scope changed (1 file newly in)"),
         (False, updates(ready_documents=[DocumentInfo("a.pdf", DocStatus.READY, "s.md")],

@@ -115,6 +115,63 @@ def test_changes_since_outside_the_epochs_is_bad_input(cli_ws: Workspace, since:
     assert err.strip() == f"error: --since {since}: project p has epochs 0 to 1"
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["changes", "p", "--page", "9"], "page 9 does not exist"),
+    (["changes", "p", "--page", "0"], "'--page'"),
+    (["changes", "p", "--since", str(10**30), "--page", "1"], f"--since {10**30}: project p"),
+    (["changes", "p", "--channel", "telepathy", "--page", "1"], "--channel telepathy"),
+    (["changes", "nope", "--page", "1"], "unknown project 'nope'"),
+    (["project", "files", "p", "--page", "9"], "page 9 does not exist"),
+    (["project", "files", "p", "--page", "1", "--folder", "/elsewhere"], "outside the workspace"),
+    (["project", "files", "p", "--page", "1", "--folder", "../x"], "outside the workspace"),
+])
+def test_a_bad_page_is_one_line_and_exit_2(
+    cli_ws: Workspace, args: list[str], message: str
+) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    for flags in ([], ["--json"]):
+        code, out, err = run(cli_ws, *args, *flags)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+        assert out == "" if not flags else json.loads(out)["exit"] == 2
+
+
+def test_pages_of_changes_and_files_in_text_and_json(cli_ws: Workspace) -> None:
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    as_json(cli_ws, "scan")
+    for i in range(300):
+        cli_ws.write(f"notes/batch {i // 100}/new note {i:03}.md", "# new\n")
+    first = as_json(cli_ws, "changes", "p", "--page", "1", "--channel", "hook")
+    assert isinstance(first, dict) and first["pages"] > 1 and "new note 000.md" in first["text"]
+    # Text pages hold more than JSON ones (no escaping to count): their own cut.
+    def page(n: int) -> str:
+        return run(cli_ws, "changes", "p", "--page", str(n), "--channel", "hook")[1]
+
+    pages = int(page(1).split(" of ")[1].split(":")[0])
+    texts = [page(n) for n in range(1, pages + 1)]
+    for n, text in enumerate(texts, 1):
+        assert len(text) <= 9_000 and f"page {n} of {pages}:" in text
+    assert all(f"new note {i:03}.md" in "".join(texts) for i in range(300))
+    folder = run(cli_ws, "project", "files", "p", "--page", "1", "--folder", "notes/batch 1")[1]
+    assert "new note 100.md" in folder and "batch 0/" not in folder
+    assert "This is the last page." in folder
+
+
+def test_changes_says_what_compaction_counted(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["notes"]}}, change_log_cap=2)
+    as_json(ws, "scan")
+    for i in range(4):
+        ws.write(f"notes/n{i}.md", str(i))
+        as_json(ws, "scan")
+    code, out, _err = run(ws, "changes", "p", "--since", "0")
+    assert code == 0
+    assert out.splitlines()[:3] == ["counted   notes/: 2 created (epochs 1–2)",
+                                    "created   notes/n2.md", "created   notes/n3.md"]
+    data = as_json(ws, "changes", "p", "--since", "0")
+    assert isinstance(data, dict) and data["compacted"] and not data["forgotten"]
+    assert data["counted"] == [{"first_epoch": 1, "last_epoch": 2, "folder": "notes",
+                                "counts": {"created": 2}, "entry": None}]
+
+
 def test_session_send_updates(cli_ws: Workspace) -> None:
     run(cli_ws, "project", "add", "p", "--include", "notes")
     session = as_json(cli_ws, "session", "new", "--project", "p")["id"]  # type: ignore[index]
@@ -136,6 +193,18 @@ def test_session_send_updates(cli_ws: Workspace) -> None:
     log = as_json(cli_ws, "log", session)
     users = [e["content"] for e in log if e["author"] == "user"]  # type: ignore[union-attr, index]
     assert users == ["hello", "again"]  # the wire blocks never reach the transcript
+
+
+def test_seen_a_closed_session_names_itself_in_the_resume_hint(cli_ws: Workspace) -> None:
+    """Seen: `session close` then `send` suggested `freshline session resume` without the id."""
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    session = run(cli_ws, "session", "new", "--project", "p")[1].strip()
+    assert run(cli_ws, "session", "close", session)[0] == 0
+    code, _out, err = run(cli_ws, "send", session, "hello")
+    assert (code, err) == (2, f"error: session '{session}' is closed; run `freshline session "
+                              f"resume {session}`\n")
+    assert run(cli_ws, "session", "resume", session)[0] == 0
+    assert run(cli_ws, "send", session, "hello")[0] == 0
 
 
 def test_unknown_session_is_exit_2(cli_ws: Workspace) -> None:
@@ -173,6 +242,21 @@ def test_materialize_converts_and_prunes_what_left_every_project(cli_ws: Workspa
     (cli_ws.root / "notes/page.html").unlink()
     gone = as_json(cli_ws, "materialize")
     assert str(snapshot) in gone["pruned"] and not snapshot.exists()  # type: ignore[operator]
+
+
+def test_seen_materialize_counted_a_failure_as_converted(cli_ws: Workspace) -> None:
+    """Seen: `docs: 3 converted, 2 snapshots, 1 failed` for two good documents and a broken
+    one; the exit code with a failed document was not documented (it is 0)."""
+    run(cli_ws, "project", "add", "docs", "--include", "notes")
+    cli_ws.write("notes/one.html", "<html><body><p>one</p></body></html>")
+    cli_ws.write("notes/two.html", "<html><body><p>two</p></body></html>")
+    cli_ws.write("notes/broken.pdf", b"%PDF-1.7 not really a PDF")
+    code, out, err = run(cli_ws, "materialize", "docs")
+    assert code == 0, err
+    assert out.splitlines()[0] == "docs: 2 converted, 2 snapshots, 1 failed"
+    assert out.splitlines()[1].startswith("  failed notes/broken.pdf: ")
+    data = as_json(cli_ws, "materialize", "docs", "--retry-failed")["projects"]["docs"]  # type: ignore[index]
+    assert data["converted"] == [] and list(data["failures"]) == ["notes/broken.pdf"]
 
 
 def test_an_unknown_session_mode_is_a_usage_error(cli_ws: Workspace) -> None:

@@ -13,9 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.interfaces.cli.argv import (
+    CHANGES,
     PROJECT,
     SCAN,
     STATUS,
+    UPDATES,
     VERSION,
     WATCH,
     HotCall,
@@ -68,25 +70,27 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "call"),
     [
-        (["--version"], (VERSION, None, frozenset())),
-        (["status"], (STATUS, None, frozenset())),
-        (["status", "--json", "-w", "/x"], (STATUS, "/x", frozenset({"--json"}))),
-        (["--workspace=/y", "scan", "--full"], (SCAN, "/y", frozenset({"--full"}))),
-        (["hook", "claude-code"], (HOOK_CLAUDE, None, frozenset())),
-        (["hook", "gemini-cli", "-p", "q"], ("hook gemini-cli", None, frozenset({"--project=q"}))),
-        (["hook", "codex"], ("hook codex", None, frozenset())),
+        (["--version"], (VERSION, None, frozenset(), ())),
+        (["status"], (STATUS, None, frozenset(), ())),
+        (["status", "--json", "-w", "/x"], (STATUS, "/x", frozenset({"--json"}), ())),
+        (["--workspace=/y", "scan", "--full"], (SCAN, "/y", frozenset({"--full"}), ())),
+        (["hook", "claude-code"], (HOOK_CLAUDE, None, frozenset(), ())),
+        (["hook", "gemini-cli", "-p", "q"],
+         ("hook gemini-cli", None, frozenset({"--project=q"}), ())),
+        (["hook", "codex"], ("hook codex", None, frozenset(), ())),
         (["hook", "cursor"], None),
         (["-w", "/w", "hook", "claude-code", "--project", "my notes"],
-         (HOOK_CLAUDE, "/w", frozenset({"--project=my notes"}))),
-        (["hook", "claude-code", "-p", "q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}))),
-        (["hook", "claude-code", "--project=q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}))),
+         (HOOK_CLAUDE, "/w", frozenset({"--project=my notes"}), ())),
+        (["hook", "claude-code", "-p", "q"], (HOOK_CLAUDE, None, frozenset({"--project=q"}), ())),
+        (["hook", "claude-code", "--project=q"],
+         (HOOK_CLAUDE, None, frozenset({"--project=q"}), ())),
         (["hook", "claude-code", "--project"], None),  # no value: typer says so
         (["hook", "claude-code", "-p=q"], None),  # click's value would be "=q"
         (["hook", "claude-code", "-p", "a", "--project", "b"], None),
         (["status", "--project", "q"], None),
         (["-w", "/w", "watch", "--quiet", "--idle-exit", "60"],
-         (WATCH, "/w", frozenset({"--quiet", "--idle-exit=60"}))),
-        (["watch"], (WATCH, None, frozenset())),
+         (WATCH, "/w", frozenset({"--quiet", "--idle-exit=60"}), ())),
+        (["watch"], (WATCH, None, frozenset(), ())),
         (["watch", "--stop"], None),
         (["watch", "--list", "--json"], None),
         (["watch", "--idle-exit"], None),
@@ -96,6 +100,11 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["hook"], None),
         (["send", "s", "hi"], None),
         ([], None),
+        (["changes", "p", "--since", "3", "--json"],
+         (CHANGES, None, frozenset({"--since=3", "--json"}), ("p",))),
+        (["changes", "--since=3"], None),  # no project: typer says so
+        (["updates", "s1"], (UPDATES, None, frozenset(), ("s1",))),
+        (["updates", "s1", "s2"], None),
     ],
 )
 def test_hot_command(argv: list[str], call: HotCall | None) -> None:

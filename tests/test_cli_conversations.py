@@ -18,6 +18,7 @@ from freshline.session import SessionManager
 from .conftest import git
 
 runner = CliRunner()
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def cli(root: Path, *args: str) -> tuple[int, str, str]:
@@ -125,7 +126,7 @@ def test_seen_updates_tells_the_truth_about_the_next_send(repo: Path, tmp_path: 
 
     code, out, err = cli(repo, "updates", session)
     assert code == 0, err
-    assert "Refreshed from refs/heads/main" in out and "/src/up/79.py" in out
+    assert "Refreshed from main (" in out and "/src/up/79.py" in out
     code, out, _err = cli(repo, "updates", session, "--json")
     preview = json.loads(out)["blocks"]
     assert code == 0 and preview.count("/src/up/") == 80
@@ -196,7 +197,7 @@ def test_seen_modify_delete_conflicts_are_named_by_kind_and_block_publish(
                {"tool": "write", "args": {"path": "src/tests/test_utils.py",
                                           "content": "t = 2\n"}},
                {"say": "resolved"}]
-    session, model = open_session(repo, tmp_path, edits)
+    session, model = open_session(repo, tmp_path, edits, resolve)
     assert cli(repo, "send", session, "edit both", "--model", model)[0] == 0
     git(repo, "rm", "--quiet", "src/CHANGES.rst", "src/tests/test_utils.py")
     git(repo, "commit", "--quiet", "-m", "upstream deletes both")
@@ -211,12 +212,105 @@ def test_seen_modify_delete_conflicts_are_named_by_kind_and_block_publish(
     assert git(repo, "branch", "--list", "agent/x") == ""
     assert "unresolved conflict (modify/delete): src/CHANGES.rst" in cli(repo, "diff", session)[2]
 
-    (tmp_path / "resolve.json").write_text(json.dumps({"turns": [resolve]}))
-    code, out, err = cli(repo, "send", session, "resolve", "--model",
-                         f"scripted:{tmp_path / 'resolve.json'}")
+    code, out, err = cli(repo, "send", session, "resolve", "--model", model)
     assert code == 0, err
     code, out, err = cli(repo, "publish", session, "--branch", "agent/x", "--json")
     assert code == 0, err
     published = json.loads(out)["commit"]
     assert git(repo, "ls-tree", "-r", "--name-only", published).split() == [
         "src/a.py", "src/tests/test_utils.py"]
+
+
+def conflicted(repo: Path, tmp_path: Path) -> tuple[str, str]:
+    """A session whose agent changed src/a.py, and a teammate's commit on main that changed
+    the same line: the next send stops on a content conflict."""
+    read = {"tool": "read", "args": {"path": "src/a.py"}}  # tools write only what was read
+    edit = {"tool": "edit", "args": {"path": "src/a.py", "old": "a = 1", "new": "a = 2"}}
+    session, model = open_session(repo, tmp_path, [read, edit, {"say": "done"}],
+                                  [{"say": "resolved"}])
+    assert cli(repo, "send", session, "change a", "--model", model)[0] == 0
+    commit(repo, "src/a.py", "a = 3\n", "teammate edits the same line")
+    return session, model
+
+
+def test_seen_the_conflict_hint_names_the_command_that_resolves_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Seen: `send` and `updates` said "the message was not sent; resolve with `freshline
+    sync`" (`updates` sends nothing), and `freshline sync S main` failed the same way."""
+    session, model = conflicted(repo, tmp_path)
+    error = "error: merging main conflicts in 1 path: content: src/a.py\n"
+    hint = (f"resolve with `freshline sync {session} main --with-conflicts` (records the "
+            "conflicts for the agent to resolve)\n")
+    listed = "  conflict (content): src/a.py\n"
+    code, out, err = cli(repo, "send", session, "next", "--model", model)
+    assert (code, out, err) == (3, "", f"{error}{listed}the message was not sent; {hint}")
+    assert err.replace(session, "3f2a9c1b7d4e") in README.read_text()  # the README shows it
+    code, out, err = cli(repo, "updates", session)
+    assert (code, out, err) == (3, "", f"{error}{listed}the next send will stop; {hint}")
+    code, out, err = cli(repo, "sync", session, "main")
+    assert (code, out, err) == (3, "", f"{error}{listed}nothing was merged; {hint}")
+    code, out, err = cli(repo, "sync", session, "main", "--with-conflicts")
+    assert code == 0, err
+    code, out, err = cli(repo, "send", session, "resolve it", "--model", model, "--json")
+    assert code == 0, err
+
+
+def test_seen_a_sync_required_hint_names_the_session(repo: Path, tmp_path: Path) -> None:
+    session, model = open_session(repo, tmp_path, [{"say": "one"}])
+    commit(repo, "src/b.py", "b = 1\n", "upstream")
+    assert cli(repo, "send", session, "first", "--model", model)[0] == 0
+    last = git(repo, "rev-parse", "main")[:12]
+    git(repo, "reset", "--quiet", "--hard", "HEAD~1")
+    commit(repo, "src/c.py", "c = 1\n", "rewritten history")
+    code, _out, err = cli(repo, "updates", session)
+    assert code == 4 and err == (
+        f"error: target main no longer descends from the last refresh {last}: "
+        f"run `freshline sync {session} REV` to choose what to merge\n"
+        "the next send will stop\n")
+
+
+def test_seen_scripted_sends_play_the_turn_after_those_recorded(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Seen: each `send --model scripted:FILE` is a new process, and every one played the
+    script's turn 1."""
+    session, model = open_session(repo, tmp_path, [{"say": "one"}], [{"say": "two"}])
+    said = [json.loads(cli(repo, "send", session, message, "--model", model, "--json")[1])
+            for message in ("first", "second", "third")]
+    assert [s["response"] for s in said] == [
+        "one", "two", "scripted: no more turns in script.json (played 2)"]
+
+
+def test_seen_send_prints_each_text_on_its_line_and_each_tool_call(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Seen: `send` ran the model's texts together (`Let me look.I added…`) and never
+    mentioned its tool calls, one of them refused."""
+    steps = [{"say": "Let me look."}, {"tool": "read", "args": {"path": "src/a.py"}},
+             {"tool": "read", "args": {"path": "../etc/passwd"}},
+             {"say": "I read it."}]
+    session, model = open_session(repo, tmp_path, steps)
+    code, out, err = cli(repo, "send", session, "look", "--model", model)
+    assert code == 0, err
+    assert out == (
+        "Let me look.\n"
+        '  tool read {"path": "src/a.py"} → a = 1\n'
+        '  tool read {"path": "../etc/passwd"} → read: ../etc/passwd: \'..\' escapes the '
+        "workspace; refused\n"
+        "I read it.\n")
+    refused = out.splitlines()[2].strip()
+    assert f"`{refused}`" in " ".join(README.read_text().split())
+
+
+def test_seen_a_ref_is_named_one_way_in_blocks(repo: Path, tmp_path: Path) -> None:
+    """Seen: `Refreshed from refs/heads/main (…)` on an automatic refresh, `Refreshed from
+    main (…)` after `sync`."""
+    session, model = open_session(repo, tmp_path, [{"say": "one"}])
+    assert cli(repo, "send", session, "first", "--model", model)[0] == 0
+    commit(repo, "src/b.py", "b = 1\n", "upstream")
+    refreshed = cli(repo, "updates", session)[1]
+    assert cli(repo, "sync", session, "main")[0] == 0
+    synced = cli(repo, "updates", session)[1]
+    assert "Refreshed from main (" in refreshed and "Refreshed from main (" in synced
+    assert "refs/heads" not in refreshed + synced

@@ -69,7 +69,7 @@ def test_every_error_under_json_is_a_json_object_too(notes: Workspace) -> None:
     code, out, err = run(notes, "send", session, "hello", "--json")
     assert code == 2
     assert json.loads(out) == {"error": f"session '{session}' is closed; run `freshline "
-                               "session resume`", "exit": 2}
+                               f"session resume {session}`", "exit": 2}
     assert err.startswith("error: session") and len(err.strip().splitlines()) == 1
     code, out, err = run(notes, "status", "--json", "--bogus")
     assert code == 2 and json.loads(out)["exit"] == 2

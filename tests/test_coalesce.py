@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.store.records import Change, ChangeKind
-from freshline.tracker.coalesce import coalesce, coalesce_sets
+from freshline.store.records import (
+    UNHASHED,
+    Change,
+    ChangeKind,
+    FileKind,
+    IndexEntry,
+    content_key,
+    entry_content,
+)
+from freshline.tracker.coalesce import coalesce, coalesce_sets, net, net_lookups
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
 
@@ -53,6 +62,11 @@ def test_rules(sequence: list[Change], expected: list[Change]) -> None:
         ([[ch(R, "a", "b"), ch(R, "b", "a")]], [ch(R, "a", "b"), ch(R, "b", "a")]),
         ([[ch(R, "a", "b"), ch(R, "b", "a")], [ch(R, "a", "b"), ch(R, "b", "a")]], []),
         ([[ch(M, "b"), ch(R, "b", "a")], [ch(R, "c", "b")]], [ch(M, "c"), ch(R, "c", "a")]),
+        # a's content moved onto c, told deleted + modified; b then renamed onto a is the same
+        (
+            [[ch(D, "c")], [ch(R, "c", "a")], [ch(R, "a", "b")]],
+            [ch(M, "a"), ch(D, "b"), ch(M, "c")],
+        ),
     ],
 )
 def test_sets(sets: list[list[Change]], expected: list[Change]) -> None:
@@ -168,3 +182,127 @@ def test_coalesced_sets_applied_to_the_old_tree_give_the_new_tree(
     for c in net:  # no content change hidden behind a rename
         if c.kind is R and initial[c.old_path or ""] != final[c.path]:
             assert ch(M, c.path) in net
+
+
+# -- scope transitions, and what was undone ----------------------------------------------
+
+E, L = ChangeKind.ENTERED, ChangeKind.LEFT
+WHY = {"why": "tagged", "pattern": "#personal"}
+
+
+def ch_b(kind: ChangeKind, path: str, before: str) -> Change:
+    return Change(kind, path, before=before)
+
+
+def moved(kind: ChangeKind, path: str, before: str | None = None) -> Change:
+    return Change(kind, path, detail=WHY if kind in (E, L) else None, before=before)
+
+
+@pytest.mark.parametrize(
+    ("sequence", "expected"),
+    [
+        ([moved(L, "a")], [moved(L, "a")]),
+        ([moved(E, "a"), moved(L, "a")], []),  # came in and went: never there for the reader
+        ([moved(L, "a"), moved(E, "a")], [ch(M, "a")]),  # unless undone (see `net`)
+        ([moved(E, "a"), ch(M, "a")], [moved(E, "a")]),
+        ([ch(M, "a"), moved(L, "a")], [moved(L, "a")]),
+        ([ch(C, "a"), moved(L, "a")], []),
+        ([moved(L, "a"), ch(D, "a")], [ch(D, "a")]),
+        ([moved(E, "a"), ch(D, "a")], []),
+        # the reader's path left with its content; `net` finds a gone: deleted
+        ([ch(R, "b", "a"), moved(L, "b")], [moved(L, "a")]),
+    ],
+)
+def test_scope_transition_rules(sequence: list[Change], expected: list[Change]) -> None:
+    out = coalesce(sequence)
+    assert out == expected
+    assert [c.detail for c in out] == [c.detail for c in expected]
+
+
+@pytest.mark.parametrize(
+    ("sequence", "now", "expected"),
+    [
+        # an edit reverted: the content at the start is there again
+        ([ch_b(M, "a", "1"), ch_b(M, "a", "2")], {"a": "1"}, []),
+        ([ch_b(M, "a", "1"), ch_b(M, "a", "2")], {"a": "3"}, [ch(M, "a")]),
+        # deleted and recreated byte for byte
+        ([ch_b(D, "a", "1"), ch(C, "a")], {"a": "1"}, []),
+        # a rename whose content came back is a rename only
+        ([Change(R, "b", "a", before="1"), ch_b(M, "b", "1")], {"b": "1"}, [ch(R, "b", "a")]),
+        # left, then gone: one deletion
+        ([Change(L, "a", detail=WHY, before="1")], {}, [ch(D, "a")]),
+        ([Change(L, "a", detail=WHY, before="1")], {"a": "1"}, [moved(L, "a")]),
+        # left and back as it was
+        ([Change(L, "a", detail=WHY, before="1"), moved(E, "a")], {"a": "1"}, []),
+    ],
+)
+def test_net_drops_what_was_undone(
+    sequence: list[Change], now: dict[str, str], expected: list[Change]
+) -> None:
+    out = coalesce(sequence)
+    repeated = {c.path for c in sequence if sum(d.path == c.path for d in sequence) > 1}
+    lookups = net_lookups(out, repeated | {"b"})
+    assert net(out, {p: now[p] for p in lookups if p in now}) == expected
+
+
+def test_a_head_move_seen_in_steps_is_one_move_over_the_paths_still_told() -> None:
+    def step(old: str, new: str, paths: list[str], op: str = "rebase") -> Change:
+        return Change(ChangeKind.GIT, "", detail={"operation": op, "from": old, "to": new,
+                                                  "paths": paths, "count": len(paths)})
+
+    out = coalesce_sets([[step("a", "b", ["x", "y"]), ch_b(M, "x", "1")],
+                         [step("b", "c", ["x", "z"]), ch_b(M, "x", "2"), ch(C, "z")]])
+    told = net(out, {"x": "1"})
+    assert told == [ch(C, "z"), step("a", "c", ["z"])]
+    other = coalesce([step("a", "b", ["x"], "merge"), step("b", "a", ["x"], "reset")])
+    assert len(other) == 2  # two operations stay two
+
+
+# -- property: with contents, nothing the reader still holds is told again -----------------
+
+
+@st.composite
+def content_batches(draw: st.DrawFn) -> tuple[dict[str, int], list[list[Change]], dict[str, int]]:
+    """Batches of edits over a few paths whose content is a small number, so that an edit
+    often brings a file back to what it held; each batch observed as a scan logs it
+    (modified with the content before, deleted, created; no renames)."""
+    tree = {p: draw(st.integers(0, 2)) for p in draw(st.sets(st.sampled_from(PATHS)))}
+    initial, sets = dict(tree), []
+    for _ in range(draw(st.integers(1, 5))):
+        before = dict(tree)
+        for path in draw(st.lists(st.sampled_from(PATHS), max_size=3)):
+            value = draw(st.one_of(st.none(), st.integers(0, 2)))
+            if value is None:
+                tree.pop(path, None)
+            else:
+                tree[path] = value
+        changes = [Change(M, p, before=str(before[p])) for p in before.keys() & tree.keys()
+                   if before[p] != tree[p]]
+        changes += [Change(D, p, before=str(before[p])) for p in before.keys() - tree.keys()]
+        changes += [ch(C, p) for p in tree.keys() - before.keys()]
+        sets.append(changes)
+    return initial, sets, tree
+
+
+@given(content_batches())
+def test_net_changes_are_exactly_the_difference(
+    case: tuple[dict[str, int], list[list[Change]], dict[str, int]],
+) -> None:
+    initial, sets, final = case
+    out = coalesce_sets(sets)
+    touched = Counter(c.path for changes in sets for c in changes)
+    lookups = net_lookups(out, {p for p, n in touched.items() if n > 1})
+    told = {(c.kind, c.path) for c in net(out, {p: str(final[p]) for p in lookups if p in final})}
+    expected = {(M, p) for p in initial.keys() & final.keys() if initial[p] != final[p]}
+    expected |= {(D, p) for p in initial.keys() - final.keys()}
+    expected |= {(C, p) for p in final.keys() - initial.keys()}
+    assert told == expected
+
+
+def test_a_listed_file_is_never_found_back_to_its_content() -> None:
+    """An entry listed by its stat, not read, has no known content: an edit of it is
+    never taken for undone, however the index still lists it."""
+    listed = IndexEntry("a.md", FileKind.FILE, 3, 1, 2, 3, UNHASHED)
+    assert entry_content(listed) is None
+    edited = Change(M, "a.md", before=entry_content(listed))
+    assert net([edited], {"a.md": content_key(listed.mode, UNHASHED)}) == [edited]

@@ -33,7 +33,7 @@ from freshline.context import (
 from freshline.context.wire import absolute, short_commit, show_path, show_text
 from freshline.errors import ConfigError, FreshlineError, WorkspaceError
 from freshline.materialize.status import DocStatus
-from freshline.store.records import Change, ChangeKind
+from freshline.store.records import Change, ChangeGroup, ChangeKind
 
 GOLDEN = Path(__file__).parent / "golden"
 ROOT = "/home/u/vault"
@@ -106,7 +106,8 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
             failed_documents=[doc("in/bad.pdf", "failed", "timed out after 60 s"),
                               doc("in/huge.xlsx", "failed")],
             invalid_snapshots=[("in/left-scope.pdf", f"{SNAP}/left-scope.md")]),
-        # the tracker's detail shape; newly included paths are also logged as created
+        # the tracker's detail shape; the paths a scope change moves in or out are logged
+        # as entered or left, with the reason
         "updates_config": u(changes=[
             Change(K.CONFIG, "", detail={
                 "include_added": ["#paper", "Drafts"], "include_removed": ["*.txt"],
@@ -115,9 +116,32 @@ def updates_scenarios() -> dict[str, UpdatesInput]:
                 "newly_included": ["Drafts/idea.md", "Drafts/gone-again.md", "Research/p.md"],
                 "no_longer_included": ["old/x.md"]}),
             Change(K.CONFIG, "", detail={"newly_included": ["Drafts/idea.md"]}),
-            Change(K.CREATED, "Drafts/idea.md"), Change(K.CREATED, "Research/p.md"),
+            Change(K.ENTERED, "Drafts/idea.md", detail={"why": "included", "pattern": "Drafts"}),
+            Change(K.ENTERED, "Research/p.md", detail={"why": "included", "pattern": "#paper"}),
+            Change(K.LEFT, "old/x.txt", detail={"why": "unincluded", "pattern": "*.txt"}),
+            Change(K.LEFT, "Drafts/private/a.md",
+                   detail={"why": "excluded", "pattern": "Drafts/private"}),
             Change(K.CREATED, "notes/plain-new.md"), Change(K.DELETED, "old/x.md")],
             documents=[doc("Research/p.md", "ready")]),
+        "updates_scope_content": u(changes=[
+            Change(K.LEFT, "notes/Version history.md",
+                   detail={"why": "tagged", "pattern": "#personal"}),
+            Change(K.LEFT, "m/phone.md",
+                   detail={"why": "property", "pattern": "[mobile:true]", "value": "false"}),
+            Change(K.ENTERED, "m/desk.md",
+                   detail={"why": "property", "pattern": "[mobile:true]", "value": "true"}),
+            Change(K.ENTERED, "notes/back.md", detail={"why": "untagged", "pattern": "#personal"}),
+            Change(K.ENTERED, "notes/unknown.md")]),
+        "updates_folded": u(
+            changes=[Change(K.CREATED, "Bulk/sub19/new.md")],
+            folded=[ChangeGroup(5, 9, "Bulk/sub03", {"created": 100}),
+                    ChangeGroup(5, 5, "Bulk/sub04", {"created": 99, "deleted": 1, "left": 2}),
+                    ChangeGroup(6, 8, "", {"modified": 1}),
+                    ChangeGroup(7, 7, entry=Change(K.GIT, "", detail={
+                        "operation": "checkout", "from": "a1b2c3d4" * 5, "to": "e4f5a6b7" * 5,
+                        "count": 1204})),
+                    ChangeGroup(8, 8, entry=Change(K.CONFIG, "",
+                                                   detail={"include_added": ["x"]}))]),
         "updates_compacted": u(
             changes=[Change(K.COMPACTED, ""), Change(K.CREATED, "notes/dropped.md"),
                      Change(K.CONFIG, "", detail={"include_added": ["x"]})],
@@ -294,7 +318,8 @@ def test_from_changes_routes_project_entries() -> None:
 
 def test_compacted_lists_nothing_else_from_the_log() -> None:
     text = render_updates(updates_scenarios()["updates_compacted"])
-    assert text is not None and "re-enumerate" in text
+    assert text is not None and "the change log no longer reaches your last turn" in text.lower()
+    assert "re-enumerate" not in text
     assert "dropped.md" not in text and "Scope changed" not in text
     assert "/home/u/vault/in/new.pdf" in text  # the session's own document sets stay
 
@@ -509,11 +534,13 @@ def test_modes_may_be_the_config_enum() -> None:
     assert u is not None and "- mode: live → isolated" in u
 
 
-def test_newly_included_paths_are_named_once_and_only_while_created() -> None:
-    config = ConfigChange(include_added=["Drafts"], newly_included=["Drafts/a.md", "Drafts/b.md"])
-    u = UpdatesInput("p", ROOT, 1, 2, config=[config, config],
-                     changes=[Change(K.CREATED, "Drafts/a.md"), Change(K.CREATED, "c.md")])
+def test_a_scope_transition_is_told_with_its_reason_or_without_one() -> None:
+    personal = {"why": "tagged", "pattern": "#personal"}
+    u = UpdatesInput("p", ROOT, 1, 2, changes=[
+        Change(K.LEFT, "a.md", detail=personal), Change(K.ENTERED, "b.md"),
+        Change(K.ENTERED, "c.md", detail={"why": "someday", "pattern": "#x"}),
+        Change(K.LEFT, "d.md", detail={"why": "tagged", "pattern": "[[bad"})])
     found = groups(render_updates(u) or "")
-    assert found["Newly in scope:"] == [f"{ROOT}/Drafts/a.md"]
-    assert found["Created:"] == [f"{ROOT}/c.md"]
-    assert "Drafts/b.md" not in (render_updates(u) or "")
+    assert found["Left the project (the files are still there):"] == [
+        f"{ROOT}/a.md (now tagged #personal)", f"{ROOT}/d.md"]
+    assert found["Entered the project:"] == [f"{ROOT}/b.md", f"{ROOT}/c.md"]

@@ -34,6 +34,7 @@ from freshline.context import (
     render_manifest,
     render_updates,
 )
+from freshline.context.manifest import STORED_CHARS
 from freshline.context.wire import show
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize.status import DocStatus
@@ -115,8 +116,9 @@ def mix() -> tuple[ManifestInput, UpdatesInput, frozenset[str]]:
     renamed = folder_rename().changes[:501]
     config = Change(K.CONFIG, "", detail={"include_added": ["inbox"],
                                           "newly_included": [f"inbox/i{i}.md" for i in range(20)]})
+    inbox = {"why": "included", "pattern": "inbox"}
     changes = [*notes, *checkout_changes(paths), git_entry(paths, "merge"), *renamed, config,
-               *(Change(K.CREATED, f"inbox/i{i}.md") for i in range(20))]
+               *(Change(K.ENTERED, f"inbox/i{i}.md", detail=inbox) for i in range(20))]
     ready = [DocumentInfo(f"papers/new {i}.pdf", DocStatus.READY, f"{SNAPSHOTS}/n{i}.md")
              for i in range(5)]
     failed = [DocumentInfo(f"papers/bad {i}.pdf", DocStatus.FAILED, None, "corrupt")
@@ -197,10 +199,45 @@ def test_the_way_back_names_each_channel_s_tool() -> None:
     lines = {channel: (render_updates(u, Budget(2_000, channel, session="s1")) or "")
              .split("\n")[-2] for channel in Channel}
     assert "the changes tool (since=3)" in lines[Channel.CHAT] == lines[Channel.SEND]
-    assert "`freshline changes research --since 3`" in lines[Channel.CHAT]
+    assert "`freshline changes research --since 3 --page 1`" in lines[Channel.CHAT]
     assert 'project_changes(session="s1", since=3, page=1)' in lines[Channel.MCP]
-    assert "run `freshline changes research --since 3`" in lines[Channel.HOOK]
-    assert lines[Channel.ACP] == lines[Channel.HOOK]
+    assert "run `freshline changes research --since 3 --channel hook --page 1`" \
+        in lines[Channel.HOOK]
+    assert lines[Channel.ACP] == lines[Channel.HOOK].replace("hook", "acp")
+
+
+def test_the_way_back_command_runs_from_anywhere_as_written() -> None:
+    program = ("/opt/my tools/bin/freshline", "--workspace", "/home/u/my vault")
+    budget = Budget(2_000, Channel.HOOK, session="s1", command=program)
+    last = (render_updates(created_notes(), budget) or "").split("\n")[-2]
+    assert "run `'/opt/my tools/bin/freshline' --workspace '/home/u/my vault' changes " \
+           "research --since 3 --channel hook --page 1` for the full list" in last
+    manifest = render_manifest(pdfs(), budget).split("\n")[-2]
+    assert "`'/opt/my tools/bin/freshline' --workspace '/home/u/my vault' project files " \
+           "papers --channel hook --page 1`" in manifest
+    page = page_changes(created_notes(), 1, budget)
+    assert page.text.endswith("Next: the same command with --page 2.")
+
+
+def test_a_manifest_rolls_up_only_as_far_as_its_budget_needs() -> None:
+    """1,630 notes in 20 language folders of 4 sections each, under the chat's 30,000
+    characters: each section is listed whole or counted in one line, and only as many
+    are counted as the budget needs (50 lines per manifest once counted every folder)."""
+    langs = ["ar", "cs", "de", "en", "es", "fr", "he", "hi", "id", "it", "ja", "ko", "nl",
+             "pl", "pt", "ru", "sv", "tr", "uk", "zh"]
+    files = [f"{langs[i % 20]}/section{i // 20 % 4}/note {i:04}.md" for i in range(1_630)]
+    m = ManifestInput("vault", ROOT, 3, include=["**/*.md"], files=files)
+    budget = Budget(30_000, Channel.CHAT)
+    text = render_manifest(m, budget)
+    assert 27_000 < len(text) <= 30_000
+    lines = entries(text)
+    counted = {g.group(1) for line in lines if (g := GROUP.match(line))}
+    assert counted and all(c.count("/section") == 1 for c in counted)  # no language folded
+    for folder in {f.rpartition("/")[0] for f in files}:
+        listed = sum(line.startswith(f"- {ROOT}/{folder}/note") for line in lines)
+        assert listed in (0, sum(f.startswith(folder + "/") for f in files))
+        assert (listed == 0) == (f"{ROOT}/{folder}/" in counted)
+    assert render_manifest(manifest_from_json(manifest_to_json(m)), budget) == text
 
 
 # ---------------------------------------------------------------- what a block holds
@@ -320,11 +357,14 @@ def test_a_stored_manifest_that_is_not_one_is_refused(text: str) -> None:
         manifest_from_json(text)
 
 
-def test_a_stored_manifest_stays_small() -> None:
+def test_a_stored_manifest_stays_bounded() -> None:
     many = ManifestInput("p", ROOT, 1, include=["n"],
-                         files=[f"n/{i % 97}/{i}.md" for i in range(20_000)])
-    assert len(manifest_to_json(many)) < 5_000
-    assert render_manifest(manifest_from_json(manifest_to_json(many))) == render_manifest(many)
+                         files=[f"n/{i % 97}/{i}.md" for i in range(200_000)])
+    stored = manifest_to_json(many)
+    assert len(stored) < STORED_CHARS + 5_000
+    assert render_manifest(manifest_from_json(stored)) == render_manifest(many)
+    budget = Budget(50_000, Channel.SEND)
+    assert render_manifest(manifest_from_json(stored), budget) == render_manifest(many, budget)
 
 
 # ---------------------------------------------------------------- meters
@@ -374,14 +414,16 @@ def test_paging_edges() -> None:
     page = page_changes(huge, 1, Budget(1_000))
     assert len(page.text) <= 1_000 and page.text.split("\n")[2].endswith("…")
     compacted = page_changes(UpdatesInput("p", ROOT, 1, 2, compacted=True), 1, Budget(1_000))
-    assert "re-enumerate" in compacted.text
+    assert "no longer reaches epoch 1" in compacted.text
+    assert "`freshline project files p --page 1`" in compacted.text
 
 
 def test_scope_changes_are_kept_when_paths_fold() -> None:
     inbox = [f"inbox/{i}.md" for i in range(500)]
     config = ConfigChange(include_added=["inbox"], newly_included=inbox)
+    why = {"why": "included", "pattern": "inbox"}
     u = UpdatesInput("p", ROOT, 1, 2, config=[config],
-                     changes=[Change(K.CREATED, path) for path in inbox])
+                     changes=[Change(K.ENTERED, path, detail=why) for path in inbox])
     text = render_updates(u, Budget(2_000)) or ""
     assert "- now included: folder /home/u/vault/inbox/" in text
-    assert f"- {ROOT}/inbox/: 500 newly in scope" in text
+    assert f"- {ROOT}/inbox/: 500 entered the project" in text

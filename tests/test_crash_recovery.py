@@ -41,8 +41,9 @@ def cli(root: Path, *args: str) -> tuple[int, str, str]:
 
 
 def script(tmp_path: Path, name: str, steps: list[dict[str, object]]) -> str:
+    """A script whose second turn is `steps`: the `moved` session sent once already."""
     path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps({"turns": [steps]}))
+    path.write_text(json.dumps({"turns": [[{"say": "first"}], steps]}))
     return f"scripted:{path}"
 
 

@@ -83,7 +83,8 @@ def test_the_hook_stays_within_budget_and_claude_code_sees_the_closing_tags(
     seen = claude_code_sees(second)
     assert seen.endswith(CLOSE_UPDATES)
     assert "Changes grouped by folder (counts by kind):" in seen
-    assert "run `freshline changes notes --since 0` for the full list." in seen
+    assert " changes notes --since 0 --channel hook --page 1` for the full list, a page at " \
+        "a time." in seen
     assert hook_call(big) == ""  # delivered: the cursor covers the rolled-up epochs
 
 

@@ -20,6 +20,7 @@ from freshline.errors import UsageError
 from freshline.session import SessionManager, Staged
 from freshline.session.claims import Outcome, outcome
 from freshline.session.engine import RULES, Deliveries
+from freshline.session.owners import owner_of
 from freshline.session.turn import applied
 from freshline.store import Acknowledgement, DeliveryState, SessionRecord, SessionState
 from tests.conftest import StoreBackend, Workspace
@@ -162,6 +163,16 @@ def test_a_session_is_delivered_to_only_by_the_channel_that_opened_it(
     assert issued is not None
     sent = a.new("p", channel=Channel.SEND)
     assert a.prepare(sent.id, "hi", conversation=False, channel=Channel.CHAT).manifest
+
+
+@pytest.mark.parametrize(("opened_by", "delivers", "same"), [
+    ("chat", "send", True), ("send", "chat", True),
+    ("pull", "send", True), ("pull", "chat", True),  # a chat or send pulled from elsewhere
+    ("pull", "mcp", False), ("pull", "hook", False), ("hook", "mcp", False),
+    ("mcp", "acp", False), ("hook", "hook", True),
+])
+def test_owners_table(opened_by: str, delivers: str, same: bool) -> None:
+    assert (owner_of(opened_by) == owner_of(delivers)) is same
 
 
 def test_a_delivery_built_on_one_in_flight_says_only_what_is_new(

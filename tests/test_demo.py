@@ -61,7 +61,7 @@ def test_isolated_edits_refresh_conflict_and_sync(output: str) -> None:
     assert "tool edit" in edits and "tool write" in edits
     assert '+    return f"Hello, {name}!"' in edits
     refresh = _section(output, "7. Upstream commits", "8. ")
-    assert "Refreshed from refs/heads/feature" in refresh
+    assert "Refreshed from feature (" in refresh
     assert "the paths it brought in, README.md, src/util.py" in " ".join(refresh.split())
     stop = " ".join(_section(output, "8. A conflicting upstream edit", "9. ").split())
     assert "Stopped: merging feature conflicts in 1 path: content: src/greeting.py" in stop

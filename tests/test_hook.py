@@ -21,6 +21,7 @@ from freshline.interfaces.hook.process import hook_log_path
 from freshline.session import SessionManager
 from freshline.session.evidence import Moment
 from freshline.session.pinning import pinned_project, project_for, workspace_for
+from tests.conftest import settled
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
 MANIFEST = "<project_context "
@@ -45,6 +46,7 @@ def hook(stdin: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+    settled()
     return done.stdout
 
 

@@ -1,16 +1,15 @@
 """The hook pinned per Claude session and proven delivered by the transcript.
 
-`Claude` plays Claude Code's part around the hook (`hook.process.run`, in this process;
-tests/test_hook.py runs the process itself): it sends each event's payload (the shapes
-Claude Code 2.1 sends), sets `CLAUDE_PROJECT_DIR`, and writes the session's transcript
-as Claude Code does — the hook's context as an attachment when it
-takes it, an assistant entry when the model answers — or drops the context. The real
+`Claude` plays Claude Code's part around the hook (its fast path, in this process, handing
+each call to the watcher's socket; tests/test_hook.py runs the process itself): it sends
+each event's payload (the shapes Claude Code 2.1 sends), sets `CLAUDE_PROJECT_DIR`, and
+writes the session's transcript as Claude Code does — the hook's context as an attachment
+when it takes it, an assistant entry when the model answers — or drops the context. The real
 client runs in tests/integration/test_claude_code.py.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -23,12 +22,14 @@ import pytest
 
 from freshline.context.phrases import RESUMED
 from freshline.interfaces.hook.claude_code import ADAPTER
-from freshline.interfaces.hook.process import run
-from freshline.interfaces.hook.protocol import HookOptions
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
 from freshline.store import Acknowledgement, DeliveryRecord, SessionState
-from tests.conftest import Workspace, git
+from tests.conftest import Served, Workspace, git, hook_in_process
+
+# Every call answered by the workspace's watcher (its socket served in this process); the
+# hook process doing the work itself is tests/test_hook.py's.
+pytestmark = pytest.mark.usefixtures("watcher_serving")
 
 MANIFEST = "<project_context "
 UPDATES = "<project_context_updates"
@@ -52,22 +53,20 @@ class Claude:
 
     def call(self, event: str, **fields: Any) -> str:
         """Run the hook for one event, in this process as `freshline hook claude-code`
-        runs it (`hook.process.run`: options from the arguments and the environment,
-        failures logged); its additional context ("" when it printed none)."""
+        runs it (through the watcher's socket); its additional context ("" when it
+        printed none)."""
         data: dict[str, Any] = {"session_id": self.session, "cwd": str(self.cwd),
                                 "hook_event_name": event, **fields}
         if self.transcript is not None:
             data["transcript_path"] = str(self.transcript)
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.project_dir), **self.env}
         given = dict(zip(self.args, self.args[1:], strict=False))
-        workspace = given.get("--workspace")
-        options = HookOptions.from_env(ADAPTER, Path(workspace) if workspace else None,
-                                       given.get("--project"), env)
-        out = io.StringIO()
-        assert run(ADAPTER, io.StringIO(json.dumps(data)), out, options) == 0
-        if not out.getvalue():
+        overrides = {"CLAUDE_PROJECT_DIR": str(self.project_dir), **self.env}
+        agent = self.args[self.args.index("hook") + 1]
+        printed = hook_in_process(json.dumps(data), overrides, agent,
+                                  given.get("--workspace"), given.get("--project"))
+        if not printed:
             return ""
-        hooked = json.loads(out.getvalue())["hookSpecificOutput"]
+        hooked = json.loads(printed)["hookSpecificOutput"]
         assert hooked["hookEventName"] == event
         text: str = hooked["additionalContext"]
         return text
@@ -251,7 +250,7 @@ def test_a_transcript_holding_no_hook_output_proves_nothing(two: Workspace, log:
 
 
 def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
-    two: Workspace, log: Path
+    two: Workspace, log: Path, watcher_serving: Served
 ) -> None:
     """Seen: the hook and `freshline acp` both delivered to one conversation. The proxy
     marks the agent it starts; the hook then neither prints nor opens a session."""
@@ -263,6 +262,8 @@ def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
                        tool_response={"type": "text"}) == ""
     assert session_of(two, claude) is None
     assert not log.exists()
+    assert watcher_serving.asked == 0  # not even the watcher was asked
+    watcher_serving.hooks_run = 0
 
 
 def test_an_error_entry_quoting_the_output_is_not_delivery(two: Workspace) -> None:

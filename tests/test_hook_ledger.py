@@ -4,7 +4,6 @@ process answers them."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -14,24 +13,25 @@ import pytest
 from freshline.config import load_config
 from freshline.errors import UsageError
 from freshline.interfaces.hook.claude_code import ADAPTER, MATCHER, parse, tool_use
-from freshline.interfaces.hook.process import run
-from freshline.interfaces.hook.protocol import HookOptions, ToolUse
+from freshline.interfaces.hook.protocol import ToolUse
 from freshline.session import SessionManager
 from freshline.session.evidence import Moment
 from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_of
+from tests.conftest import hook_in_process
 
 from .conftest import git
 from .test_hook import PAYLOADS, context
 from .test_ledger_turns import branched
 
+# Every call answered by the workspace's watcher (its socket served in this process).
+pytestmark = pytest.mark.usefixtures("watcher_serving")
+
 
 def hook(stdin: str) -> str:
-    """The hook's stdout for one payload, answered in this process as `freshline hook
-    claude-code` answers it (`hook.process.run`; tests/test_hook.py runs the process)."""
-    out = io.StringIO()
-    assert run(ADAPTER, io.StringIO(stdin), out, HookOptions.from_env(ADAPTER)) == 0
-    return out.getvalue()
+    """The hook's stdout for one payload, as `freshline hook claude-code` prints it (its
+    fast path, in this process; tests/test_hook.py runs the process)."""
+    return hook_in_process(stdin)
 
 
 RECORDED_ROOT = "/home/user/notes"  # the recorded workspace, replaced by the test's

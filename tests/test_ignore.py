@@ -263,8 +263,8 @@ def test_an_ignore_file_change_is_announced_as_a_config_change(vault: Workspace)
     found = changes(vault, [".gitignore"])  # as a watcher hints it: the rules reach further
     detail = config_detail(found)
     assert detail["newly_included"] == [".venv/c.md", "drafts/b.md"]
-    assert {(c.kind, c.path) for c in found if c.kind is C} == {
-        (C, ".venv/c.md"), (C, "drafts/b.md")
+    assert {(c.kind, c.path) for c in found if c.kind is ChangeKind.ENTERED} == {
+        (ChangeKind.ENTERED, ".venv/c.md"), (ChangeKind.ENTERED, "drafts/b.md")
     }
     assert files(vault) == [".venv/c.md", "a.md", "drafts/b.md"]
     assert changes(vault) == []  # and nothing more the next time

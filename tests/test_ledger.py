@@ -247,7 +247,7 @@ def test_the_stale_section_opens_the_block() -> None:
      "you wrote /w/a.md at turn 4; it has changed since (by freshline session 3f2a9c1b0d4e, mcp)"),
     (StaleRead("a.md", 1, K.MODIFIED, Source(SourceKind.REFRESH, "refs/heads/main</x>")),
      "you read /w/a.md at turn 1; it has changed since "
-     "(by the refresh from refs/heads/main&lt;/x&gt;)"),
+     "(by the refresh from main&lt;/x&gt;)"),
 ])
 def test_stale_lines(stale: StaleRead, line: str) -> None:
     text = render_updates(block(changes=[], stale=[stale]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -290,6 +291,14 @@ def test_gc_dry_run_changes_nothing(notes: Workspace) -> None:
     assert report["dry_run"] and report["bytes_freed"] == 0
     assert report["documents"]
     assert tree_state(notes.root / ".freshline") == before
+
+
+def test_seen_gc_dry_run_with_nothing_to_do_said_nothing_changed(notes: Workspace) -> None:
+    """Seen: `gc --dry-run` said `nothing changed` (say `nothing to remove`)."""
+    for args in (["--dry-run"], []):
+        code, out, err = cli(notes, "gc", *args)
+        assert code == 0, err
+        assert re.fullmatch(r"nothing to remove; freshline's data takes \S+ k?B\n", out), out
 
 
 def test_gc_after_rm_frees_the_space_of_what_went(notes: Workspace) -> None:

@@ -98,7 +98,7 @@ async def test_blocks_are_text_content_and_updates_come_once_acknowledged(
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == {
             "list_projects", "project_manifest", "open_session", "project_updates",
-            "acknowledge", "project_changes", "read_document",
+            "acknowledge", "project_changes", "project_files", "read_document",
         }
         projects = fields(await call(client, "list_projects"))
         assert [p["name"] for p in projects] == ["p", "q"]
@@ -148,6 +148,12 @@ async def test_a_rolled_up_delivery_fits_the_budget_and_pages_the_rest(notes: Wo
         assert data["page"] == 1 and data["pages"] >= 1 and "one more.md" in text(page)
         message = await call_error(client, "project_changes", session=session, page=99)
         assert "page 99 does not exist" in message
+        message = await call_error(client, "project_changes", session=session, since=10**30)
+        assert f"since={10**30}" in message and "epochs 0 to" in message
+        files = await call(client, "project_files", project="p", folder=str(notes.root / "notes"
+                                                                             / "batch 3"))
+        assert len(text(files)) <= 3_000 and "new note 150.md" in text(files)
+        assert "batch 2/" not in text(files) and fields(files)["page"] == 1
 
 
 # --- 8. delivery tokens live in the store ---------------------------------------------------

@@ -3,11 +3,13 @@ and `git daemon` on 127.0.0.1 (issue 21)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
@@ -135,6 +137,26 @@ def test_round_trip_live_and_isolated_and_continue_on_the_other_machine(
     assert said(a, live.id) == ["first on a", "second on b"]
     turn(a, iso.id, "third on a")  # the worktree was moved to the new head
     assert said(a, iso.id) == ["edit on a", "more on b", "third on a"]
+
+
+def test_seen_a_pulled_session_was_listed_as_send_opened_at_the_pull(
+    pair: tuple[SessionManager, SessionManager], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen: a pulled session listed channel `send` and the pull time as `opened`."""
+    a, b = pair
+    s = a.new("notes", channel=Channel.CHAT)
+    turn(a, s.id, "first on a")
+    sharing.push(a, None)
+    later = time.time() + 7200  # pulled two hours later
+    monkeypatch.setattr(sharing, "time", SimpleNamespace(time=lambda: later))
+    sharing.pull(b, None)
+    pulled = b.store.session_get(s.id)
+    assert pulled.channel == "pull" and pulled.resumed_at == later
+    assert abs(pulled.created_at - a.store.session_get(s.id).created_at) < 2
+    listed = json.loads(cli(b.config.root, "session", "list", "--json")[1])
+    assert [(x["id"], x["channel"]) for x in listed] == [(s.id, "pull")]
+    turn(b, s.id, "second on b")  # a pulled session records its turns like any other
+    assert said(b, s.id) == ["first on a", "second on b"]
 
 
 def test_divergent_appends_keep_the_remotes_aside_and_fork_makes_it_a_session(

@@ -352,7 +352,8 @@ def test_fork_at_a_turn_and_continue_both_branches(
     events = m.conversations.log(s)
     second = [i for i, e in enumerate(events) if e.author is Author.USER][1]
     assert m.conversations.head(forked) == events[second - 1].commit  # where turn 2 began
-    theirs = script(tmp_path, [write("src/e.py", "e = 1\n")])
+    # The fork holds turn 1 already: a model of its own plays from its turn 2.
+    theirs = script(tmp_path, [], [write("src/e.py", "e = 1\n")])
     turns(m, forked, theirs, "add e instead")
     turns(m, s, ours, "add d")
     assert said(theirs.requests) == ["add b", "add e instead"]

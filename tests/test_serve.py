@@ -122,7 +122,7 @@ async def test_every_tool_resource_and_prompt_with_a_valid_token(team: Team) -> 
     async with team.connect(0, "alice") as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == {"list_projects", "project_manifest", "open_session", "project_updates",
-                         "acknowledge", "project_changes", "read_document"}
+                         "acknowledge", "project_changes", "project_files", "read_document"}
         assert [p["name"] for p in data(await call(client, "list_projects"))] == ["p"]
         assert "notes/a.md" in text(await call(client, "project_manifest", project="p"))
         session = data(await call(client, "open_session", project="p"))["session"]
@@ -173,6 +173,7 @@ async def test_a_user_without_a_grant_cannot_see_open_or_read_a_project(team: Te
         assert await refused(bob, "project_manifest", project="p") == \
             (await refused(bob, "project_manifest", project="nosuch")).replace("nosuch", "p")
         assert "unknown project 'p'" in await refused(bob, "open_session", project="p")
+        assert "unknown project 'p'" in await refused(bob, "project_files", project="p")
         hidden = await refused(bob, "read_document", path="notes/a.md")
         missing = await refused(bob, "read_document", path="other/none.md")
         assert hidden.replace("notes/a.md", "X") == missing.replace("other/none.md", "X")

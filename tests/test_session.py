@@ -19,7 +19,7 @@ from freshline.agent.errors import BackendError, BackendUnreachable
 from freshline.agent.messages import AssistantReply, Message, TextCallback, ToolSpec
 from freshline.config import Config
 from freshline.context import manifest_from_json, render_manifest
-from freshline.context.phrases import COMPACTED, IN_PROGRESS, RESUMED
+from freshline.context.phrases import FOLDED_HEADING, FORGOTTEN, IN_PROGRESS, RESUMED
 from freshline.conversation import Author, Event
 from freshline.errors import ConfigError, UsageError
 from freshline.session import PreparedTurn, SessionManager
@@ -239,15 +239,18 @@ def test_out_of_scope_and_internal_paths_never_appear(ws: Workspace, managers: M
         assert hidden not in turn.wire_prompt
 
 
-def test_compacted_log_says_to_re_enumerate(ws: Workspace, managers: Make):
+def test_a_compacted_log_tells_what_it_dropped_per_folder(ws: Workspace, managers: Make):
     ws.write("notes/a.md", "a")
     m, sid = started(ws, managers, change_log_cap=2)
     for i in range(4):
         ws.write(f"notes/n{i}.md", str(i))
         m.tracker.flush()
     turn = deliver(m, sid)
-    assert COMPACTED in (turn.updates or "")
-    assert "n0.md" not in turn.wire_prompt
+    assert entries(turn.updates, FOLDED_HEADING) == [
+        f"{absolute(m, 'notes')}/: 2 created (epochs 1–2)"]
+    assert entries(turn.updates, "Created:") == [absolute(m, "notes/n2.md"),
+                                                 absolute(m, "notes/n3.md")]
+    assert "n0.md" not in turn.wire_prompt and turn.manifest is None
     assert m.get(sid).cursor == m.tracker.epoch("p")
     assert deliver(m, sid).updates is None
 
@@ -261,7 +264,8 @@ def test_config_change_names_the_newly_included_sources(ws: Workspace, managers:
     assert entries(turn.updates, "Scope changed:") == [
         f"now included: folder {absolute(m, 'drafts')}/"
     ]
-    assert entries(turn.updates, "Newly in scope:") == [absolute(m, "drafts/idea.md")]
+    assert entries(turn.updates, "Entered the project:") == [
+        f"{absolute(m, 'drafts/idea.md')} (now included by folder {absolute(m, 'drafts')}/)"]
     assert deliver(widened, sid).updates is None
 
 
@@ -434,6 +438,25 @@ def test_in_scope_listing_follows_the_log(ws: Workspace, managers: Make):
     assert m.conversations.log(s.id)  # the live turn was recorded from the listing
 
 
+def test_in_scope_listing_catches_up_on_what_was_undone(ws: Workspace, managers: Make):
+    """A change undone is not told to a session (net), but the listing holds index
+    entries: the reverted file's entry (its stat) moved, and the catch-up must see it."""
+    ws.write("notes/a.md", "same")
+    ws.write("notes/b.md", "gone and back")
+    m = managers(ws.configure({"p": {"include": ["notes"]}}))
+    m.tracker.flush()
+    assert [e.path for e in m.in_scope.entries("p")] == ["notes/a.md", "notes/b.md"]
+    ws.write("notes/a.md", "edited")
+    (ws.root / "notes/b.md").unlink()
+    m.tracker.flush()  # a scan between the change and its undoing
+    ws.write("notes/a.md", "same")
+    ws.write("notes/b.md", "gone and back")
+    for name in ("a", "b"):  # settled stamps, which the index keeps
+        os.utime(ws.root / f"notes/{name}.md", (1_500_000_000, 1_500_000_000))
+    m.tracker.flush()
+    assert m.in_scope.entries("p") == m.tracker.files_in_scope("p")
+
+
 def test_a_project_removed_and_added_again_is_re_enumerated(ws: Workspace, managers: Make):
     ws.write("notes/a.md", "a")
     m, sid = started(ws, managers)
@@ -445,7 +468,8 @@ def test_a_project_removed_and_added_again_is_re_enumerated(ws: Workspace, manag
     managers(ws.config()).tracker.flush()
     again = managers(ws.configure({"p": {"include": ["notes"]}}))
     turn = deliver(again, sid)
-    assert COMPACTED in (turn.updates or "")  # what happened meanwhile is unknown
+    assert FORGOTTEN in (turn.updates or "")  # what happened meanwhile is unknown:
+    assert turn.manifest is not None and "while-away.md" in turn.manifest  # the project now
     assert again.get(sid).cursor == again.tracker.epoch("p") == 2
     assert deliver(again, sid).updates is None  # not stuck re-announcing the marker
     ws.write("notes/c.md", "c")
@@ -458,7 +482,8 @@ def test_a_long_lived_manager_sees_an_edited_config(ws: Workspace, managers: Mak
     m, sid = started(ws, managers)
     ws.configure({"p": {"include": ["notes", "drafts"]}})
     turn = deliver(m, sid)
-    assert entries(turn.updates, "Newly in scope:") == [absolute(m, "drafts/idea.md")]
+    assert entries(turn.updates, "Entered the project:") == [
+        f"{absolute(m, 'drafts/idea.md')} (now included by folder {absolute(m, 'drafts')}/)"]
     assert [e.path for e in m.in_scope.entries("p")] == ["drafts/idea.md", "notes/a.md"]
     (ws.root / "freshline.toml").write_text("[projects.p\n")
     with pytest.raises(ConfigError):

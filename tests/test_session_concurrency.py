@@ -79,8 +79,10 @@ def test_seen_concurrent_isolated_sends_take_turns_and_leave_no_strays(
     session = manager.new("code").id
     models = []
     for i in range(PROCESSES):
-        turns = [[{"tool": "write", "args": {"path": f"src/p{i}-{n}.py", "content": f"{n}\n"}},
-                  {"say": "written"}] for n in range(ROUNDS)]
+        # A scripted model plays the turn of the conversation's next human message: each
+        # sender's script writes, at every turn, a file naming itself and the turn.
+        turns = [[{"tool": "write", "args": {"path": f"src/p{i}-t{t}.py", "content": f"{t}\n"}},
+                  {"say": "written"}] for t in range(PROCESSES * ROUNDS)]
         script = tmp_path / f"p{i}.json"
         script.write_text(json.dumps({"turns": turns}))
         models.append(f"scripted:{script}")
@@ -104,8 +106,8 @@ def test_seen_concurrent_isolated_sends_take_turns_and_leave_no_strays(
     worktree = manager.conversations.worktree(session)
     assert git(worktree, "status", "--porcelain", "--untracked-files=all") == ""
     head_files = git(root, "ls-tree", "-r", "--name-only", log[-1].commit or "").split()
-    assert {f"src/p{i}-{n}.py" for i in range(PROCESSES) for n in range(ROUNDS)} <= set(
-        head_files)
+    written = {f"src/{e.content.split('-')[0]}-t{t}.py" for t, e in enumerate(users)}
+    assert written == {p for p in head_files if p.startswith("src/p")}
 
 
 def test_seen_concurrent_live_sends_never_announce_a_change_twice(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
 from freshline.agent.errors import BackendError
-from freshline.context.phrases import COMPACTED
+from freshline.context.phrases import FOLDED_HEADING, FORGOTTEN
 from freshline.session import SessionManager
 from tests.conftest import StoreBackend, Workspace
 from tests.test_session import Refusing, deliver, entries, unused
@@ -104,7 +104,9 @@ class SessionMachine(RuleBasedStateMachine):
         now = view(self.files, self.scope)
         root = self.ws.root.resolve()
         prompt = turn.wire_prompt
-        compacted = COMPACTED in (turn.updates or "")
+        # Behind the log's start paths are counted per folder (or, further back, the
+        # manifest comes again): what changed is said, if not path by path.
+        compacted = any(line in (turn.updates or "") for line in (FOLDED_HEADING, FORGOTTEN))
         if turn.held and turn.manifest and "previous manifest" not in turn.held:
             # a landing re-materialized: its fresh manifest lists exactly today's files
             listed = set(entries(turn.manifest, "Files ("))

@@ -26,6 +26,7 @@ from freshline.store import (
     SessionState,
     Store,
 )
+from freshline.store.records import ChangeGroup
 from freshline.store.schema import MIGRATIONS
 from tests.conftest import StoreBackend
 
@@ -80,10 +81,32 @@ def test_the_change_log_reads_back_in_order_and_compacts_whole_epochs(store: Sto
         (1, ODD), (1, "n.md"), (2, "")]
     assert store.log_read("p", 1)[0].change.detail == {"count": 0}
     with store.write():
-        assert store.log_compact("p", 1) == 1
-        store.project_put(ProjectState("p", 3, 1, "sig2", {}))
+        assert store.log_drop("p", 5, keep=2) == []  # 3 rows: under the cap
+        dropped = store.log_drop("p", 1, keep=2)  # never epoch 2, the one to keep
+        assert [(e.epoch, e.change.path) for e in dropped] == [(1, ODD), (1, "n.md")]
+        assert store.log_drop("p", 0, keep=2) == []
+        store.project_put(ProjectState("p", 3, 1, "sig2", {}, 1))
     assert [e.epoch for e in store.log_read("p", 0)] == [2]
     assert store.project_states()["p"].compacted_through == 1
+    assert store.project_states()["p"].forgotten_through == 1
+
+
+def test_the_counts_of_dropped_changes_read_back_and_go_oldest_first(store: Store) -> None:
+    moved = Change(ChangeKind.GIT, "", detail={"operation": "checkout", "count": 3})
+    with store.write():
+        store.groups_append("p", [ChangeGroup(1, 2, ODD, {"created": 3}),
+                                  ChangeGroup(1, 2, entry=moved)])
+        store.groups_append("p", [ChangeGroup(3, 3, "", {"deleted": 1})])
+        store.groups_append("q", [ChangeGroup(1, 1, "x", {"modified": 1})])
+    assert store.groups_read("p", 0) == [ChangeGroup(1, 2, ODD, {"created": 3}),
+                                         ChangeGroup(1, 2, entry=moved),
+                                         ChangeGroup(3, 3, "", {"deleted": 1})]
+    assert [g.folder for g in store.groups_read("p", 2)] == [""]
+    with store.write():
+        assert store.groups_trim("p", 3) is None
+        assert store.groups_trim("p", 1) == 2  # a span's groups go together
+    assert store.groups_read("p", 0) == [ChangeGroup(3, 3, "", {"deleted": 1})]
+    assert len(store.groups_read("q", 0)) == 1
 
 
 def test_hints_and_meta(store: Store) -> None:

@@ -5,6 +5,7 @@ written."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from freshline.interfaces.cli import app
 from freshline.session import SessionManager, users
 from freshline.store import Store, WithheldRow, open_database
 from freshline.store.location import ENV_VAR
+from freshline.store.records import ChangeGroup
 from freshline.tracker import Tracker
 from tests.churn import notes_workspace
 from tests.pgserver import PgServer
@@ -33,9 +35,9 @@ def counts(store: Store) -> dict[str, int]:
 
 
 def busy_workspace(tmp_path: Path) -> Path:
-    """A workspace whose store has rows in every table: epochs, a log, sessions with
-    cursors, ledger rows, deliveries, hints, meta, users with grants and sessions they own,
-    a file secrets were withheld from."""
+    """A workspace whose store has rows in every table: epochs, a log and the counts of a
+    compacted part, sessions with cursors, ledger rows, deliveries, hints, meta, users with
+    grants and sessions they own, a file secrets were withheld from."""
     root = notes_workspace(tmp_path)
     (root / "notes/a.md").write_text("a\n")
     manager = SessionManager(load_config(root))
@@ -52,6 +54,8 @@ def busy_workspace(tmp_path: Path) -> Path:
         Deliveries(manager).issue(mcp, Channel.MCP)
         manager.record_read(s, "notes/a.md", "0" * 40)
         store.hints_add(["notes/b.md"])
+        with store.write():
+            store.groups_append("p", [ChangeGroup(1, 1, "notes", {"created": 3})])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
         store.failure_add("192.0.2.1", time.time(), 0.0)
@@ -111,3 +115,15 @@ def test_status_says_where_the_store_is_without_the_password(
     assert "store: postgresql://freshline:***@/freshline?host=" in out and "s3cret" not in out
     code, out, _ = run(root, "status", "--json")
     assert json.loads(out)["store"] == str(root / ".freshline" / "freshline.db")
+
+
+def test_seen_store_migrate_table_names_overflowed_their_column(tmp_path: Path) -> None:
+    """Seen: `session_owners` and longer table names pushed their row counts out of line."""
+    root = busy_workspace(tmp_path)
+    code, out, err = run(root, "store", "migrate", "--to", f"sqlite:{tmp_path / 'copy.db'}")
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if re.search(r"\d+ rows?$", line)]
+    assert len(rows) == len(counts(Store(root / ".freshline")))
+    starts = {len(line) - len(re.search(r"\d+ rows?$", line).group(0)) for line in rows}
+    names = max(len(line.split()[0]) for line in rows)
+    assert len(starts) == 1 and starts.pop() >= names + 2, out

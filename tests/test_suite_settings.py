@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,3 +17,16 @@ def test_hypothesis_has_no_deadline_suite_wide() -> None:
 @given(st.integers())
 def test_a_test_with_its_own_settings_keeps_no_deadline(n: int) -> None:
     assert settings().deadline is None
+
+
+def test_the_quick_start_says_what_a_first_make_test_installs() -> None:
+    """Seen: a first `make test` installed PostgreSQL and the real npm clients unannounced."""
+    root = Path(__file__).resolve().parents[1]
+    readme = root.joinpath("README.md").read_text(encoding="utf-8")
+    quick = " ".join(readme.split("## Quick start")[1].split("\n## ")[0].split())
+    makefile = root.joinpath("Makefile").read_text(encoding="utf-8")
+    assert "postgresql-15" in makefile and "PostgreSQL 15 from Debian's packages" in quick
+    sources = "".join(p.read_text() for p in root.glob("tests/integration/*.py"))
+    packages = re.findall(r'NpmClient\("([^"]+)"', sources)
+    assert packages and all(f"`{p}`" in quick for p in packages), packages
+    assert re.search(r"about \d+ minutes", quick)

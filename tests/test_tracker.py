@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.store.records import Change, ChangeKind
+from freshline.store.records import Change, ChangeGroup, ChangeKind
 from freshline.tracker import scan as scan_module
 from freshline.tracker.hints import beat
 from freshline.tracker.scan import Scanner, outermost
@@ -99,7 +99,8 @@ def test_tag_gained_and_lost_and_md_to_txt(ws: Workspace) -> None:
     ws.configure({"p": {"include": ["#paper"]}})
     ws.tracker().scan()
     ws.write("n/a.md", "now a #paper\n")
-    assert logged(ws) == [Change(C, "n/a.md")]
+    paper = {"why": "tagged", "pattern": "#paper"}
+    assert logged(ws) == [Change(ChangeKind.ENTERED, "n/a.md", detail=paper)]
     ws.write("n/a.md", "---\ntags: [paper, x]\n---\nfront matter tag\n")
     assert logged(ws) == [Change(M, "n/a.md")]
     os.rename(ws.root / "n/a.md", ws.root / "n/a.txt")
@@ -107,7 +108,8 @@ def test_tag_gained_and_lost_and_md_to_txt(ws: Workspace) -> None:
     os.rename(ws.root / "n/a.txt", ws.root / "n/a.md")
     assert logged(ws) == [Change(C, "n/a.md")]
     ws.write("n/a.md", "---\ntags: [x]\n---\nno longer\n")
-    assert logged(ws) == [Change(D, "n/a.md")]
+    untagged = {"why": "untagged", "pattern": "#paper"}
+    assert logged(ws) == [Change(ChangeKind.LEFT, "n/a.md", detail=untagged)]
 
 
 def test_note_title_pattern_across_a_rename(ws: Workspace) -> None:
@@ -228,7 +230,7 @@ def test_targeted_scan_sees_only_hinted_subtrees(notes: Workspace) -> None:
     assert t.store.index_get("other/y.md") is None
 
 
-def test_compaction_gives_a_marker_not_a_partial_list(ws: Workspace) -> None:
+def test_compaction_keeps_what_it_dropped_as_counts_per_folder(ws: Workspace) -> None:
     ws.configure({"p": {"include": ["n"]}}, change_log_cap=5)
     t = ws.tracker()
     t.scan()
@@ -239,10 +241,28 @@ def test_compaction_gives_a_marker_not_a_partial_list(ws: Workspace) -> None:
     assert t.epoch("p") == 4
     state = t.store.project_state("p")
     assert state is not None and state.compacted_through == 2
-    assert t.changes_since("p", 1).compacted
-    assert t.changes_since("p", 1).changes == []
+    behind = t.changes_since("p", 1)
+    assert behind.compacted and not behind.forgotten
+    assert behind.folded == [ChangeGroup(2, 2, "n", {"created": 2})]
+    assert [c.path for c in behind.changes] == ["n/2a.md", "n/2b.md", "n/3a.md", "n/3b.md"]
+    assert t.changes_since("p", 0).folded == [ChangeGroup(1, 2, "n", {"created": 4})]
     recent = t.changes_since("p", 2)
-    assert not recent.compacted and len(recent.changes) == 4
+    assert not recent.compacted and len(recent.changes) == 4 and not recent.folded
+
+
+def test_past_their_own_cap_the_oldest_counts_are_forgotten(ws: Workspace) -> None:
+    ws.configure({"p": {"include": ["n"]}}, change_log_cap=2)
+    t = ws.tracker()
+    t.scan()
+    for i in range(30):  # 20 groups are kept at this cap, one per compaction here
+        ws.write(f"n/f{i}/a.md", "a")
+        t.scan()
+    state = t.store.project_state("p")
+    assert state is not None and state.forgotten_through == 8
+    assert t.changes_since("p", 7).forgotten and t.changes_since("p", 7).changes == []
+    kept = t.changes_since("p", 8)  # epoch 9 (n/f8) is the oldest the counts reach
+    assert kept.compacted and not kept.forgotten
+    assert {g.folder for g in kept.folded} == {f"n/f{i}" for i in range(8, 28)}
 
 
 def test_one_flush_larger_than_the_cap_is_kept_whole(ws: Workspace) -> None:
@@ -282,8 +302,11 @@ def test_config_change_logs_what_entered_and_left(notes: Workspace) -> None:
     assert config[0].detail["include_added"] == ["other"]
     assert config[0].detail["include_removed"] == ["notes"]
     assert config[0].detail["newly_included"] == ["other/c.md"]
-    paths = [(c.kind, c.path) for c in changes if c.kind is not ChangeKind.CONFIG]
-    assert paths == [(D, "notes/a.md"), (D, "notes/b.md"), (C, "other/c.md")]
+    paths = [(c.kind, c.path, c.detail) for c in changes if c.kind is not ChangeKind.CONFIG]
+    unincluded = {"why": "unincluded", "pattern": "notes"}
+    assert paths == [(ChangeKind.LEFT, "notes/a.md", unincluded),
+                     (ChangeKind.LEFT, "notes/b.md", unincluded),
+                     (ChangeKind.ENTERED, "other/c.md", {"why": "included", "pattern": "other"})]
 
 
 def test_a_file_created_with_a_scope_change_never_left_the_old_scope(notes: Workspace) -> None:
@@ -341,7 +364,8 @@ def test_an_ignore_entry_removed_brings_its_files_in_even_on_a_hinted_flush(
     ws.configure({"p": {"include": ["n"]}})
     result = t.scan(["n/a.md"])  # only a hint for another file
     assert result.full
-    assert [c.path for c in result.projects["p"].changes if c.kind is C] == ["n/build/out.md"]
+    entered = [c for c in result.projects["p"].changes if c.kind is ChangeKind.ENTERED]
+    assert entered == [Change(ChangeKind.ENTERED, "n/build/out.md", detail={"why": "unignored"})]
 
 
 def test_the_index_stats_cache_follows_writes_by_other_connections(ws: Workspace) -> None:

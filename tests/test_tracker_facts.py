@@ -78,7 +78,7 @@ def test_a_tag_pattern_added_later_sees_the_tags_of_unchanged_notes(vault: Works
     assert config.detail["newly_included"] == ["other/c.md"]
     assert config.detail["no_longer_included"] == ["notes/a.md"]
     assert [(c.kind, c.path) for c in changes if c.path] == [
-        (D, "notes/a.md"), (C, "other/c.md")]
+        (ChangeKind.LEFT, "notes/a.md"), (ChangeKind.ENTERED, "other/c.md")]
     assert in_scope(vault) == ["notes/b.md", "other/c.md"]
     entry = vault.tracker().store.index_get("other/c.md")
     assert entry is not None and entry.parsed and entry.properties == {"status": "active"}

@@ -4,8 +4,8 @@ Several edits and config changes may come between two flushes. Invariant: the in
 in-scope tree is the one on disk at the last flush (judged from the files themselves:
 their tags, properties and blobs), and for every reader at an earlier epoch, replaying
 the log since that epoch onto the in-scope tree the reader saw gives exactly that tree
-(no miss, no phantom), or a compacted marker when the reader is below
-`compacted_through`.
+(no miss, no phantom, nothing the reader still holds told again), or a compacted answer
+when the reader is below `compacted_through` (forgotten below `forgotten_through`).
 """
 
 from __future__ import annotations
@@ -44,11 +44,13 @@ def replay(tree: dict[str, str], changes: list[Change], today: dict[str, str]) -
         assert c.old_path in tree, f"phantom rename source {c.old_path}"
         out[c.path] = tree[c.old_path]
     for c in changes:
-        if c.kind is ChangeKind.DELETED:
-            assert c.path in out, f"phantom deletion {c.path}"
+        if c.kind in (ChangeKind.DELETED, ChangeKind.LEFT):
+            assert c.path in out, f"phantom {c.kind.value} {c.path}"
             del out[c.path]
-        elif c.kind in (ChangeKind.CREATED, ChangeKind.MODIFIED):
+        elif c.kind in (ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.ENTERED):
             assert c.path in today, f"phantom {c.kind.value} {c.path}"
+            # net: what the reader still holds is not told again
+            assert c.kind is not ChangeKind.MODIFIED or out.get(c.path) != today[c.path], c
             out[c.path] = today[c.path]
     return out
 
@@ -137,6 +139,7 @@ class TrackerMachine(RuleBasedStateMachine):
             answer = self.tracker.changes_since("p", epoch)
             if answer.compacted:
                 assert epoch < state.compacted_through
+                assert answer.forgotten == (epoch < state.forgotten_through)
                 continue
             assert replay(seen, answer.changes, today) == today
 

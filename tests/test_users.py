@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -112,3 +113,11 @@ def test_a_viewer_sees_exactly_its_grants_and_the_owner_everything(
 ) -> None:
     assert users.Viewer("u", granted).sees(project) == (project in granted)
     assert users.OWNER.sees(project)
+
+
+def test_seen_user_list_header_is_lower_case_like_every_table(two_projects: Workspace) -> None:
+    """Seen: `user list` printed `USER  PROJECTS  CREATED`."""
+    assert run(two_projects, "user", "add", "alice", "--project", "p")[0] == 0
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    assert run(two_projects, "user", "list")[1] == (
+        f"user   projects  subject  created\nalice  p         -        {today}\n")

@@ -270,7 +270,8 @@ def test_scan_with_a_watcher_lists_what_changed_since_the_last_scan(
     time.sleep(0.3)  # the watcher may log it first, or the scan's flush: either way
     data = as_json(notes, "scan")
     assert data["projects"] == {"p": {
-        "since": epoch, "epoch": data["projects"]["p"]["epoch"], "compacted": False,
+        "project": "p", "since": epoch, "epoch": data["projects"]["p"]["epoch"],
+        "compacted": False, "forgotten": False, "counted": [],
         "changes": [{"kind": "created", "path": "n/c.md", "old_path": None, "detail": None}]}}
     assert as_json(notes, "scan")["projects"] == {}
 

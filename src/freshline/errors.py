@@ -64,16 +64,19 @@ class SessionBusy(FreshlineError):
 
 class ConflictStop(FreshlineError):
     """A refresh or sync merge conflicts, or a publication has unresolved conflicts;
-    nothing was sent or moved. `kinds` maps each path to its conflict's kind."""
+    nothing was sent or moved. `kinds` maps each path to its conflict's kind; `target`
+    names the rev whose merge conflicts (as people write it), when a merge did."""
 
     exit_code = 3
 
     def __init__(
-        self, message: str, paths: list[str] | None = None, kinds: dict[str, str] | None = None
+        self, message: str, paths: list[str] | None = None, kinds: dict[str, str] | None = None,
+        target: str | None = None,
     ) -> None:
         super().__init__(message)
         self.paths = list(paths or [])
         self.kinds = dict(kinds or {})
+        self.target = target
 
 
 class RewindStop(FreshlineError):

@@ -6,11 +6,9 @@ prompt of another agent) and conversion workers must not load the model SDKs or 
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 
@@ -21,6 +19,8 @@ def exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
         return getattr(importlib.import_module(home), name)
 
     return __getattr__

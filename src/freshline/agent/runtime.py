@@ -152,14 +152,22 @@ def complete(
     on_text: TextCallback | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     channel: Channel = Channel.SEND,
+    on_event: EventCallback | None = None,
 ) -> SendResult:
-    """Run a prepared turn through the model, record it and accept it."""
+    """Run a prepared turn through the model, record it and accept it. `on_event` hears
+    each event as it happens (for display: a turn that fails later records none)."""
     s = turn.session
     messages = [*history(manager, s.id), Message(Role.USER, turn.wire_prompt)]
     tools = toolbox_for(manager, s, channel, turn.ledger)
     keep, trees = _tree_keeper(manager, turn)
+
+    def happened(e: TurnEvent) -> None:
+        keep(e)
+        if on_event is not None:
+            on_event(e)
+
     try:
-        result = run_turn(backend, messages, tools, max_iterations, on_text, keep)
+        result = run_turn(backend, messages, tools, max_iterations, on_text, happened)
         head = turn.record([_event(e, tree) for e, tree in zip(result.events, trees,
                                                                strict=True)])
     except BaseException:
@@ -200,16 +208,18 @@ def send(
     channel: Channel = Channel.SEND,
     wait: bool = True,
     on_wait: WaitNotice | None = None,
+    on_event: EventCallback | None = None,
 ) -> SendResult:
     """Prepare, run and accept one turn, its blocks fitted to `channel`'s budget, holding
     the session's turn lock throughout.
 
     Raises ConflictStop / SyncRequired before the model is called, backend errors with
     nothing recorded or advanced, and SessionBusy when `wait` is False and another send on
-    the session is running (`on_wait` hears who, after a second of waiting).
+    the session is running (`on_wait` hears who, after a second of waiting). `on_text`
+    hears the model's text as it streams, `on_event` each reply and tool call as it ends.
     """
     with manager.turn_lock(session_id, wait, on_wait):
         turn = manager.prepare(session_id, message, channel=channel)
         if on_prepared is not None:
             on_prepared(turn)
-        return complete(manager, turn, backend, on_text, channel=channel)
+        return complete(manager, turn, backend, on_text, channel=channel, on_event=on_event)

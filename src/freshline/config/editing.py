@@ -41,7 +41,7 @@ _TEMPLATE = """\
 
 [workspace]
 # debounce_ms = 150            # watcher settle time, milliseconds
-# change_log_cap = 1000        # change-log rows kept per project
+# change_log_cap = 100000      # change-log rows kept per project; older ones are counted
 # full_scan_interval = 300     # seconds between full rescans while watching
 # ignore = []                  # folders or globs that are never in any project
 # respect_gitignore = true     # .gitignore files and .git/info/exclude ignore paths too

@@ -37,7 +37,7 @@ class WorkspaceSettings:
     """The `[workspace]` table."""
 
     debounce_ms: int = 150
-    change_log_cap: int = 1000
+    change_log_cap: int = 100_000  # rows: a checkout of a large repository, listed whole
     full_scan_interval: int = 300  # seconds
     ignore: tuple[str, ...] = ()
     materialize_timeout_s: int = 60

@@ -27,7 +27,7 @@ from .model import (
     StaleRead,
     UpdatesInput,
 )
-from .paging import ChangesPage, page_changes
+from .paging import ChangesPage, page_changes, page_files
 from .stored import manifest_from_json, manifest_to_json
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "manifest_from_json",
     "manifest_to_json",
     "page_changes",
+    "page_files",
     "render_blocks",
     "render_manifest",
     "render_updates",

@@ -63,8 +63,11 @@ class Budget:
     """A delivery's budget: at most `chars` characters as `meter` counts them.
 
     `channel` and `session` say how the agent gets back what a roll-up folded (the
-    channel's paging tool or command, named in the block's last line). `delivery` is the
-    delivery's token, written in each block's opening tag (so it is counted too).
+    channel's paging tool or command, named in the block's last line); `command` is how
+    a command reaches this workspace from any directory (the absolute executable and
+    `--workspace`, as the channel's own process was started), for channels whose agent
+    has no freshline tool. `delivery` is the delivery's token, written in each block's
+    opening tag (so it is counted too).
     """
 
     chars: int
@@ -72,6 +75,7 @@ class Budget:
     meter: Meter = field(default_factory=Meter)
     session: str | None = None
     delivery: str | None = None
+    command: tuple[str, ...] = ()
 
     def tagged(self) -> list[tuple[str, object]]:
         """The attributes a block's opening tag gains from this budget (its token)."""

@@ -38,8 +38,16 @@ class Entry:
     key: str = ""  # sort key in its list (default: the path)
     count: int = 1  # how many it stands for (a stored file group)
     folded_at: str | None = None  # already a group of this folder (a stored file group)
+    counts: tuple[tuple[str, int], ...] = ()  # or, by label, what it counts (earlier changes)
     ops: tuple[int, ...] = ()  # the git operations whose paths hold it
     rename: int | None = None  # the folder rename that moved it, if any
+
+    def tally(self, counts: Counter[str]) -> None:
+        """Add what this entry stands for to a group's `counts`."""
+        if self.counts:
+            counts.update(dict(self.counts))
+        else:
+            counts[self.label] += self.count
 
     @property
     def folder(self) -> str:
@@ -123,6 +131,18 @@ class Plan:
     parts: list[Part]
     group_line: Callable[[str, Counter[str]], str]  # (folder, counts by label) → text
     start: Folds = field(default_factory=Folds)  # folds it always has
+    # Group lines written so far: fitting renders a plan several times, mostly with the
+    # same groups.
+    _lines: dict[tuple[str, frozenset[tuple[str, int]]], str] = field(
+        default_factory=dict, repr=False)
+
+    def group(self, folder: str, counts: Counter[str]) -> str:
+        """The line of a group of `folder` counting `counts` (`group_line`, remembered)."""
+        key = (folder, frozenset(counts.items()))
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = self.group_line(folder, counts)
+        return line
 
     def entries(self) -> Iterable[Entry]:
         """Every entry of every list."""
@@ -164,7 +184,7 @@ class Placement:
                 counts = self.ops.get(op)
                 if counts is None:
                     counts = self.ops[op] = Counter()
-                counts[entry.label] += entry.count
+                entry.tally(counts)
                 return True
         return False
 
@@ -175,7 +195,7 @@ class Placement:
         counts = by_folder.get(folder)
         if counts is None:  # not setdefault: a Counter per entry costs
             counts = by_folder[folder] = Counter()
-        counts[entry.label] += entry.count
+        entry.tally(counts)
 
     def _top(self, pool: Pool, folder: str) -> str | None:
         """The highest folded folder holding `folder` (itself included), if any."""
@@ -224,7 +244,7 @@ def _lines(plan: Plan, part: Part, placed: Placement) -> list[str]:
         for pool in part.pools:
             for folder, counts in placed.groups.get(pool, {}).items():
                 merged.setdefault(folder, Counter()).update(counts)
-        lines = [plan.group_line(folder, merged[folder]) for folder in sorted(merged)]
+        lines = [plan.group(folder, merged[folder]) for folder in sorted(merged)]
         return [part.heading, *(f"- {line}" for line in lines)] if lines else []
     return _list(plan, part, placed)
 
@@ -233,7 +253,7 @@ def _list(plan: Plan, part: Section, placed: Placement) -> list[str]:
     keyed = {(e.key or e.path, e.text) for e in part.entries if id(e) in placed.listed}
     if part.groups is not None:
         groups = placed.groups.get(part.groups, {})
-        keyed.update((folder + "/", plan.group_line(folder, c)) for folder, c in groups.items())
+        keyed.update((folder + "/", plan.group(folder, c)) for folder, c in groups.items())
     texts = dict.fromkeys(text for _, text in sorted(keyed))
     if not texts and not (part.sticky and not placed.folds.minimal):
         return []

@@ -31,13 +31,14 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     </project_context>
 
 Sections appear in this order and only when non-empty. Sources are listed, never expanded.
-Files are listed one per line up to `list_files_max` lines; past that, folders are counted
-instead, deepest first (`rollup.py`), and the block ends with the way to list them all.
-Entries are sorted and deduplicated; sources sort by kind, then pattern. Under a budget
-(`fit.render_blocks`) files and then documents fold further into folder groups. Deleted
-documents are not part of a project and are not shown. A session stores its manifest in
-the compact form of `compact_manifest` (files already counted per folder), which renders
-the same block.
+Under a budget (`fit.render_blocks`) files are listed one per line while they fit, folders
+whole: only as many folders are counted (deepest first, `rollup.py`) as the budget needs,
+then documents fold into folder groups too, and the block ends with the way to list them
+all. Without a budget files are listed up to `list_files_max` lines. Entries are sorted and
+deduplicated; sources sort by kind, then pattern. Deleted documents are not part of a
+project and are not shown. A session stores its manifest in the compact form of
+`compact_manifest` (files past its channel's budget already counted per folder), which
+renders the same block.
 """
 
 from __future__ import annotations
@@ -53,15 +54,31 @@ from . import phrases
 from .budget import Budget
 from .layout import Entry, Folds, Groups, Part, Placement, Plan, Pool, Section, Text, WayBack
 from .model import DocumentInfo, FileGroup, ManifestInput
-from .rollup import folder_order
+from .rollup import GROUP_CHARS, folder_order
 from .wire import count, show
 
 _CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
+STORED_CHARS = 100_000  # a stored manifest lists files up to this many characters
 
 
 def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
     """The `<project_context>` block's plan (`layout.py`); `budget` names the channel,
-    whose way to every file and document ends a rolled-up block."""
+    whose way to every file and document ends a rolled-up block.
+
+    Under a budget the roll-up folds only what it must; the files whose lines alone would
+    take more than the budget are counted per folder first (the roll-up folds them first
+    anyway, and fitting a short list renders fast). Without a budget, files past
+    `list_files_max` lines are counted per folder."""
+    if budget is None:
+        plan = _plan(m, None)
+        plan.start = _start(plan, m.list_files_max)
+        return plan
+    plan = _plan(compact_manifest(m, budget.chars), budget)
+    plan.start = _start(plan)
+    return plan
+
+
+def _plan(m: ManifestInput, budget: Budget | None) -> Plan:
     parts: list[Part] = [Text(phrases.MANIFEST_INSTRUCTION, essential=True)]
     if m.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
@@ -75,9 +92,7 @@ def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
     def group_line(folder: str, counts: Counter[str]) -> str:
         return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)
 
-    plan = Plan("project_context", attributes, parts, group_line)
-    plan.start = _start(plan, m.list_files_max)
-    return plan
+    return Plan("project_context", attributes, parts, group_line)
 
 
 def _sources(m: ManifestInput) -> list[Part]:
@@ -135,34 +150,46 @@ def _files(m: ManifestInput) -> list[Part]:
     return [Section(f"Files ({count(total)}):", entries, groups=Pool.FILES)]
 
 
-def _start(plan: Plan, most: int) -> Folds:
+def _start(plan: Plan, most: int | None = None, chars: int | None = None) -> Folds:
     """The folds a manifest always has: its stored file groups, then folders, deepest
-    first, until the files take at most `most` lines."""
+    first, until the files take at most `most` lines (and `chars` characters)."""
     files = [e for e in plan.entries() if e.pool is Pool.FILES]
     start = Folds()
     folded = start.folded(Pool.FILES)
     folded.update(e.folded_at for e in files if e.folded_at is not None)
-    lines = len(files)
-    for folder, taken in folder_order(files, folded):
-        if lines <= most:
+    lines, size = len(files), sum(_size(e) for e in files)
+    order = folder_order(files, folded) if most is not None or chars is not None else []
+    for folder, taken, saved in order:
+        if (most is None or lines <= most) and (chars is None or size <= chars):
             break
         folded.add(folder)
         lines -= taken - 1
+        size -= saved
     return start
 
 
-def compact_manifest(m: ManifestInput) -> ManifestInput:
-    """`m` with the files it would count per folder stored as such: the same block, from a
-    record that stays small however many files the project has."""
+def _size(entry: Entry) -> int:
+    """About the characters an entry's line takes (a stored group's: its group line)."""
+    if entry.folded_at is not None:
+        return len(entry.folded_at) + GROUP_CHARS
+    return len(entry.text) + 3
+
+
+def compact_manifest(m: ManifestInput, chars: int = STORED_CHARS) -> ManifestInput:
+    """`m` with files listed up to `chars` characters (by default `STORED_CHARS`, more
+    than any channel's default budget) and the rest counted per folder, deepest first, as
+    the roll-up would: the same block from a record that stays bounded however many files
+    the project has, from which every channel rolls up only as far as its budget needs."""
     if m.files is None:
         return m
-    plan = manifest_plan(m)
-    placed = Placement(plan, plan.start)
+    plan = _plan(m, None)
+    placed = Placement(plan, _start(plan, None, chars))
     listed = tuple(e.path for e in plan.entries() if e.pool is Pool.FILES and placed.is_listed(e))
     groups = placed.groups.get(Pool.FILES, {})
     files = set(m.files)
-    named = tuple(sorted({p.value for p in (*m.include, *m.exclude)
-                          if p.kind is PatternKind.FOLDER and p.value in files}))
+    named = tuple(sorted(set(m.pattern_files) | {
+        p.value for p in (*m.include, *m.exclude)
+        if p.kind is PatternKind.FOLDER and p.value in files}))
     counted = tuple(FileGroup(f, c[phrases.FILES]) for f, c in sorted(groups.items()))
     return replace(m, files=listed, pattern_files=named, file_groups=counted)
 

@@ -16,15 +16,16 @@ from typing import Any, TypeVar
 from freshline.errors import ConfigError, FreshlineError
 from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, parse_pattern
-from freshline.store.records import Change, ChangeKind
+from freshline.store.records import Change, ChangeGroup, ChangeKind
 
 from .wire import normalize_root
 
 T = TypeVar("T")
 
-PATH_KINDS = frozenset(
-    {ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED}
-)
+PATH_KINDS = frozenset({
+    ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED,
+    ChangeKind.ENTERED, ChangeKind.LEFT,
+})
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,10 @@ class UpdatesInput:
     ready_documents: tuple[DocumentInfo, ...] = ()  # ready since announced as in progress
     failed_documents: tuple[DocumentInfo, ...] = ()  # newly failed, to announce once
     invalid_snapshots: tuple[tuple[str, str], ...] = ()  # (source path, snapshot)
+    # The log no longer reaches `from_epoch`, not even as counts: nothing from it can be
+    # told (a fresh manifest goes with the block).
     compacted: bool = False
+    folded: tuple[ChangeGroup, ...] = ()  # earlier changes the log keeps only as counts
     config: tuple[ConfigChange, ...] = ()  # in the order they happened
     refreshed: tuple[Refresh, ...] = ()  # in the order they happened
     git: tuple[GitOperation, ...] = ()  # HEAD moves, in the order they happened
@@ -285,6 +289,7 @@ class UpdatesInput:
         _set(self, "git", _tuple(self.git, _git))
         _set(self, "stale", _tuple(self.stale, _stale))
         _set(self, "writers", _tuple(self.writers, _writer))
+        _set(self, "folded", _tuple(self.folded, _group))
         _set(self, "rewound", _tuple(self.rewound, _rewound))
 
     @classmethod
@@ -394,6 +399,12 @@ def _writer(item: Iterable[Any]) -> tuple[str, Source]:
     if not isinstance(source, Source):
         raise FreshlineError(f"expected a Source, got {source!r}")
     return (str(path), source)
+
+
+def _group(item: ChangeGroup) -> ChangeGroup:
+    if not isinstance(item, ChangeGroup):
+        raise FreshlineError(f"expected a ChangeGroup, got {item!r}")
+    return item
 
 
 def _file_group(item: FileGroup | Iterable[Any]) -> FileGroup:

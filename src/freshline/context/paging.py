@@ -1,30 +1,38 @@
-"""Paging the full list of changes that a rolled-up updates block counted in groups.
+"""Paging the full lists behind a rolled-up block: a project's changes, and its files.
 
 `page_changes` cuts the updates block's body, rendered with nothing folded, into pages
-that each fit the channel's budget. A page that starts inside a section repeats its
-heading with "(continued)". The pages are a pure function of the input, so asking again
-for page N gives the same page while nothing changed.
+that each fit the channel's budget; `page_files` does the same with the manifest's (every
+file, every document with its snapshot), optionally for one folder. A page that starts
+inside a section repeats its heading with "(continued)". The pages are a pure function of
+the input, so asking again for page N gives the same page while nothing changed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from freshline.errors import UsageError
 
+from . import phrases
 from .budget import Budget, Meter
-from .layout import Folds, write
-from .model import UpdatesInput
+from .layout import Folds, WayBack, write
+from .manifest import manifest_plan
+from .model import ManifestInput, UpdatesInput
 from .updates import updates_plan
 from .wire import count, show_text
 
 _NUMBER = 10**6  # page numbers are reserved room for this many digits
 _CONTINUED = " (continued)"
 
+Header = Callable[[int, int], str]  # (page, pages) → the page's first line
+
 
 @dataclass(frozen=True)
 class ChangesPage:
-    """One page of a project's changes after epoch `since`."""
+    """One page of a project's changes after epoch `since` (or of its files: `since`
+    and `epoch` are then both the epoch the listing reflects)."""
 
     project: str
     since: int
@@ -37,30 +45,71 @@ class ChangesPage:
 def page_changes(u: UpdatesInput, page: int, budget: Budget) -> ChangesPage:
     """Page `page` (from 1) of every change in `u`, within `budget` as its meter counts.
     Raises UsageError for a page that does not exist."""
-    plan = updates_plan(u)
-    lines = write(plan, Folds()).split("\n")[2:-1] if plan else []  # body, no instruction
-    room = budget.chars - budget.meter.overhead - _room(u, budget.meter)
+    if u.compacted:
+        lines = [phrases.forgotten_page(budget, u.project, u.from_epoch)]
+    else:
+        plan = updates_plan(u)
+        lines = write(plan, Folds()).split("\n")[2:-1] if plan else []  # no instruction
+
+    def header(n: int, pages: int) -> str:
+        return (f"Changes to {show_text(u.project)} after epoch {u.from_epoch} "
+                f"(up to epoch {u.to_epoch}), page {count(n)} of {count(pages)}:")
+
+    text, n, pages = _page(lines, page, budget, header, "No changes.")
+    return ChangesPage(u.project, u.from_epoch, u.to_epoch, n, pages, text)
+
+
+def page_files(m: ManifestInput, page: int, budget: Budget, folder: str = "") -> ChangesPage:
+    """Page `page` of every file and document in `m` (which holds all its files), or of
+    those under `folder` (workspace-relative), within `budget`. UsageError for a page
+    that does not exist."""
+    if folder:
+        m = replace(m, files=tuple(f for f in m.files or () if _under(f, folder)),
+                    documents=tuple(d for d in m.documents if _under(d.path, folder)))
+    plan = manifest_plan(m)
+    plan.parts = [p for p in plan.parts if not isinstance(p, WayBack)]
+    lines = write(plan, Folds()).split("\n")[2:-1]  # no instruction
+    where = f" under {phrases.folder(m.root, folder)}" if folder else ""
+
+    def header(n: int, pages: int) -> str:
+        return (f"Files and documents of {show_text(m.project)}{where} (epoch {m.epoch}), "
+                f"page {count(n)} of {count(pages)}:")
+
+    text, n, pages = _page(lines, page, budget, header, "No files.")
+    return ChangesPage(m.project, m.epoch, m.epoch, n, pages, text)
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = posixpath.normpath(folder).strip("/")
+    return folder in ("", ".") or path == folder or path.startswith(folder + "/")
+
+
+def _page(
+    lines: list[str], page: int, budget: Budget, header: Header, empty: str
+) -> tuple[str, int, int]:
+    """Page `page` of `lines` between its header and footer: its text, number, and how
+    many pages there are."""
+    commanded = bool(budget.command)
+    room = budget.chars - budget.meter.overhead - _room(header, commanded, budget.meter)
     pages = _pack(lines, room, budget.meter)
-    if not 1 <= page <= max(len(pages), 1):
-        raise UsageError(f"page {page} does not exist: the changes fill {len(pages) or 1} page(s)")
-    body = pages[page - 1] if pages else ["No changes."]
     total = max(len(pages), 1)
-    text = "\n".join([_header(u, page, total), *body, _footer(page, total)])
-    return ChangesPage(u.project, u.from_epoch, u.to_epoch, page, total, text)
+    if not 1 <= page <= total:
+        raise UsageError(f"page {page} does not exist: the list fills {total} page(s)")
+    body = pages[page - 1] if pages else [empty]
+    return "\n".join([header(page, total), *body, _footer(page, total, commanded)]), page, total
 
 
-def _header(u: UpdatesInput, page: int, pages: int) -> str:
-    return (f"Changes to {show_text(u.project)} after epoch {u.from_epoch} "
-            f"(up to epoch {u.to_epoch}), page {count(page)} of {count(pages)}:")
+def _footer(page: int, pages: int, commanded: bool) -> str:
+    if page >= pages:
+        return "This is the last page."
+    return f"Next: the same command with --page {page + 1}." if commanded else \
+        f"Next: page={page + 1}."
 
 
-def _footer(page: int, pages: int) -> str:
-    return f"Next: page={page + 1}." if page < pages else "This is the last page."
-
-
-def _room(u: UpdatesInput, meter: Meter) -> int:
+def _room(header: Header, commanded: bool, meter: Meter) -> int:
     """What a page's header and footer take at most (with the newlines around them)."""
-    return meter.size(_header(u, _NUMBER, _NUMBER) + _footer(_NUMBER, _NUMBER + 1) + "\n\n")
+    widest = header(_NUMBER, _NUMBER) + _footer(_NUMBER, _NUMBER + 1, commanded)
+    return meter.size(widest + "\n\n")
 
 
 def _pack(lines: list[str], room: int, meter: Meter) -> list[list[str]]:

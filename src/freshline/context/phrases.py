@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from freshline.materialize.status import DocStatus
+from freshline.refs import short_ref
 from freshline.scope import Pattern, PatternKind
-from freshline.store.records import ChangeKind
+from freshline.store.records import ChangeGroup, ChangeKind
+from freshline.tracker.reasons import reason_text
 
 from .budget import Budget, Channel
 from .model import DocumentInfo, GitOperation, Rewound, Source, SourceKind, StaleRead
-from .wire import ARROW, absolute, count, short_commit, show, show_path, show_text
+from .wire import ARROW, absolute, count, escape, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
     "Paths are absolute. Read files with your tools; for a converted document read its "
@@ -25,10 +29,17 @@ UPDATES_INSTRUCTION = (
 RESUMED = (
     "This conversation was closed for a while: the project may have changed in the meantime."
 )
-COMPACTED = (
-    "The change log was compacted, so the full list of changes is gone: re-enumerate the "
-    "project with your tools before relying on anything you read earlier."
+FORGOTTEN = (
+    "The change log no longer reaches your last turn, so what changed since cannot be "
+    "listed: the project as it is now is in the manifest delivered with this block. "
+    "Re-read a file before relying on what you read earlier."
 )
+FOLDED_HEADING = (
+    "Earlier changes, counted per folder (the change log no longer lists them one by one; "
+    "each count says the epochs it spans, and may include changes you were told before):"
+)
+LEFT_HEADING = "Left the project (the files are still there):"
+ENTERED_HEADING = "Entered the project:"
 STALE_HEADING = (
     "Files you read or wrote that changed since (read them again before relying on them):"
 )
@@ -38,7 +49,8 @@ CHANGES_GROUPED = "Changes grouped by folder (counts by kind):"
 DOCUMENTS_GROUPED = "Documents grouped by folder (counts by status):"
 # what a group counts an entry as, in the order a group line names them
 CHANGE_LABELS = (
-    "created", "modified", "deleted", "renamed", "newly in scope", "changed by a refresh",
+    "created", "modified", "deleted", "renamed", "entered the project", "left the project",
+    "changed by a refresh",
     "left with conflict markers", "with a snapshot now ready", "failed to convert",
     "with an invalid old snapshot", STALE_LABEL, "changed by a rewind",
 )
@@ -146,16 +158,32 @@ def group(root: str, path: str, counts: Counter[str], order: Sequence[str]) -> s
 def git_operation(op: GitOperation, grouped: Counter[str] | None) -> str:
     """`HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project`, and whether
     they are listed below or counted here (`grouped`: counts by kind of those folded)."""
-    to = short_commit(op.to_commit)
-    moved = f"{short_commit(op.from_commit)}{ARROW}{to}" if op.from_commit else f"to {to}"
-    by = f" by {show_text(op.operation, 40)}" if op.operation != "other" else ""
-    head = f"HEAD moved {moved}{by}"
+    head = _head_moved(op)
     if op.count == 0:
         return f"{head}: no paths in this project changed."
     paths = f"{count(op.count)} path{'' if op.count == 1 else 's'} in this project"
     if grouped is None:
         return f"{head}: {paths}, listed below."
     return f"{head}: {paths}; counted here, not listed one by one: {tally(grouped, CHANGE_LABELS)}."
+
+
+def _head_moved(op: GitOperation) -> str:
+    """`HEAD moved a1b2c3d → e4f5a6b by checkout`."""
+    to = short_commit(op.to_commit)
+    moved = f"{short_commit(op.from_commit)}{ARROW}{to}" if op.from_commit else f"to {to}"
+    by = f" by {show_text(op.operation, 40)}" if op.operation != "other" else ""
+    return f"HEAD moved {moved}{by}"
+
+
+def folded_entry(group: ChangeGroup) -> str:
+    """A HEAD move or scope change the log keeps only as a count, with its epochs."""
+    span = epochs(group.first_epoch, group.last_epoch)
+    entry = group.entry
+    if entry is not None and entry.kind is ChangeKind.GIT:
+        op = GitOperation.from_detail(entry.detail)
+        paths = f"{count(op.count)} path{'' if op.count == 1 else 's'} in this project"
+        return f"{_head_moved(op)} ({span}): {paths}, counted in the folders above."
+    return f"The project's scope changed ({span})."
 
 
 def source_note(src: Source) -> str:
@@ -170,8 +198,14 @@ def source_note(src: Source) -> str:
         moved = f"{short_commit(src.from_commit)}{ARROW}" if src.from_commit else "to "
         return f"by {what} ({moved}{short_commit(src.to_commit)})"
     if src.kind is SourceKind.REFRESH:
-        return f"by the refresh from {show_text(src.name, 120) or 'the checkout target'}"
+        return f"by the refresh from {refresh_target(src.name)}"
     return "outside freshline"
+
+
+def refresh_target(name: str) -> str:
+    """The rev a refresh or sync merged, named one way whichever way it was given
+    (`refs/heads/main` and `main` are both `main`)."""
+    return show_text(short_ref(name), 120) or "the checkout target"
 
 
 def stale_line(root: str, stale: StaleRead) -> str:
@@ -187,34 +221,74 @@ def stale_line(root: str, stale: StaleRead) -> str:
     return f"{seen}; {since} ({source_note(stale.source)})"
 
 
+def reason(root: str, path: str, detail: Mapping[str, Any] | None) -> str | None:
+    """Why the file at `path` entered or left the project, in words (`now tagged
+    #personal`, `mobile is now false`, `excluded by folder /abs/Drafts/`), if known."""
+    named = frozenset({path})
+    return reason_text(dict(detail) if detail else None, lambda p: source(root, p, named))
+
+
+def epochs(first: int, last: int) -> str:
+    """`epoch 5` or `epochs 5–9`: the span a count of earlier changes covers."""
+    return f"epoch {count(first)}" if first == last else f"epochs {count(first)}–{count(last)}"
+
+
+def command(budget: Budget | None, *words: str) -> str:
+    """A freshline command as the agent can run it: from any directory (the absolute
+    executable and `--workspace` the channel's process was started with) when the
+    budget knows them, quoted for a shell."""
+    program = budget.command if budget and budget.command else ("freshline",)
+    return escape(shlex.join([*program, *words]))
+
+
+def _paged(budget: Budget | None, *words: str) -> str:
+    """`command` for a paged listing, at the channel's budget, from page 1."""
+    channel = budget.channel if budget else None
+    at = ["--channel", channel.value] if channel and channel not in _BUILT_IN else []
+    return command(budget, *words, *at, "--page", "1")
+
+
 def changes_way_back(budget: Budget | None, project: str, since: int) -> str:
     """The updates block's last line once rolled up: the way to the full list."""
     lead = "Some changes above are grouped, not listed one by one: "
-    cli = f"`freshline changes {show_text(project)} --since {since}`"
     channel = budget.channel if budget else None
-    if channel in _BUILT_IN:
-        return f"{lead}page the full list with the changes tool (since={since}), or run {cli}."
     if channel is Channel.MCP:
         session = show_text((budget.session if budget else None) or "SESSION")
         return (f'{lead}page the full list with project_changes(session="{session}", '
                 f"since={since}, page=1).")
-    return f"{lead}run {cli} for the full list."
+    cli = f"`{_paged(budget, 'changes', project, '--since', str(since))}`"
+    if channel in _BUILT_IN:
+        return f"{lead}page the full list with the changes tool (since={since}), or run {cli}."
+    return f"{lead}run {cli} for the full list, a page at a time."
 
 
 def files_way_back(budget: Budget | None, project: str) -> str:
     """The manifest's last line once rolled up: the way to every file and document."""
     lead = "Some files or documents above are counted per folder, not listed one by one: "
     channel = budget.channel if budget else None
-    name = show_text(project)
     if channel in _BUILT_IN:
         return f"{lead}list a folder with the list tool; the read tool reads a document's snapshot."
     if channel is Channel.MCP:
-        return (f"{lead}read_document(path) reads any of them (a converted document as its "
-                "snapshot); list the folders with your own tools.")
+        name = show_text(project).replace('"', "&quot;")
+        return (f'{lead}page them with project_files(project="{name}", page=1) (one '
+                'folder\'s: folder="…"); read_document(path) reads any of them (a '
+                "converted document as its snapshot).")
     if channel is None:
         return f"{lead}enumerate them with your tools."
-    return (f"{lead}run `freshline project files {name}` for every file and "
-            f"`freshline materialize {name} --json` for every document's snapshot.")
+    cli = _paged(budget, "project", "files", project)
+    return (f"{lead}run `{cli}` for every file and document (with its snapshot), a page at "
+            "a time; add `--folder FOLDER` for one folder's.")
+
+
+def forgotten_page(budget: Budget | None, project: str, since: int) -> str:
+    """What a page of changes says when the log no longer reaches `since`."""
+    channel = budget.channel if budget else None
+    if channel is Channel.MCP:
+        how = f'project_files(project="{show_text(project)}", page=1)'
+    else:
+        how = f"`{_paged(budget, 'project', 'files', project)}`"
+    return (f"The change log no longer reaches epoch {count(since)}, so what changed since "
+            f"cannot be listed: page what the project holds now with {how}.")
 
 
 def rewound(r: Rewound) -> str:

@@ -29,7 +29,7 @@ from enum import Enum
 from .layout import Entry, Folds, Plan, Pool
 
 MANIFEST, UPDATES = 0, 1  # block indexes
-_GROUP_CHARS = 30  # about what a group line adds to its folder's path
+GROUP_CHARS = 30  # about what a group line adds to its folder's path
 
 
 class MoveKind(Enum):
@@ -75,10 +75,12 @@ def _ancestors(folder: str) -> Iterable[str]:
     yield ""
 
 
-def folder_order(entries: Iterable[Entry], folded: Iterable[str] = ()) -> list[tuple[str, int]]:
+def folder_order(
+    entries: Iterable[Entry], folded: Iterable[str] = ()
+) -> list[tuple[str, int, int]]:
     """The folders to fold, in order, each with the lines its fold removes plus one (the
-    entries and groups it takes in). `folded` are folded already. A folder is worth
-    folding when it would take in at least two lines."""
+    entries and groups it takes in) and about the characters it saves. `folded` are
+    folded already. A folder is worth folding when it would take in at least two lines."""
     direct: dict[str, list[int]] = {}
     for entry in entries:
         stats = direct.setdefault(entry.folder, [0, 0])
@@ -94,7 +96,7 @@ def folder_order(entries: Iterable[Entry], folded: Iterable[str] = ()) -> list[t
         by_depth.setdefault(_depth(node), []).append(node)
     planned = set(folded)
     seen: dict[str, tuple[int, int]] = {}  # lines and characters, as the folder above sees it
-    order: list[tuple[str, int]] = []
+    order: list[tuple[str, int, int]] = []
     for depth in sorted(by_depth, reverse=True):
         candidates = []
         for node in by_depth[depth]:
@@ -102,15 +104,15 @@ def folder_order(entries: Iterable[Entry], folded: Iterable[str] = ()) -> list[t
             for child in children.get(node, ()):
                 lines, chars = lines + seen[child][0], chars + seen[child][1]
             seen[node] = (lines, chars)
-            group = (1, len(node) + _GROUP_CHARS)
+            group = (1, len(node) + GROUP_CHARS)
             if node in planned:
                 seen[node] = group
             elif lines >= 2:
                 candidates.append((-(chars - group[1]), node, lines))
-        for _, node, lines in sorted(candidates):
+        for saved, node, lines in sorted(candidates):
             planned.add(node)
-            seen[node] = (1, len(node) + _GROUP_CHARS)
-            order.append((node, lines))
+            seen[node] = (1, len(node) + GROUP_CHARS)
+            order.append((node, lines, -saved))
     return order
 
 
@@ -154,4 +156,4 @@ def _folders(block: int, plan: Plan, pool: Pool) -> list[Move]:
                and not (pool is Pool.CHANGES and (e.ops or e.rename is not None))]
     already = plan.start.folded(pool)
     return [Move(block, MoveKind.FOLDER, pool, folder)
-            for folder, _ in folder_order(entries, already)]
+            for folder, _, _ in folder_order(entries, already)]

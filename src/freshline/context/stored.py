@@ -1,9 +1,10 @@
 """A manifest's input as JSON, the form a session stores until the manifest is delivered.
 
 The manifest is rendered at each delivery, to that channel's budget, so a session keeps
-what it was built from rather than its text: `compact_manifest(m)` (files already counted
-per folder past `list_files_max`, so the record stays small), written with sorted keys and
-ASCII escapes (names that are not valid UTF-8 round-trip).
+what it was built from rather than its text: `compact_manifest(m, chars)` (files listed up
+to about the budget it is rendered to, the rest already counted per folder, so the record
+stays small), written with sorted keys and ASCII escapes (names that are not valid UTF-8
+round-trip).
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from typing import Any
 
 from freshline.errors import FreshlineError
 
-from .manifest import compact_manifest
+from .manifest import STORED_CHARS, compact_manifest
 from .model import DocumentInfo, FileGroup, ManifestInput
 
 _VERSION = 1
 
 
-def manifest_to_json(m: ManifestInput) -> str:
-    """The stored form of `m` (compacted)."""
-    c = compact_manifest(m)
+def manifest_to_json(m: ManifestInput, chars: int = STORED_CHARS) -> str:
+    """The stored form of `m`, compacted: files listed up to `chars` characters (the
+    largest budget it will be rendered to), the rest counted per folder."""
+    c = compact_manifest(m, chars)
     data: dict[str, Any] = {
         "version": _VERSION,
         "project": c.project,

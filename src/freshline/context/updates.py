@@ -8,14 +8,15 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - you wrote /home/u/vault/b.md at turn 4; it was deleted since (by git pull (a1b2c3d → e4f5a6b))
     Changes to the project since your last turn: paths only, never contents. Re-read ...
     This conversation was closed for a while: the project may have changed ...  (resumed)
-    The change log was compacted, ... re-enumerate the project ...              (compacted)
+    The change log no longer reaches your last turn, ... the manifest ...       (forgotten)
+    Earlier changes, counted per folder (the change log no longer lists them ...):
+    - /home/u/vault/Bulk/sub03/: 100 created (epochs 5–9)
+    - HEAD moved 1a2b3c4 → 5d6e7f8 by checkout (epoch 7): 1,204 paths in this project, ...
     Scope changed:
     - now included: tag #paper
     - no longer included: file type *.txt
     - no longer excluded: folder /home/u/vault/Drafts/
     - mode: live → isolated
-    Newly in scope:
-    - /home/u/vault/Drafts/idea.md
     Refreshed from main (1a2b3c4 → 5d6e7f8); paths it changed:
     - /home/u/vault/src/app.py
     Conflicts left by the refresh from main (resolve them before relying on these files):
@@ -34,6 +35,10 @@ Wire format (wire-only: the model sees it, the visible transcript does not)::
     - /home/u/vault/Drafts/ → /home/u/vault/Ideas/ (a folder moved as a whole, 1 file)
     - /home/u/vault/Drafts/a.md → /home/u/vault/Ideas/a.md
     - /home/u/vault/old.md → /home/u/vault/new name.md
+    Entered the project:
+    - /home/u/vault/Drafts/idea.md (now included by folder /home/u/vault/Drafts/)
+    Left the project (the files are still there):
+    - /home/u/vault/Version history.md (now tagged #personal)
     Changes grouped by folder (counts by kind):                     (rolled up)
     - /home/u/vault/notes/2024/: 312 created, 4 deleted
     Snapshots ready since an earlier turn (read these instead of the raw files):
@@ -50,14 +55,18 @@ since (`UpdatesInput.stale`, from the session's read ledger), each with the turn
 changed it, as proven (`Source`): another session, a git operation, a refresh, or
 "outside freshline". Its entries are kept listed until nothing else can fold. A change
 another session's tool wrote carries that session (`UpdatesInput.writers`).
-A path a scope change brought in is logged as `created` too; it is named once, under
-"Newly in scope", and only while the changes still hold it as created (a path that came in
-and then went is not named). A document among the changes carries its state in parentheses
+A file that crossed the scope's edge where it stands (its tags or properties changed, or
+the config did) entered or left the project, with the reason when the tracker knew it
+(`phrases.reason`). Changes older than the log's start come counted per folder with their
+epochs (`UpdatesInput.folded`), and fold further like other path changes. A document
+among the changes carries its state in parentheses
 (`UpdatesInput.documents`, looked up by path; a rename also looks up its old path, whose
 snapshot is then invalid).
-A compacted log replaces every log-derived section (scope, refresh, path changes) with one
-line; the document sections, which come from the session's own sets, stay. Entries are
-sorted and deduplicated; scope changes, refreshes and git operations keep their order.
+A log that no longer reaches back even as counts (`compacted`: the manifest comes with
+the block) replaces every log-derived section (counts, scope, refresh, path changes) with
+one line; a rewind, not from the log, is still told, and so are the document sections,
+which come from the session's own sets. Entries are sorted and deduplicated; scope
+changes, refreshes and git operations keep their order.
 `updates_plan` describes the block for `fit.render_blocks`, which rolls it up to a budget
 (`rollup.py`): the paths of a git operation are then counted in its line, and other
 entries in groups per folder, with a last line naming the way to the full list.
@@ -91,7 +100,10 @@ _GROUPS = (
     (ChangeKind.MODIFIED, "Modified:"),
     (ChangeKind.DELETED, "Deleted:"),
     (ChangeKind.RENAMED, "Renamed:"),
+    (ChangeKind.ENTERED, phrases.ENTERED_HEADING),
+    (ChangeKind.LEFT, phrases.LEFT_HEADING),
 )
+_LABELS = {ChangeKind.ENTERED: "entered the project", ChangeKind.LEFT: "left the project"}
 _PATTERN_LABELS = {
     "include_added": "now included",
     "include_removed": "no longer included",
@@ -170,16 +182,15 @@ def updates_plan(
     for rewound in u.rewound:  # not from the change log: told even when it was compacted
         parts += _rewound(b, rewound)
     if u.compacted:
-        parts.append(Text(phrases.COMPACTED, essential=True))
+        parts.append(Text(phrases.FORGOTTEN, essential=True))
     else:
-        scope_parts, claimed = _scope_changes(b)
-        parts += scope_parts
+        parts.append(_folded(b))
+        for config in u.config:
+            parts += _config(b, config)
         for refresh in u.refreshed:
             parts += _refresh(b, refresh)
         parts += [GitLine(i, _git_writer(op)) for i, op in enumerate(u.git)]
-        unclaimed = [c for c in u.changes
-                     if not (c.kind is ChangeKind.CREATED and c.path in claimed)]
-        parts += _changes(b, unclaimed)
+        parts += _changes(b, list(u.changes))
     parts += _documents(b)
     if not any(_says_something(part) for part in [stale, *parts]):
         return None
@@ -213,8 +224,9 @@ def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
             return b.entry(c.path, label, _renamed(b, c), c.old_path or "",
                            b.needed(c.path, c.old_path), holding(c.path, c.old_path),
                            children.get(id(c)))
-        deleted = _deleted(b, c) if c.kind is ChangeKind.DELETED else None
-        return b.entry(c.path, label, deleted, "", b.needed(c.path), holding(c.path))
+        text = _deleted(b, c) if c.kind is ChangeKind.DELETED else _crossed(b, c)
+        return b.entry(c.path, _LABELS.get(c.kind, label), text, "", b.needed(c.path),
+                       holding(c.path))
 
     sizes = Counter(children.values())
     lists: dict[ChangeKind, list[Entry]] = {kind: [] for kind, _ in _GROUPS}
@@ -267,19 +279,42 @@ def _folder_renamed(b: _Builder, change: Change, moved: int) -> str:
     return phrases.annotated(line, [f"a folder moved as a whole, {files}" if moved else None])
 
 
-def _scope_changes(b: _Builder) -> tuple[list[Part], set[str]]:
-    """Each scope change with the paths it brought in, and those paths (claimed once)."""
-    created = {c.path for c in b.u.changes if c.kind is ChangeKind.CREATED}
-    parts: list[Part] = []
-    claimed: set[str] = set()
-    for config in b.u.config:
-        brought = [p for p in config.newly_included if p in created and p not in claimed]
-        claimed.update(brought)
-        parts += _config(b, config, brought)
-    return parts, claimed
+def _crossed(b: _Builder, change: Change) -> str | None:
+    """An entry that entered or left the project, with why; None for other kinds."""
+    if change.kind not in _LABELS:
+        return None
+    why = phrases.reason(b.u.root, change.path, change.detail)
+    if change.kind is ChangeKind.LEFT:
+        return phrases.annotated(show(b.u.root, change.path), [why, b.gone(change.path)])
+    doc = b.docs.get(change.path)
+    note = phrases.state_note(b.u.root, doc) if doc else None
+    return phrases.annotated(show(b.u.root, change.path), [why, note, b.writer(change.path)])
 
 
-def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]:
+def _folded(b: _Builder) -> Section:
+    """The counts of earlier changes the log no longer lists: a line per folder (folding
+    further with the other path changes), then each HEAD move and scope change."""
+    root = b.u.root
+    entries = [
+        Entry(g.folder, phrases.annotated(
+            phrases.group(root, g.folder, Counter(dict(_labelled(g.counts))),
+                          phrases.CHANGE_LABELS),
+            [phrases.epochs(g.first_epoch, g.last_epoch)]),
+            pool=Pool.CHANGES, folded_at=g.folder, counts=tuple(sorted(_labelled(g.counts))))
+        for g in b.u.folded if g.entry is None
+    ]
+    entries += [Entry("", phrases.folded_entry(g), key=f"\uffff{i:06}")
+                for i, g in enumerate(b.u.folded) if g.entry is not None]
+    return Section(phrases.FOLDED_HEADING, entries)
+
+
+def _labelled(counts: Mapping[str, int]) -> Iterable[tuple[str, int]]:
+    """Counts by change kind as a group line's labels."""
+    for kind, n in counts.items():
+        yield _LABELS.get(ChangeKind(kind), kind), n
+
+
+def _config(b: _Builder, config: ConfigChange) -> list[Part]:
     root = b.u.root
     lines = [
         f"- {label}: {phrases.source(root, src)}"
@@ -291,8 +326,7 @@ def _config(b: _Builder, config: ConfigChange, brought: list[str]) -> list[Part]
     lines += [f"- ignore rules changed in {show(root, f)}" for f in config.ignore_files]
     # in this order (include before exclude), not sorted: it reads better
     heading = "Scope changed:" if lines else "Scope changed."
-    return [Text(heading), *(Text(line) for line in lines),
-            Section("Newly in scope:", [b.entry(p, "newly in scope") for p in brought])]
+    return [Text(heading), *(Text(line) for line in lines)]
 
 
 def _mode(mode: str | None) -> str:
@@ -300,7 +334,7 @@ def _mode(mode: str | None) -> str:
 
 
 def _refresh(b: _Builder, refresh: Refresh) -> list[Part]:
-    target = show_text(refresh.target, 120) or "the checkout target"
+    target = phrases.refresh_target(refresh.target)
     span = f"{short_commit(refresh.from_commit)}{ARROW}{short_commit(refresh.to_commit)}"
     head = f"Refreshed from {target} ({span})"
     if not refresh.paths:

@@ -177,6 +177,11 @@ class Conversations:
         self.recover(conversation)
         return list(self.repo_of(conversation).chain(conversation).events)
 
+    def started_at(self, conversation: str) -> float:
+        """When the conversation's root event was committed (on whichever machine)."""
+        root = self.log(conversation)[0].commit or ""
+        return float(self.repo_of(conversation).git.text("log", "-1", "--format=%ct", root))
+
     def transcript(self, conversation: str) -> list[Event]:
         """The transcript view: the events the model is given, after rewinds (views.py)."""
         return views.transcript(self.log(conversation))

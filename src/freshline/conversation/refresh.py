@@ -34,6 +34,7 @@ from freshline.errors import (
     SyncRequired,
     UsageError,
 )
+from freshline.refs import short_ref
 
 PathFilter = Callable[[str], bool]
 PENDING_MESSAGE = "freshline: working state before a merge (not an event)\n"
@@ -59,17 +60,21 @@ def refresh_target(repo: Repo, chain: Chain, target: str | None) -> str | None:
     assert root.target is not None
     last = chain.last_parent
     if target is None:
-        raise SyncRequired(f"target {_short(root.target)} no longer exists: {_sync_hint(chain)}")
+        raise SyncRequired(
+            f"target {short_ref(root.target)} no longer exists: {_sync_hint(chain)}"
+        )
     descends = last is not None and target != last and repo.git.is_ancestor(last, target)
     related = last is not None and not descends and repo.git.related(last, target)
     action = decide_refresh(target, last, descends, related)
     if action is RefreshAction.SYNC_REQUIRED:
         raise SyncRequired(
-            f"target {_short(root.target)} no longer descends from the last refresh "
+            f"target {short_ref(root.target)} no longer descends from the last refresh "
             f"{(last or '')[:12]}: {_sync_hint(chain)}"
         )
     if action is RefreshAction.UNRELATED:
-        raise ConflictStop(f"target {_short(root.target)} shares no history with the conversation")
+        raise ConflictStop(
+            f"target {short_ref(root.target)} shares no history with the conversation"
+        )
     return target if action is RefreshAction.MERGE else None
 
 
@@ -107,9 +112,9 @@ def merge_target(
     if merged.conflicts and not with_conflicts:
         count = len(merged.paths)
         raise ConflictStop(
-            f"merging {_short(name)} conflicts in {count} {'path' if count == 1 else 'paths'}"
+            f"merging {short_ref(name)} conflicts in {count} {'path' if count == 1 else 'paths'}"
             f": {by_kind(merged.conflicts)}",
-            list(merged.paths), path_kinds(merged.conflicts),
+            list(merged.paths), path_kinds(merged.conflicts), short_ref(name),
         )
     paths = sorted({c.path for c in changed})
     if path_filter is not None:
@@ -184,10 +189,6 @@ def _merge_base(repo: Repo, head: str, target: str) -> str:
     if code != 0:
         raise ConflictStop(f"{target[:12]} shares no history with the conversation")
     return out.decode().strip()
-
-
-def _short(name: str) -> str:
-    return name.removeprefix("refs/heads/")
 
 
 def _sync_hint(chain: Chain) -> str:

@@ -23,14 +23,18 @@ def event_line(event: Event, width: int = 60) -> str:
 
 
 def tool_lines(events: Iterable[TurnEvent], width: int = 60) -> list[str]:
-    """One line per tool call of a turn: the tool, its arguments and its result, clipped."""
-    lines = []
-    for event in events:
-        name = event.extra.get("tool")
-        if event.author.value == "tool" and name:
-            args = json.dumps(event.extra.get("args", {}), ensure_ascii=False)
-            lines.append(f"tool {name} {clip(args, width)} → {clip(event.content, width)}")
-    return lines
+    """One line per tool call of a turn (see `tool_line`)."""
+    return [line for line in (tool_line(e, width) for e in events) if line is not None]
+
+
+def tool_line(event: TurnEvent, width: int = 60) -> str | None:
+    """A tool call on one line: the tool, its arguments and its result (a refusal says
+    why), clipped; None for an event that is not a tool call."""
+    name = event.extra.get("tool")
+    if event.author.value != "tool" or not name:
+        return None
+    args = json.dumps(event.extra.get("args", {}), ensure_ascii=False)
+    return f"tool {name} {clip(args, width)} → {clip(event.content, width)}"
 
 
 def logged_line(event: Event, turn: int | None, rewound: bool, width: int = 60) -> str:

@@ -13,14 +13,17 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from freshline.interfaces.text import plural
+from freshline.refs import short_ref
 
 if TYPE_CHECKING:
     from freshline.context import UpdatesInput
 
 ARROW = "↳ "
 NOTHING = "nothing new"
-_KINDS = ("created", "modified", "deleted", "renamed")
-_TAG = re.compile(r"<(project_context(?:_updates)?)\b([^>]*)>")
+_KINDS = ("created", "modified", "deleted", "renamed", "entered", "left")
+# An opening tag starts its line; the manifest's instructions name the updates block
+# mid-line, which is no block of its own.
+_TAG = re.compile(r"^<(project_context(?:_updates)?)\b([^>]*)>", re.MULTILINE)
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -36,7 +39,10 @@ def told_line(manifest: bool, updates: UpdatesInput | None) -> str:
 def _update_parts(u: UpdatesInput) -> list[str]:
     parts = []
     if u.compacted:
-        parts.append("the change log was compacted: re-read the project")
+        parts.append("the change log no longer reached back: the project manifest again")
+    counted = sum(n for g in u.folded for n in g.counts.values())
+    if counted:
+        parts.append(f"{plural(counted, 'earlier change')} counted per folder")
     kinds = Counter(c.kind.value for c in u.changes)
     counts = [f"{kinds[k]} {k}" for k in _KINDS if kinds[k]]
     if counts:
@@ -44,8 +50,10 @@ def _update_parts(u: UpdatesInput) -> list[str]:
     for config in u.config:
         parts.append(f"scope changed ({plural(len(config.newly_included), 'file')} newly in)")
     for refresh in u.refreshed:
-        parts.append(f"refreshed from {short_target(refresh.target)} "
-                     f"({plural(len(refresh.paths), 'path')})")
+        counts = [plural(len(refresh.paths), "path")]
+        if refresh.conflicts:
+            counts.append(plural(len(refresh.conflicts), "conflict"))
+        parts.append(f"refreshed from {short_ref(refresh.target)} ({', '.join(counts)})")
     converting = sum(1 for d in u.documents if d.state.value == "pending")
     for count, what in ((len(u.ready_documents), "snapshot ready"),
                         (converting, "document converting"),
@@ -56,14 +64,6 @@ def _update_parts(u: UpdatesInput) -> list[str]:
     if u.resumed:
         parts.append("resumed")
     return parts
-
-
-def short_target(name: str) -> str:
-    """A ref name as people write it (`refs/heads/main` → `main`, commits shortened)."""
-    for prefix in ("refs/heads/", "refs/tags/", "refs/remotes/"):
-        if name.startswith(prefix):
-            return name.removeprefix(prefix)
-    return name[:12] if len(name) == 40 else name
 
 
 def told_from_wire(blocks: str) -> str:

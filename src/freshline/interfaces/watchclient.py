@@ -9,9 +9,9 @@ does the work itself.
 
 from __future__ import annotations
 
+import _socket  # socket.py's C half: socket.py costs its enums and selectors at start-up
 import json
 import os
-import socket
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -25,8 +25,21 @@ MAX_PATH = 100  # AF_UNIX paths are limited (108 bytes on Linux): a longer one i
 
 
 def socket_path(root: str) -> str:
-    """Where a workspace's watcher listens."""
-    return os.path.join(root, DATA_DIR, SOCKET_NAME)
+    """Where a workspace's watcher listens: in its data folder, or, when that path is too
+    long for a socket, in the user's runtime folder under a name made from the root."""
+    path = os.path.join(root, DATA_DIR, SOCKET_NAME)
+    if len(os.fsencode(path)) <= MAX_PATH:
+        return path
+    import hashlib
+
+    name = hashlib.sha256(os.fsencode(root)).hexdigest()[:24] + ".sock"
+    return os.path.join(runtime_dir(), name)
+
+
+def runtime_dir() -> str:
+    """The user's folder for sockets of workspaces whose own path is too long."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    return os.path.join(base, f"freshline-{os.getuid()}")
 
 
 def version() -> str:
@@ -57,12 +70,24 @@ def ask(root: str, request: dict[str, Any], timeout: float = ANSWER_TIMEOUT_S) -
     if len(os.fsencode(path)) > MAX_PATH:
         return None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             conn.settimeout(timeout)
             conn.connect(path)
             conn.sendall(json.dumps(request | {"version": version()}).encode() + b"\n")
-            with conn.makefile("rb") as reply:
-                answer = json.loads(reply.readline() or b"null")
+            answer = json.loads(_line(conn) or b"null")
+        finally:
+            conn.close()
     except (OSError, ValueError):
         return None
     return answer if isinstance(answer, dict) and answer.get("ok") else None
+
+
+def _line(conn: _socket.socket) -> bytes:
+    """One line from `conn` (the server sends one and closes)."""
+    chunks = []
+    while True:
+        chunk = conn.recv(1 << 16)
+        chunks.append(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return b"".join(chunks)

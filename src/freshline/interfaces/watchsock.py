@@ -10,8 +10,13 @@ an error, no answer in time) and the command does the work itself, as without a 
 
     {"version": V, "op": "status"}                  → {"ok": true, "data": {...}}
     {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
-    {"version": V, "op": "due", "agent": A, "payload": "<hook JSON>"}
-                                                    → {"ok": true, "due": false}
+    {"version": V, "op": "changes", "project": P, "since": N} → {"ok": true, "data": {...}}
+    {"version": V, "op": "updates", "session": S}   → {"ok": true, "data": {...}}
+    {"version": V, "op": "hook", "agent": A, "payload": "<hook JSON>",
+     "workspace": W, "project": P, "env": {...}}    → {"ok": true, "text": "<hook output>"}
+
+A hook call is answered whole in the watcher (`hook/served.py`: delivering with its warm
+store and config; a TOOL or END call is acknowledged once the watcher holds it).
 
 This is the server half, in the watcher's process; the client half (`ask`,
 `workspace_root`) is `watchclient.py`, which imports nothing beyond the standard library.
@@ -28,10 +33,45 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
-    from socketserver import ThreadingUnixStreamServer
     from typing import Any
 
-def _answer(root: str, request: Any) -> dict[str, Any]:
+    from freshline.interfaces.hook.core import Warm
+    from freshline.interfaces.hook.served import HookService
+
+
+class Hooks:
+    """The watcher's hook service, made at the first hook call (the watcher is up first)."""
+
+    def __init__(self, root: str) -> None:
+        import threading
+
+        self._root = root
+        self._made: HookService | None = None
+        self._guard = threading.Lock()
+
+    def service(self) -> HookService:
+        """The service, made on first use."""
+        with self._guard:
+            if self._made is None:
+                from pathlib import Path
+
+                from freshline.interfaces.hook.served import HookService
+
+                self._made = HookService(Path(self._root))
+            return self._made
+
+    def drain(self) -> None:
+        """Wait until every hook call handed over so far is done."""
+        if self._made is not None:
+            self._made.drain()
+
+    def close(self) -> None:
+        """Finish the hook calls handed over, close the warm stores."""
+        if self._made is not None:
+            self._made.close()
+
+
+def _answer(root: str, hooks: Hooks, request: Any) -> dict[str, Any]:
     """Answer one request (in its own thread)."""
     from freshline.interfaces.cli.answers import load, scan_data, status_data
     from freshline.tracker import Tracker
@@ -43,42 +83,66 @@ def _answer(root: str, request: Any) -> dict[str, Any]:
         return {"ok": True, "data": status_data(Tracker(load(root)))}
     if op == "scan":
         return {"ok": True, "data": scan_data(Tracker(load(root)))}
-    if op == "due":
-        agent = str(request.get("agent", "claude-code"))
-        return {"ok": True, "due": _due(root, agent, str(request.get("payload", "")))}
+    if op == "hook":
+        return hooks.service().handle(request)
+    if op in ("changes", "updates"):
+        return {"ok": True, "data": hooks.service().call(lambda warm: _asked(warm, root, request))}
     return {"ok": False, "error": f"unknown op {op!r}"}
 
 
-def _due(root: str, agent: str, text: str) -> bool:
-    """Whether a hook call of `agent` has anything to deliver (`hook.core.quiet`): the
-    agent's session is looked up in this workspace's store, wherever its `cwd` is now."""
-    from freshline.interfaces.cli.answers import load
-    from freshline.interfaces.hook import adapter
-    from freshline.interfaces.hook.core import quiet
-    from freshline.tracker import Tracker
+def _private(folder: str) -> bool:
+    """Whether `folder` (made if missing) is this user's own: a socket outside the
+    workspace lives in the user's runtime folder, which nobody else may own."""
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        return os.stat(folder).st_uid == os.getuid()
+    except OSError:
+        return False
 
-    return not quiet(adapter(agent), text, Tracker(load(root)))
+
+def _asked(warm: Warm, root: str, request: dict[str, Any]) -> dict[str, Any]:
+    """`changes` and `updates` with the watcher's warm tracker and session manager (an
+    error, a stop on a conflict: the asker does it itself, and says so its own way)."""
+    from pathlib import Path
+
+    from freshline.interfaces.cli.answers import changes_data
+
+    if request["op"] == "changes":
+        return changes_data(warm.tracker(Path(root)), str(request["project"]),
+                            int(request["since"]))
+    from freshline.context import Channel
+
+    session = str(request["session"])
+    return {"session": session, "blocks": warm.manager(Path(root)).preview(session, Channel.SEND)}
 
 
-def serve(
-    root: str, on_request: Callable[[], None] | None = None
-) -> tuple[ThreadingUnixStreamServer, threading.Thread] | None:
+class Serving:
+    """A socket being answered: its server, its thread, its hook service."""
+
+    def __init__(self, server: Any, thread: threading.Thread, hooks: Hooks) -> None:
+        self.server = server
+        self.thread = thread
+        self.hooks = hooks
+
+
+def serve(root: str, on_request: Callable[[], None] | None = None) -> Serving | None:
     """Start answering on the workspace's socket in a thread (`on_request` hears each
     question: the watcher is not idle); None when the path is too long for a socket. Stop
-    with `server.shutdown()` and `close(root, server)`."""
+    with `close(root, serving)`."""
     import socketserver
     import threading
 
     path = socket_path(root)
-    if len(os.fsencode(path)) > MAX_PATH:
+    if len(os.fsencode(path)) > MAX_PATH or not _private(os.path.dirname(path)):
         return None
+    hooks = Hooks(root)
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
             if on_request is not None:
                 on_request()
             try:
-                answer = _answer(root, json.loads(self.rfile.readline() or b"null"))
+                answer = _answer(root, hooks, json.loads(self.rfile.readline() or b"null"))
             except Exception as exc:  # a question the library refused: the asker falls back
                 answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self.wfile.write(json.dumps(answer, default=str).encode() + b"\n")
@@ -92,13 +156,14 @@ def serve(
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                               daemon=True)
     thread.start()
-    return server, thread
+    return Serving(server, thread, hooks)
 
 
-def close(root: str, server: ThreadingUnixStreamServer) -> None:
-    """Stop answering and remove the socket."""
-    server.shutdown()
-    server.server_close()
+def close(root: str, serving: Serving) -> None:
+    """Stop answering, finish the hook calls handed over, and remove the socket."""
+    serving.server.shutdown()
+    serving.server.server_close()
+    serving.hooks.close()
     try:
         os.unlink(socket_path(root))
     except FileNotFoundError:

@@ -3,6 +3,7 @@ source, a snapshot's first line and a marker file. No document is parsed."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -13,6 +14,7 @@ from pathlib import Path
 from freshline.materialize.converters import converter_for
 from freshline.materialize.snapshots import FailureMarker, SnapshotHeader, SnapshotStore
 from freshline.store.records import IndexEntry
+from freshline.tracker.hashing import blob_of
 
 
 class DocStatus(StrEnum):
@@ -45,19 +47,30 @@ def probe(store: SnapshotStore, root: Path, path: str, entry: IndexEntry | None)
     """
     if not os.path.lexists(root / path):
         return Probe(path, DocStatus.DELETED)
-    blob = entry.blob if entry is not None else None
+    blob = functools.cache(lambda: _fingerprint(root, path, entry))  # asked only if needed
     made_by = _converter_key(path)
     header = store.read_header(path)
     snapshot = store.snapshot_path(path) if header is not None else None
-    if header is not None and (header.fingerprint, _key(header)) == (blob, made_by):
+    if header is not None and (header.fingerprint, _key(header)) == (blob(), made_by):
         return Probe(path, DocStatus.READY, snapshot)
     waiting = DocStatus.STALE if snapshot else DocStatus.PENDING
     marker = store.read_marker(path)
-    if marker is not None and (marker.fingerprint, _key(marker)) == (blob, made_by):
+    if marker is not None and (marker.fingerprint, _key(marker)) == (blob(), made_by):
         if marker.retry_at is not None:  # transient: still to do, once the backoff is over
             return Probe(path, waiting, snapshot, retry_at=marker.retry_at)
         return Probe(path, DocStatus.FAILED, snapshot, marker.reason)
     return Probe(path, waiting, snapshot)
+
+
+def _fingerprint(root: Path, path: str, entry: IndexEntry | None) -> str | None:
+    """The live file's blob id: the index's, or the file's own for an entry listed but not
+    read yet (`tracker/listing.py`); None when the index lacks it or it cannot be read."""
+    if entry is None or entry.hashed:
+        return entry.blob if entry is not None else None
+    try:
+        return blob_of(root / path)
+    except OSError:
+        return None
 
 
 def _converter_key(path: str) -> tuple[str, str] | None:

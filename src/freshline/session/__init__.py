@@ -6,10 +6,9 @@ agent, and decides whether it has anything to deliver before it needs the manage
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from freshline.lazy import exports
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook's start-up)
 if TYPE_CHECKING:
     from freshline.session.manager import SessionManager
     from freshline.session.turn import PreparedTurn, Staged

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from freshline.config import Config, Mode
-from freshline.context import ManifestInput, manifest_from_json
+from freshline.context import Channel, ManifestInput, manifest_from_json
 from freshline.conversation import Conversations
 from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError
@@ -179,7 +179,11 @@ class SessionBase:
         resumed: bool = False,
         convert: bool = True,
         flush: bool = True,
+        progress: ProgressFn | None = None,
+        channel: str = Channel.SEND.value,
     ) -> BuiltManifest:
+        """The project's manifest for a session on `channel` (its stored form sized to
+        that channel's budget)."""
         return build_manifest(
             self.config,
             self.tracker,
@@ -190,6 +194,8 @@ class SessionBase:
             self._agent_root(session_id, mode),
             convert,
             flush,
+            progress,
+            self.config.delivery.budget(channel),
         )
 
     # -- documents -----------------------------------------------------------------------

@@ -17,6 +17,8 @@ from freshline.materialize import DocStatus, Materializer, Probe, is_document
 from freshline.store.records import Change, ChangeKind, IndexEntry
 
 IN_PROGRESS = (DocStatus.PENDING, DocStatus.STALE)
+# Changes after which a document is (still) in the project, to be probed again.
+_ARRIVED = (ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.RENAMED, ChangeKind.ENTERED)
 
 
 @dataclass
@@ -72,7 +74,7 @@ class DocumentDesk:
         return out
 
     def _changed(self, c: Change, out: DocumentNews, changed: set[str]) -> None:
-        gone = [c.path] if c.kind is ChangeKind.DELETED else []
+        gone = [c.path] if c.kind in (ChangeKind.DELETED, ChangeKind.LEFT) else []
         if c.kind is ChangeKind.RENAMED and c.old_path is not None:
             gone.append(c.old_path)
         for path in gone:
@@ -83,9 +85,7 @@ class DocumentDesk:
                 snapshot = self._old_snapshot(path)
                 if snapshot:
                     out.invalid.append((path, snapshot))
-        if c.kind in (ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.RENAMED) and is_document(
-            c.path
-        ):
+        if c.kind in _ARRIVED and is_document(c.path):
             if c.path in changed:
                 return
             changed.add(c.path)

@@ -58,13 +58,16 @@ class InScope:
             if listing is None or not fresh or not self._catch_up(listing, project, epoch):
                 found = self.tracker.files_in_scope(project)
                 listing = _Listing(signature, epoch, {e.path: e for e in found})
-                self._listings[project] = listing
+                # Entries listed, not read, are read later without a change to catch up on.
+                if all(e.hashed for e in found):
+                    self._listings[project] = listing
             return [listing.entries[p] for p in sorted(listing.entries)]
 
     def since(self, project: str, epoch: int) -> ScopeDelta | None:
         """What changed among the project's in-scope files after `epoch`; None when only a
         full listing can tell (a scope change, a compacted log, an epoch it never had)."""
-        answer = self.tracker.changes_since(project, epoch)
+        # Every path touched, undone or not: an undone change still moved its entry's stat.
+        answer = self.tracker.changes_since(project, epoch, undone=True)
         if answer.compacted or any(c.kind in _REBUILD for c in answer.changes):
             return None
         delta = ScopeDelta(answer.epoch)

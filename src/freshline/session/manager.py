@@ -24,6 +24,7 @@ from dataclasses import replace
 from freshline.config import Mode
 from freshline.context import (
     Channel,
+    ManifestInput,
     Meter,
     UpdatesInput,
     render_blocks,
@@ -35,6 +36,7 @@ from freshline.conversation import Refresh as MergeInfo
 from freshline.conversation.conflicts import path_kinds
 from freshline.conversation.events import Rewind
 from freshline.errors import FreshlineError, UsageError
+from freshline.materialize.runner import ProgressFn
 from freshline.session.base import SessionBase
 from freshline.session.claims import claim_turn
 from freshline.session.delivery import delivery_budget
@@ -68,17 +70,21 @@ class SessionManager(SessionBase):
         external_id: str | None = None,
         convert: bool = True,
         channel: Channel = Channel.SEND,
+        progress: ProgressFn | None = None,
     ) -> SessionRecord:
         """Open a session: build its manifest and, when `channel`'s agent is one freshline
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
         not run, so they record none and write no tree. A clean landing of the same
         project and channel is reused; a dirty one never is. `convert=False` answers at
-        once and converts the project's documents in the background (hooks). Sessions left
-        idle past `[sessions] idle_close` are closed first (lifecycle.close_idle)."""
+        once and converts the project's documents in the background (hooks); a session
+        that records no conversation then also leaves a fresh workspace's files to be
+        read later (`Tracker.flush(defer=True)`: its manifest needs only their paths).
+        `progress` hears each conversion otherwise. Sessions left idle past
+        `[sessions] idle_close` are closed first (lifecycle.close_idle)."""
         p = self.reload_config().project(project)
         chosen = Mode(mode) if mode else p.mode
         close_idle(self)
-        self.tracker.flush()
+        self.tracker.flush(defer=not convert and channel.value not in RECORDING_CHANNELS)
         key = dirty_key(self.config, self.tracker, project)
         for s in self.store.session_list(project):
             reusable = s.state is SessionState.LANDING and s.dirty_key == key
@@ -88,7 +94,8 @@ class SessionManager(SessionBase):
                 return s
         session_id = uuid.uuid4().hex[:12]
         # Flushed just above: a second walk of the workspace would find nothing new.
-        built = self._build(project, session_id, chosen.value, convert=convert, flush=False)
+        built = self._build(project, session_id, chosen.value, convert=convert, flush=False,
+                             progress=progress, channel=channel.value)
         if channel.value in RECORDING_CHANNELS:
             entries = self.in_scope.entries(project)
             self.conversations.open(
@@ -127,7 +134,8 @@ class SessionManager(SessionBase):
         compacted or cleared its conversation): the manifest comes again, without the note."""
         self.reload_config()
         s = self.get(session_id)
-        built = self._build(s.project, s.id, s.mode, resumed=closed, convert=convert)
+        built = self._build(s.project, s.id, s.mode, resumed=closed, convert=convert,
+                            channel=s.channel)
         if built.pending and not convert:
             self.materialize_async(s.project)
         with self.store.write():  # re-read: another process may have accepted a turn
@@ -210,7 +218,8 @@ class SessionManager(SessionBase):
         for staged in after:
             s = applied(s, staged)
         if s.state is SessionState.CLOSED:
-            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume`")
+            raise UsageError(f"session '{session_id}' is closed; run `freshline session resume "
+                             f"{session_id}`")
         origin = s.cursor  # acknowledging checks that the cursor is still this
         self.store.session_touch(s.id, time.time())
         if flush:
@@ -235,6 +244,8 @@ class SessionManager(SessionBase):
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
         manifest = self._manifest_input(s) if s.needs_manifest else None
+        if manifest is None and updates.compacted:
+            manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id, limit, token)
         blocks = render_blocks(manifest, updates, budget, self.priority(s))
         # Blocks hold paths only, but a file may be named after a token.
@@ -264,9 +275,11 @@ class SessionManager(SessionBase):
             scope = self.config.project(s.project).scope
             pending = self.conversations.preview_turn(s.id, scope.matches_path)
             merges, rewinds = pending.merges, pending.rewinds
+        staged, updates = self._updates(s, merges, rewinds)
         manifest = self._manifest_input(s) if s.needs_manifest else None
+        if manifest is None and updates.compacted:
+            manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id)
-        updates = self._updates(s, merges, rewinds)[1]
         return render_blocks(manifest, updates, budget, self.priority(s)).text
 
     def manifest_text(self, session_id: str, channel: Channel | None = None) -> str:
@@ -276,6 +289,15 @@ class SessionManager(SessionBase):
         budget = delivery_budget(self.config, channel, session=s.id) if channel else None
         return render_manifest(self._manifest_input(s), budget)
 
+    def _fresh_manifest(self, s: SessionRecord, staged: Staged) -> ManifestInput:
+        """The project as it is now, for a session the change log no longer reaches (not
+        even as counts): what it stages goes with the turn, like a rebuilt landing's."""
+        fresh = self._build(s.project, s.id, s.mode, convert=False, flush=False,
+                            channel=s.channel)
+        staged.manifest = (fresh.stored, fresh.epoch, fresh.dirty_key)
+        staged.pending |= set(fresh.pending)
+        return fresh.input
+
     def _hold(self, s: SessionRecord) -> tuple[str | None, BuiltManifest | None]:
         if s.state is not SessionState.LANDING:
             return None, None
@@ -284,7 +306,7 @@ class SessionManager(SessionBase):
             return None, None
         why = f"the project changed before the first send ({s.dirty_key} → {key})"
         try:
-            built = self._build(s.project, s.id, s.mode)
+            built = self._build(s.project, s.id, s.mode, channel=s.channel)
         except FreshlineError as exc:
             built, why = None, f"{why}; re-materializing failed: {exc}"
         if built is None or not built.complete:
@@ -338,9 +360,10 @@ class SessionManager(SessionBase):
             # The agent's tree changes only through its own edits and refreshes: the
             # checkout's uncommitted edits are not in it, so they are not announced.
             configs = [c for c in answer.changes if c.kind is ChangeKind.CONFIG]
-            answer = replace(answer, changes=configs, compacted=False)
+            answer = replace(answer, changes=configs, compacted=False, folded=[],
+                             forgotten=False)
         news = desk.news(answer.changes, s.pending_docs, s.announced_failures, live_in_scope)
-        compacted = [Change(ChangeKind.COMPACTED, "")] if answer.compacted else []
+        compacted = [Change(ChangeKind.COMPACTED, "")] if answer.forgotten else []
         refreshed = [_refresh_entry(m) for m in merges]
         seen = self.ledger.news(s, [] if compacted else answer.changes, refreshed, worktree)
         updates = UpdatesInput.from_changes(
@@ -356,6 +379,7 @@ class SessionManager(SessionBase):
             ready_documents=news.ready,
             failed_documents=news.failed,
             invalid_snapshots=news.invalid,
+            folded=answer.folded,
         )
         staged = Staged(
             since=since, cursor=answer.epoch, pending=news.pending, failures=news.failures,

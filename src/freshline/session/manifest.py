@@ -12,7 +12,9 @@ from pathlib import Path
 
 from freshline.config import Config
 from freshline.context import Budget, ManifestInput, manifest_to_json, render_manifest
+from freshline.context.manifest import STORED_CHARS
 from freshline.materialize import DocStatus, Materializer, is_document
+from freshline.materialize.runner import ProgressFn
 from freshline.session.documents import IN_PROGRESS, info
 from freshline.store.records import IndexEntry
 from freshline.tracker import Tracker
@@ -27,11 +29,13 @@ class BuiltManifest:
     dirty_key: str  # `signature#epoch` at that moment
     complete: bool  # the materialization covered every document
     pending: list[str]  # documents still in progress when it was built
+    chars: int = STORED_CHARS  # the largest budget it will be rendered to
 
     @property
     def stored(self) -> str:
-        """The form a session keeps (`SessionRecord.manifest`)."""
-        return manifest_to_json(self.input)
+        """The form a session keeps (`SessionRecord.manifest`): files listed up to
+        `chars` characters, the rest counted per folder."""
+        return manifest_to_json(self.input, self.chars)
 
     def render(self, budget: Budget | None = None) -> str:
         """The `<project_context>` block, fitted to `budget` (none: files per folder past
@@ -54,6 +58,8 @@ def build_manifest(
     worktree: Path | None = None,
     convert: bool = True,
     flush: bool = True,
+    progress: ProgressFn | None = None,
+    chars: int = STORED_CHARS,
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and describe its manifest.
 
@@ -62,7 +68,9 @@ def build_manifest(
     no documents are converted, since the agent's tools cannot reach the snapshots.
     `convert=False` renders documents as they stand without converting any (for callers
     that must answer at once; they convert in the background). `flush=False` describes
-    the index as it is (the caller has just flushed).
+    the index as it is (the caller has just flushed). `progress` hears each conversion.
+    `chars` is the largest budget the stored form will be rendered to (a session's
+    channel's).
     """
     if flush:
         tracker.flush()
@@ -70,7 +78,8 @@ def build_manifest(
     key = dirty_key(config, tracker, project)
     entries = (listing or tracker.files_in_scope)(project)
     documents = [] if worktree else [e for e in entries if is_document(e.path)]
-    converted = materializer.ensure(project, epoch, documents).complete if convert else True
+    converted = (materializer.ensure(project, epoch, documents, progress=progress).complete
+                 if convert else True)
     probes = [materializer.probe(e.path, e) for e in documents]
     p = config.project(project)
     manifest = ManifestInput(
@@ -85,4 +94,4 @@ def build_manifest(
         resumed=resumed,
     )
     pending = [x.path for x in probes if x.status in IN_PROGRESS]
-    return BuiltManifest(manifest, epoch, key, converted and not pending, pending)
+    return BuiltManifest(manifest, epoch, key, converted and not pending, pending, chars)

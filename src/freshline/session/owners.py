@@ -3,7 +3,8 @@ delivers to it (DESIGN section 7).
 
 A session remembers the channel that opened it (`SessionRecord.channel`); preparing a
 delivery on another channel is refused, so an MCP client can never take a hook's
-deliveries, nor the reverse. chat and send both run freshline's own agent: one owner.
+deliveries, nor the reverse. chat and send both run freshline's own agent: one owner;
+so is a session pulled from another machine (channel `pull`), a chat's or a send's there.
 
 A conversation can also be reached by two channels at once from outside: the ACP proxy
 starts an agent whose harness runs hooks too (Claude Code's). The proxy marks the agent it
@@ -23,11 +24,11 @@ if TYPE_CHECKING:  # path reads OWNER_ENV before it loads anything else
 
 OWNER_ENV = "FRESHLINE_OWNER"  # set by the channel that runs an agent: its name
 _FRESHLINE_AGENT = "freshline"  # chat and send: the agent freshline runs itself
-_OWNERS = {"chat": _FRESHLINE_AGENT, "send": _FRESHLINE_AGENT}
+_OWNERS = {"chat": _FRESHLINE_AGENT, "send": _FRESHLINE_AGENT, "pull": _FRESHLINE_AGENT}
 
 
 def owner_of(channel: str) -> str:
-    """Who owns the conversations a channel opens (chat and send are one owner)."""
+    """Who owns the conversations a channel opens (chat, send and pull are one owner)."""
     return _OWNERS.get(channel, channel)
 
 

@@ -23,7 +23,7 @@ from freshline.errors import UsageError
 from freshline.session.manager import SessionManager
 from freshline.session.manifest import build_manifest
 from freshline.store import SessionRecord, SessionState
-from freshline.store.sessions import session_title
+from freshline.store.sessions import PULLED, session_title
 
 
 @dataclass
@@ -52,7 +52,7 @@ def pull(manager: SessionManager, remote: str | None) -> Pulled:
     report = exchange.pull(manager.conversations, remote_of(manager, remote))
     pulled = Pulled(report)
     for conversation in report.created:
-        project = adopt(manager, conversation)
+        project = adopt(manager, conversation, pulled=True)
         if project is not None:
             pulled.unknown_project[conversation] = project
         else:
@@ -80,9 +80,10 @@ def fork(
     return manager.store.session_get(new_id)
 
 
-def adopt(manager: SessionManager, conversation: str) -> str | None:
+def adopt(manager: SessionManager, conversation: str, pulled: bool = False) -> str | None:
     """Open a session row for a conversation recorded elsewhere (see the module
-    docstring). Returns None, or the project it names when this workspace has none."""
+    docstring). Returns None, or the project it names when this workspace has none. A
+    `pulled` one is listed on the channel `pull`, opened when its conversation started."""
     events = manager.conversations.log(conversation)
     root = events[0].root
     assert root is not None
@@ -96,12 +97,14 @@ def adopt(manager: SessionManager, conversation: str) -> str | None:
                            manager.in_scope.entries, worktree)
     said = [e for e in events if e.author is Author.USER]
     now = time.time()
+    opened = manager.conversations.started_at(conversation) if pulled else now
     manager.store.session_put(SessionRecord(
         id=conversation, project=project, state=SessionState.ACTIVE, mode=mode,
-        created_at=now, resumed_at=now, cursor=built.epoch if built.complete else None,
+        created_at=opened, resumed_at=now, cursor=built.epoch if built.complete else None,
         manifest_epoch=built.epoch, dirty_key=built.dirty_key, held_key=None,
         manifest=built.stored, needs_manifest=True, resumed=True, pending_docs=built.pending,
-        target=root.target, turns=len(said), channel=Channel.SEND.value, active_at=now,
+        target=root.target, turns=len(said),
+        channel=PULLED if pulled else Channel.SEND.value, active_at=now,
         title=session_title(said[0].content) if said else None,
     ))
     return None

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from freshline.store.db import Connection, Database, decode_path, encode_path, upsert
-from freshline.store.records import FileKind, IndexEntry
+from freshline.store.records import UNHASHED, FileKind, IndexEntry, content_key
 
 _COLUMNS = "path, kind, size, mtime_ns, inode, dev, blob, mode, tags, properties"
 
@@ -147,9 +147,33 @@ class IndexTable:
         rows = self.db.conn.execute("SELECT path FROM files WHERE tags = ?", (UNPARSED,))
         return [bytes(path) for path, in rows]
 
+    def index_unhashed(self) -> Stats:
+        """Stored path → (size, mtime_ns, inode) of the entries listed but not read yet."""
+        rows = self.db.conn.execute(
+            "SELECT path, size, mtime_ns, inode FROM files WHERE blob = ?", (UNHASHED,)
+        )
+        return {bytes(p): (s, m, i) for p, s, m, i in rows}
+
+    def index_empty(self) -> bool:
+        """Whether the index holds no entry at all (a workspace never scanned)."""
+        return self.db.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+
     def index_count(self) -> int:
         """How many files the index holds."""
         return int(self.db.conn.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def index_contents(self, paths: Iterable[str]) -> dict[str, str]:
+        """The content (`records.content_key`) indexed at each of `paths` that has an
+        entry; a path without one is left out."""
+        conn = self.db.conn
+        found: dict[str, str] = {}
+        for path in paths:
+            row = conn.execute(
+                "SELECT mode, blob FROM files WHERE path = ?", (encode_path(path),)
+            ).fetchone()
+            if row:
+                found[path] = content_key(int(row[0]), row[1])
+        return found
 
     def index_sketches(self, paths: Iterable[str]) -> dict[str, bytes]:
         """The line sketches stored for `paths` (text files only; see tracker.similarity)."""

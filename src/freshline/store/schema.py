@@ -222,6 +222,31 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        "change log: the content before each change, rows per project, and the counts "
+        "of what compaction dropped",
+        """
+        ALTER TABLE changes ADD COLUMN content_before TEXT;
+        ALTER TABLE projects ADD COLUMN log_rows INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE projects ADD COLUMN forgotten_through INTEGER NOT NULL DEFAULT 0;
+        UPDATE projects SET log_rows =
+            (SELECT count(*) FROM changes WHERE changes.project = projects.name);
+        UPDATE projects SET forgotten_through = compacted_through;
+        CREATE TABLE change_groups (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            first_epoch INTEGER NOT NULL,
+            last_epoch INTEGER NOT NULL,
+            folder BLOB NOT NULL,
+            counts TEXT NOT NULL,
+            entry TEXT
+        );
+        CREATE INDEX change_groups_by_epoch ON change_groups (project, last_epoch)
+        """,
+    )
+)
+
 
 def check_version(location: str, version: int) -> None:
     """StoreError if the store was migrated by a newer freshline."""

@@ -33,8 +33,10 @@ def unknown_session(session_id: str) -> NotFoundError:
     return NotFoundError(f"unknown session '{session_id}' (see `freshline session list`)")
 
 
-# Channels whose agent freshline runs itself, so each turn has an answer to record.
-RECORDING_CHANNELS = frozenset({"chat", "send"})
+# Channels whose agent freshline runs itself, so each turn has an answer to record
+# ("pull": a chat or send conversation pulled from another machine).
+RECORDING_CHANNELS = frozenset({"chat", "send", "pull"})
+PULLED = "pull"
 TITLE_CHARS = 60  # the longest title kept
 
 
@@ -81,7 +83,7 @@ class SessionRecord:
     live_tree: str | None = None  # the live conversation tree last written for a turn
     live_epoch: int | None = None  # the project epoch `live_tree`'s listing covered (or later)
     turns: int = 0  # turns delivered: each accepted turn that carried something counts one
-    channel: str = "send"  # how its agent is reached: chat, send, hook, mcp or acp
+    channel: str = "send"  # how its agent is reached: chat, send, hook, mcp or acp; pull
     active_at: float | None = None  # when it last prepared a turn (None: never since created)
     title: str | None = None  # its first message, shortened (`session_title`)
 

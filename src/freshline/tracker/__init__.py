@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 from freshline.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for type checkers
+    from freshline.tracker.changelog import ChangesSince, ProjectDelta
     from freshline.tracker.coalesce import coalesce
-    from freshline.tracker.tracker import ChangesSince, FlushResult, ProjectDelta, Tracker
+    from freshline.tracker.tracker import FlushResult, Tracker
 
 _EXPORTS = {
-    "ChangesSince": "freshline.tracker.tracker",
+    "ChangesSince": "freshline.tracker.changelog",
     "FlushResult": "freshline.tracker.tracker",
-    "ProjectDelta": "freshline.tracker.tracker",
+    "ProjectDelta": "freshline.tracker.changelog",
     "Tracker": "freshline.tracker.tracker",
     "coalesce": "freshline.tracker.coalesce",
 }

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from freshline.tracker.tracker import mark_key
 
 if TYPE_CHECKING:
-    from freshline.tracker.tracker import ChangesSince, FlushResult, Tracker
+    from freshline.tracker.changelog import ChangesSince
+    from freshline.tracker.tracker import FlushResult, Tracker
 
 
 def take_news(tracker: Tracker, result: FlushResult) -> dict[str, ChangesSince]:

@@ -9,6 +9,9 @@ never looked at: the walk prunes an ignored folder without listing it.
 A file written twice within one timestamp tick can keep size and mtime ("racily clean",
 as git calls it). An entry whose mtime is that close to the scan is stored with
 mtime_ns = 0, so the next scan hashes it again instead of trusting its stat.
+
+A listing scan (an empty index, a caller that may defer) reads no file that is not racily
+clean: it stores their stat alone, to be read by a later flush (`tracker/listing.py`).
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, chain
 from pathlib import Path
 
 from freshline.ignore import Checks, IgnoreRules, IgnoreState
@@ -27,8 +30,10 @@ from freshline.paths import INTERNAL_NAMES, is_internal
 from freshline.scope import is_markdown
 from freshline.store import Store
 from freshline.store.db import decode_path, encode_path
+from freshline.store.files import Stats
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
+from freshline.tracker.listing import listed_entry, twin_blobs
 from freshline.tracker.observed import FolderRename, Observed, content_of
 from freshline.tracker.renames import folder_renames, pair_renames
 from freshline.tracker.similarity import TEXT_CAP, sketch
@@ -56,6 +61,7 @@ class ScanResult:
     scanned: int = 0
     ignore: IgnoreState | None = None  # the rules a full scan walked by, every file read
     from_empty: bool = False  # a full scan of an empty index: `put` is the whole index now
+    listed_read: bool = False  # every entry listed, not read, was read (or left the index)
 
     def changed(self, name: str) -> bool:
         """Whether a file of this name (at any depth) was created, changed or removed."""
@@ -76,6 +82,7 @@ class Scanner:
         rules: IgnoreRules | None = None,
         memo: Memo | None = None,
         parse: bool = True,
+        listing: bool = False,
     ) -> None:
         self.root = str(root)
         self.broot = os.fsencode(self.root)
@@ -86,6 +93,7 @@ class Scanner:
         self.kept: list[str] = []  # unreadable directories: entries below them stay
         self.memo = memo
         self.parse = parse  # read notes' tags and properties (some scope matches on them)
+        self.listing = listing  # store what is not racily clean by its stat, unread
         self.sketches: dict[str, bytes] = {}
 
     def _skip(self, rel: str, is_dir: bool = False) -> bool:
@@ -159,7 +167,10 @@ class Scanner:
     def entry(self, rel: str, st: os.stat_result) -> IndexEntry | None:
         """A fresh index entry (hashing the file), or None with a warning if unreadable.
 
-        A text file's line sketch is kept in `sketches`."""
+        A text file's line sketch is kept in `sketches`. A listing scan reads only the
+        files it cannot trust the stat of (links, racily clean files)."""
+        if self.listing and stat.S_ISREG(st.st_mode) and not self._racy(st):
+            return listed_entry(rel, st)
         known = self.memo.get(rel) if self.memo is not None else None
         # A first pass that left notes unparsed is no use to a redo that parses them.
         if known is not None and _same_stat(known[0], st) and (known[1].parsed or not self.parse):
@@ -201,12 +212,11 @@ class Scanner:
         except OSError as exc:
             self.warnings.append(f"{rel}: cannot read ({exc.strerror or exc})")
             return None
-        racy = st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS
         return IndexEntry(
             path=rel,
             kind=kind,
             size=st.st_size,
-            mtime_ns=0 if racy else st.st_mtime_ns,
+            mtime_ns=0 if self._racy(st) else st.st_mtime_ns,
             inode=st.st_ino,
             dev=st.st_dev,
             blob=blob,
@@ -216,44 +226,58 @@ class Scanner:
             parsed=parsed,
         ), lines
 
+    def _racy(self, st: os.stat_result) -> bool:
+        return st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS
+
     def _kept(self, rel: str) -> bool:
         return any(rel == k or rel.startswith(k + "/") for k in self.kept)
 
     def compare(
         self,
         disk: Iterable[tuple[bytes, os.stat_result]],
-        stats: dict[bytes, tuple[int, int, int]],
+        stats: Stats,
         old_entry: Callable[[str], IndexEntry | None],
+        listed: Mapping[bytes, tuple[int, int, int]] | None = None,
     ) -> ScanResult:
         """Compare what is on disk with the index's `stats` for the same region.
 
         `stats` is consumed: what is left of it once the disk is walked was deleted.
+        `listed` are the entries never read that this scan reads (their stat as listed);
+        their paths in `stats` hold a stat no file has. An entry never read whose stat
+        moved was modified (`tracker/listing.py`).
         """
+        listed = listed or {}
         result = ScanResult()
         created: dict[str, IndexEntry] = {}
         scanned = 0
         for raw, st in disk:
             scanned += 1
+            now = (st.st_size, st.st_mtime_ns, st.st_ino)
             known = stats.pop(raw, None)
-            if known == (st.st_size, st.st_mtime_ns, st.st_ino):
+            if known == now:
                 continue
             rel = decode_path(raw)
             fresh = self.entry(rel, st)
             if fresh is None:
+                if raw in listed:  # never read, and unreadable: as a first scan left it
+                    result.remove.append(rel)
                 continue
             result.put.append(fresh)
             if known is None:
                 created[rel] = fresh
-                continue
-            old = old_entry(rel)
-            if old is not None and content_of(old) != content_of(fresh):
-                result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
+            elif listed.get(raw) != now:  # else read at last, as it was listed
+                old = old_entry(rel)
+                if old is not None and (not old.hashed or content_of(old) != content_of(fresh)):
+                    result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
         deleted: dict[str, IndexEntry] = {}
-        for rel in map(decode_path, stats):
-            old = old_entry(rel)
-            if old is not None and not self._kept(rel):
+        for raw in stats:
+            rel = decode_path(raw)
+            old, kept = old_entry(rel), self._kept(rel)
+            if old is None or (kept and raw not in listed):
+                continue  # below a folder that cannot be listed: kept as it was
+            if not kept:
                 deleted[rel] = old
-                result.remove.append(rel)
+            result.remove.append(rel)  # (a listed one below such a folder: never read)
         self._pair(result, deleted, created)
         result.sketches = self.sketches
         result.warnings = self.warnings
@@ -267,6 +291,7 @@ class Scanner:
             result.observed += [Observed(ChangeKind.DELETED, e, None) for e in deleted.values()]
             result.observed += [Observed(ChangeKind.CREATED, None, e) for e in created.values()]
             return
+        deleted = twin_blobs(deleted, created)  # a listed file moved: read as its twin
         renames, rest = pair_renames(deleted, created, self.store.index_sketches, self.text)
         result.observed += renames + rest
         result.folders = [
@@ -296,17 +321,20 @@ def _same_stat(a: os.stat_result, b: os.stat_result) -> bool:
     )
 
 
-def full_scan(scanner: Scanner, reparse: Iterable[bytes] = ()) -> ScanResult:
+def full_scan(
+    scanner: Scanner, reparse: Iterable[bytes] = (), listed: Stats | None = None
+) -> ScanResult:
     """Compare the whole workspace with the whole index; the files at the stored paths
     `reparse` are read again whatever their stat (notes stored unparsed that a scope now
-    needs the tags of)."""
+    needs the tags of), and so are the `listed` ones (never read: path → stat listed)."""
     stats = scanner.store.index_stats()
     empty = not stats
-    for raw in reparse:
+    for raw in chain(reparse, listed or ()):
         if raw in stats:
             stats[raw] = _UNKNOWN
-    result = scanner.compare(scanner.walk(), stats, scanner.store.index_get)
+    result = scanner.compare(scanner.walk(), stats, scanner.store.index_get, listed)
     result.from_empty = empty
+    result.listed_read = listed is not None
     result.ignore = scanner.rules.state()  # the walk read every rule file that applies
     return result
 

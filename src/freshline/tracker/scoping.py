@@ -2,7 +2,8 @@
 
 Each side is matched on its own: the old path with the facts the index had, the new path
 with its fresh facts. A rename out of scope is a deletion of the old path, a rename into
-scope is a creation of the new one; a note that gained a tag enters a tag project.
+scope is a creation of the new one; a note that gained a tag entered a tag project (and
+one that gained an excluded tag left it: the file is still there).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from freshline.scope import FileFacts, Scope
-from freshline.store.records import Change, ChangeKind, IndexEntry
+from freshline.store.records import Change, ChangeKind, IndexEntry, entry_content
 from freshline.tracker.gitmoves import HeadMove
 from freshline.tracker.observed import FolderRename, Observed
+from freshline.tracker.reasons import why
 
 
 def facts(entry: IndexEntry) -> FileFacts:
@@ -26,23 +28,35 @@ def in_scope(scope: Scope, entry: IndexEntry | None) -> bool:
 
 
 def scope_observed(o: Observed, scope: Scope) -> list[Change]:
-    """The project-level changes one observation makes."""
+    """The project-level changes one observation makes, each with the content its path
+    had before (`Change.before`). A file that stays where it is and crosses the scope's
+    edge (its tags or properties changed) entered or left the project, with the reason."""
     was, now = in_scope(scope, o.old), in_scope(scope, o.new)
     if not was and not now:
         return []
+    before = entry_content(o.old) if o.old is not None else None
+    stays = o.old is not None and o.new is not None and o.old.path == o.new.path
     if was and not now:
         assert o.old is not None
-        return [Change(ChangeKind.DELETED, o.old.path)]
+        if stays:
+            assert o.new is not None
+            reason = why(scope, scope, facts(o.old), facts(o.new))
+            return [Change(ChangeKind.LEFT, o.old.path, detail=reason, before=before)]
+        return [Change(ChangeKind.DELETED, o.old.path, before=before)]
     assert o.new is not None
     if now and not was:
+        if stays:
+            assert o.old is not None
+            reason = why(scope, scope, facts(o.old), facts(o.new))
+            return [Change(ChangeKind.ENTERED, o.new.path, detail=reason)]
         return [Change(ChangeKind.CREATED, o.new.path)]
     if o.kind is ChangeKind.RENAMED:
         assert o.old is not None
-        out = [Change(ChangeKind.RENAMED, o.new.path, old_path=o.old.path)]
+        out = [Change(ChangeKind.RENAMED, o.new.path, old_path=o.old.path, before=before)]
         if o.content_changed:
-            out.append(Change(ChangeKind.MODIFIED, o.new.path))
+            out.append(Change(ChangeKind.MODIFIED, o.new.path, before=before))
         return out
-    return [Change(o.kind, o.new.path)]
+    return [Change(o.kind, o.new.path, before=before)]
 
 
 def scope_batch(

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from itertools import chain, groupby
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,11 +29,14 @@ from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
-from freshline.store.records import Change, ChangeKind, IndexEntry
+from freshline.store.records import Change, ChangeKind, IndexEntry, entry_content
+from freshline.tracker import changelog
+from freshline.tracker.changelog import ChangesSince, ProjectDelta
 from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
+from freshline.tracker.listing import UNHASHED_META
 from freshline.tracker.observed import Observed
 from freshline.tracker.patterns import (
     REMOVED,
@@ -44,7 +47,8 @@ from freshline.tracker.patterns import (
     patterns_of,
     scope_of,
 )
-from freshline.tracker.scoping import in_scope, scope_batch, scope_move
+from freshline.tracker.reasons import why
+from freshline.tracker.scoping import facts, in_scope, scope_batch, scope_move
 
 if TYPE_CHECKING:  # the scanner (markdown parsing, hashing) loads with the first scan:
     from freshline.tracker.scan import Memo, ScanResult  # `status` only reads the index
@@ -58,15 +62,6 @@ SCAN_MARK = "scan.reported."  # + project: the epoch the last `scan` reported up
 def mark_key(project: str) -> str:
     """The meta key of a project's scan mark (`reports.py` reads and moves it)."""
     return SCAN_MARK + project
-
-
-@dataclass(frozen=True)
-class ProjectDelta:
-    """What one flush logged for one project."""
-
-    project: str
-    epoch: int
-    changes: list[Change]
 
 
 @dataclass
@@ -92,17 +87,6 @@ class _Work:
 
 def _everything() -> None:
     return None
-
-
-@dataclass(frozen=True)
-class ChangesSince:
-    """The answer to "what changed in this project since epoch N?"."""
-
-    project: str
-    since: int
-    epoch: int  # the project's epoch now: what a reader is caught up to after this
-    compacted: bool  # the log no longer reaches back to `since`: re-enumerate
-    changes: list[Change]  # coalesced; empty when compacted
 
 
 class Tracker:
@@ -133,12 +117,15 @@ class Tracker:
 
     # -- writing -------------------------------------------------------------------------
 
-    def flush(self, full: bool = False, sync: bool = True) -> FlushResult:
+    def flush(self, full: bool = False, sync: bool = True, defer: bool = False) -> FlushResult:
         """Bring the index up to date and log changes: hinted paths if a watcher is alive,
         else (or with `full`) the whole workspace.
 
         `sync=False` trusts the hints already stored without asking the watcher to catch
         up first: the watcher itself flushes that way after writing a batch of hints.
+        `defer=True` (a caller that needs paths, not blobs) fills an empty index from a
+        listing and leaves entries never read unread while their stat holds
+        (`tracker/listing.py`); any other flush reads them first.
         """
         self.reload_config()
         live = not full and watcher_alive(self.store)
@@ -146,7 +133,8 @@ class Tracker:
             # A watcher that did not answer in time, or stopped trusting its own hints
             # while it answered (it could not store them), is trusted for nothing.
             live = cookie_sync(self.root, self.store) and watcher_alive(self.store)
-        return self._flush(self.store.hints_peek if live else _everything, take_hints=True)
+        paths_of = self.store.hints_peek if live else _everything
+        return self._flush(paths_of, take_hints=True, defer=defer)
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
@@ -156,7 +144,9 @@ class Tracker:
         wanted = list(paths)
         return self._flush(lambda: wanted, take_hints=False)
 
-    def _flush(self, paths_of: Callable[[], list[str] | None], take_hints: bool) -> FlushResult:
+    def _flush(
+        self, paths_of: Callable[[], list[str] | None], take_hints: bool, defer: bool = False
+    ) -> FlushResult:
         """Walk, hash and parse notes before taking the write lock, so writers in other
         processes (a send accepting its turn) never wait behind a scan and no note is
         parsed inside a write transaction. If another connection wrote meanwhile (a hint,
@@ -164,25 +154,26 @@ class Tracker:
         one reuses what its first pass hashed while the file's stat is unchanged.
 
         `paths_of()` names the paths to scan (None: everything); with `take_hints` the
-        flush consumes the stored hints (it covers them).
+        flush consumes the stored hints (it covers them); `defer` as in `flush`.
         """
         memo: Memo = {}
         self._written = None
         version = self.store.data_version()
         paths = paths_of()
-        work = self._prepare(paths, memo)
+        work = self._prepare(paths, memo, defer)
         if paths == [] and self._nothing_to_write(work):
             return FlushResult(full=False, scanned=0)
         with self.store.write():
             if self.store.data_version() != version:
-                work = self._prepare(paths_of(), memo)
+                work = self._prepare(paths_of(), memo, defer)
             if take_hints:
                 self.store.hints_take()
+            if work.result.from_empty:  # the index's order: its b-tree fills page by page
+                work.result.put.sort(key=_stored_order)
             out = self._apply(work)
             version = self.store.data_version()  # nobody else commits before this ends
         if work.result.from_empty:
-            put = sorted(work.result.put, key=_stored_order)
-            self._written = (self.store.db.conn, version, put)
+            self._written = (self.store.db.conn, version, work.result.put)
         return out
 
     def _nothing_to_write(self, work: _Work) -> bool:
@@ -193,9 +184,9 @@ class Tracker:
             return False
         return set(self.config.projects) <= set(self.store.project_states())
 
-    def _prepare(self, paths: list[str] | None, memo: Memo) -> _Work:
+    def _prepare(self, paths: list[str] | None, memo: Memo, defer: bool) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
-        result, full = self._scan(paths, memo)
+        result, full = self._scan(paths, memo, defer)
         work = _Work(result, full=full, head=None)
         gitdir = git_dir(self.root)
         if gitdir is None:
@@ -209,25 +200,33 @@ class Tracker:
                 work.result.warnings.append(f"HEAD moved but its paths are unknown: {exc}")
         return work
 
-    def _scan(self, paths: list[str] | None, memo: Memo) -> tuple[ScanResult, bool]:
+    def _scan(
+        self, paths: list[str] | None, memo: Memo, defer: bool
+    ) -> tuple[ScanResult, bool]:
         """The scan of `paths` (None: everything), and whether it had to be a full one.
 
         Notes are parsed while a scope on either side of the flush needs their tags or
         properties; the first flush whose config needs them is a full scan that reads the
-        notes stored unparsed again (`tracker.facts`)."""
+        notes stored unparsed again (`tracker.facts`). Entries listed but never read are
+        read by a full scan unless the flush may `defer`; an empty index that may defer
+        is filled from a listing (`tracker.listing`)."""
         from freshline.tracker.scan import Scanner, full_scan
 
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         now = needs_facts(p.scope for p in self.config.projects.values())
         before = any(patterns_need_facts(s.patterns) for s in self.store.project_states().values())
         parse = now or before
-        if paths is not None and (before or not now):
+        read = self.store.meta_get(UNHASHED_META) == "1" and (parse or not defer)
+        if paths is not None and (before or not now) and not read:
             hinted = self._hinted_scan(paths, rules, memo, parse)
             if hinted is not None:
                 return hinted, False
         # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
         reparse = self.store.index_unparsed() if parse else []
-        return full_scan(Scanner(self.root, self.store, rules, parse=parse), reparse), True
+        listed = self.store.index_unhashed() if read else None
+        listing = defer and not parse and self.store.index_empty()
+        scanner = Scanner(self.root, self.store, rules, parse=parse, listing=listing)
+        return full_scan(scanner, reparse, listed), True
 
     def _hinted_scan(
         self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool
@@ -273,6 +272,7 @@ class Tracker:
         config_changes, new = self._config_changes(ignore, created, known)
         self.store.index_put(result.put, result.sketches)
         self.store.index_delete(result.remove)
+        self._note_unread(result)
         out = FlushResult(full=work.full, scanned=result.scanned, warnings=result.warnings)
         moved = self._head_moved(work, observed)
         for name, project in self.config.projects.items():
@@ -284,6 +284,13 @@ class Tracker:
             if changes:
                 out.projects[name] = self._log(name, changes)
         return out
+
+    def _note_unread(self, result: ScanResult) -> None:
+        """Keep the store's word on whether some entry is listed but not read yet."""
+        if any(not e.hashed for e in result.put):
+            self.store.meta_set(UNHASHED_META, "1")
+        elif result.listed_read:  # each one listed was read, or left the index
+            self.store.meta_set(UNHASHED_META, "0")
 
     def _head_moved(
         self, work: _Work, observed: list[Observed]
@@ -320,14 +327,7 @@ class Tracker:
     def _log(self, name: str, changes: list[Change]) -> ProjectDelta:
         state = self.store.project_state(name)
         assert state is not None
-        epoch = state.epoch + 1
-        self.store.log_append(name, epoch, changes)
-        through = self.store.log_compact(name, self.config.workspace.change_log_cap)
-        compacted = through if through is not None else state.compacted_through
-        self.store.project_put(
-            ProjectState(name, epoch, compacted, state.signature, state.patterns)
-        )
-        return ProjectDelta(name, epoch, changes)
+        return changelog.append(self.store, state, changes, self.config.workspace.change_log_cap)
 
     def _config_changes(
         self,
@@ -362,7 +362,7 @@ class Tracker:
                 # told to re-enumerate.
                 epoch = state.epoch + 1
                 self.store.project_put(
-                    ProjectState(name, epoch, epoch, project.signature, patterns)
+                    ProjectState(name, epoch, epoch, project.signature, patterns, epoch)
                 )
             elif state.patterns != patterns:
                 self.store.project_put(
@@ -379,24 +379,24 @@ class Tracker:
         known: Callable[[IndexEntry], IndexEntry],
     ) -> list[Change]:
         before, after = scope_of(old), scope_of(new)
-        entered: list[str] = []
-        left: list[str] = []
+        entered: list[Change] = []
+        left: list[Change] = []
         fresh = {e.path for e in created}  # new in this batch: they cannot have left
         for entry in chain(map(known, self.store.index_iter()), created):
             was, now = in_scope(before, entry), in_scope(after, entry)
-            if now and not was:
-                entered.append(entry.path)
-            elif was and not now and entry.path not in fresh:
-                left.append(entry.path)
+            if was == now or (was and entry.path in fresh):
+                continue
+            seen = facts(entry)
+            reason = why(before, after, seen, seen)
+            if now:
+                entered.append(Change(ChangeKind.ENTERED, entry.path, detail=reason))
+            else:
+                content = entry_content(entry)
+                left.append(Change(ChangeKind.LEFT, entry.path, detail=reason, before=content))
         detail = pattern_diff(old, new)
-        detail["newly_included"] = sorted(entered)
-        detail["no_longer_included"] = left
-        config = Change(ChangeKind.CONFIG, "", detail=detail)
-        return [
-            config,
-            *(Change(ChangeKind.CREATED, p) for p in entered),
-            *(Change(ChangeKind.DELETED, p) for p in left),
-        ]
+        detail["newly_included"] = sorted(c.path for c in entered)
+        detail["no_longer_included"] = [c.path for c in left]
+        return [Change(ChangeKind.CONFIG, "", detail=detail), *entered, *left]
 
     # -- reading -------------------------------------------------------------------------
 
@@ -412,17 +412,13 @@ class Tracker:
         """The project's current epoch (0 before its first flush)."""
         return self._state(project).epoch
 
-    def changes_since(self, project: str, since: int) -> ChangesSince:
-        """Coalesced changes after epoch `since`, or a compacted marker if the log was cut."""
+    def changes_since(self, project: str, since: int, undone: bool = False) -> ChangesSince:
+        """The net changes after epoch `since`: those the log lists, and (when it was
+        compacted past `since`) the older ones counted; or, when not even the counts reach
+        back that far, a `forgotten` answer (the reader needs a fresh listing). With
+        `undone`, a change undone since is kept (for listings of index entries)."""
         with self.store.read():  # state and rows from one snapshot: no compaction between
-            state = self._state(project)
-            if since < state.compacted_through or since > state.epoch:
-                return ChangesSince(project, since, state.epoch, True, [])
-            entries = self.store.log_read(project, since)
-        # Each epoch's rows are one set (renames read the state before it), not a sequence.
-        epochs = groupby(entries, key=lambda e: e.epoch)
-        changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
-        return ChangesSince(project, since, state.epoch, False, changes)
+            return changelog.since(self.store, self._state(project), since, undone)
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order.
@@ -431,16 +427,15 @@ class Tracker:
         is judged by its tags and properties as they are on disk now."""
         scope = self.config.project(project).scope
         written = self._written
-        entries: Iterable[IndexEntry]
+        kept = None
         if written is not None and written[:2] == (self.store.db.conn, self.store.data_version()):
-            entries = written[2]
-        elif not scope.needs_facts:  # the path decides: no entry is built for another's file
+            kept = written[2]
+        if not scope.needs_facts:  # the path decides: no entry is built for another's file
+            if kept is not None:
+                return [e for e in kept if scope.matches_path(e.path)]
             return list(self.store.index_iter(scope.matches_path))
-        else:
-            entries = self.store.index_iter()
-        if scope.needs_facts:
-            entries = map(self._read_facts, entries)
-        return [e for e in entries if in_scope(scope, e)]
+        entries = kept if kept is not None else self.store.index_iter()
+        return [e for e in map(self._read_facts, entries) if in_scope(scope, e)]
 
     def _read_facts(self, entry: IndexEntry) -> IndexEntry:
         if entry.parsed:

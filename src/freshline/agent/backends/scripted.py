@@ -13,13 +13,16 @@ Format::
         [{"say": "Second try worked."}]
     ]}
 
-Each human message plays the next turn. A turn is a list of steps, each an object with one
-key: `say` (text), `tool` (a tool name, with optional `args`), or `fail` (raise the backend
-error of that kind: auth, rate_limit, network, malformed). Steps group into model replies:
-the text said before a run of tool calls goes out with those calls; their results come back;
-the next reply starts after them (so a `fail` after a tool call fails the next model call).
-When the turns run out, the backend says so. The position in the script lives in the backend
-object: a new backend starts from the first turn.
+Each human message plays the next turn: the one after the human messages already in the
+conversation, so a `freshline send` (a new process each time) goes on where the
+conversation is; or, when later, the one after the turn this backend played last (a failed
+turn records nothing, yet the chat's next message plays the next turn). A turn is a list
+of steps, each an object with one key: `say` (text), `tool` (a tool name, with optional
+`args`), or `fail` (raise the backend error of that kind: auth, rate_limit, network,
+malformed). Steps group into model replies: the text said before a run of tool calls goes
+out with those calls; their results come back; the next reply starts after them (so a
+`fail` after a tool call fails the next model call).
+When the turns run out, the backend says so.
 """
 
 from __future__ import annotations
@@ -117,9 +120,11 @@ class ScriptedBackend(Backend):
         tools: Sequence[ToolSpec],
         on_text: TextCallback | None = None,
     ) -> AssistantReply:
-        """Play the next group of steps of the current turn (a new turn after a user message)."""
+        """Play the next group of steps of the current turn (a new turn after a user message:
+        see the module docstring)."""
         if not messages or messages[-1].role is not Role.TOOL:
-            self._turn, self._pos, self._calls = self._turn + 1, 0, 0
+            before = sum(1 for m in messages if m.role is Role.USER) - 1
+            self._turn, self._pos, self._calls = max(self._turn + 1, before), 0, 0
         if self._turn >= len(self.turns):
             reply = AssistantReply(
                 f"scripted: no more turns in {self.path.name} (played {len(self.turns)})"

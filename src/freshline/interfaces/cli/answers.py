@@ -1,7 +1,7 @@
-"""What the hot commands answer, as data and as lines for people: `status`, `scan` and
-the changes they list. The fast path (`fast.py`), the watcher's socket (`watchsock.py`)
-and the typer commands share them, so every path prints the same thing. Imports stay
-inside the functions: the fast path loads this module at start-up.
+"""What the hot commands answer, as data and as lines for people: the same whoever
+computes it, this process (no watcher) or the watcher over its socket (`watchsock.py`),
+so every path prints the same thing. Module-level imports stay within the standard
+library's basics (the hot commands import this on their fast path).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from freshline.config import Config
-    from freshline.store.records import Change
-    from freshline.tracker import Tracker
+    from freshline.store.records import Change, ChangeGroup
+    from freshline.tracker import ChangesSince, Tracker
 
 
 def load(workspace: str | os.PathLike[str] | None) -> Config:
@@ -27,7 +27,6 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
     from freshline.config import find_workspace, load_config
 
     return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
-
 
 
 # --- status -------------------------------------------------------------------------------
@@ -107,6 +106,25 @@ def change_dict(c: Change) -> dict[str, Any]:
     return {"kind": c.kind.value, "path": c.path, "old_path": c.old_path, "detail": c.detail}
 
 
+def group_dict(g: ChangeGroup) -> dict[str, Any]:
+    """Earlier changes the log keeps only as a count, as JSON-able data."""
+    entry = change_dict(g.entry) if g.entry is not None else None
+    return {"first_epoch": g.first_epoch, "last_epoch": g.last_epoch, "folder": g.folder,
+            "counts": g.counts, "entry": entry}
+
+
+def group_line(g: dict[str, Any]) -> str:
+    """A count of earlier changes (as `group_dict` gives it) as one line for people."""
+    from freshline.paths import shown
+
+    first, last = g["first_epoch"], g["last_epoch"]
+    span = f"epoch {first}" if first == last else f"epochs {first}–{last}"
+    if g["entry"] is not None:
+        return f"{'counted':<9} {change_line(g['entry'])} ({span})"
+    counts = ", ".join(f"{n} {kind}" for kind, n in g["counts"].items())
+    return f"{'counted':<9} {shown(g['folder'] or '.')}/: {counts} ({span})"
+
+
 def change_line(c: dict[str, Any]) -> str:
     """A change (as `change_dict` gives it) as one line for people: odd file names escaped
     (`paths.shown`), a HEAD move as what it did."""
@@ -118,7 +136,37 @@ def change_line(c: dict[str, Any]) -> str:
         return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
     if c["old_path"] is not None:
         return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
+    if c["kind"] in ("entered", "left"):  # a file that crossed the scope's edge: say why
+        from freshline.tracker.reasons import reason_text
+
+        why = reason_text(c["detail"])
+        return f"{c['kind']:<9} {shown(c['path'])}" + (f" ({why})" if why else "")
     return f"{c['kind']:<9} {shown(c['path'])}"
+
+
+def news_data(answer: ChangesSince) -> dict[str, Any]:
+    """What changed in a project after an epoch, as JSON-able data: the changes the log
+    lists, and those it keeps only as counts."""
+    return {
+        "project": answer.project,
+        "since": answer.since,
+        "epoch": answer.epoch,
+        "compacted": answer.compacted,
+        "forgotten": answer.forgotten,
+        "counted": [group_dict(g) for g in answer.folded],
+        "changes": [change_dict(c) for c in answer.changes],
+    }
+
+
+def news_lines(data: dict[str, Any]) -> list[str]:
+    """`news_data` for people: what the log no longer reaches, the counts, the changes."""
+    project, since = data["project"], data["since"]
+    lines = []
+    if data["forgotten"]:
+        lines.append(f"the log no longer reaches epoch {since}: list {project} with "
+                     f"`freshline project files {project}`")
+    lines += [group_line(g) for g in data["counted"]]
+    return lines + [change_line(c) for c in data["changes"]]
 
 
 def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
@@ -132,9 +180,7 @@ def scan_data(tracker: Tracker, full: bool = False) -> dict[str, Any]:
         "scanned": result.scanned,
         "warnings": result.warnings,
         "projects": {
-            name: {"since": news.since, "epoch": news.epoch, "compacted": news.compacted,
-                   "changes": [change_dict(c) for c in news.changes]}
-            for name, news in take_news(tracker, result).items()
+            name: news_data(news) for name, news in take_news(tracker, result).items()
         },
     }
 
@@ -144,10 +190,7 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
     lines = []
     for name, news in data["projects"].items():
         lines.append(f"{name}: epoch {news['since']} → {news['epoch']}")
-        if news["compacted"]:
-            lines.append(f"  the log no longer reaches epoch {news['since']}: re-enumerate "
-                         f"{name}")
-        lines += ["  " + change_line(c) for c in news["changes"]]
+        lines += ["  " + line for line in news_lines(news)]
     if data["full"]:
         lines.append(f"{plural(data['scanned'], 'file')} scanned")
     else:
@@ -156,3 +199,30 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
     if not data["projects"]:
         lines[-1] += "; nothing changed since the last scan"
     return lines
+
+
+# --- changes ------------------------------------------------------------------------------
+
+
+def changes_data(tracker: Tracker, project: str, since: int) -> dict[str, Any]:
+    """What changed in `project` after epoch `since` (`news_data`); UsageError for an
+    epoch the project never had."""
+    from freshline.errors import UsageError
+
+    epoch = tracker.epoch(project)
+    if not 0 <= since <= epoch:
+        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+    return news_data(tracker.changes_since(project, since))
+
+
+def changes_lines(data: dict[str, Any]) -> list[str]:
+    """`changes_data` for people: `news_lines`, then the epochs."""
+    return [*news_lines(data), f"{data['project']}: epoch {data['since']} → {data['epoch']}"]
+
+
+# --- updates ------------------------------------------------------------------------------
+
+
+def updates_lines(data: dict[str, Any]) -> list[str]:
+    """`updates` for people: the blocks the next send would deliver."""
+    return [data["blocks"] or "nothing new"]

@@ -5,7 +5,8 @@
   group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
-  loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`), and the
+  loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`, `changes P
+  [--since N]`, `updates SESSION`), and the
   watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
   forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
@@ -86,17 +87,22 @@ SCAN = "scan"  # bring the index up to date
 HOOK = "hook"  # `hook <agent>`: an agent's hook, on every prompt
 HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not imported: start-up)
 WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner without typer
+CHANGES = "changes"  # a project's changes since an epoch (fast only when a watcher answers)
+UPDATES = "updates"  # what the next send would deliver (fast only when a watcher answers)
+SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
 IDLE_EXIT = "--idle-exit"  # the watcher's idle time (takes a value)
 QUIET = "--quiet"  # the watcher logs only problems
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
        **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS},
-       WATCH: frozenset({QUIET, IDLE_EXIT})}
-VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT}  # hot options with a value
+       WATCH: frozenset({QUIET, IDLE_EXIT}),
+       CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON})}
+ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes
+VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT, SINCE: SINCE}  # with a value
 
-HotCall = tuple[str, "str | None", frozenset[str]]
+HotCall = tuple[str, "str | None", frozenset[str], tuple[str, ...]]
 """A hot command as given: which one, the workspace (if any), its flags (an option with a
-value as one word, `--project=NAME`)."""
+value as one word, `--project=NAME`), its positional words."""
 
 
 def _joined(words: Sequence[str]) -> list[str]:
@@ -132,10 +138,13 @@ def hot_command(argv: Sequence[str]) -> HotCall | None:
         name = command.split()
         if words[: len(name)] != name:
             continue
-        given = _joined(words[len(name) :])
+        joined = _joined(words[len(name) :])
+        given = [w for w in joined if w.startswith("-")]
+        args = tuple(w for w in joined if not w.startswith("-"))
         names = [flag.partition("=")[0] for flag in given]
-        if len(set(names)) == len(names) and all(_allowed(f, allowed) for f in given):
-            return command, workspace, frozenset(given)
+        if (len(set(names)) == len(names) and all(_allowed(f, allowed) for f in given)
+                and len(args) == ARGUMENTS.get(command, 0)):
+            return command, workspace, frozenset(given), args
     return None
 
 

@@ -7,6 +7,7 @@ what it uses.
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ import typer
 
 # typer vendors click and exports neither its Context nor its exceptions by name.
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.formatting import HelpFormatter
 from typer.core import TyperGroup
 
 from freshline.errors import FreshlineError
@@ -32,8 +34,8 @@ if TYPE_CHECKING:
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of text.")
 
 __all__ = [
-    "Group", "JsonOption", "autowatch", "config", "emit", "exit_with", "manager", "state",
-    "workspace_root",
+    "Group", "HelpGroup", "JsonOption", "autowatch", "config", "emit", "exit_with", "manager",
+    "state", "workspace_root",
 ]
 
 
@@ -45,7 +47,25 @@ class State:
     json: bool = False  # `--json` was given: errors are JSON on stdout too
 
 
-class Group(TyperGroup):
+class HelpGroup(TyperGroup):
+    """A group whose command list gives each command's whole first paragraph, wrapped
+    (click cuts it at the first sentence or ~45 characters, with `...`)."""
+
+    def format_commands(  # type: ignore[override]
+        self, ctx: typer.Context, formatter: HelpFormatter
+    ) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                first = inspect.cleandoc(command.help or "").split("\n\n")[0]
+                rows.append((name, " ".join(first.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class Group(HelpGroup):
     """The root group: `--workspace` anywhere, and every error as one line and an exit
     code (with `{"error": …, "exit": N}` on stdout under `--json`)."""
 

@@ -14,6 +14,7 @@ import typer
 
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
 from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.stops import NOT_MERGED, stopped
 from freshline.interfaces.lines import (
     logged_line,
     overwrite_line,
@@ -42,9 +43,14 @@ def sync(
 
     Example: freshline sync 3f2a9c1b7d4e origin/main
     """
+    from freshline.errors import ConflictStop
+
     with manager(ctx) as m:
         m.get(session_id)
-        merged = m.sync(session_id, rev, with_conflicts)
+        try:
+            merged = m.sync(session_id, rev, with_conflicts)
+        except ConflictStop as stop:
+            stopped(session_id, stop, NOT_MERGED, as_json, {"session": session_id})
         head = m.conversations.head(session_id)
     data = {"session": session_id, "head": head, "merged": asdict(merged) if merged else None}
 

@@ -75,7 +75,7 @@ def run(cfg: Config, quiet: bool, idle_exit: int | None) -> int:
         raise
     finally:
         if serving is not None:
-            watchsock.close(str(cfg.root), serving[0])
+            watchsock.close(str(cfg.root), serving)
         for manager in made:
             manager.close()
         registry.finished(cfg.root, reason)

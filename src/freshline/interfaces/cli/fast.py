@@ -3,12 +3,12 @@
 autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
-None and the typer app parses it. With a watcher running, `status`, `scan` and a hook call
-with nothing to deliver are answered by the watcher (`watchclient` asks it), and this
-process loads no more than the standard library; otherwise, and whenever the watcher
-cannot answer, the command does the work itself. The typer commands call the same bodies,
-so every path prints the same thing. Module-level imports stay within the standard
-library's basics.
+None and the typer app parses it. With a watcher running, `status`, `scan` and every hook
+call are answered by the watcher (`watchclient` asks it; `hook/served.py` answers a hook
+call whole), and this process loads no more than the standard library; otherwise, and
+whenever the watcher cannot answer, the command does the work itself. The typer commands
+call the same bodies (`answers.py`), so every path prints the same thing. Module-level
+imports stay within the standard library's basics.
 """
 
 from __future__ import annotations
@@ -19,16 +19,22 @@ import sys
 from freshline.errors import FreshlineError
 from freshline.interfaces.cli import argv as words
 from freshline.interfaces.cli.answers import (
+    changes_lines,
     load,
     scan_data,
     scan_lines,
     status_data,
     status_lines,
+    updates_lines,
 )
-from freshline.interfaces.cli.output import emit, fail, machine_failure, say, warn
+from freshline.interfaces.cli.output import emit, fail, machine_failure, say, say_all, warn
 
 # Each hook agent's `Adapter.project_dir_env` (the adapters are not imported: start-up).
 PROJECT_DIR_ENVS = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini-cli": "GEMINI_PROJECT_DIR"}
+OWNER_ENV = "FRESHLINE_OWNER"  # `session.owners.OWNER_ENV` (not imported: start-up)
+# What the watcher needs of a hook's environment besides the agent's project folder:
+# where to log (what `hook.process.hook_log_path` reads; not imported: start-up).
+HOOK_ENV = ("FRESHLINE_HOOK_LOG", "XDG_CACHE_HOME", "HOME")
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -36,14 +42,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-
 def run(argv: Sequence[str]) -> int | None:
     """Run a hot command and return its exit code; None when typer should handle `argv`."""
     call = words.hot_command(argv)
     if call is None:
         return None
-    command, workspace, flags = call
+    command, workspace, flags, args = call
     as_json = words.JSON in flags
+    if command in (words.CHANGES, words.UPDATES):
+        return asked(command, workspace, flags, args[0])
     idle = words.option_value(flags, words.IDLE_EXIT)
     if idle is not None and not (idle.isdigit() and int(idle) >= 1):
         return None  # typer says what is wrong with it
@@ -87,6 +94,25 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
 
     root = watchclient.workspace_root(workspace, os.getcwd())
     return watchclient.ask(root, request) if root else None
+
+
+def asked(command: str, workspace: str | None, flags: frozenset[str], arg: str) -> int | None:
+    """`changes P [--since N]` or `updates SESSION` answered by the running watcher; None
+    (the typer command does it, and says what is wrong) when no watcher answers."""
+    if command == words.CHANGES:
+        since = words.option_value(flags, words.SINCE) or "0"
+        if not since.isdigit():
+            return None
+        request: dict[str, Any] = {"op": "changes", "project": arg, "since": int(since)}
+        render = changes_lines
+    else:
+        request, render = {"op": "updates", "session": arg}, updates_lines
+    answer = _watcher(workspace, request)
+    if answer is None:
+        return None
+    data = answer["data"]
+    emit(data, words.JSON in flags, lambda: say_all(render(data)))
+    return 0
 
 
 # --- status -------------------------------------------------------------------------------
@@ -142,33 +168,19 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 
 
 def hook(agent: str, workspace: str | None = None, project: str | None = None) -> int:
-    """`freshline hook <agent>`: nothing to print inside an agent another channel runs
-    or when the watcher says nothing is due, else the hook itself (`hook.process`, which
-    never fails the prompt)."""
-    import io
-    import json
-
-    from freshline.interfaces import watchclient
-    from freshline.session.owners import OWNER_ENV
-
+    """`freshline hook <agent>`: nothing to print inside an agent another channel runs;
+    else the workspace's watcher answers the call (`hook/served.py`), or, with none to
+    ask, the hook does it itself (`hook.process`, which starts the watcher and never fails
+    the prompt)."""
     if os.environ.get(OWNER_ENV):
         return 0  # another channel delivers to this agent (`hook.core.answer` says so too)
     text = sys.stdin.read()
-    try:
-        cwd = json.loads(text).get("cwd")
-    except (ValueError, AttributeError):
-        cwd = None
-    # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
-    # `--workspace`, else the one holding the client's project folder, else the cwd's.
-    starts = [p for p in (os.environ.get(PROJECT_DIR_ENVS.get(agent, "")), cwd)
-              if isinstance(p, str) and os.path.isabs(p)]
-    roots = (watchclient.workspace_root(workspace, start) for start in starts)
-    root = next((r for r in roots if r), None)
-    if root is not None:
-        request = {"op": "due", "agent": agent, "payload": text}
-        answer = watchclient.ask(root, request)
-        if answer is not None and answer.get("due") is False:
-            return 0
+    answer = _hook_served(agent, text, workspace, project)
+    if answer is not None:
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+        return 0
+    import io
     from pathlib import Path
 
     from freshline.interfaces.hook import adapter
@@ -178,3 +190,31 @@ def hook(agent: str, workspace: str | None = None, project: str | None = None) -
     chosen = adapter(agent)
     options = HookOptions.from_env(chosen, Path(workspace) if workspace else None, project)
     return run(chosen, io.StringIO(text), sys.stdout, options)
+
+
+def _hook_served(agent: str, text: str, workspace: str | None, project: str | None
+                 ) -> str | None:
+    """The watcher's answer to a hook call, or None when no watcher answers."""
+    import json
+
+    from freshline.interfaces import watchclient
+
+    try:
+        cwd = json.loads(text).get("cwd")
+    except (ValueError, AttributeError):
+        cwd = None
+    # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
+    # `--workspace`, else the one holding the client's project folder, else the cwd's.
+    project_dir_env = PROJECT_DIR_ENVS.get(agent)
+    starts = [p for p in (os.environ.get(project_dir_env or ""), cwd)
+              if isinstance(p, str) and os.path.isabs(p)]
+    roots = (watchclient.workspace_root(workspace, start) for start in starts)
+    root = next((r for r in roots if r), None)
+    if root is None:
+        return None
+    names = (project_dir_env, *HOOK_ENV) if project_dir_env else HOOK_ENV
+    env = {k: v for k in names if (v := os.environ.get(k)) is not None}
+    request = {"op": "hook", "agent": agent, "payload": text, "env": env, "project": project,
+               "workspace": os.path.abspath(workspace) if workspace else None}
+    answer = watchclient.ask(root, request)
+    return str(answer["text"]) if answer is not None else None

@@ -18,12 +18,18 @@ if TYPE_CHECKING:
     from typing import Any
 
 _RED = "\x1b[31m"
+_DIM = "\x1b[2m"
 _RESET = "\x1b[0m"
+
+
+def json_text(data: Any) -> str:
+    """`data` as the commands print JSON: indented, keys sorted, a line end."""
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
 
 
 def write_json(data: Any) -> None:
     """Print `data` as indented JSON on stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    sys.stdout.write(json_text(data))
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -39,8 +45,19 @@ def say(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
+def say_all(lines: list[str]) -> None:
+    """Plain lines on stdout."""
+    for line in lines:
+        say(line)
+
+
 def _colored(stream: Any) -> bool:
     return "NO_COLOR" not in os.environ and bool(getattr(stream, "isatty", lambda: False)())
+
+
+def dim(text: str, stream: Any) -> str:
+    """`text` dimmed when `stream` is a terminal that takes colours, else as it is."""
+    return f"{_DIM}{text}{_RESET}" if _colored(stream) else text
 
 
 def warn(line: str) -> None:

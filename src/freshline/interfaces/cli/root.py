@@ -20,12 +20,15 @@ from freshline.interfaces.cli import (
     watching,
     workspace,
 )
-from freshline.interfaces.cli.common import Group, state
+from freshline.interfaces.cli.common import Group, HelpGroup, state
 
 app = typer.Typer(
     cls=Group,
     no_args_is_help=True,
     add_completion=True,
+    # Plain help, wrapped by click: rich's shows flags as taking a value (`--json <bool>`),
+    # keeps a docstring's line breaks and reads `[model]` as markup.
+    rich_markup_mode=None,
     help="freshline keeps AI agent conversations fresh about the files they work on.",
 )
 
@@ -54,14 +57,14 @@ def main_options(
 
 
 app.command()(workspace.init)
-app.add_typer(workspace.project_app, name="project")
+app.add_typer(workspace.project_app, cls=HelpGroup, name="project")
 app.command()(tracking.scan)
 app.command()(watching.watch)
 app.command()(tracking.status)
 app.command()(tracking.changes)
 app.command()(selftest.selftest)
 app.command()(sessions.materialize)
-app.add_typer(sessions.session_app, name="session")
+app.add_typer(sessions.session_app, cls=HelpGroup, name="session")
 app.command()(sessions.send)
 app.command()(sessions.updates)
 app.command()(conversations.sync)
@@ -72,11 +75,11 @@ app.command()(conversations.rewind)
 app.command()(remotes.push)
 app.command()(remotes.pull)
 app.command()(integrations.chat)
-app.add_typer(integrations.mcp_app, name="mcp")
-app.add_typer(integrations.hook_app, name="hook")
+app.add_typer(integrations.mcp_app, cls=HelpGroup, name="mcp")
+app.add_typer(integrations.hook_app, cls=HelpGroup, name="hook")
 app.command(context_settings=acp_proxy.CONTEXT)(acp_proxy.acp)
 app.command()(integrations.demo)
 app.command()(storage.gc)
 app.command()(team.serve)
-app.add_typer(team.user_app, name="user")
-app.add_typer(store.store_app, name="store")
+app.add_typer(team.user_app, cls=HelpGroup, name="user")
+app.add_typer(store.store_app, cls=HelpGroup, name="store")

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from freshline.config import Mode
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
+from freshline.interfaces.cli.answers import updates_lines
+from freshline.interfaces.cli.common import JsonOption, emit, manager
 from freshline.interfaces.cli.deliveries import acknowledgement_line, delivery_dict
-from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.output import say, say_all, warn
+from freshline.interfaces.cli.progress import activity
+from freshline.interfaces.cli.replies import TurnPrinter
+from freshline.interfaces.cli.stops import NEXT_SEND_STOPS, NOT_SENT, stopped
 from freshline.interfaces.text import columns, plural
 from freshline.paths import shown
 
 if TYPE_CHECKING:
-    from freshline.errors import ConflictStop, SyncRequired
     from freshline.materialize import MaterializeResult
     from freshline.session import SessionManager
     from freshline.store import SessionRecord
@@ -80,8 +81,8 @@ def session_new(
 
     Example: freshline session new --project research
     """
-    with manager(ctx) as m:
-        s = m.new(project, mode, target)
+    with manager(ctx) as m, activity(f"opening a session on {project}", as_json) as shown:
+        s = m.new(project, mode, target, progress=shown.documents)
     emit(session_dict(s), as_json, lambda: say(s.id))
 
 
@@ -268,15 +269,18 @@ def send(
     def waiting(holder: str) -> None:
         warn(f"waiting for another send on session {session_id} ({holder})…")
 
+    printer = None if as_json else TurnPrinter()
     with manager(ctx) as m:
         m.get(session_id)
         backend = backend_for(m.config.model, model, base_url)
-        stream = None if as_json else (lambda chunk: print(chunk, end="", flush=True))
         try:
-            result = send_turn(m, session_id, text, backend, on_text=stream,
-                               wait=not no_wait, on_wait=waiting)
+            result = send_turn(m, session_id, text, backend,
+                               on_text=printer.text if printer else None,
+                               wait=not no_wait, on_wait=waiting,
+                               on_event=printer.event if printer else None)
         except (ConflictStop, SyncRequired) as stop:
-            _stopped({"session": session_id, "accepted": False, "sent": False}, stop, as_json)
+            stopped(session_id, stop, NOT_SENT, as_json,
+                    {"session": session_id, "accepted": False, "sent": False})
         m.settle()
     data = {
         "session": result.session,
@@ -290,25 +294,7 @@ def send(
         "refreshed": result.refreshed,
         "conflicts": [],
     }
-    emit(data, as_json, say)
-
-
-def _stopped(data: dict[str, Any], stop: ConflictStop | SyncRequired, as_json: bool) -> NoReturn:
-    """Report what stops the next send (a conflict, exit 3; a sync required, exit 4)."""
-    from freshline.errors import ConflictStop
-
-    conflicts = stop.kinds if isinstance(stop, ConflictStop) else {}
-    extra = data | {
-        "stopped": "conflict" if isinstance(stop, ConflictStop) else "sync_required",
-        "message": str(stop),
-        "conflicts": [{"path": p, "kind": k} for p, k in sorted(conflicts.items())],
-    }
-    if not as_json:
-        for path, kind in sorted(conflicts.items()):
-            sys.stderr.write(f"  conflict ({kind}): {path}\n")
-        hint = "with `freshline sync`" if conflicts else "with `freshline sync SESSION REV`"
-        sys.stderr.write(f"the message was not sent; resolve {hint}\n")
-    exit_with(str(stop), stop.exit_code, as_json, extra)
+    emit(data, as_json, lambda: None)  # people saw the turn as it happened
 
 
 def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None:
@@ -326,8 +312,10 @@ def updates(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> 
         try:
             block = m.preview(session_id, Channel.SEND)
         except (ConflictStop, SyncRequired) as stop:
-            _stopped({"session": session_id, "blocks": None}, stop, as_json)
-    emit({"session": session_id, "blocks": block}, as_json, lambda: say(block or "nothing new"))
+            stopped(session_id, stop, NEXT_SEND_STOPS, as_json,
+                    {"session": session_id, "blocks": None})
+    data = {"session": session_id, "blocks": block}
+    emit(data, as_json, lambda: say_all(updates_lines(data)))
 
 
 def materialize(
@@ -338,7 +326,8 @@ def materialize(
 ) -> None:
     """Convert documents (PDF, DOCX, PPTX, XLSX, HTML) to text snapshots now.
 
-    Snapshots and failure markers of documents no longer in any project are dropped.
+    Snapshots and failure markers of documents no longer in any project are dropped. A
+    document that fails to convert is listed with its reason; the exit code stays 0.
 
     Example: freshline materialize research --retry-failed
     """
@@ -347,14 +336,17 @@ def materialize(
         names = [project] if project else list(m.config.projects)
         for name in names:
             m.config.project(name)
-            with _progress(as_json) as report:
-                results[name] = m.materialize(name, retry_failed, progress=report)
+            with activity(f"{name}: converting documents", as_json) as shown:
+                results[name] = m.materialize(name, retry_failed, progress=shown.documents)
         pruned = m.prune_documents()
+    # A run sends failures to a worker too: they are counted once, as failed.
+    converted = {name: [p for p in r.converted if p not in r.failures]
+                 for name, r in results.items()}
     data: dict[str, Any] = {
         name: {
             "revision": r.revision,
             "complete": r.complete,
-            "converted": r.converted,
+            "converted": converted[name],
             "snapshots": {k: str(v) for k, v in r.snapshots.items()},
             "failures": r.failures,
         }
@@ -364,38 +356,9 @@ def materialize(
 
     def human() -> None:
         for name, r in results.items():
-            say(f"{name}: {len(r.converted)} converted, {plural(len(r.snapshots), 'snapshot')}, "
-                f"{len(r.failures)} failed")
+            say(f"{name}: {len(converted[name])} converted, "
+                f"{plural(len(r.snapshots), 'snapshot')}, {len(r.failures)} failed")
             for path, reason in sorted(r.failures.items()):
                 say(f"  failed {path}: {reason}")
 
     emit(data, as_json, human)
-
-
-@contextmanager
-def _progress(quiet: bool) -> Iterator[Any]:
-    """A progress callback: a bar on a terminal, plain lines elsewhere, nothing for JSON."""
-    from freshline.materialize import Progress
-
-    if quiet:
-        yield None
-    elif sys.stdout.isatty():
-        from rich.console import Console
-        from rich.progress import Progress as Bar
-
-        with Bar(console=Console(), transient=True) as bar:
-            task = bar.add_task("converting", total=None)
-
-            def tick(p: Progress) -> None:
-                bar.update(task, total=p.total, completed=p.done, description=p.path)
-
-            yield tick
-    else:
-
-        def line(p: Progress) -> None:
-            if p.finished:
-                status = f"failed: {p.reason}" if p.reason else "ok"
-                say(f"[{p.done}/{p.total}] {p.path} {status}")
-
-        yield line
-

@@ -106,8 +106,11 @@ def _report(done: Collected) -> None:
     if done.documents:
         say(f"{verb} {plural(len(done.documents), 'snapshot or marker', 'snapshots and markers')}"
             " no project needs")
-    if done.dry_run:
-        say(f"nothing changed; freshline's data takes {human_bytes(done.before)}")
+    found = any(items for _, items in lines) or done.documents
+    if not found and (done.dry_run or not done.freed):  # git's own gc may still free some
+        say(f"nothing to remove; freshline's data takes {human_bytes(done.before)}")
+    elif done.dry_run:
+        say(f"a dry run: nothing was removed; freshline's data takes {human_bytes(done.before)}")
     else:
         say(f"freed {human_bytes(done.freed)} ({human_bytes(done.before)} → "
             f"{human_bytes(done.after)})")

@@ -9,7 +9,7 @@ import typer
 from freshline.errors import UsageError
 from freshline.interfaces.cli.common import JsonOption, config, emit, exit_with
 from freshline.interfaces.cli.output import say
-from freshline.interfaces.text import plural
+from freshline.interfaces.text import columns, plural
 
 store_app = typer.Typer(help="The store: where the index, change logs and sessions live.")
 
@@ -51,8 +51,9 @@ def migrate(
         if stopped is not None:
             say(f"stopped the watcher (pid {stopped}); the next command starts one on the "
                 "store it uses")
-        for c in copied:
-            say(f"{c.table:<12} {plural(c.rows, 'row')}")
+        for line in columns(("table", "rows"), [(c.table, plural(c.rows, "row"))
+                                                for c in copied]):
+            say(line)
         say(f"copied {source.location} to {target_at.shown}; counts verified")
         say(f"use it: export FRESHLINE_STORE_URL='{target_at.shown}' "
             "(or [store] url in freshline.toml)")

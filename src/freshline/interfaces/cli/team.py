@@ -131,7 +131,7 @@ def user_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         rows = [(u.name, ", ".join(u.projects) or "(none)", u.subject or "-",
                  datetime.fromtimestamp(u.created_at, UTC).strftime("%Y-%m-%d"))
                 for u in found]
-        for line in columns(("USER", "PROJECTS", "SUBJECT", "CREATED"), rows):
+        for line in columns(("user", "projects", "subject", "created"), rows):
             say(line)
 
     emit(data, as_json, human)

@@ -3,14 +3,18 @@ in `watching.py`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from freshline.interfaces.cli import fast
-from freshline.interfaces.cli.answers import change_dict, change_line
-from freshline.interfaces.cli.common import JsonOption, config, emit, state
-from freshline.interfaces.cli.output import say
+from freshline.interfaces.cli.answers import changes_data, changes_lines
+from freshline.interfaces.cli.common import JsonOption, config, emit, manager, state
+from freshline.interfaces.cli.output import say_all
+from freshline.interfaces.cli.pages import page_budget, print_page
+
+if TYPE_CHECKING:
+    from freshline.context import Budget
 
 
 def scan(
@@ -41,33 +45,39 @@ def changes(
     ctx: typer.Context,
     project: str,
     since: int = typer.Option(0, "--since", help="Report changes after this epoch."),
+    page: int = typer.Option(None, "--page", min=1, help="Print this page of the list, "
+                             "as the updates block words it (from 1)."),
+    channel: str = typer.Option("send", "--channel", help="Size pages for this delivery "
+                                "channel's budget (hook, mcp, chat, send, acp)."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Show what changed in PROJECT after epoch N (coalesced), or that the log was compacted.
+    """Show what changed in PROJECT after epoch N (the net changes), whole or a page at a time.
 
-    Example: freshline changes research --since 3
+    A rolled-up block names the exact command, with --page: each page fits the channel's
+    budget and names the next. Older changes the log keeps only as counts are shown as
+    counts.
+
+    Example: freshline changes research --since 3 --page 1
     """
-    from freshline.errors import UsageError
+    if page is not None:
+        _changes_page(ctx, project, since, page,
+                      page_budget(config(ctx), channel, as_json, project), as_json)
+        return
     from freshline.tracker import Tracker
 
-    tracker = Tracker(config(ctx))
-    epoch = tracker.epoch(project)
-    if not 0 <= since <= epoch:
-        raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
-    answer = tracker.changes_since(project, since)
-    data: dict[str, Any] = {
-        "project": project,
-        "since": since,
-        "epoch": answer.epoch,
-        "compacted": answer.compacted,
-        "changes": [change_dict(c) for c in answer.changes],
-    }
+    data = changes_data(Tracker(config(ctx)), project, since)
+    emit(data, as_json, lambda: say_all(changes_lines(data)))
 
-    def human() -> None:
-        if answer.compacted:
-            say(f"the log no longer reaches epoch {since}: re-enumerate {project}")
-        for c in data["changes"]:
-            say(change_line(c))
-        say(f"{project}: epoch {since} → {answer.epoch}")
 
-    emit(data, as_json, human)
+def _changes_page(
+    ctx: typer.Context, project: str, since: int, page: int, budget: Budget, as_json: bool
+) -> None:
+    from freshline.errors import UsageError
+    from freshline.session.delivery import project_changes_page
+
+    with manager(ctx) as m:
+        m.tracker.flush()
+        epoch = m.tracker.epoch(project)
+        if not 0 <= since <= epoch:
+            raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
+        print_page(project_changes_page(m, project, since, page, budget), as_json)

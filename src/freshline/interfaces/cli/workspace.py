@@ -11,8 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from freshline.interfaces.cli.common import JsonOption, autowatch, config, emit, workspace_root
+from freshline.interfaces.cli.common import (
+    JsonOption,
+    autowatch,
+    config,
+    emit,
+    manager,
+    workspace_root,
+)
 from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.pages import page_budget, print_page
+from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.text import columns, plural
 
 if TYPE_CHECKING:
@@ -95,7 +104,8 @@ def project_add(
 
     root = workspace_root(ctx)
     project = add_project(root, name, include, exclude, mode)
-    files = matching_files(load_config(root), name)
+    with activity(f"scanning the workspace for {name}'s files", as_json):
+        files = matching_files(load_config(root), name)
 
     def human() -> None:
         say(f"added project {name}: {plural(files, 'file')} "
@@ -164,15 +174,36 @@ def project_rm(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> Non
 
 
 @project_app.command("files")
-def project_files(ctx: typer.Context, name: str, as_json: bool = JsonOption) -> None:
-    """List the files a project includes now (the workspace is scanned first).
+def project_files(
+    ctx: typer.Context,
+    name: str,
+    page: int = typer.Option(None, "--page", min=1, help="Print this page of the files and "
+                             "documents (each with its snapshot), from 1."),
+    folder: str = typer.Option("", "--folder", help="With --page: only this folder's (as "
+                               "shown, absolute, or relative to the workspace)."),
+    channel: str = typer.Option("send", "--channel", help="Size pages for this delivery "
+                                "channel's budget (hook, mcp, chat, send, acp)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List the files a project includes now (the workspace is scanned first), whole or a
+    page at a time.
 
-    Example: freshline project files research
+    A rolled-up manifest names the exact command, with --page: each page fits the
+    channel's budget and names the next.
+
+    Example: freshline project files research --page 1 --folder notes
     """
     from freshline.tracker import Tracker
 
     cfg = config(ctx)
     cfg.project(name)
+    if page is not None:
+        from freshline.session.delivery import files_page
+
+        budget = page_budget(cfg, channel, as_json, name)
+        with manager(ctx) as m:
+            print_page(files_page(m, name, page, budget, folder), as_json)
+        return
     tracker = Tracker(cfg)
     autowatch(cfg, tracker.store)
     tracker.flush()

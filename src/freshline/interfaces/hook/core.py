@@ -169,12 +169,6 @@ def _deliver(
     return Answer(adapter.output(call, issued.blocks), watch + convert)
 
 
-def quiet(adapter: Adapter, payload: str, tracker: Tracker) -> bool:
-    """Whether a call is the common prompt with nothing to deliver, told without a
-    session manager (the watcher answers this over its socket)."""
-    return _nothing_due(adapter, adapter.parse(payload), tracker)
-
-
 def _nothing_due(adapter: Adapter, call: Call, tracker: Tracker) -> bool:
     """The agent's session is known, kept its context, and has been told everything
     (`session.due`). Never for END (it closes the session) or TOOL (it feeds the ledger

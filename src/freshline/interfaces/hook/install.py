@@ -18,16 +18,17 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from freshline.compiled import compile_package
 from freshline.errors import UsageError
 from freshline.interfaces.hook.protocol import Adapter
 from freshline.paths import shown
+from freshline.program import executable
 
 
 class Scope(StrEnum):
@@ -41,15 +42,6 @@ def settings_path(adapter: Adapter, scope: Scope, root: Path) -> Path:
     """The agent's settings file of `scope` (the project's is the workspace root's)."""
     base = Path.home() if scope is Scope.USER else root
     return base / adapter.settings
-
-
-def executable() -> list[str]:
-    """The running freshline, as an absolute command: its console script when that is
-    what runs, else this Python with `-m freshline`."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if script is not None and script.name == "freshline" and script.is_file():
-        return [str(script.resolve())]
-    return [str(Path(sys.executable).absolute()), "-m", "freshline"]
 
 
 def hook_command(
@@ -182,6 +174,8 @@ def install(
         remove_settings(path)
     elif changed:
         write_settings(path, after)
+    if command is not None:
+        compile_package()  # the hook starts from bytecode even under PYTHONDONTWRITEBYTECODE
     return Installed(path, command, changed)
 
 

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -24,22 +25,24 @@ LOG_ENV = "FRESHLINE_HOOK_LOG"
 CONVERT = "convert"  # `python -m freshline.interfaces.hook.process convert ROOT PROJECT`
 
 
-def hook_log_path() -> Path:
+def hook_log_path(env: Mapping[str, str] = os.environ) -> Path:
     """Where the hook logs its failures: $FRESHLINE_HOOK_LOG, else
     $XDG_CACHE_HOME/freshline/hook.log, else ~/.cache/freshline/hook.log."""
-    explicit = os.environ.get(LOG_ENV)
+    explicit = env.get(LOG_ENV)
     if explicit:
         return Path(explicit)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    home = env.get("HOME") or str(Path.home())
+    cache = env.get("XDG_CACHE_HOME") or str(Path(home) / ".cache")
     return Path(cache) / "freshline" / "hook.log"
 
 
-def log(agent: str, message: str) -> None:
-    """Append one line to the hook log (never raises: the hook must not fail a prompt)."""
+def log(agent: str, message: str, env: Mapping[str, str] = os.environ) -> None:
+    """Append one line to the hook log of the hook's environment `env` (never raises: the
+    hook must not fail a prompt)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     line = f"{stamp} freshline hook {agent}: {' '.join(message.split())}\n"
     try:
-        path = hook_log_path()
+        path = hook_log_path(env)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
             handle.write(line)

@@ -28,13 +28,13 @@ from freshline.errors import UsageError
 from freshline.interfaces.hook import adapter
 from freshline.interfaces.hook.install import (
     Scope,
-    executable,
     is_ours,
     read_settings,
     write_whole,
 )
 from freshline.interfaces.hook.install import settings_path as hook_settings
 from freshline.paths import shown
+from freshline.program import executable
 
 SERVER = "freshline"  # the table's name: [mcp_servers.freshline]
 STARTUP_TIMEOUT_S = 60  # a first start scans the workspace

@@ -41,7 +41,7 @@ from freshline.materialize import DocStatus, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown
 from freshline.session import SessionManager
-from freshline.session.delivery import changes_page, delivery_budget
+from freshline.session.delivery import changes_page, delivery_budget, files_page
 from freshline.session.engine import TOKEN_BYTES, Deliveries
 from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
@@ -272,6 +272,12 @@ class FreshlineService:
         """One page of every change to the session's project after epoch `since`."""
         self._session(session)
         return changes_page(self.manager, session, since, page, Channel.MCP)
+
+    def project_files(self, project: str, folder: str, page: int) -> ChangesPage:
+        """One page of the project's files and documents (those under `folder`)."""
+        self._project(project)
+        budget = delivery_budget(self.config, Channel.MCP)
+        return files_page(self.manager, project, page, budget, folder)
 
     def catch_up(
         self, project: str, session: str | None = None, progress: ProgressFn | None = None

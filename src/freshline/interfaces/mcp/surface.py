@@ -330,6 +330,19 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
         return _text(p.text, PageFields(p.project, p.since, p.epoch, p.page, p.pages))
 
     @server.tool()
+    async def project_files(
+        project: ProjectArg,
+        folder: Annotated[str, Field(
+            description="Only this folder's (absolute, as a block shows it, or relative to "
+                        "the workspace); default: the whole project.")] = "",
+        page: Annotated[int, Field(description="The page, from 1.", ge=1)] = 1,
+    ) -> Annotated[CallToolResult, PageFields]:
+        """Page the project's files and documents (each document with its snapshot): the
+        full list behind a manifest that counted some of them per folder."""
+        p = await _in_thread(None, lambda _p: service.project_files(project, folder, page))
+        return _text(p.text, PageFields(p.project, p.since, p.epoch, p.page, p.pages))
+
+    @server.tool()
     async def read_document(
         path: Annotated[str, Field(
             description="Any path a block names (absolute or relative to the workspace): "

@@ -17,9 +17,10 @@ from freshline.conversation.rewind import describe
 from freshline.errors import ConflictStop, SyncRequired, UsageError
 from freshline.interfaces.lines import logged_line
 from freshline.interfaces.text import plural
-from freshline.interfaces.told import short_target, told_from_wire, wire_blocks
+from freshline.interfaces.told import told_from_wire, wire_blocks
 from freshline.interfaces.tui import rewinding
 from freshline.interfaces.tui.status import read_status
+from freshline.refs import short_ref
 from freshline.session import SessionManager
 
 
@@ -159,7 +160,7 @@ def _status(manager: SessionManager, session_id: str, _args: tuple[str, ...]) ->
     ]
     if st.target:
         moved = "moved: the next send refreshes" if st.moved else "not moved"
-        lines.append(f"target    {short_target(st.target)} ({moved})")
+        lines.append(f"target    {short_ref(st.target)} ({moved})")
     return Reply("status", "\n".join(lines))
 
 

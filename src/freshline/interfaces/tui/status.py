@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from freshline.interfaces.told import short_target
+from freshline.refs import short_ref
 from freshline.session import SessionManager
 
 SEPARATOR = " │ "
@@ -50,7 +50,7 @@ class Status:
             parts.append(("docs", docs))
         if self.target:
             moved = "[yellow]moved[/]" if self.moved else "up to date"
-            name = short_target(self.target)
+            name = short_ref(self.target)
             parts.append(("target", (f"target {name} {moved}", f"{name} {moved}")))
         return parts
 

@@ -1,0 +1,99 @@
+"""The hot commands answered by the running watcher: the hook process loads only the
+socket's client, and `status`, `changes` and `updates` print the same both ways."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from freshline.interfaces.cli import app, fast
+from freshline.interfaces.cli.argv import hot_command
+from freshline.session import SessionManager
+from freshline.session.owners import OWNER_ENV
+
+from .conftest import Served, Workspace
+
+# Nothing of the library beyond what talks to the socket, and no front end.
+HEAVY = ("typer", "click", "rich", "pydantic", "yaml", "sqlite3", "freshline.store",
+         "freshline.tracker", "freshline.config", "freshline.session.manager",
+         "freshline.interfaces.hook.core")
+# The last full scan: each `updates` flushes (with no watcher, a full scan).
+AGO = re.compile(r"\d+ s ago|\"last_full_scan\": [\d.]+")
+HOOK = ("import json, sys\nfrom freshline.interfaces.cli import fast\n"
+        "code = fast.run(['hook', 'claude-code'])\n"
+        "sys.stderr.write(json.dumps(sorted(sys.modules)))\n")
+
+
+@pytest.fixture
+def notes(ws: Workspace) -> Workspace:
+    ws.write("notes/a.md", "# A\n")
+    ws.configure({"notes": {"include": ["notes"]}})
+    return ws
+
+
+def test_the_hook_answered_by_the_watcher_imports_only_the_socket_client(
+    notes: Workspace, watcher_serving: Served
+) -> None:
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
+                          "cwd": str(notes.root / "notes"), "prompt": "hi"})
+    done = subprocess.run([sys.executable, "-c", HOOK], input=payload, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "<project_context " in done.stdout
+    assert watcher_serving.asked == 1
+    loaded = set(json.loads(done.stderr))
+    assert not {m for m in loaded if m.startswith(HEAVY)}
+
+
+def test_the_owner_mark_is_read_without_the_session_layer() -> None:
+    assert fast.OWNER_ENV == OWNER_ENV
+
+
+def run_fast(*argv: str, capsys: pytest.CaptureFixture[str]) -> str:
+    assert fast.run(argv) == 0
+    return capsys.readouterr().out
+
+
+def run_slow(*argv: str) -> str:
+    done = CliRunner().invoke(app, list(argv))
+    assert done.exit_code == 0, done.output
+    return done.stdout
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_status_changes_and_updates_print_the_same_through_the_watcher(
+    notes: Workspace, watcher_serving: Served, capsys: pytest.CaptureFixture[str],
+    as_json: list[str]
+) -> None:
+    root = str(notes.root)
+    notes.tracker().flush()
+    notes.write("notes/b.md", "# B\n")
+    notes.write("notes/a.md", "# A again\n")
+    notes.tracker().flush()
+    manager = SessionManager(notes.config())
+    try:
+        session = manager.new("notes").id
+    finally:
+        manager.close()
+    commands = (["status"], ["changes", "notes", "--since", "1"], ["changes", "notes"],
+                ["updates", session])
+    served = []
+    for command in commands:
+        asked = watcher_serving.asked
+        served.append(run_fast("-w", root, *command, *as_json, capsys=capsys))
+        assert watcher_serving.asked == asked + 1, command
+    watcher_serving.close()  # the same commands, no watcher to ask
+    slow = [run_slow("-w", root, *command, *as_json) for command in commands]
+    assert [AGO.sub("", out) for out in served] == [AGO.sub("", out) for out in slow]
+    assert "notes/b.md" in slow[2]  # (the first flush listed both files: epoch 1)
+
+
+def test_without_a_watcher_changes_and_updates_are_typers(notes: Workspace) -> None:
+    argv = ["-w", str(notes.root), "changes", "notes", "--since", "9"]
+    assert hot_command(argv) is not None and fast.run(argv) is None
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 2 and "project notes has epochs 0 to 0" in done.output
