@@ -11,7 +11,7 @@ never crosses a claim. On SQLite every write still waits for any other: nothing 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
@@ -40,13 +40,13 @@ def engine(ws: Workspace, backend: StoreBackend) -> Iterator[tuple[Deliveries, s
         manager.close()
 
 
-def in_thread(fn: object) -> tuple[threading.Thread, list[object]]:
+def in_thread(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
     """Run `fn` on a thread; what it returned or raised lands in the list."""
     out: list[object] = []
 
     def run() -> None:
         try:
-            out.append(fn())  # type: ignore[operator]
+            out.append(fn())
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             out.append(exc)
 
