@@ -130,11 +130,17 @@ class Tracker:
         self.reload_config()
         live = not full and watcher_alive(self.store)
         if live and sync:
-            # A watcher that did not answer in time, or stopped trusting its own hints
-            # while it answered (it could not store them), is trusted for nothing.
-            live = cookie_sync(self.root, self.store) and watcher_alive(self.store)
+            live = self.synced()
         paths_of = self.store.hints_peek if live else _everything
         return self._flush(paths_of, take_hints=True, defer=defer)
+
+    def synced(self) -> bool:
+        """Whether a live watcher has stored hints for every change made before this call
+        (its cookie came back): a flush that reads the hints afterwards covers them.
+        A watcher that did not answer in time, or stopped trusting its own hints while
+        it answered (it could not store them), is trusted for nothing."""
+        return (watcher_alive(self.store) and cookie_sync(self.root, self.store)
+                and watcher_alive(self.store))
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
