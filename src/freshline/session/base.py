@@ -34,6 +34,7 @@ from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
 from freshline.session.manifest import BuiltManifest, build_manifest
 from freshline.store import IndexEntry, LedgerKind, SessionRecord, SessionState, WithheldRow
+from freshline.store.sessions import PULLED
 from freshline.tracker import FlushResult, Tracker
 from freshline.withholding import Withholder
 
@@ -195,7 +196,8 @@ class SessionBase:
             convert,
             flush,
             progress,
-            self.config.delivery.budget(channel),
+            # A pulled conversation is continued by `send` or the chat: a send's budget.
+            self.config.delivery.budget(Channel.SEND.value if channel == PULLED else channel),
         )
 
     # -- documents -----------------------------------------------------------------------
