@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from freshline.errors import UsageError
 from freshline.interfaces.mcp.service import FreshlineService
+from freshline.tracker.hints import beat, cookie_dir
 from tests.conftest import Workspace
 from tests.docgen import write_pdf
 
@@ -96,3 +98,44 @@ def test_threads_delivering_at_once_lose_and_repeat_nothing(
     assert not errors, errors
     for session in sessions:
         assert sorted(told[session]) == sorted(written), session
+
+
+def test_calls_wait_for_the_watcher_side_by_side(ws: Workspace, service: FreshlineService) -> None:
+    """Seen (issue 30, load): a call's flush waited for the watcher's answer to its
+    cookie while holding the process's flush, so every other call queued behind that
+    wait too. Now each call drops its cookie at once: the stand-in watcher here answers
+    only once it sees two, and both calls return, with a change made before them."""
+    session = service.open_session("p").session
+    first = service.project_updates(session)
+    assert first.token is not None
+    service.acknowledge(session, first.token)
+    ws.write("notes/b.md", "# B\n")
+    store = service.manager.store
+    beat(store)  # a watcher is alive: the calls ask it to catch up with a cookie
+    seen: list[int] = []
+
+    def watcher() -> None:
+        folder = cookie_dir(ws.root)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            waiting = list(folder.glob("*")) if folder.exists() else []
+            if len(waiting) >= 2:
+                seen.append(len(waiting))
+                store.hints_add(["notes/b.md"])  # hints before cookies, as a watcher does
+                for cookie in waiting:
+                    cookie.unlink(missing_ok=True)
+                return
+            time.sleep(0.01)
+
+    answering = threading.Thread(target=watcher)
+    answering.start()
+    told: list[str | None] = []
+    calls = [threading.Thread(target=lambda: told.append(service.project_updates(session).blocks))
+             for _ in range(2)]
+    for call in calls:
+        call.start()
+    answering.join(15)
+    for call in calls:
+        call.join(15)
+    assert seen, "the second call's cookie came only after the first call's was answered"
+    assert all(t is not None and "notes/b.md" in t for t in told), told

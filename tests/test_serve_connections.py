@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from freshline.config.settings import ServerSettings
 from freshline.interfaces.server.connections import ConnectionLimits, Phase, phase_of
 from freshline.interfaces.server.http import Listen, bind, server_for
 from tests.conftest import Workspace, wait_for
@@ -127,6 +128,18 @@ def test_an_idle_keep_alive_connection_is_closed() -> None:
     with running(SHORT) as port, connect(port) as sock:
         sock.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
         wait_for(lambda: closed(sock), "the idle connection to be closed", timeout=20)
+
+
+def test_the_server_keeps_an_idle_connection_longer_than_clients_do() -> None:
+    """Seen (issue 30, load): a bench client died on ReadError when the server closed a
+    kept-alive connection at the moment the client sent on it: both gave up an idle
+    connection after 5 s. A client's pool must give it up first."""
+    import httpx2  # the MCP SDK's HTTP client
+
+    client_keeps = httpx2.Limits().keepalive_expiry
+    assert client_keeps is not None
+    for limit in (ConnectionLimits().keepalive_timeout_s, ServerSettings().keepalive_timeout_s):
+        assert limit > client_keeps
 
 
 def test_a_handler_slower_than_the_time_limits_is_not_cut_off() -> None:

@@ -86,7 +86,7 @@ _TEMPLATE = """\
 # trusted_proxies = ["10.0.0.0/8"]   # whose X-Forwarded-For names the client
 # header_timeout_s = 10        # a request's headers must arrive within this
 # body_timeout_s = 30          # and its body within this
-# keepalive_timeout_s = 5      # an idle connection is closed after this
+# keepalive_timeout_s = 30     # an idle connection is closed after this
 # max_connections_per_address = 64
 # jwks_refetch_s = 60          # an unknown signing key refetches the keys at most this often
 

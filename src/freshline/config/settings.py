@@ -137,7 +137,9 @@ class ServerSettings:
     trusted_proxies: tuple[str, ...] = ()  # CIDRs whose X-Forwarded-For is believed
     header_timeout_s: int = 10  # a request's headers must arrive within this
     body_timeout_s: int = 30  # and its body within this after them
-    keepalive_timeout_s: int = 5  # an idle kept-alive connection is closed after this
+    # An idle kept-alive connection is closed after this: longer than clients keep theirs
+    # (httpx, the MCP SDK's: 5 s), or a request sent as the server closes is lost.
+    keepalive_timeout_s: int = 30
     max_connections_per_address: int = 64  # open connections per client address
     jwks_refetch_s: int = 60  # an unknown key id refetches the issuer's keys at most this often
 

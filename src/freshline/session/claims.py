@@ -8,7 +8,9 @@ was then (`Staged.origin`); it counts only if, inside one write transaction, the
 is still that and, for a stored delivery, its token is still outstanding. So of two
 deliveries built from one cursor, by two threads or two processes, on SQLite or
 PostgreSQL, at most one is ever acknowledged; the other is superseded and its changes
-are told again from the cursor that moved.
+are told again from the cursor that moved. A token's claim holds only the session's row
+(`Store.session_write`), not the workspace's write lock: it never waits for a flush, and
+every write that reads the session waits for it.
 
 `outcome` is the decision, pure; the claims run it against the store.
 """
@@ -83,7 +85,7 @@ def claim_token(
     """Acknowledge the stored delivery `token` of the session (`how` it was known taken,
     `note` why, in words). A delivery built on a cursor that moved is superseded. The
     outcome, and the session as it is afterwards."""
-    with store.write():
+    with store.session_write(session_id):
         s = store.session_get(session_id)
         d = store.delivery_get(token)
         if d is None or d.session != session_id:
@@ -98,7 +100,7 @@ def claim_token(
             return found, s
         after = _take(store, s, staged)
         if not store.delivery_claim(token, session_id, how, note):
-            raise StoreError(f"delivery '{token}' was settled inside the store's write lock")
+            raise StoreError(f"delivery '{token}' was settled while its session was locked")
         return found, after
 
 
@@ -106,10 +108,10 @@ def _take(
     store: Store, s: SessionRecord, staged: Staged, finish: Finish | None = None
 ) -> SessionRecord:
     """Write the session as the delivery leaves it, by compare-and-set on its cursor.
-    Inside the write lock the read before is current, so the swap cannot lose; it is
-    still the statement's own condition on either backend."""
+    With the session's row locked the read before is current, so the swap cannot lose;
+    it is still the statement's own condition on either backend."""
     after = applied(s, staged)
     after = finish(after) if finish is not None else after
     if not store.session_swap(after, staged.origin):
-        raise StoreError(f"session '{s.id}' moved inside the store's write lock")
+        raise StoreError(f"session '{s.id}' moved while it was locked")
     return after

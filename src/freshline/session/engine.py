@@ -188,7 +188,7 @@ class Deliveries:
         outstanding deliveries."""
         origin = Staged.from_json(basis[0].staged).origin if basis else turn.staged.origin
         store = self.store
-        with store.write():
+        with store.session_write(record.session):
             if store.session_get(record.session).cursor != origin:
                 return False
             if not basis:
@@ -233,7 +233,7 @@ class Deliveries:
     def supersede(self, session_id: str, tokens: tuple[str, ...] = ()) -> None:
         """Give up on deliveries (default: every outstanding one of the session): their
         changes are told again by the next delivery."""
-        with self.store.write():
+        with self.store.session_write(session_id):
             for d in self.store.deliveries_of(session_id, DeliveryState.OUTSTANDING):
                 if not tokens or d.token in tokens:
                     self.store.delivery_settle(d.token, DeliveryState.SUPERSEDED)
@@ -289,7 +289,7 @@ class Deliveries:
         """The chain still in flight; on a prompt, each of its deliveries goes out with it."""
         if now is not Moment.PROMPT:
             return chain
-        with self.store.write():
+        with self.store.session_write(chain[0].session):
             for d in chain:
                 self.store.delivery_detail(d.token, {**d.detail, "prompted": True})
         return [replace(d, detail={**d.detail, "prompted": True}) for d in chain]

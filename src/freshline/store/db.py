@@ -73,6 +73,12 @@ class Database(ABC):
         """A write transaction, committed on success and rolled back on error; one at a time
         per store."""
 
+    def write_rows(self) -> AbstractContextManager[Connection]:
+        """A write transaction that serializes only on the rows it locks (`for_update`):
+        for writes that touch no index and no hint. Where the whole store is locked by
+        any write (SQLite), it is `write()`."""
+        return self.write()
+
     @abstractmethod
     def read(self) -> AbstractContextManager[Connection]:
         """A read transaction: every read inside it sees one snapshot."""

@@ -294,6 +294,17 @@ class PostgresDatabase(Database):
             conn.execute(f"UPDATE {BOOKKEEPING} SET generation = generation + 1")
 
     @contextmanager
+    def write_rows(self) -> Iterator[ThreadConnection]:
+        """A write transaction without the workspace's write lock: it waits only for the
+        rows it reads `FOR UPDATE` (a session's deliveries and acknowledgements lock the
+        session's row first), so it never queues behind a flush. It leaves the write
+        counter alone: what it writes is no index, hint or config a flush must re-read."""
+        mine = self._outside()
+        with self._transaction(mine, "BEGIN", None) as conn:
+            mine.writing = True
+            yield conn
+
+    @contextmanager
     def read(self) -> Iterator[ThreadConnection]:
         """A read-only REPEATABLE READ transaction: one snapshot, no lock."""
         mine = self._outside()

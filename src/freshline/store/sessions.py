@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import astuple, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
-from freshline.store.db import Database, upsert
+from freshline.store.db import Connection, Database, upsert
 
 # What a session id may be: every session is also a git conversation, so its id must be a
 # plain ref component (new ids are 12 hex digits).
@@ -136,14 +137,26 @@ class SessionTable:
     db: Database
 
     def session_get(self, session_id: str) -> SessionRecord:
-        """One session (NotFoundError when unknown, UsageError when not an id at all)."""
+        """One session (NotFoundError when unknown, UsageError when not an id at all).
+        Inside a write its row stays locked until the write ends (`for_update`), so a
+        read-then-write of it never crosses a `session_write` of the same session."""
         row = self.db.conn.execute(
-            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE id = ?",
+            f"SELECT {', '.join(_NAMES)} FROM sessions WHERE id = ?" + self.db.for_update,
             (check_session_id(session_id),),
         ).fetchone()
         if row is None:
             raise unknown_session(session_id)
         return _from_row(row)
+
+    @contextmanager
+    def session_write(self, session_id: str) -> Iterator[Connection]:
+        """A write transaction over one session and its deliveries that locks the
+        session's row first: two of one session take turns, and none waits for a flush
+        (PostgreSQL; on SQLite every write waits for any other). NotFoundError when
+        there is no such session."""
+        with self.db.write_rows() as conn:
+            self.session_get(session_id)
+            yield conn
 
     def session_by_external(self, external_id: str) -> SessionRecord | None:
         """The session mapped to another agent's session id, if any."""

@@ -130,11 +130,17 @@ class Tracker:
         self.reload_config()
         live = not full and watcher_alive(self.store)
         if live and sync:
-            # A watcher that did not answer in time, or stopped trusting its own hints
-            # while it answered (it could not store them), is trusted for nothing.
-            live = cookie_sync(self.root, self.store) and watcher_alive(self.store)
+            live = self.synced()
         paths_of = self.store.hints_peek if live else _everything
         return self._flush(paths_of, take_hints=True, defer=defer)
+
+    def synced(self) -> bool:
+        """Whether a live watcher has stored hints for every change made before this call
+        (its cookie came back): a flush that reads the hints afterwards covers them.
+        A watcher that did not answer in time, or stopped trusting its own hints while
+        it answered (it could not store them), is trusted for nothing."""
+        return (watcher_alive(self.store) and cookie_sync(self.root, self.store)
+                and watcher_alive(self.store))
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
         """Scan the whole workspace, or only `paths` and their subtrees, and log changes."""
@@ -159,7 +165,10 @@ class Tracker:
         memo: Memo = {}
         self._written = None
         version = self.store.data_version()
-        work = self._prepare(paths_of(), memo, defer)
+        paths = paths_of()
+        work = self._prepare(paths, memo, defer)
+        if paths == [] and self._nothing_to_write(work):
+            return FlushResult(full=False, scanned=0)
         with self.store.write():
             if self.store.data_version() != version:
                 work = self._prepare(paths_of(), memo, defer)
@@ -172,6 +181,14 @@ class Tracker:
         if work.result.from_empty:
             self._written = (self.store.db.conn, version, work.result.put)
         return out
+
+    def _nothing_to_write(self, work: _Work) -> bool:
+        """Whether a flush of no path writes nothing: no scan was due, HEAD stayed, and
+        every project has its state. Then it takes no write lock: under load, most
+        requests' flushes find the hints already taken by the watcher's or another's."""
+        if work.full or work.head != work.head_before:
+            return False
+        return set(self.config.projects) <= set(self.store.project_states())
 
     def _prepare(self, paths: list[str] | None, memo: Memo, defer: bool) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""

@@ -235,14 +235,18 @@ class FreshlineService:
         return self._turns.setdefault(session, threading.Lock())
 
     def _flush(self) -> None:
-        """Flush the workspace, unless a flush that began after this call did already:
-        under load the calls waiting for one flush all take its result."""
+        """Flush the workspace, unless a flush that began after the watcher caught up
+        with this call did already: under load the calls waiting for one flush all take
+        its result. Each call waits for the watcher on its own, not holding the others
+        (`Tracker.synced`); without a watcher that answers, it flushes itself."""
+        tracker = self.manager.tracker
+        synced = tracker.synced()
         asked = time.monotonic()
         with self._flushing:
-            if self._flushed_from >= asked:
+            if synced and self._flushed_from >= asked:
                 return
             began = time.monotonic()
-            self.manager.tracker.flush()  # cheap with the watcher's hints
+            tracker.flush(sync=not synced)  # cheap with the watcher's hints
             self._flushed_from = began
 
     def _convert(self, project: str, progress: ProgressFn | None) -> None:

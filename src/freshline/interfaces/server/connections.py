@@ -37,7 +37,7 @@ class ConnectionLimits:
 
     header_timeout_s: float = 10
     body_timeout_s: float = 30
-    keepalive_timeout_s: float = 5
+    keepalive_timeout_s: float = 30  # clients' pools give theirs up first (httpx: 5 s)
     per_address: int = 64
     exempt: tuple[Network, ...] = ()  # trusted proxies: no limit per address
 
