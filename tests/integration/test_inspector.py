@@ -24,7 +24,7 @@ from tests.integration.clients import INSPECTOR, install
 pytestmark = pytest.mark.timeout(900)  # the first run installs the client
 
 TOOLS = {"list_projects", "project_manifest", "open_session", "project_updates", "acknowledge",
-         "project_changes", "read_document"}
+         "project_changes", "project_files", "read_document"}
 
 
 class Inspector:
