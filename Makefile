@@ -5,17 +5,20 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench clean postgres
 
-$(BIN)/freshline: pyproject.toml
+$(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+
+$(BIN)/freshline: pyproject.toml | $(BIN)/pip
 	$(BIN)/pip install -q -e .
 	$(BIN)/python -m freshline.compiled
 	touch $@
 
-$(VENV)/.test-installed: $(BIN)/freshline
+# One install with the test extras (not the plain one first: a second resolve costs time).
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/pip
 	$(BIN)/pip install -q -e '.[test]'
 	$(BIN)/python -m freshline.compiled
-	touch $@
+	touch $(BIN)/freshline $@
 
 demo: $(BIN)/freshline
 	$(BIN)/freshline demo

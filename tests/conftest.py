@@ -375,3 +375,17 @@ def watcher_serving(ws: Workspace) -> Iterator[Served]:
         _SERVED.remove(served)
         served.close()
     assert served.asked or not served.hooks_run, "no hook call reached the watcher"
+
+
+# The slowest files first (`--durations`): the two workers take a file at a time, so a
+# long file collected last would run alone while the other worker idles at the end.
+SLOW_FIRST = ("test_acp.py", "test_acp_claude_code.py", "test_claude_code.py", "test_mcp.py",
+              "test_cli_finish.py", "test_gemini_cli.py", "test_serve_limits.py",
+              "test_context_budget.py", "test_inspector.py", "test_bulk_changes.py",
+              "test_hook.py", "test_chat.py", "test_serve_oauth.py", "test_selftest.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the slowest files first (a stable sort: each file's tests keep their order)."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

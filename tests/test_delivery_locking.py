@@ -5,7 +5,8 @@ Seen (issue 30, load): under 50 clients on two `serve` processes on PostgreSQL, 
 write lock, so each queued behind every flush of both processes. On PostgreSQL they now
 lock the session's row alone (`Store.session_write`); a write that reads the session
 (`session_get` inside `write()`) locks that row too, so a read-then-write of a session
-never crosses a claim. On SQLite every write still waits for any other: nothing to test.
+never crosses a claim. On SQLite every write still waits for any other: these run on
+PostgreSQL only.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
 from tests.conftest import StoreBackend, Workspace
 
+pytestmark = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+
 WAIT_S = 10.0  # far beyond a claim's time on a loaded machine; reached only when blocked
 BLOCKED_S = 0.5  # how long a claim that must wait is watched waiting
 
 
 @pytest.fixture
 def engine(ws: Workspace, backend: StoreBackend) -> Iterator[tuple[Deliveries, str]]:
-    if backend.name != "postgresql":
-        pytest.skip("on SQLite every write waits for any other")
     ws.write("notes/a.md", "# A\n")
     ws.configure({"p": {"include": ["notes"]}})
     manager = SessionManager(ws.config())

@@ -30,3 +30,11 @@ def test_the_quick_start_says_what_a_first_make_test_installs() -> None:
     packages = re.findall(r'NpmClient\("([^"]+)"', sources)
     assert packages and all(f"`{p}`" in quick for p in packages), packages
     assert re.search(r"about \d+ minutes", quick)
+
+
+def test_the_slow_files_run_first_are_files_of_the_suite() -> None:
+    """A file renamed away would silently lose its place at the front."""
+    from tests.conftest import SLOW_FIRST
+
+    names = {p.name for p in Path(__file__).resolve().parent.rglob("test_*.py")}
+    assert set(SLOW_FIRST) <= names, set(SLOW_FIRST) - names
