@@ -338,6 +338,21 @@ def settled() -> None:
         served.serving.hooks.drain()
 
 
+def in_thread(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    """Run `fn` on a thread; what it returned or raised lands in the list."""
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, out
+
+
 def hook_in_process(stdin: str, env: dict[str, str] | None = None, agent: str = "claude-code",
                     workspace: str | None = None, project: str | None = None) -> str:
     """The hook's stdout for one payload, as `freshline hook <agent>` prints it, run in

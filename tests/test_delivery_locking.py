@@ -12,7 +12,7 @@ PostgreSQL only.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -20,7 +20,7 @@ import pytest
 from freshline.context import Channel
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
-from tests.conftest import StoreBackend, Workspace
+from tests.conftest import StoreBackend, Workspace, in_thread
 
 pytestmark = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 
@@ -39,21 +39,6 @@ def engine(ws: Workspace, backend: StoreBackend) -> Iterator[tuple[Deliveries, s
         yield engine, session
     finally:
         manager.close()
-
-
-def in_thread(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
-    """Run `fn` on a thread; what it returned or raised lands in the list."""
-    out: list[object] = []
-
-    def run() -> None:
-        try:
-            out.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            out.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, out
 
 
 def test_a_delivery_and_its_acknowledgement_do_not_wait_for_a_flush(

@@ -16,7 +16,7 @@ import pytest
 
 from freshline.tracker import FlushResult, Tracker
 from freshline.tracker.hints import beat
-from tests.conftest import StoreBackend, Workspace
+from tests.conftest import StoreBackend, Workspace, in_thread
 
 WAIT_S = 10.0  # far beyond an idle flush on a loaded machine; reached only when blocked
 BLOCKED_S = 0.5  # how long a flush that must wait is watched waiting
@@ -38,24 +38,16 @@ def while_locked(ws: Workspace, fn: Callable[[], FlushResult]) -> tuple[bool, li
     finished before the lock was let go, and what it returned (or raised)."""
     other = ws.tracker().store
     held, release = threading.Event(), threading.Event()
-    out: list[object] = []
 
     def locking() -> None:
         with other.write():
             held.set()
             release.wait(WAIT_S)
 
-    def run() -> None:
-        try:
-            out.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            out.append(exc)
-
     locker = threading.Thread(target=locking, daemon=True)
     locker.start()
     assert held.wait(WAIT_S)
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
+    worker, out = in_thread(fn)
     worker.join(BLOCKED_S)
     early = not worker.is_alive()
     release.set()
