@@ -10,6 +10,7 @@ import os
 import time
 
 from freshline.interfaces.text import columns, plural
+from freshline.printable import shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -85,8 +86,6 @@ def status_lines(data: dict[str, Any]) -> list[str]:
 
 def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
     """The files secrets were withheld from, and how to allow a false positive."""
-    from freshline.paths import shown
-
     if not withheld:
         return []
     files = "1 file" if len(withheld) == 1 else f"{len(withheld)} files"
@@ -115,8 +114,6 @@ def group_dict(g: ChangeGroup) -> dict[str, Any]:
 
 def group_line(g: dict[str, Any]) -> str:
     """A count of earlier changes (as `group_dict` gives it) as one line for people."""
-    from freshline.paths import shown
-
     first, last = g["first_epoch"], g["last_epoch"]
     span = f"epoch {first}" if first == last else f"epochs {first}–{last}"
     if g["entry"] is not None:
@@ -127,9 +124,7 @@ def group_line(g: dict[str, Any]) -> str:
 
 def change_line(c: dict[str, Any]) -> str:
     """A change (as `change_dict` gives it) as one line for people: odd file names escaped
-    (`paths.shown`), a HEAD move as what it did."""
-    from freshline.paths import shown
-
+    (`printable.shown`), a HEAD move as what it did."""
     if c["kind"] == "git":
         d = c["detail"] or {}
         moved = f"{str(d.get('from', ''))[:7] or '(no commit)'} → {str(d.get('to', ''))[:7]}"

@@ -17,7 +17,9 @@ enum): it runs before every command.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 LONG = "--workspace"
 SHORT = "-w"

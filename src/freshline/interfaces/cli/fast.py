@@ -195,12 +195,10 @@ def hook(agent: str, workspace: str | None = None, project: str | None = None) -
 def _hook_served(agent: str, text: str, workspace: str | None, project: str | None
                  ) -> str | None:
     """The watcher's answer to a hook call, or None when no watcher answers."""
-    import json
-
-    from freshline.interfaces import watchclient
+    from freshline.interfaces import watchclient, wire
 
     try:
-        cwd = json.loads(text).get("cwd")
+        cwd = wire.loads(text).get("cwd")
     except (ValueError, AttributeError):
         cwd = None
     # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
