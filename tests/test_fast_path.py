@@ -1,5 +1,6 @@
 """The hot commands answered by the running watcher: the hook process loads only the
-socket's client, and `status`, `changes` and `updates` print the same both ways."""
+socket's client, and `status`, `changes`, `updates` and `session list` print the same
+both ways."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def run_slow(*argv: str) -> str:
 
 
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
-def test_status_changes_and_updates_print_the_same_through_the_watcher(
+def test_status_changes_updates_and_sessions_print_the_same_through_the_watcher(
     notes: Workspace, watcher_serving: Served, capsys: pytest.CaptureFixture[str],
     as_json: list[str]
 ) -> None:
@@ -101,7 +102,7 @@ def test_status_changes_and_updates_print_the_same_through_the_watcher(
     finally:
         manager.close()
     commands = (["status"], ["changes", "notes", "--since", "1"], ["changes", "notes"],
-                ["updates", session])
+                ["updates", session], ["session", "list"])
     served = []
     for command in commands:
         asked = watcher_serving.asked
@@ -111,6 +112,7 @@ def test_status_changes_and_updates_print_the_same_through_the_watcher(
     slow = [run_slow("-w", root, *command, *as_json) for command in commands]
     assert [AGO.sub("", out) for out in served] == [AGO.sub("", out) for out in slow]
     assert "notes/b.md" in slow[2]  # (the first flush listed both files: epoch 1)
+    assert session in slow[4]
 
 
 def test_without_a_watcher_changes_and_updates_are_typers(notes: Workspace) -> None:

@@ -12,6 +12,7 @@ an error, no answer in time) and the command does the work itself, as without a 
     {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
     {"version": V, "op": "changes", "project": P, "since": N} → {"ok": true, "data": {...}}
     {"version": V, "op": "updates", "session": S}   → {"ok": true, "data": {...}}
+    {"version": V, "op": "sessions"}                → {"ok": true, "data": [...]}
     {"version": V, "op": "hook", "agent": A, "payload": "<hook JSON>",
      "workspace": W, "project": P, "env": {...}}    → {"ok": true, "text": "<hook output>"}
 
@@ -85,7 +86,7 @@ def _answer(root: str, hooks: Hooks, request: Any) -> dict[str, Any]:
         return {"ok": True, "data": scan_data(Tracker(load(root)))}
     if op == "hook":
         return hooks.service().handle(request)
-    if op in ("changes", "updates"):
+    if op in ("changes", "updates", "sessions"):
         return {"ok": True, "data": hooks.service().call(lambda warm: _asked(warm, root, request))}
     return {"ok": False, "error": f"unknown op {op!r}"}
 
@@ -100,16 +101,19 @@ def _private(folder: str) -> bool:
         return False
 
 
-def _asked(warm: Warm, root: str, request: dict[str, Any]) -> dict[str, Any]:
-    """`changes` and `updates` with the watcher's warm tracker and session manager (an
-    error, a stop on a conflict: the asker does it itself, and says so its own way)."""
+def _asked(warm: Warm, root: str, request: dict[str, Any]) -> Any:
+    """`changes`, `updates` and `session list` with the watcher's warm tracker and session
+    manager (an error, a stop on a conflict: the asker does it itself, and says so its own
+    way)."""
     from pathlib import Path
 
-    from freshline.interfaces.cli.answers import changes_data
+    from freshline.interfaces.cli.answers import changes_data, sessions_data
 
     if request["op"] == "changes":
         return changes_data(warm.tracker(Path(root)), str(request["project"]),
                             int(request["since"]))
+    if request["op"] == "sessions":
+        return sessions_data(warm.manager(Path(root)))
     from freshline.context import Channel
 
     session = str(request["session"])

@@ -6,7 +6,7 @@
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
   loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`, `changes P
-  [--since N]`, `updates SESSION`), and the
+  [--since N]`, `updates SESSION`, `session list`), and the
   watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
   forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
@@ -91,6 +91,7 @@ HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not impor
 WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner without typer
 CHANGES = "changes"  # a project's changes since an epoch (fast only when a watcher answers)
 UPDATES = "updates"  # what the next send would deliver (fast only when a watcher answers)
+SESSIONS = "session list"  # every session (fast only when a watcher answers)
 SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
 IDLE_EXIT = "--idle-exit"  # the watcher's idle time (takes a value)
@@ -98,7 +99,8 @@ QUIET = "--quiet"  # the watcher logs only problems
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
        **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS},
        WATCH: frozenset({QUIET, IDLE_EXIT}),
-       CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON})}
+       CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON}),
+       SESSIONS: frozenset({JSON})}
 ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes
 VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT, SINCE: SINCE}  # with a value
 

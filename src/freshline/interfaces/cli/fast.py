@@ -23,6 +23,7 @@ from freshline.interfaces.cli.answers import (
     load,
     scan_data,
     scan_lines,
+    sessions_lines,
     status_data,
     status_lines,
     updates_lines,
@@ -38,7 +39,7 @@ HOOK_ENV = ("FRESHLINE_HOOK_LOG", "XDG_CACHE_HOME", "HOME")
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 
@@ -49,8 +50,8 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     command, workspace, flags, args = call
     as_json = words.JSON in flags
-    if command in (words.CHANGES, words.UPDATES):
-        return asked(command, workspace, flags, args[0])
+    if command in (words.CHANGES, words.UPDATES, words.SESSIONS):
+        return asked(command, workspace, flags, args)
     idle = words.option_value(flags, words.IDLE_EXIT)
     if idle is not None and not (idle.isdigit() and int(idle) >= 1):
         return None  # typer says what is wrong with it
@@ -96,17 +97,22 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
     return watchclient.ask(root, request) if root else None
 
 
-def asked(command: str, workspace: str | None, flags: frozenset[str], arg: str) -> int | None:
-    """`changes P [--since N]` or `updates SESSION` answered by the running watcher; None
-    (the typer command does it, and says what is wrong) when no watcher answers."""
+def asked(command: str, workspace: str | None, flags: frozenset[str], args: tuple[str, ...]
+          ) -> int | None:
+    """`changes P [--since N]`, `updates SESSION` or `session list` answered by the running
+    watcher; None (the typer command does it, and says what is wrong) when no watcher
+    answers."""
+    request: dict[str, Any]
     if command == words.CHANGES:
         since = words.option_value(flags, words.SINCE) or "0"
         if not since.isdigit():
             return None
-        request: dict[str, Any] = {"op": "changes", "project": arg, "since": int(since)}
-        render = changes_lines
+        request = {"op": "changes", "project": args[0], "since": int(since)}
+        render: Callable[[Any], list[str]] = changes_lines
+    elif command == words.UPDATES:
+        request, render = {"op": "updates", "session": args[0]}, updates_lines
     else:
-        request, render = {"op": "updates", "session": arg}, updates_lines
+        request, render = {"op": "sessions"}, sessions_lines
     answer = _watcher(workspace, request)
     if answer is None:
         return None
