@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given
@@ -30,10 +32,23 @@ def test_loads_reads_what_json_reads(value: object) -> None:
     assert wire.loads(text.encode() + b"\n") == value
 
 
-@pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', "nul", '"\x01"', "[1,]", b"\xff"])
+NOT_JSON = ["", "{", '{"a": 1} x', "nul", '"\x01"', "[1,]", '{"a" 1}', '{"cwd": "/x", ']
+
+
+@pytest.mark.parametrize("text", [*NOT_JSON, b"\xff"])
 def test_loads_refuses_what_is_not_one_json_value(text: str | bytes) -> None:
     with pytest.raises(ValueError):
         wire.loads(text)
+
+
+def test_loads_refuses_it_in_a_process_that_never_loaded_json() -> None:
+    """(The scanner reports an error inside an object through the json package.)"""
+    check = ("import sys\nfrom freshline.interfaces import wire\nfor text in sys.argv[1:]:\n"
+             "    try:\n        wire.loads(text)\n    except ValueError:\n        continue\n"
+             "    sys.exit(f'read {text!r}')\n")
+    done = subprocess.run([sys.executable, "-c", check, *NOT_JSON], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize(("text", "value"), [("NaN", math.nan), ("-Infinity", -math.inf),

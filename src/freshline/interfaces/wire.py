@@ -41,8 +41,12 @@ def loads(text: str | bytes) -> Any:
     try:
         # (typeshed types the context as a scanner; any object with a decoder's fields does)
         value, end = _json.make_scanner(_Context())(stripped, 0)  # type: ignore[arg-type]
-    except StopIteration as exc:
-        raise ValueError(f"not JSON at character {exc.value}") from None
+    except (StopIteration, SystemError):
+        # Text that is not JSON: the scanner reports some of it only through the json
+        # package (a SystemError without it), which words it best anyway.
+        import json
+
+        return json.loads(stripped)
     if end != len(stripped):
         raise ValueError(f"more than one JSON value: extra data at character {end}")
     return value
