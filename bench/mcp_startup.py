@@ -4,6 +4,9 @@ In a small workspace (200 notes) with its watcher running, starts the server as 
 install` writes its entry (`freshline --workspace ROOT mcp`), sends `initialize`, the
 `initialized` notification and `tools/list`, and stops the clock at the tools/list
 answer; then closes stdin and waits for the exit (CPU time covers the whole process).
+One start before the timed runs fills the table of first answers (`mcp/front.py`), as
+any earlier start has for a user; the same runs without it (the table removed before
+each) are the slow path.
 Each run is paired with `python -c pass` (A B A B …), the median of per-pair ratios
 printed beside both medians (goal ≤ 3), and below it what importing the MCP SDK alone
 costs (`python -c "import mcp.server.mcpserver"`), the floor of any server that loads it
@@ -25,6 +28,7 @@ from pathlib import Path
 from hook import python_pass, start_watcher
 from measure import Run, paired, run
 
+from freshline.interfaces.mcp.front import TABLE_NAME
 from freshline.tracker.autowatch import stop
 
 RUNS = 3 if "--quick" in sys.argv else 7
@@ -81,11 +85,16 @@ def main() -> None:
         run([FRESHLINE, "--workspace", str(root), "scan"],
             env={**os.environ, "FRESHLINE_AUTOWATCH": "0"})
         start_watcher(root)
+        table = root / ".freshline" / TABLE_NAME
         try:
+            first_tools(root)  # fills the table
             print(f"a workspace of {NOTES} notes, its watcher running: p50 ratio (CPU), "
                   "A ÷ python -c pass")
             figure = paired(lambda: first_tools(root), python_pass, RUNS)
             print(f"{'initialize → first tools/list':34} {figure.line()}   goal ≤ 3")
+            slow = paired(lambda: first_tools(root), python_pass, RUNS,
+                          lambda: table.unlink(missing_ok=True))
+            print(f"{'  (slow path: no table)':34} {slow.line()}")
             sdk = paired(lambda: run([PYTHON, "-c", "import mcp.server.mcpserver"]),
                          python_pass, RUNS)
             print(f"{'  floor: import the MCP SDK':34} {sdk.line()}")

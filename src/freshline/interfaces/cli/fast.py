@@ -62,6 +62,10 @@ def run(argv: Sequence[str]) -> int | None:
             status(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
+        elif command == words.MCP:
+            from freshline.interfaces.mcp import front
+
+            return front.serve(workspace)
         elif command == words.WATCH:
             from freshline.interfaces.cli import daemon
 
