@@ -27,6 +27,7 @@ from pathlib import Path
 
 from hook import python_pass, start_watcher
 from measure import Run, paired, run
+from startup import NOTES, build
 
 from freshline.interfaces.mcp.front import TABLE_NAME
 from freshline.tracker.autowatch import stop
@@ -34,21 +35,11 @@ from freshline.tracker.autowatch import stop
 RUNS = 3 if "--quick" in sys.argv else 7
 FRESHLINE = str(Path(sys.executable).with_name("freshline"))
 PYTHON = str(Path(sys.executable).absolute())
-NOTES = 200
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "bench", "version": "0"}}}
 LIST = [{"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-
-
-def build(root: Path) -> None:
-    for i in range(NOTES):
-        folder = root / "notes" / f"f{i % 10}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"note{i}.md").write_text(f"# note {i}\n\nsome text #tag{i % 7}\n")
-    (root / "freshline.toml").write_text('[projects.notes]\ninclude = ["notes"]\n')
-    (root / ".freshline").mkdir()
 
 
 def first_tools(root: Path) -> Run:

@@ -40,9 +40,9 @@ SURFACE = ("surface.py", "service.py")  # what the answers are made of, beside t
 class Front:
     """The client's side of one stdio connection, while the server runs in a thread."""
 
-    def __init__(self, table_path: str, out_fd: int, to_server: int) -> None:
-        self.table_path = table_path
-        self.table = _read_table(table_path)
+    def __init__(self, table_path: str | None, out_fd: int, to_server: int) -> None:
+        self.table_path = table_path  # None: no workspace (the server says so)
+        self.table = _read_table(table_path) if table_path else None
         self.out_fd = out_fd  # the client's stdout
         self.to_server = to_server  # the server's stdin
         self.version: str | None = None  # the protocol version agreed with the client
@@ -109,7 +109,8 @@ class Front:
         result = message.get("result")
         if method == "initialize" and isinstance(result, dict):
             self.version = str(result.get("protocolVersion"))
-        if method is None or not isinstance(result, dict) or self.version is None:
+        if (method is None or not isinstance(result, dict) or self.version is None
+                or self.table_path is None):
             return
         table = self.table or _new_table()
         table["initialize" if method == "initialize" else "tools"][self.version] = result
@@ -174,7 +175,7 @@ def serve(workspace: str | None) -> int:
     from freshline.interfaces import watchclient
 
     root = watchclient.workspace_root(workspace, os.getcwd())
-    table = os.path.join(root, watchclient.DATA_DIR, TABLE_NAME) if root else os.devnull
+    table = os.path.join(root, watchclient.DATA_DIR, TABLE_NAME) if root else None
     client_in, client_out = os.dup(0), os.dup(1)
     server_in, to_server = os.pipe()
     from_server, server_out = os.pipe()
