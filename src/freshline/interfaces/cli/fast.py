@@ -3,12 +3,13 @@
 autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
-None and the typer app parses it. With a watcher running, `status`, `scan` and every hook
-call are answered by the watcher (`watchclient` asks it; `hook/served.py` answers a hook
-call whole), and this process loads no more than the standard library; otherwise, and
-whenever the watcher cannot answer, the command does the work itself. The typer commands
-call the same bodies (`answers.py`), so every path prints the same thing. Module-level
-imports stay within the standard library's basics.
+None and the typer app parses it. With a watcher running, `status`, `scan`, `changes`,
+`updates`, `session list` and every hook call are answered by the watcher (`watchclient`
+asks it; `hook/served.py` answers a hook call whole), and this process loads no more than
+the standard library; otherwise, and whenever the watcher cannot answer, the command does
+the work itself. The typer commands call the same bodies (`answers.py`), so every path
+prints the same thing. `mcp` answers its client's first questions while the MCP SDK loads
+(`mcp/front.py`). Module-level imports stay within the standard library's basics.
 """
 
 from __future__ import annotations
