@@ -228,8 +228,7 @@ def run(tmp: Path, data: Path, clients: int, sends: int) -> tuple[float, float]:
         p99_one = phase("baseline", 1, BASELINE_SENDS if sends > 5 else sends)
         p99_many = phase("load", clients, sends)
     finally:
-        for proc in procs:
-            stop_server(proc)
+        stop_server(*procs)
     return p99_one, p99_many
 
 
