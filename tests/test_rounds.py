@@ -47,14 +47,20 @@ def joined(rounds: Rounds, count: int) -> tuple[list[threading.Thread], list[flo
     return threads, asked
 
 
-def test_callers_waiting_while_a_round_runs_share_the_next_one() -> None:
-    """Seen (issue 30, load): calls waiting for a flush ran theirs one after another."""
-    work = Recorded()
+def held_round(work: Recorded) -> tuple[Rounds, threading.Thread]:
+    """Rounds of `work`, the first one running (held) for the thread returned."""
     rounds = Rounds(work)
     work.hold.clear()
     first = threading.Thread(target=rounds.join)
     first.start()
     assert work.running.wait(10)
+    return rounds, first
+
+
+def test_callers_waiting_while_a_round_runs_share_the_next_one() -> None:
+    """Seen (issue 30, load): calls waiting for a flush ran theirs one after another."""
+    work = Recorded()
+    rounds, first = held_round(work)
     waiting, _asked = joined(rounds, 8)
     time.sleep(0.1)  # all eight are waiting behind the first round
     work.hold.set()
@@ -65,11 +71,7 @@ def test_callers_waiting_while_a_round_runs_share_the_next_one() -> None:
 
 def test_a_round_that_began_before_the_call_does_not_serve_it() -> None:
     work = Recorded()
-    rounds = Rounds(work)
-    work.hold.clear()
-    first = threading.Thread(target=rounds.join)
-    first.start()
-    assert work.running.wait(10)
+    rounds, first = held_round(work)
     late, asked = joined(rounds, 1)
     time.sleep(0.05)
     assert late[0].is_alive()
