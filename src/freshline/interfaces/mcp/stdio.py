@@ -12,7 +12,7 @@ from pathlib import Path
 
 from freshline.config import Config, find_workspace, load_config
 from freshline.errors import FreshlineError
-from freshline.interfaces.mcp.service import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService, long_lived
 from freshline.interfaces.mcp.surface import build_server
 
 
@@ -20,7 +20,9 @@ def serve(config: Config, watch: bool = True) -> None:
     """Serve the workspace of `config` over stdio until EOF."""
     service = FreshlineService(config)
     try:
-        build_server(service, watch).run("stdio")
+        server = build_server(service, watch)
+        long_lived()
+        server.run("stdio")
     finally:
         service.close()
 
