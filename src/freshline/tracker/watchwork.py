@@ -54,6 +54,7 @@ class Watched(Protocol):
 
     root: Path
     tracker: Tracker
+    up: threading.Event
     on_flush: Callable[[FlushResult], None] | None
     on_error: Callable[[Exception], None] | None
     on_refs: Callable[[], None] | None
@@ -208,6 +209,7 @@ class Worker:
         if not self._beating:  # up: before anyone hears of the scan (conversions wait)
             self._beating = True
             self.heartbeat.start()
+            self.watcher.up.set()
         self._tell(result)
         return True
 
