@@ -15,13 +15,11 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-from acp.stdio import stdio_streams
-
 from freshline.config import find_workspace, load_config
 from freshline.errors import UsageError
 from freshline.interfaces.acp.desk import Desk
 from freshline.interfaces.acp.proxy import Proxy
+from freshline.interfaces.acp.rpc import stdio_streams
 
 __all__ = ["Desk", "Proxy", "check_command", "run_acp"]
 
@@ -50,5 +48,5 @@ def run_acp(
 
 
 async def _serve(desk: Desk, command: Sequence[str]) -> int:
-    reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    reader, writer = await stdio_streams()
     return await Proxy(desk).serve(reader, writer, command)

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from acp.schema import Annotations, TextContentBlock, ToolCallLocation
-
 JsonObject = dict[str, Any]
 
 
@@ -70,10 +68,7 @@ _BLOCKS = re.compile(
 
 def context_block(text: str) -> JsonObject:
     """The content block freshline adds to a prompt: `text`, meant for the assistant."""
-    block = TextContentBlock(
-        type="text", text=text, annotations=Annotations(audience=["assistant"])
-    )
-    return block.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {"type": "text", "text": text, "annotations": {"audience": ["assistant"]}}
 
 
 def with_context(params: Mapping[str, Any], text: str) -> JsonObject:
@@ -180,10 +175,9 @@ class ToolReads:
 
 
 def _location(value: Any) -> str | None:
-    try:
-        return ToolCallLocation.model_validate(value).path
-    except ValueError:  # pydantic's ValidationError: not a location
-        return None
+    """A tool call location's path (`{"path": …, "line"?: …}`), None if it is not one."""
+    path = value.get("path") if isinstance(value, Mapping) else None
+    return path if isinstance(path, str) and path else None
 
 
 def whole_file(params: Any) -> tuple[Any, int | None, int | None]:

@@ -1,12 +1,10 @@
 """`freshline acp -- AGENT…`: an ACP agent to the client, an ACP client to the agent.
 
-Two JSON-RPC connections of the `agent-client-protocol` SDK (`acp.connection.Connection`,
-the SDK's framing, request ids and error objects): one on the proxy's stdin/stdout facing
-the client, one on the pipes of the agent it starts. Each message from one side is sent on
-to the other as it came, params and results as raw JSON, so methods and fields the proxy
-(or the SDK) does not know pass unchanged; the SDK's typed `Agent`/`Client` interfaces are
-not used because they answer "method not found" for methods they do not know and drop
-unknown fields. What the proxy changes:
+Two JSON-RPC connections (`rpc.py`): one on the proxy's stdin/stdout facing the client,
+one on the pipes of the agent it starts. Each message from one side is sent on to the
+other as it came, params and results as raw JSON, so methods and fields the proxy does not
+know pass unchanged (a typed ACP layer would answer "method not found" for methods it does
+not know and drop unknown fields). What the proxy changes:
 
 - `session/new`, `session/fork`, `session/load`, `session/resume`: once the agent answered,
   the ACP session is bound to a freshline session (`Desk.open`); `session/close` closes it.
@@ -38,11 +36,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
-from acp.connection import Connection
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-from acp.exceptions import RequestError
-from acp.transports import spawn_stdio_transport
-
 from freshline.context import Channel
 from freshline.interfaces.acp.desk import Delivery, Desk, in_data_dir
 from freshline.interfaces.acp.messages import (
@@ -60,6 +53,7 @@ from freshline.interfaces.acp.messages import (
     with_context,
     without_context,
 )
+from freshline.interfaces.acp.rpc import Connection, RpcError, spawned
 from freshline.session.owners import marked
 
 _P = ParamSpec("_P")
@@ -127,16 +121,14 @@ class Proxy:
     ) -> int:
         """Proxy between the client on `reader`/`writer` and the agent `command` until
         either side hangs up; the agent's exit status when it ended first, else 0."""
-        client = self._client = Connection(self._from_client, writer, reader, listening=False)
+        client = self._client = Connection(self._from_client, writer, reader)
         try:
             # Marked: a hook inside the agent (Claude Code's) stays silent; the proxy alone
             # delivers to its conversations (`session/owners.py`).
-            async with spawn_stdio_transport(
-                command[0], *command[1:], env=marked(os.environ, Channel.ACP.value),
-                stderr=None,
-                limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES,
-            ) as (out, into, process):
-                agent = self._agent = Connection(self._from_agent, into, out, listening=False)
+            async with spawned(command, marked(os.environ, Channel.ACP.value)) as (
+                out, into, process
+            ):
+                agent = self._agent = Connection(self._from_agent, into, out)
                 agent_ended = await _first_to_end(client.main_loop(), agent.main_loop())
                 if agent_ended:
                     await self._owed.settle(SHUTDOWN_S)
@@ -269,7 +261,7 @@ class Proxy:
         if path:
             refused = await self._checked(self.desk.read_refusal, acp_session, path)
             if refused:
-                raise RequestError(-32602, refused, {"path": path})
+                raise RpcError(-32602, refused, {"path": path})
         if acp_session and path:
             seen = await self._run(self.desk.noted_read, acp_session, path)
         whole, line, limit = whole_file(params)
@@ -289,18 +281,18 @@ class Proxy:
             return await self._run(fn, *args, **kwargs)
         except Exception as exc:  # any failure: fail closed
             message = f"freshline acp: could not check for secrets ({type(exc).__name__}: {exc})"
-            raise RequestError(-32603, " ".join(message.split())) from None
+            raise RpcError(-32603, " ".join(message.split())) from None
 
     async def _write(self, client: Connection, params: Any) -> Any:
         acp_session, path = session_of(params), _path(params)
         if path and in_data_dir(path):
             own = f"freshline acp: {path} is freshline's own data; not written"
-            raise RequestError(-32602, own, {"path": path})
+            raise RpcError(-32602, own, {"path": path})
         content = params.get("content")
         if path and isinstance(content, str):
             refused = await self._checked(self.desk.write_refusal, acp_session, path, content)
             if refused:
-                raise RequestError(-32602, refused, {"path": path})
+                raise RpcError(-32602, refused, {"path": path})
         result = await client.send_request(Method.WRITE_TEXT_FILE, params)
         if acp_session and path and isinstance(content, str):
             self._submit(self.desk.wrote, acp_session, path, content)
