@@ -208,8 +208,8 @@ class Worker:
             self._resume(_LOST)
         if not self._beating:  # up: before anyone hears of the scan (conversions wait)
             self._beating = True
+            self.watcher.up.set()  # first: whoever sees it beat finds its socket answering
             self.heartbeat.start()
-            self.watcher.up.set()
         self._tell(result)
         return True
 
