@@ -7,6 +7,9 @@ library's socket and json: the watcher has the library loaded, the index warm an
 file events in hand (a question that needs the index current flushes through the
 watcher's cookie, as any flush does). Anything unexpected (no watcher, another version,
 an error, no answer in time) and the command does the work itself, as without a watcher.
+A watcher still on its first full scan sends every question back unanswered at once
+(`serve(..., ready=...)`): answered in its process, questions would run beside that scan
+and keep it from coming up, while each client has a process of its own to do the work in.
 
     {"version": V, "op": "status"}                  → {"ok": true, "data": {...}}
     {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
@@ -38,6 +41,9 @@ if TYPE_CHECKING:
 
     from freshline.interfaces.hook.core import Warm
     from freshline.interfaces.hook.served import HookService
+
+
+STARTING = {"ok": False, "error": "the watcher is starting: ask it yourself"}
 
 
 class Hooks:
@@ -129,9 +135,14 @@ class Serving:
         self.hooks = hooks
 
 
-def serve(root: str, on_request: Callable[[], None] | None = None) -> Serving | None:
+def serve(
+    root: str, on_request: Callable[[], None] | None = None,
+    ready: Callable[[], bool] | None = None,
+) -> Serving | None:
     """Start answering on the workspace's socket in a thread (`on_request` hears each
-    question: the watcher is not idle); None when the path is too long for a socket. Stop
+    question: the watcher is not idle); None when the path is too long for a socket. While
+    `ready()` is False (a watcher still on its first full scan) every question is sent
+    back at once, unanswered: its client does the work itself, in its own process. Stop
     with `close(root, serving)`."""
     import socketserver
     import threading
@@ -146,7 +157,8 @@ def serve(root: str, on_request: Callable[[], None] | None = None) -> Serving | 
             if on_request is not None:
                 on_request()
             try:
-                answer = _answer(root, hooks, json.loads(self.rfile.readline() or b"null"))
+                question = json.loads(self.rfile.readline() or b"null")
+                answer = _answer(root, hooks, question) if ready is None or ready() else STARTING
             except Exception as exc:  # a question the library refused: the asker falls back
                 answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self.wfile.write(json.dumps(answer, default=str).encode() + b"\n")
