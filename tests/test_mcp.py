@@ -1,6 +1,9 @@
-"""`freshline mcp`: the MCP SDK's own client against the server as a subprocess, in both
-protocol eras (`legacy`: the initialize handshake, as the Inspector 0.15 and Claude Code
-speak it; `auto`: 2026-07-28 when both sides can). The Inspector CLI itself runs in
+"""`freshline mcp`: the MCP SDK's own client against the server, in both protocol eras
+(`legacy`: the initialize handshake, as the Inspector 0.15 and Claude Code speak it;
+`auto`: 2026-07-28 when both sides can). The server runs in the test's process (the SDK's
+in-memory transport: the same server, its watcher and its notifications) unless a test is
+about processes (`connect(..., process=True)`: `python -m freshline.interfaces.mcp` over
+stdio, whose start costs the SDK's import each time). The Inspector CLI itself runs in
 tests/integration/test_inspector.py."""
 
 from __future__ import annotations
@@ -19,23 +22,38 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from freshline import __version__
+from freshline.config import load_config
 from freshline.errors import WorkspaceError
+from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.mcp.stdio import main, mcp_command
+from freshline.interfaces.mcp.surface import build_server
 from tests.conftest import Workspace, git
 
 MANIFEST_P = "freshline://project/p/manifest"
 
 
 @asynccontextmanager
-async def connect(root: Path, mode: str = "legacy", **options: Any) -> AsyncIterator[Client]:
-    """A connected client of `freshline mcp --workspace root`."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "freshline.interfaces.mcp", "--workspace", str(root)],
-        cwd=str(root),
-    )
-    async with Client(params, mode=mode, cache=None, **options) as client:  # type: ignore[arg-type]
-        yield client
+async def connect(
+    root: Path, mode: str = "legacy", process: bool = False, **options: Any
+) -> AsyncIterator[Client]:
+    """A connected client of the workspace's MCP server: in this process, or with
+    `process` a `freshline mcp --workspace root` of its own."""
+    if process:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "freshline.interfaces.mcp", "--workspace", str(root)],
+            cwd=str(root),
+        )
+        async with Client(params, mode=mode, cache=None, **options) as client:  # type: ignore[arg-type]
+            yield client
+        return
+    service = FreshlineService(load_config(root))
+    try:
+        server = build_server(service)
+        async with Client(server, mode=mode, cache=None, **options) as client:  # type: ignore[arg-type]
+            yield client
+    finally:
+        service.close()
 
 
 async def call(client: Client, tool: str, **args: Any) -> mcp_types.CallToolResult:
@@ -164,7 +182,7 @@ async def test_a_token_is_acknowledged_by_another_server_process(notes: Workspac
         session = fields(await call(client, "open_session", project="p"))["session"]
         first = fields(await call(client, "project_updates", session=session))
     # The client restarted (or, like the Inspector CLI, starts a server per call).
-    async with connect(notes.root) as client:
+    async with connect(notes.root, process=True) as client:
         ack = await call(client, "acknowledge", session=session, token=first["token"])
         assert fields(ack)["cursor"] == first["covers"]
         assert fields(await call(client, "project_updates", session=session))["token"] is None
@@ -194,7 +212,7 @@ async def test_two_servers_on_one_workspace_never_announce_a_change_twice(
     notes: Workspace,
 ) -> None:
     announced: list[str] = []
-    async with connect(notes.root) as one, connect(notes.root) as two:
+    async with connect(notes.root) as one, connect(notes.root, process=True) as two:
         session = fields(await call(one, "open_session", project="p"))["session"]
         first = fields(await call(one, "project_updates", session=session))
         await call(two, "acknowledge", session=session, token=first["token"])
@@ -341,7 +359,7 @@ async def test_handshake_era_clients_hear_resource_and_list_changes(notes: Works
         heard.append(message)
         got.set()
 
-    async with connect(notes.root, "legacy", message_handler=handler) as client:
+    async with connect(notes.root, "legacy", True, message_handler=handler) as client:
         caps = client.server_capabilities.resources
         assert caps is not None and caps.subscribe and caps.list_changed
         with pytest.warns(MCPDeprecationWarning):  # gone in 2026-07-28; this era has it
