@@ -28,6 +28,7 @@ from tests.conftest import Workspace, hook_answer
 
 CLAUDE_CODE_LIMIT = 10_000  # characters of hook output shown whole
 CLAUDE_CODE_PREVIEW = 2_000  # what the model sees of a longer one
+NEW = 800  # notes created at once: more than every budget below holds listed one by one
 CLOSE_MANIFEST = "</project_context>"
 CLOSE_UPDATES = "</project_context_updates>"
 FOLDERS = [f"notes/{y}/{m:02}" for y in (2023, 2024) for m in range(1, 13)] + \
@@ -57,8 +58,8 @@ def delivery(ws: Workspace, **budgets: int) -> None:
 
 @pytest.fixture
 def big(ws: Workspace) -> Iterator[Workspace]:
-    """A project of 1,000 notes in 40 folders."""
-    write_notes(ws, 1_000)
+    """A project of 400 notes in 40 folders (about 30,000 characters listed whole)."""
+    write_notes(ws, 400)
     ws.configure({"notes": {"include": ["notes", "projects"]}}, change_log_cap=10_000)
     yield ws
 
@@ -74,10 +75,10 @@ def test_the_hook_stays_within_budget_and_claude_code_sees_the_closing_tags(
     if hook_budget:
         delivery(big, hook=hook_budget)
     budget = hook_budget or CHANNEL_BUDGETS["hook"]
-    first = hook_call(big)  # the manifest of 1,000 files
+    first = hook_call(big)  # the manifest of 400 files
     assert 0 < len(first) <= budget
     assert CLOSE_MANIFEST in claude_code_sees(first)
-    write_notes(big, 2_000, prefix="new")  # 2,000 created notes: about 100,000 characters
+    write_notes(big, NEW, prefix="new")  # 800 created notes: about 50,000 characters
     second = hook_call(big)
     assert len(second) <= budget
     seen = claude_code_sees(second)
@@ -92,7 +93,7 @@ def test_a_hook_budget_claude_code_would_show_as_a_preview_is_refused(big: Works
     """Seen: `[delivery] hook = 20000` was accepted, and Claude Code showed the model a
     2 KB preview of the block, without its closing tag (as `claude_code_sees` plays it)."""
     hook_call(big)
-    write_notes(big, 2_000, prefix="new")
+    write_notes(big, NEW, prefix="new")
     config = big.root / "freshline.toml"
     before = config.read_text(encoding="utf-8")
     delivery(big, hook=20_000)
@@ -114,7 +115,7 @@ def test_mcp_results_stay_within_budget(big: Workspace) -> None:
         assert len(first.text) <= budget  # the text content the client passes on
         assert first.token is not None
         service.acknowledge(session, first.token)
-        write_notes(big, 2_000, prefix="new")
+        write_notes(big, NEW, prefix="new")
         second = service.project_updates(session)
         assert second.blocks is not None and second.blocks.endswith(CLOSE_UPDATES)
         assert len(second.text) <= budget
@@ -122,11 +123,12 @@ def test_mcp_results_stay_within_budget(big: Workspace) -> None:
         page = service.project_changes(session, 0, 1)
         assert page.pages > 1 and len(page.text) <= budget
         listed = [service.project_changes(session, 0, n).text for n in range(1, page.pages + 1)]
-        for i in range(2_000):
+        for i in range(NEW):
             name = f"new {i:04}.md"
             assert any(name in text for text in listed), name
         manifest = service.project_manifest("notes")
         assert len(manifest) <= budget and manifest.endswith(CLOSE_MANIFEST)
+        assert 'project_files(project="notes", page=1)' in manifest  # rolled up to fit
     finally:
         service.close()
 
@@ -147,7 +149,7 @@ def test_built_in_channels_stay_within_budget_and_page_the_rest(
         sessions[channel] = manager.new("notes", channel=channel).id
         manager.prepare(sessions[channel], "hi", channel=channel).accept()
     chat = sessions[Channel.CHAT]
-    write_notes(big, 2_000, prefix="new")
+    write_notes(big, NEW, prefix="new")
     big.write("notes/2024/01/note 0000.md", "# edited\n")
 
     result = send(manager, sessions[Channel.SEND], "what changed?", get_backend("echo"))
@@ -172,7 +174,7 @@ def test_manifest_and_updates_together_fit_one_budget(
     manager.prepare(s.id, "hi").accept()
     manager.close_session(s.id)
     manager.resume(s.id)  # its manifest is delivered on the next send
-    write_notes(big, 2_000, prefix="new")
+    write_notes(big, NEW, prefix="new")
     turn = manager.prepare(s.id, "hi", channel=Channel.SEND)
     assert turn.manifest is not None and turn.updates is not None
     blocks = f"{turn.manifest}\n\n{turn.updates}"
