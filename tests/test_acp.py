@@ -240,6 +240,8 @@ async def test_a_loaded_session_resumes_its_freshline_session_in_a_new_proxy(
         await again.prompt(session, "back again")
     # The agent replayed its history, freshline's block in it: the user saw only theirs.
     assert again.client.user_texts() == ["hello"]
+    (loaded,) = again.received("session/load")
+    assert [s["name"] for s in loaded["mcpServers"]] == ["freshline"]
     block = block_at(again, 1)
     assert block is not None and block.startswith(UPDATES)
     assert named(block, notes.root) == ["notes/c.md"]

@@ -65,7 +65,7 @@ INSTRUCTIONS = (
     "open_session once, then project_updates at the start of every turn and acknowledge its token "
     "once you have read the blocks. read_document reads any path a block names."
 )
-PAGING_INSTRUCTIONS = (
+PAGING = (  # the instructions of a server that only pages and reads
     "freshline puts what changed in a project's files at the head of your prompts. When a "
     "block groups changes or files, page the full list with the call it names; "
     "read_document reads any path a block names."
@@ -279,12 +279,9 @@ def build_server(
     service: FreshlineService, watch: bool = True, shared: bool = False, delivers: bool = True
 ) -> FreshlineMCP:
     """The MCP server of one workspace; `watch=False` runs no watcher (and so sends no
-    notifications: for tests of the tools alone); `shared` for many users over HTTP.
-    `delivers=False` (under another channel's mark, the ACP proxy's: it delivers) leaves
-    out every tool and prompt that opens a session or delivers: what remains pages and
-    reads."""
-    server = FreshlineMCP(service, watch, shared,
-                          INSTRUCTIONS if delivers else PAGING_INSTRUCTIONS)
+    notifications: for tests of the tools alone); `shared` for many users over HTTP;
+    `delivers=False` (inside the ACP proxy's agent: the proxy delivers) only pages and reads."""
+    server = FreshlineMCP(service, watch, shared, INSTRUCTIONS if delivers else PAGING)
     _tools(server, service)
     _content_tools(server, service)
     _resources(server, service)
