@@ -31,8 +31,8 @@ postgres:
 test: $(VENV)/.test-installed postgres
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	# Two workers, one test file each at a time: most tests wait on processes and disks.
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+	# Two workers, one test file each at a time, the slowest files first (tests/conftest.py).
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: $(BIN)/freshline postgres
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done

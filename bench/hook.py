@@ -18,9 +18,11 @@ wall clock (CPU time in brackets), beside both medians:
 
 each with the watcher running (the fast path) and without one (the slow path: the watcher
 stopped, autowatch off). A first call has no watcher either way: its slow path is the
-same call with autowatch off (no watcher started). A hook call that fails is logged, not
-printed; the bench stops if the hook log holds a line. It also says how many of
-freshline's modules have cached bytecode (with none, every call compiles them).
+same call with autowatch off (no watcher started); beside it, the floor of any first call
+done in Python: a bare `python` that only walks the same files with lstat. A hook call
+that fails is logged, not printed; the bench stops if the hook log holds a line. It also
+says how many of freshline's modules have cached bytecode (with none, every call compiles
+them).
 Usage: python bench/hook.py [--quick] [hooks] [first] [changes]
   --quick: 2,000 notes, 5,000 files, fewer runs; naming sections runs only those
 """
@@ -57,6 +59,11 @@ PYTHON = str(Path(sys.executable).absolute())
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
 PROJECT = "vault"
 AT_REST = time.time() - 3600  # every built file's mtime: an hour ago
+WALK = ("import os, sys\n"  # the least a first call in Python does: list with lstat
+        "for folder, dirs, files in os.walk(sys.argv[1]):\n"
+        "    dirs[:] = [d for d in dirs if d != '.git']\n"
+        "    for name in files:\n"
+        "        os.lstat(os.path.join(folder, name))\n")
 
 
 def build(root: Path, n: int, project: str = PROJECT, config: bool = True) -> None:
@@ -233,12 +240,17 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
         return expect(done, "a first call prints the manifest", "<project_context " in
                       done.stdout)
 
+    def walk() -> Run:
+        return run([PYTHON, "-c", WALK, str(repo)])
+
     out = []
     for autowatch in (True, False):
         out.append(paired(lambda a=autowatch: first(a), status, FIRST_RUNS, copy))
     fast, slow = out
+    floor = paired(walk, status, FIRST_RUNS)
     return [f"{'first call, fresh workspace':38} {fast.line()}",
-            f"{'  (slow path: no watcher started)':38} {slow.line()}"]
+            f"{'  (slow path: no watcher started)':38} {slow.line()}",
+            f"{'  (floor: python walking with lstat)':38} {floor.line()}"]
 
 
 class Watchman:

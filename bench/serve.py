@@ -4,13 +4,15 @@ Two `serve` processes share one workspace and its store: PostgreSQL (a server of
 started in a temp dir as tests/pgserver.py does), the team's setting. Each process handles
 its requests concurrently. Each client opens a session, takes its manifest, then
 makes SENDS rounds of `project_updates` + `acknowledge`, switching server on every
-request, while a writer creates a note every WRITE_EVERY_S seconds. When the writer
+request, while a writer creates a note every WRITE_EVERY_S seconds (the 1-client baseline
+makes BASELINE_SENDS rounds: its p99 is a percentile, not the slowest of 20). When the writer
 stops, each client drains what is left. Every note must be announced to every client in
 exactly one acknowledged delivery: the run counts the lost and the duplicated ones
 (goal 0 and 0). Printed: throughput (rounds per second), p50/p99 latency of
-`project_updates`, the CPU time a round costs the two servers and the clients' own process
-(Linux /proc), and p99 at N clients ÷ p99 at 1 client (the baseline, same servers, same
-run; goal ≤ 5).
+`project_updates`, the CPU time a round costs the two servers, PostgreSQL and the clients'
+own process (Linux /proc), the rounds per second that CPU allows on this machine's cores
+at most, and p99 at N clients ÷ p99 at 1 client (the baseline, same servers, same run;
+goal ≤ 5).
 
 Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only (every
 client shares that address: `[server] max_connections_per_address` is raised for it).
@@ -43,6 +45,7 @@ from freshline.store import Store  # noqa: E402
 from freshline.store.location import ENV_VAR as STORE_URL  # noqa: E402
 
 WRITE_EVERY_S = 0.05
+BASELINE_SENDS = 100
 DEADLINE_S = 600.0
 _UPDATES = re.compile(r"<project_context_updates .*?</project_context_updates>", re.S)
 _NOTE = re.compile(r"notes/(w-\d+-\d+)\.md")
@@ -63,6 +66,19 @@ def cpu_s(pid: int | None = None) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     utime, stime = stat.rpartition(")")[2].split()[11:13]
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids(data: Path) -> list[int]:
+    """The PostgreSQL server's processes: the postmaster (postmaster.pid) and its children."""
+    main = int((data / "postmaster.pid").read_text().split()[0])
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rpartition(")")[2].split()[1]) == main:
+                children.append(int(stat.parent.name))
+        except OSError:
+            continue  # gone meanwhile
+    return [main, *children]  # a backend lives as long as its pooled connection
 
 
 def fields(result: Any) -> Any:
@@ -145,8 +161,9 @@ async def measure(root: Path, urls: list[str], token: str, clients: int,
 
 
 def report(label: str, tallies: list[Tally], written: int, clients: int, sends: int,
-           wall: float, cpu: tuple[float, float]) -> float:
-    """Print a run's figures (`cpu`: the servers' and the clients' CPU seconds); its p99."""
+           wall: float, cpu: tuple[float, float, float]) -> float:
+    """Print a run's figures (`cpu`: the servers', PostgreSQL's and the clients' CPU
+    seconds); its p99."""
     latencies = sorted(x for t in tallies for x in t.latencies)
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
@@ -154,10 +171,13 @@ def report(label: str, tallies: list[Tally], written: int, clients: int, sends: 
     lost = sum(len(expected - set(t.told)) for t in tallies)
     duplicated = sum(len(t.told) - len(set(t.told)) for t in tallies)
     rounds = clients * sends
+    servers, postgres, own = (c / rounds * 1000 for c in cpu)
+    ceiling = (os.cpu_count() or 1) * 1000 / (servers + postgres + own)
     print(f"{label}: {clients} clients x {sends} sends, {written} notes written: "
           f"{rounds / wall:.1f} rounds/s, project_updates p50 {p50 * 1000:.0f} ms "
-          f"p99 {p99 * 1000:.0f} ms; CPU a round: servers {cpu[0] / rounds * 1000:.0f} ms, "
-          f"clients {cpu[1] / rounds * 1000:.0f} ms; lost {lost}, duplicated {duplicated}")
+          f"p99 {p99 * 1000:.0f} ms; CPU a round: servers {servers:.0f} ms, PostgreSQL "
+          f"{postgres:.0f} ms, clients {own:.0f} ms (at most {ceiling:.0f} rounds/s on "
+          f"{os.cpu_count()} idle cores); lost {lost}, duplicated {duplicated}")
     return p99
 
 
@@ -168,14 +188,14 @@ def main() -> None:
     try:
         os.environ[STORE_URL] = server.new_schema()  # the serve processes inherit it
         with tempfile.TemporaryDirectory(prefix="freshline-bench-serve-") as tmp:
-            p99_one, p99_many = run(Path(tmp), clients, sends)
+            p99_one, p99_many = run(Path(tmp), server.data, clients, sends)
     finally:
         os.environ.pop(STORE_URL, None)
         server.stop()
     print(f"p99 at {clients} clients / p99 at 1 client: {p99_many / p99_one:.1f} (goal <= 5)")
 
 
-def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
+def run(tmp: Path, data: Path, clients: int, sends: int) -> tuple[float, float]:
     """The baseline's p99 and the load's, on two servers of a new workspace."""
     ws = Workspace(tmp / "ws")
     ws.root.mkdir()
@@ -194,17 +214,21 @@ def run(tmp: Path, clients: int, sends: int) -> tuple[float, float]:
     procs = start_servers(ws.root, *[(port,) for port in ports])
     urls = [f"http://127.0.0.1:{port}/mcp" for port in ports]
 
-    def phase(label: str, many: int) -> float:
-        before = [sum(cpu_s(p.pid) for p in procs), cpu_s()]
-        tallies, written, wall = asyncio.run(measure(ws.root, urls, token, many, sends))
-        spent = (sum(cpu_s(p.pid) for p in procs) - before[0], cpu_s() - before[1])
-        return report(label, tallies, written, many, sends, wall, spent)
+    def spent() -> tuple[float, float, float]:
+        return (sum(cpu_s(p.pid) for p in procs), sum(map(cpu_s, postgres_pids(data))), cpu_s())
+
+    def phase(label: str, many: int, rounds: int) -> float:
+        before = spent()
+        tallies, written, wall = asyncio.run(measure(ws.root, urls, token, many, rounds))
+        (servers, postgres, own), then = before, spent()
+        cpu = (then[0] - servers, then[1] - postgres, then[2] - own)
+        return report(label, tallies, written, many, rounds, wall, cpu)
 
     try:
-        p99_one, p99_many = phase("baseline", 1), phase("load", clients)
+        p99_one = phase("baseline", 1, BASELINE_SENDS if sends > 5 else sends)
+        p99_many = phase("load", clients, sends)
     finally:
-        for proc in procs:
-            stop_server(proc)
+        stop_server(*procs)
     return p99_one, p99_many
 
 

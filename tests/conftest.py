@@ -392,12 +392,18 @@ def watcher_serving(ws: Workspace) -> Iterator[Served]:
     assert served.asked or not served.hooks_run, "no hook call reached the watcher"
 
 
-# The slowest files first (`--durations`): the two workers take a file at a time, so a
-# long file collected last would run alone while the other worker idles at the end.
-SLOW_FIRST = ("test_acp.py", "test_acp_claude_code.py", "test_claude_code.py", "test_mcp.py",
-              "test_cli_finish.py", "test_gemini_cli.py", "test_serve_limits.py",
-              "test_context_budget.py", "test_inspector.py", "test_bulk_changes.py",
-              "test_hook.py", "test_chat.py", "test_serve_oauth.py", "test_selftest.py")
+# The slowest files first (`--durations` of a whole run, longest first): the two workers
+# take a file at a time, so a long file collected last would run alone while the other
+# worker idles at the end. The Makefile's `--no-loadscope-reorder` keeps this order (xdist
+# otherwise sorts files by their number of tests).
+SLOW_FIRST = ("test_acp.py", "test_mcp.py", "test_watcher_service.py", "test_inspector.py",
+              "test_acp_claude_code.py", "test_claude_code.py", "test_delivery_budget.py",
+              "test_cli_conversations.py", "test_crash_recovery.py", "test_chat.py",
+              "test_hostile_input.py", "test_bulk_changes.py", "test_hook.py",
+              "test_hook_install.py", "test_cli_finish.py", "test_serve_connections.py",
+              "test_context_budget.py", "test_materialize_isolation.py", "test_serve.py",
+              "test_serve_oauth.py", "test_session.py", "test_lifecycle.py",
+              "test_serve_limits.py", "test_gemini_cli.py", "test_selftest.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -77,14 +77,17 @@ def _await_serving(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> 
             time.sleep(0.05)
 
 
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a server as Ctrl-C does (its watcher and announcer shut down), and wait."""
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def stop_server(*procs: subprocess.Popen[bytes]) -> None:
+    """Stop servers as Ctrl-C does (their watchers and announcers shut down), and wait:
+    all asked at once, so they shut down side by side."""
+    for proc in procs:
+        proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @asynccontextmanager

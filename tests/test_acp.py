@@ -17,6 +17,7 @@ from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app
+from freshline.interfaces.mcp.front import PAGING_TABLE_NAME, TABLE_NAME
 from freshline.session import SessionManager
 from freshline.store import LedgerKind
 from tests.acp_harness import (
@@ -388,3 +389,6 @@ async def test_a_rolled_up_block_names_the_paging_tool_of_freshlines_mcp_server(
     assert not page.is_error and page.structured_content is not None
     assert page.structured_content["page"] == 1
     assert "new 00.md" in "".join(getattr(c, "text", "") for c in page.content)
+    # Its first answers are kept apart from a delivering server's (`mcp/front.py`).
+    data = notes.root / ".freshline"
+    assert (data / PAGING_TABLE_NAME).is_file() and not (data / TABLE_NAME).exists()

@@ -16,6 +16,7 @@ from freshline.interfaces.cli.argv import (
     CHANGES,
     PROJECT,
     SCAN,
+    SESSIONS,
     STATUS,
     UPDATES,
     VERSION,
@@ -105,6 +106,9 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["changes", "--since=3"], None),  # no project: typer says so
         (["updates", "s1"], (UPDATES, None, frozenset(), ("s1",))),
         (["updates", "s1", "s2"], None),
+        (["session", "list", "--json"], (SESSIONS, None, frozenset({"--json"}), ())),
+        (["session", "list", "notes"], None),
+        (["session", "show", "s1"], None),
     ],
 )
 def test_hot_command(argv: list[str], call: HotCall | None) -> None:

@@ -1,5 +1,6 @@
 """The hot commands answered by the running watcher: the hook process loads only the
-socket's client, and `status`, `changes` and `updates` print the same both ways."""
+socket's client, and `status`, `changes`, `updates` and `session list` print the same
+both ways."""
 
 from __future__ import annotations
 
@@ -18,15 +19,26 @@ from freshline.session.owners import OWNER_ENV
 
 from .conftest import Served, Workspace
 
-# Nothing of the library beyond what talks to the socket, and no front end.
+# Nothing of the library beyond what talks to the socket, no front end, and none of the
+# standard library's heavier modules (json loads re, enum and functools).
 HEAVY = ("typer", "click", "rich", "pydantic", "yaml", "sqlite3", "freshline.store",
          "freshline.tracker", "freshline.config", "freshline.session.manager",
-         "freshline.interfaces.hook.core")
+         "freshline.interfaces.hook.core", "freshline.paths", "json", "re", "enum",
+         "pathlib", "typing", "collections")
 # The last full scan: each `updates` flushes (with no watcher, a full scan).
 AGO = re.compile(r"\d+ s ago|\"last_full_scan\": [\d.]+")
-HOOK = ("import json, sys\nfrom freshline.interfaces.cli import fast\n"
-        "code = fast.run(['hook', 'claude-code'])\n"
-        "sys.stderr.write(json.dumps(sorted(sys.modules)))\n")
+# A hot command run as the console script runs it; then the modules it loaded, on stderr.
+LOADED = ("import sys\nfrom freshline.interfaces.cli import fast\n"
+          "code = fast.run(sys.argv[1:])\nloaded = sorted(sys.modules)\n"
+          "import json\nsys.stderr.write(json.dumps(loaded))\nsys.exit(code)\n")
+
+
+def loaded_by(argv: list[str], stdin: str = "") -> tuple[str, set[str]]:
+    """What a hot command printed, and the modules it loaded, run in a process of its own."""
+    done = subprocess.run([sys.executable, "-c", LOADED, *argv], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, set(json.loads(done.stderr))
 
 
 @pytest.fixture
@@ -41,11 +53,21 @@ def test_the_hook_answered_by_the_watcher_imports_only_the_socket_client(
 ) -> None:
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
                           "cwd": str(notes.root / "notes"), "prompt": "hi"})
-    done = subprocess.run([sys.executable, "-c", HOOK], input=payload, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0 and "<project_context " in done.stdout
+    out, loaded = loaded_by(["hook", "claude-code"], payload)
+    assert "<project_context " in out
     assert watcher_serving.asked == 1
-    loaded = set(json.loads(done.stderr))
+    assert not {m for m in loaded if m.startswith(HEAVY)}
+
+
+def test_changes_answered_by_the_watcher_imports_only_the_socket_client(
+    notes: Workspace, watcher_serving: Served
+) -> None:
+    notes.tracker().flush()
+    notes.write("notes/b\tc.md", "# B\n")  # a name `shown` escapes
+    notes.tracker().flush()
+    out, loaded = loaded_by(["-w", str(notes.root), "changes", "notes", "--since", "0"])
+    assert out.splitlines() == ["created   notes/b\\tc.md", "notes: epoch 0 → 1"]
+    assert watcher_serving.asked == 1
     assert not {m for m in loaded if m.startswith(HEAVY)}
 
 
@@ -65,7 +87,7 @@ def run_slow(*argv: str) -> str:
 
 
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
-def test_status_changes_and_updates_print_the_same_through_the_watcher(
+def test_status_changes_updates_and_sessions_print_the_same_through_the_watcher(
     notes: Workspace, watcher_serving: Served, capsys: pytest.CaptureFixture[str],
     as_json: list[str]
 ) -> None:
@@ -80,7 +102,7 @@ def test_status_changes_and_updates_print_the_same_through_the_watcher(
     finally:
         manager.close()
     commands = (["status"], ["changes", "notes", "--since", "1"], ["changes", "notes"],
-                ["updates", session])
+                ["updates", session], ["session", "list"])
     served = []
     for command in commands:
         asked = watcher_serving.asked
@@ -90,6 +112,7 @@ def test_status_changes_and_updates_print_the_same_through_the_watcher(
     slow = [run_slow("-w", root, *command, *as_json) for command in commands]
     assert [AGO.sub("", out) for out in served] == [AGO.sub("", out) for out in slow]
     assert "notes/b.md" in slow[2]  # (the first flush listed both files: epoch 1)
+    assert session in slow[4]
 
 
 def test_without_a_watcher_changes_and_updates_are_typers(notes: Workspace) -> None:

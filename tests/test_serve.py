@@ -72,8 +72,7 @@ def serving(ws: Workspace) -> Iterator[Team]:
         urls = [f"http://127.0.0.1:{ports[0]}/mcp", f"https://127.0.0.1:{ports[1]}/mcp"]
         yield Team(ws.root, urls, tokens, cert)
     finally:
-        for proc in procs:
-            stop_server(proc)
+        stop_server(*procs)
 
 
 @pytest.fixture(scope="module")

@@ -54,8 +54,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
         assert token is not None
         yield Servers([f"http://127.0.0.1:{port}/mcp" for port in ports], token)
     finally:
-        for proc in procs:
-            stop_server(proc)
+        stop_server(*procs)
 
 
 async def post(url: str, token: str | None, source: str, forwarded: str | None = None) -> int:

@@ -38,3 +38,11 @@ def test_the_slow_files_run_first_are_files_of_the_suite() -> None:
 
     names = {p.name for p in Path(__file__).resolve().parent.rglob("test_*.py")}
     assert set(SLOW_FIRST) <= names, set(SLOW_FIRST) - names
+
+
+def test_make_test_keeps_the_slow_files_first() -> None:
+    """xdist sorts files by their number of tests unless told not to: the slow real-client
+    files (few tests each) then ran last, one worker idle beside them."""
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    (line,) = [x for x in makefile.splitlines() if "-m pytest" in x]
+    assert "--dist loadfile" in line and "--no-loadscope-reorder" in line

@@ -195,6 +195,31 @@ def test_the_mcp_announcer_tells_a_commit(repo: Workspace) -> None:
         announcer.stop()
 
 
+def test_the_servers_of_a_workspace_run_one_watcher(notes: Workspace) -> None:
+    """Seen (issue 30, load): each `serve` process ran a watcher of its own on the shared
+    workspace, so every hint was stored twice and every batch flushed twice, all under
+    the store's one write lock. Now one server watches; when it stops, another takes
+    over, and every server still announces what the watcher logged."""
+    heard: list[Changed] = []
+    first = Announcer(notes.config(), heard.append)
+    second = Announcer(notes.config(), heard.append)
+    first.start()
+    second.start()
+    try:
+        watching = [t for t in threading.enumerate() if t.name == "freshline-mcp-watch"]
+        assert len(watching) == 1 and first.watching and not second.watching
+        wait_for(lambda: watcher_alive(first.watcher.tracker.store), "the watcher")
+        first.stop()
+        wait_for(lambda: second.watching, "the other server taking over", timeout=10)
+        wait_for(lambda: watcher_alive(second.watcher.tracker.store), "its watcher")
+        heard.clear()
+        notes.write("n/start.md", "edited after the take-over")
+        wait_for(lambda: any("p" in c.updated for c in heard), "the edit announced")
+    finally:
+        first.stop()
+        second.stop()
+
+
 def quiet_for(heard: list[Changed], seconds: float) -> None:
     """Wait until nothing was heard for `seconds` (the announcer looks every second)."""
     seen = -1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ import pytest
 
 from freshline.materialize import DocStatus, SnapshotStore, probe
 from freshline.store import Store
+from freshline.store.sqlite import DB_NAME
 from freshline.tracker import registry
 from freshline.tracker.autowatch import stop
 from freshline.tracker.hints import watcher_alive
@@ -319,3 +321,34 @@ def test_a_starting_watcher_comes_up_while_status_is_asked_every_0_2_s(ws: Works
         assert set(seen) <= {"starting", "running"}, seen
     finally:
         assert stop(ws.root)
+
+
+def test_a_starting_watcher_leaves_questions_to_the_clients_until_it_is_up(
+    notes: Workspace,
+) -> None:
+    """Issue 29, item 4: a client asking a watcher that is still on its first full scan is
+    sent back at once to do the work itself, in its own process: the watcher answers
+    nothing (it would run the question beside its scan) until it is up."""
+    from freshline.interfaces import watchclient
+    from freshline.interfaces.cli import fast
+
+    notes.tracker().flush()  # the store exists: the watcher's start needs no write
+    held = sqlite3.connect(notes.root / ".freshline" / DB_NAME, isolation_level=None)
+    held.execute("BEGIN IMMEDIATE")  # its first full scan cannot write: it is not up
+    proc = subprocess.Popen([*FRESHLINE, "-w", str(notes.root), "watch", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        root = str(notes.root)
+        wait_for(lambda: os.path.exists(watchclient.socket_path(root)), "the socket")
+        time.sleep(0.5)  # the first full scan has begun, and waits for the lock
+        assert not watcher_alive(store_of(notes))
+        assert watchclient.ask(root, {"op": "status"}) is None  # "ask it yourself"
+        fast.status(root, as_json=True)  # the slow path meanwhile, in this process
+        held.execute("ROLLBACK")
+        wait_for(lambda: watcher_alive(store_of(notes)), "the watcher to come up")
+        answer = watchclient.ask(root, {"op": "status"})
+        assert answer is not None and answer["data"]["watcher"]["state"] == "running"
+    finally:
+        held.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)

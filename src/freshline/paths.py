@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from freshline.errors import WorkspaceError
+from freshline.printable import shown as shown  # re-exported: its callers import it here
 
 # freshline's own data dir, git's, and the config file are never part of any project.
 CONFIG_FILE = "freshline.toml"
@@ -27,23 +28,6 @@ GLOB_CHARS = frozenset("*?[")
 
 _DRIVE = re.compile(r"^[A-Za-z]:(/|$)")
 _EXTENSION = re.compile(r"^\*\.([^/*?\[\]]+)$")
-
-
-def shown(text: str) -> str:
-    """`text` made safe for a one-line message: control characters as escapes (`\\n`),
-    bytes that are not UTF-8 (surrogate escapes) as `\\xNN`, and then backslashes doubled,
-    so an escaped name cannot be mistaken for another one."""
-    if text.isprintable():
-        return text
-    return "".join(_escaped(c) for c in text)
-
-
-def _escaped(c: str) -> str:
-    if c == "\\":
-        return "\\\\"
-    if "\udc80" <= c <= "\udcff":  # a byte os.fsdecode could not decode
-        return f"\\x{ord(c) - 0xDC00:02x}"
-    return c if c.isprintable() else repr(c)[1:-1]
 
 
 def _normalize(path: str) -> str:

@@ -3,7 +3,9 @@ beyond the standard library, so the fast commands can use them)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Nouns whose plural is not the singular + "s".
 _IRREGULAR = {"entry": "entries", "match": "matches", "batch": "batches", "is": "are",

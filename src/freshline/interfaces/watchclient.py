@@ -2,16 +2,17 @@
 
 One JSON line each way over `.freshline/watch.sock` (the protocol: `watchsock.py`, the
 server half, in the watcher's process). This module imports nothing beyond the standard
-library, so a hot command that the watcher answers loads no more than this; any failure
-(no watcher, another version, an error, no answer in time) is None, and the command
-does the work itself.
+library's C halves (`_socket`, and `_json` through `wire.py`), so a hot command that the
+watcher answers loads no more than this; any failure (no watcher, another version, an
+error, no answer in time) is None, and the command does the work itself.
 """
 
 from __future__ import annotations
 
 import _socket  # socket.py's C half: socket.py costs its enums and selectors at start-up
-import json
 import os
+
+from freshline.interfaces import wire
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
@@ -74,8 +75,8 @@ def ask(root: str, request: dict[str, Any], timeout: float = ANSWER_TIMEOUT_S) -
         try:
             conn.settimeout(timeout)
             conn.connect(path)
-            conn.sendall(json.dumps(request | {"version": version()}).encode() + b"\n")
-            answer = json.loads(_line(conn) or b"null")
+            conn.sendall(wire.dumps(request | {"version": version()}).encode() + b"\n")
+            answer = wire.loads(_line(conn) or b"null")
         finally:
             conn.close()
     except (OSError, ValueError):

@@ -7,11 +7,15 @@ library's socket and json: the watcher has the library loaded, the index warm an
 file events in hand (a question that needs the index current flushes through the
 watcher's cookie, as any flush does). Anything unexpected (no watcher, another version,
 an error, no answer in time) and the command does the work itself, as without a watcher.
+A watcher still on its first full scan sends every question back unanswered at once
+(`serve(..., ready=...)`): answered in its process, questions would run beside that scan
+and keep it from coming up, while each client has a process of its own to do the work in.
 
     {"version": V, "op": "status"}                  → {"ok": true, "data": {...}}
     {"version": V, "op": "scan"}                    → {"ok": true, "data": {...}}
     {"version": V, "op": "changes", "project": P, "since": N} → {"ok": true, "data": {...}}
     {"version": V, "op": "updates", "session": S}   → {"ok": true, "data": {...}}
+    {"version": V, "op": "sessions"}                → {"ok": true, "data": [...]}
     {"version": V, "op": "hook", "agent": A, "payload": "<hook JSON>",
      "workspace": W, "project": P, "env": {...}}    → {"ok": true, "text": "<hook output>"}
 
@@ -37,6 +41,9 @@ if TYPE_CHECKING:
 
     from freshline.interfaces.hook.core import Warm
     from freshline.interfaces.hook.served import HookService
+
+
+STARTING = {"ok": False, "error": "the watcher is starting: ask it yourself"}
 
 
 class Hooks:
@@ -85,7 +92,7 @@ def _answer(root: str, hooks: Hooks, request: Any) -> dict[str, Any]:
         return {"ok": True, "data": scan_data(Tracker(load(root)))}
     if op == "hook":
         return hooks.service().handle(request)
-    if op in ("changes", "updates"):
+    if op in ("changes", "updates", "sessions"):
         return {"ok": True, "data": hooks.service().call(lambda warm: _asked(warm, root, request))}
     return {"ok": False, "error": f"unknown op {op!r}"}
 
@@ -100,16 +107,19 @@ def _private(folder: str) -> bool:
         return False
 
 
-def _asked(warm: Warm, root: str, request: dict[str, Any]) -> dict[str, Any]:
-    """`changes` and `updates` with the watcher's warm tracker and session manager (an
-    error, a stop on a conflict: the asker does it itself, and says so its own way)."""
+def _asked(warm: Warm, root: str, request: dict[str, Any]) -> Any:
+    """`changes`, `updates` and `session list` with the watcher's warm tracker and session
+    manager (an error, a stop on a conflict: the asker does it itself, and says so its own
+    way)."""
     from pathlib import Path
 
-    from freshline.interfaces.cli.answers import changes_data
+    from freshline.interfaces.cli.answers import changes_data, sessions_data
 
     if request["op"] == "changes":
         return changes_data(warm.tracker(Path(root)), str(request["project"]),
                             int(request["since"]))
+    if request["op"] == "sessions":
+        return sessions_data(warm.manager(Path(root)))
     from freshline.context import Channel
 
     session = str(request["session"])
@@ -125,9 +135,14 @@ class Serving:
         self.hooks = hooks
 
 
-def serve(root: str, on_request: Callable[[], None] | None = None) -> Serving | None:
+def serve(
+    root: str, on_request: Callable[[], None] | None = None,
+    ready: Callable[[], bool] | None = None,
+) -> Serving | None:
     """Start answering on the workspace's socket in a thread (`on_request` hears each
-    question: the watcher is not idle); None when the path is too long for a socket. Stop
+    question: the watcher is not idle); None when the path is too long for a socket. While
+    `ready()` is False (a watcher still on its first full scan) every question is sent
+    back at once, unanswered: its client does the work itself, in its own process. Stop
     with `close(root, serving)`."""
     import socketserver
     import threading
@@ -142,7 +157,8 @@ def serve(root: str, on_request: Callable[[], None] | None = None) -> Serving | 
             if on_request is not None:
                 on_request()
             try:
-                answer = _answer(root, hooks, json.loads(self.rfile.readline() or b"null"))
+                question = json.loads(self.rfile.readline() or b"null")
+                answer = _answer(root, hooks, question) if ready is None or ready() else STARTING
             except Exception as exc:  # a question the library refused: the asker falls back
                 answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self.wfile.write(json.dumps(answer, default=str).encode() + b"\n")

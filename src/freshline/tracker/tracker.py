@@ -272,9 +272,12 @@ class Tracker:
             self.store.meta_set(IGNORE_RULES, json.dumps(ignore_patterns(ignore)))
         if work.head is not None and work.head != work.head_before:
             self.store.meta_set(GIT_HEAD, work.head)
-        created = [o.new for o in result.observed if o.kind is ChangeKind.CREATED and o.new]
-        known = stand_in(result.observed, result.put)
-        observed = observed_with_facts(result.observed, known)
+        if self.config.projects.keys() & self.store.project_states().keys():
+            created = [o.new for o in result.observed if o.kind is ChangeKind.CREATED and o.new]
+            known = stand_in(result.observed, result.put)
+            observed = observed_with_facts(result.observed, known)
+        else:  # every project is new (a first flush): none logs this batch, nothing to judge
+            created, known, observed = [], _as_it_is, []
         config_changes, new = self._config_changes(ignore, created, known)
         self.store.index_put(result.put, result.sketches)
         self.store.index_delete(result.remove)
@@ -451,6 +454,10 @@ class Tracker:
         facts = file_facts(self.root, entry.path)
         return replace(entry, tags=tuple(sorted(facts.tags)),
                        properties=dict(facts.properties), parsed=True)
+
+
+def _as_it_is(entry: IndexEntry) -> IndexEntry:
+    return entry
 
 
 def _stored_order(entry: IndexEntry) -> bytes:

@@ -46,7 +46,8 @@ class Watcher:
     logged (so `freshline watch` can convert changed documents in the background);
     `on_config` hears the config after the first full scan and whenever it changed;
     `on_refs` hears that a ref moved (a checkout target may have); `on_error` hears each
-    error it survived, once. With `idle_exit_s`, it stops after that many seconds without
+    error it survived, once. `up` is set once its first full scan is done and it beats.
+    With `idle_exit_s`, it stops after that many seconds without
     a request (a flush's cookie, or `request()`).
     """
 
@@ -68,6 +69,7 @@ class Watcher:
         self.on_config = on_config
         self.idle_exit_s = idle_exit_s
         self.last_request = time.monotonic()
+        self.up = threading.Event()  # set once the first full scan is done and it beats
         self.paths = event_paths(self.root, cookie_dir(self.root))
         self._stop = threading.Event()
 

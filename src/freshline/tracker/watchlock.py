@@ -2,7 +2,9 @@
 
 The lock is an exclusive `flock` on `.freshline/watch.lock`, whose text is the holder's
 pid. The kernel drops it when the process ends, however it ends, so a lock that can be
-taken means nobody watches: no pid file to go stale.
+taken means nobody watches: no pid file to go stale. The MCP servers of a workspace
+share another such lock, `.freshline/serve-watch.lock`: only its holder runs a watcher
+in-process, and `freshline watch --stop` never stops a server.
 """
 
 from __future__ import annotations
@@ -15,19 +17,20 @@ from typing import IO
 from freshline.config import DATA_DIR
 
 LOCK_NAME = "watch.lock"
+SERVER_LOCK_NAME = "serve-watch.lock"  # the servers' own: one of them watches in-process
 
 
-def lock_path(root: Path) -> Path:
-    """The lock a watching process holds."""
-    return Path(root) / DATA_DIR / LOCK_NAME
+def lock_path(root: Path, name: str = LOCK_NAME) -> Path:
+    """The lock a watching process holds (`name`: which one)."""
+    return Path(root) / DATA_DIR / name
 
 
 class WatchLock:
     """The one-watcher-per-workspace lock, held from `acquire()` until the process ends
-    (or `release()`)."""
+    (or `release()`); `name` another lock of that kind (`SERVER_LOCK_NAME`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.path = lock_path(root)
+    def __init__(self, root: Path, name: str = LOCK_NAME) -> None:
+        self.path = lock_path(root, name)
         self._file: IO[str] | None = None
 
     def acquire(self) -> bool:

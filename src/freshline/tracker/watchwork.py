@@ -54,6 +54,7 @@ class Watched(Protocol):
 
     root: Path
     tracker: Tracker
+    up: threading.Event
     on_flush: Callable[[FlushResult], None] | None
     on_error: Callable[[Exception], None] | None
     on_refs: Callable[[], None] | None
@@ -207,6 +208,7 @@ class Worker:
             self._resume(_LOST)
         if not self._beating:  # up: before anyone hears of the scan (conversions wait)
             self._beating = True
+            self.watcher.up.set()  # first: whoever sees it beat finds its socket answering
             self.heartbeat.start()
         self._tell(result)
         return True

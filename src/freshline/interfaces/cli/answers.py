@@ -10,12 +10,15 @@ import os
 import time
 
 from freshline.interfaces.text import columns, plural
+from freshline.printable import shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
     from freshline.config import Config
+    from freshline.session import SessionManager
+    from freshline.store import SessionRecord
     from freshline.store.records import Change, ChangeGroup
     from freshline.tracker import ChangesSince, Tracker
 
@@ -85,8 +88,6 @@ def status_lines(data: dict[str, Any]) -> list[str]:
 
 def withheld_lines(withheld: list[dict[str, Any]]) -> list[str]:
     """The files secrets were withheld from, and how to allow a false positive."""
-    from freshline.paths import shown
-
     if not withheld:
         return []
     files = "1 file" if len(withheld) == 1 else f"{len(withheld)} files"
@@ -115,8 +116,6 @@ def group_dict(g: ChangeGroup) -> dict[str, Any]:
 
 def group_line(g: dict[str, Any]) -> str:
     """A count of earlier changes (as `group_dict` gives it) as one line for people."""
-    from freshline.paths import shown
-
     first, last = g["first_epoch"], g["last_epoch"]
     span = f"epoch {first}" if first == last else f"epochs {first}–{last}"
     if g["entry"] is not None:
@@ -127,9 +126,7 @@ def group_line(g: dict[str, Any]) -> str:
 
 def change_line(c: dict[str, Any]) -> str:
     """A change (as `change_dict` gives it) as one line for people: odd file names escaped
-    (`paths.shown`), a HEAD move as what it did."""
-    from freshline.paths import shown
-
+    (`printable.shown`), a HEAD move as what it did."""
     if c["kind"] == "git":
         d = c["detail"] or {}
         moved = f"{str(d.get('from', ''))[:7] or '(no commit)'} → {str(d.get('to', ''))[:7]}"
@@ -226,3 +223,86 @@ def changes_lines(data: dict[str, Any]) -> list[str]:
 def updates_lines(data: dict[str, Any]) -> list[str]:
     """`updates` for people: the blocks the next send would deliver."""
     return [data["blocks"] or "nothing new"]
+
+
+# --- session list -------------------------------------------------------------------------
+
+
+def session_dict(s: SessionRecord) -> dict[str, Any]:
+    """A session as JSON-able data (the manifest text left out)."""
+    return {
+        "id": s.id,
+        "project": s.project,
+        "state": s.state.value,
+        "mode": s.mode,
+        "cursor": s.cursor,
+        "manifest_epoch": s.manifest_epoch,
+        "channel": s.channel,
+        "title": s.title,
+        "created_at": s.created_at,
+        "resumed_at": s.resumed_at,
+        "last_active_at": s.last_active,
+        "pending_documents": s.pending_docs,
+        "announced_failures": sorted(s.announced_failures),
+        "target": s.target,
+        "agent_session": agent_session(s),
+    }
+
+
+def agent_session(s: SessionRecord) -> str | None:
+    """The other agent's session this one is pinned to, in words ("claude-code 7eac…"),
+    or None (MCP sessions' ids are freshline's own)."""
+    agent, _, theirs = (s.external_id or "").partition(":")
+    return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
+
+
+def sessions_data(m: SessionManager) -> list[dict[str, Any]]:
+    """Every session, the one used last at the end, each with its conversation's size
+    (sessions left idle past `[sessions] idle_close` are closed first)."""
+    from freshline.session.lifecycle import close_idle
+
+    m.reload_config()
+    close_idle(m)
+    sessions = sorted(m.sessions(), key=lambda s: (s.last_active, s.id))
+    sizes = {r.conversation: m.conversations.size(r.conversation) for r in m.conversations.refs()}
+    return [session_dict(s) | {"size_bytes": sizes.get(s.id)} for s in sessions]
+
+
+def sessions_lines(data: list[dict[str, Any]]) -> list[str]:
+    """`sessions_data` for people: a table, or how to open the first session."""
+    if not data:
+        return ["no sessions yet: open one with `freshline session new --project NAME`"]
+    # A session pinned to another agent's has no message of its own: that session names it.
+    rows = [[s["id"], s["project"], s["channel"], s["state"], told(s["cursor"]),
+             when(s["created_at"]), when(s["last_active_at"]),
+             "-" if s["size_bytes"] is None else human_bytes(s["size_bytes"]),
+             shown(s["title"] or s["agent_session"] or "-")] for s in data]
+    headers = ["id", "project", "channel", "state", "told up to", "opened", "last used",
+               "size", "title"]
+    return columns(headers, rows)
+
+
+def human_bytes(size: int) -> str:
+    """`size` bytes as people read them: 512 B, 3.4 kB, 12.0 MB."""
+    if size < 1000:
+        return f"{size} B"
+    value, unit = size / 1000, "kB"
+    for bigger in ("MB", "GB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, bigger
+    return f"{value:.1f} {unit}"
+
+
+def told(cursor: int | None) -> str:
+    """How far a session's agent was told: `epoch N`, or `nothing yet`."""
+    return "nothing yet" if cursor is None else f"epoch {cursor}"
+
+
+def when(stamp: float | None) -> str:
+    """A time as people read it: today's as 14:05, older ones with the date."""
+    if stamp is None:
+        return "never"
+    local = time.localtime(stamp)
+    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
+    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)

@@ -6,7 +6,7 @@
   so the parser reports it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
   loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`, `changes P
-  [--since N]`, `updates SESSION`), and the
+  [--since N]`, `updates SESSION`, `session list`, `mcp`), and the
   watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
   forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
@@ -17,7 +17,9 @@ enum): it runs before every command.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 LONG = "--workspace"
 SHORT = "-w"
@@ -89,6 +91,8 @@ HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not impor
 WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner without typer
 CHANGES = "changes"  # a project's changes since an epoch (fast only when a watcher answers)
 UPDATES = "updates"  # what the next send would deliver (fast only when a watcher answers)
+SESSIONS = "session list"  # every session (fast only when a watcher answers)
+MCP = "mcp"  # the MCP server over stdio: its first answers before the SDK loads
 SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
 IDLE_EXIT = "--idle-exit"  # the watcher's idle time (takes a value)
@@ -96,7 +100,8 @@ QUIET = "--quiet"  # the watcher logs only problems
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
        **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS},
        WATCH: frozenset({QUIET, IDLE_EXIT}),
-       CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON})}
+       CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON}),
+       SESSIONS: frozenset({JSON}), MCP: frozenset()}
 ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes
 VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT, SINCE: SINCE}  # with a value
 

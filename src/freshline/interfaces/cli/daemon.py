@@ -62,7 +62,10 @@ def run(cfg: Config, quiet: bool, idle_exit: int | None) -> int:
     registry.started(cfg.root, watcher.tracker.store.location)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a log, as it goes
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
-    serving = watchsock.serve(str(cfg.root), on_request=watcher.request)
+    # Until its first full scan is done, questions are sent back to their clients: answered
+    # here they would run beside that scan, and keep the watcher from coming up.
+    serving = watchsock.serve(str(cfg.root), on_request=watcher.request,
+                              ready=watcher.up.is_set)
     if not quiet:
         say(f"watching {cfg.root} (Ctrl-C to stop)")
     reason: str | None = None

@@ -3,12 +3,13 @@
 autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
-None and the typer app parses it. With a watcher running, `status`, `scan` and every hook
-call are answered by the watcher (`watchclient` asks it; `hook/served.py` answers a hook
-call whole), and this process loads no more than the standard library; otherwise, and
-whenever the watcher cannot answer, the command does the work itself. The typer commands
-call the same bodies (`answers.py`), so every path prints the same thing. Module-level
-imports stay within the standard library's basics.
+None and the typer app parses it. With a watcher running, `status`, `scan`, `changes`,
+`updates`, `session list` and every hook call are answered by the watcher (`watchclient`
+asks it; `hook/served.py` answers a hook call whole), and this process loads no more than
+the standard library; otherwise, and whenever the watcher cannot answer, the command does
+the work itself. The typer commands call the same bodies (`answers.py`), so every path
+prints the same thing. `mcp` answers its client's first questions while the MCP SDK loads
+(`mcp/front.py`). Module-level imports stay within the standard library's basics.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from freshline.interfaces.cli.answers import (
     load,
     scan_data,
     scan_lines,
+    sessions_lines,
     status_data,
     status_lines,
     updates_lines,
@@ -38,7 +40,7 @@ HOOK_ENV = ("FRESHLINE_HOOK_LOG", "XDG_CACHE_HOME", "HOME")
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 
@@ -49,8 +51,8 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     command, workspace, flags, args = call
     as_json = words.JSON in flags
-    if command in (words.CHANGES, words.UPDATES):
-        return asked(command, workspace, flags, args[0])
+    if command in (words.CHANGES, words.UPDATES, words.SESSIONS):
+        return asked(command, workspace, flags, args)
     idle = words.option_value(flags, words.IDLE_EXIT)
     if idle is not None and not (idle.isdigit() and int(idle) >= 1):
         return None  # typer says what is wrong with it
@@ -61,6 +63,10 @@ def run(argv: Sequence[str]) -> int | None:
             status(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
+        elif command == words.MCP:
+            from freshline.interfaces.mcp import front
+
+            return front.serve(workspace)
         elif command == words.WATCH:
             from freshline.interfaces.cli import daemon
 
@@ -96,17 +102,22 @@ def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
     return watchclient.ask(root, request) if root else None
 
 
-def asked(command: str, workspace: str | None, flags: frozenset[str], arg: str) -> int | None:
-    """`changes P [--since N]` or `updates SESSION` answered by the running watcher; None
-    (the typer command does it, and says what is wrong) when no watcher answers."""
+def asked(command: str, workspace: str | None, flags: frozenset[str], args: tuple[str, ...]
+          ) -> int | None:
+    """`changes P [--since N]`, `updates SESSION` or `session list` answered by the running
+    watcher; None (the typer command does it, and says what is wrong) when no watcher
+    answers."""
+    request: dict[str, Any]
     if command == words.CHANGES:
         since = words.option_value(flags, words.SINCE) or "0"
         if not since.isdigit():
             return None
-        request: dict[str, Any] = {"op": "changes", "project": arg, "since": int(since)}
-        render = changes_lines
+        request = {"op": "changes", "project": args[0], "since": int(since)}
+        render: Callable[[Any], list[str]] = changes_lines
+    elif command == words.UPDATES:
+        request, render = {"op": "updates", "session": args[0]}, updates_lines
     else:
-        request, render = {"op": "updates", "session": arg}, updates_lines
+        request, render = {"op": "sessions"}, sessions_lines
     answer = _watcher(workspace, request)
     if answer is None:
         return None
@@ -195,12 +206,10 @@ def hook(agent: str, workspace: str | None = None, project: str | None = None) -
 def _hook_served(agent: str, text: str, workspace: str | None, project: str | None
                  ) -> str | None:
     """The watcher's answer to a hook call, or None when no watcher answers."""
-    import json
-
-    from freshline.interfaces import watchclient
+    from freshline.interfaces import watchclient, wire
 
     try:
-        cwd = json.loads(text).get("cwd")
+        cwd = wire.loads(text).get("cwd")
     except (ValueError, AttributeError):
         cwd = None
     # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):

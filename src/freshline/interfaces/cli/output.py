@@ -8,13 +8,12 @@ always gets JSON.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 _RED = "\x1b[31m"
@@ -24,6 +23,8 @@ _RESET = "\x1b[0m"
 
 def json_text(data: Any) -> str:
     """`data` as the commands print JSON: indented, keys sorted, a line end."""
+    import json  # not for people's lines: json loads re, enum and functools
+
     return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
 
 

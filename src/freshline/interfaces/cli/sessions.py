@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from freshline.config import Mode
 from freshline.errors import UsageError
-from freshline.interfaces.cli.answers import updates_lines
+from freshline.interfaces.cli.answers import (
+    session_dict,
+    sessions_data,
+    sessions_lines,
+    updates_lines,
+    when,
+)
 from freshline.interfaces.cli.common import JsonOption, emit, manager
 from freshline.interfaces.cli.deliveries import acknowledgement_line, delivery_dict
 from freshline.interfaces.cli.output import say, say_all, warn
 from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.cli.replies import TurnPrinter
 from freshline.interfaces.cli.stops import NEXT_SEND_STOPS, NOT_SENT, stopped
-from freshline.interfaces.text import columns, plural
-from freshline.paths import shown
+from freshline.interfaces.text import plural
 
 if TYPE_CHECKING:
     from freshline.materialize import MaterializeResult
-    from freshline.session import SessionManager
     from freshline.store import SessionRecord
 
 # `manager` is imported from here by the command modules that came before common had it.
@@ -39,34 +42,6 @@ NoWaitOption = typer.Option(
     False, "--no-wait", help="Fail at once if another send on the session is running."
 )
 STDIN = "-"
-
-
-def session_dict(s: SessionRecord) -> dict[str, Any]:
-    """A session as JSON-able data (the manifest text left out)."""
-    return {
-        "id": s.id,
-        "project": s.project,
-        "state": s.state.value,
-        "mode": s.mode,
-        "cursor": s.cursor,
-        "manifest_epoch": s.manifest_epoch,
-        "channel": s.channel,
-        "title": s.title,
-        "created_at": s.created_at,
-        "resumed_at": s.resumed_at,
-        "last_active_at": s.last_active,
-        "pending_documents": s.pending_docs,
-        "announced_failures": sorted(s.announced_failures),
-        "target": s.target,
-        "agent_session": agent_session(s),
-    }
-
-
-def agent_session(s: SessionRecord) -> str | None:
-    """The other agent's session this one is pinned to, in words ("claude-code 7eac…"),
-    or None (MCP sessions' ids are freshline's own)."""
-    agent, _, theirs = (s.external_id or "").partition(":")
-    return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
 
 
 @session_app.command("new")
@@ -95,69 +70,16 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
     Example: freshline session list
     """
-    from freshline.session.lifecycle import close_idle
-
     with manager(ctx, flushes=False) as m:
-        close_idle(m)
-        sessions = sorted(m.sessions(), key=lambda s: (s.last_active, s.id))
-        sizes = conversation_sizes(m)
-    data = [session_dict(s) | {"size_bytes": sizes.get(s.id)} for s in sessions]
-
-    def human() -> None:
-        if not sessions:
-            say("no sessions yet: open one with `freshline session new --project NAME`")
-            return
-        # A session pinned to another agent's has no message of its own: that session names it.
-        rows = [[s.id, s.project, s.channel, s.state.value, _told(s), _when(s.created_at),
-                 _when(s.last_active), _size(sizes.get(s.id)),
-                 shown(s.title or agent_session(s) or "-")] for s in sessions]
-        headers = ["id", "project", "channel", "state", "told up to", "opened", "last used",
-                   "size", "title"]
-        for line in columns(headers, rows):
-            say(line)
-
-    emit(data, as_json, human)
-
-
-def conversation_sizes(m: SessionManager) -> dict[str, int]:
-    """The size of each session's conversation (sessions without one are left out)."""
-    return {r.conversation: m.conversations.size(r.conversation) for r in m.conversations.refs()}
-
-
-def _size(size: int | None) -> str:
-    return "-" if size is None else human_bytes(size)
-
-
-def human_bytes(size: int) -> str:
-    """`size` bytes as people read them: 512 B, 3.4 kB, 12.0 MB."""
-    if size < 1000:
-        return f"{size} B"
-    value, unit = size / 1000, "kB"
-    for bigger in ("MB", "GB"):
-        if value < 1000:
-            break
-        value, unit = value / 1000, bigger
-    return f"{value:.1f} {unit}"
-
-
-def _told(s: SessionRecord) -> str:
-    return "nothing yet" if s.cursor is None else f"epoch {s.cursor}"
-
-
-def _when(stamp: float | None) -> str:
-    """A time as people read it: today's as 14:05, older ones with the date."""
-    if stamp is None:
-        return "never"
-    local = time.localtime(stamp)
-    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
-    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
+        data = sessions_data(m)
+    emit(data, as_json, lambda: say_all(sessions_lines(data)))
 
 
 def describe_session(s: SessionRecord, epoch: int) -> list[str]:
     """A session in sentences: what it is, what the agent was told, what comes next."""
     lines = [f"Session {s.id} on project {s.project} ({s.mode}), {s.state.value}; "
-             f"opened {_when(s.created_at)}"
-             + (f", resumed {_when(s.resumed_at)}." if s.resumed_at else ".")]
+             f"opened {when(s.created_at)}"
+             + (f", resumed {when(s.resumed_at)}." if s.resumed_at else ".")]
     if s.target:
         lines.append(f"It follows {s.target} (the checkout target).")
     if s.cursor is None:

@@ -9,9 +9,10 @@ import typer
 
 from freshline.config import parse_duration
 from freshline.errors import UsageError
+from freshline.interfaces.cli.answers import human_bytes
 from freshline.interfaces.cli.common import JsonOption, emit, manager
 from freshline.interfaces.cli.output import say
-from freshline.interfaces.cli.sessions import human_bytes, session_app
+from freshline.interfaces.cli.sessions import session_app
 from freshline.interfaces.text import plural
 
 if TYPE_CHECKING:  # the session layer loads only when a command runs

@@ -9,20 +9,25 @@ compares the projects and their epochs with what it last announced:
     a project added or removed     -> the resource list changed
 
 Epochs are read from the store, so a change another process logged first (a hook, the
-CLI) is announced too. `announce(events)` is called from the announcer's thread; the
-server hands the events to its event loop (`surface.Notifier`).
+CLI, another server's watcher) is announced too. One watcher serves all the servers of a
+workspace: only the announcer holding the servers' watch lock (`tracker/watchlock.py`)
+runs one; the others try for the lock on each tick and take over when its holder stops.
+Two watchers would both store every hint and flush every batch, under one write lock.
+`announce(events)` is called from the announcer's thread; the server hands the events to
+its event loop (`surface.Notifier`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from freshline.config import Config, config_stamp
 from freshline.errors import FreshlineError
 from freshline.tracker import Tracker
 from freshline.tracker.watcher import Watcher
+from freshline.tracker.watchlock import SERVER_LOCK_NAME, WatchLock
 
 TICK_S = 1.0  # how often the announcer looks even when the watcher saw nothing
 
@@ -56,29 +61,46 @@ class Announcer:
         self._stop = threading.Event()
         self._stamp = config_stamp(config.path)
         self._epochs = self._look()
-        self._threads: Sequence[threading.Thread] = ()
+        self._lock = WatchLock(config.root, SERVER_LOCK_NAME)
+        self._announcing = threading.Thread(target=self._run, name="freshline-mcp-announce",
+                                            daemon=True)
+        self._watching: threading.Thread | None = None
+
+    @property
+    def watching(self) -> bool:
+        """Whether this announcer runs the servers' watcher (else another server does)."""
+        return self._watching is not None
 
     def start(self) -> None:
-        """Start watching and announcing (two daemon threads)."""
-        self._threads = (
-            threading.Thread(target=self.watcher.run, name="freshline-mcp-watch", daemon=True),
-            threading.Thread(target=self._run, name="freshline-mcp-announce", daemon=True),
-        )
-        for thread in self._threads:
-            thread.start()
+        """Start announcing, and watching unless another server watches (daemon threads)."""
+        self._watch_if_free()
+        self._announcing.start()
+
+    def _watch_if_free(self) -> None:
+        """Start the watcher if no other server of the workspace runs one."""
+        if self.watching or self._stop.is_set() or not self._lock.acquire():
+            return
+        self._watching = threading.Thread(target=self.watcher.run, name="freshline-mcp-watch",
+                                          daemon=True)
+        self._watching.start()
 
     def stop(self) -> None:
-        """Stop both threads and wait for them."""
+        """Stop the threads, wait for them, and let another server watch."""
         self._stop.set()
         self._wake.set()
         self.watcher.stop()
-        for thread in self._threads:
-            thread.join(timeout=10)
+        if self._announcing.is_alive():
+            self._announcing.join(timeout=10)
+        if self._watching is not None:  # started by now, if ever (the announcer is done)
+            self._watching.join(timeout=10)
+        self._lock.release()
         self.tracker.store.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(TICK_S)
+            if not self.watching:
+                self._watch_if_free()  # the server that watched stopped
             self._wake.clear()
             if self._stop.is_set():
                 return

@@ -26,9 +26,9 @@ for resources, MCP protocol errors; the server keeps serving after either.
 
 from __future__ import annotations
 
+import gc
 import secrets
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,6 +50,7 @@ from freshline.session.users import OWNER, Viewer, give, may_use
 from freshline.store import Acknowledgement, Change, ChangeKind
 from freshline.store.sessions import unknown_session
 from freshline.tracker.hashing import blob_of
+from freshline.tracker.rounds import Rounds
 
 SERVER_NAME = "freshline"
 MANIFEST_URI = "freshline://project/{name}/manifest"
@@ -146,8 +147,7 @@ class FreshlineService:
         self.deliveries = Deliveries(self.manager)
         self.viewer = viewer
         self._prompted: dict[tuple[str | None, str], str] = {}  # (user, project) -> session
-        self._flushing = threading.Lock()  # one flush at a time; callers share its result
-        self._flushed_from = -1.0  # when the last flush done began (time.monotonic)
+        self._catching_up = Rounds(self._catch_up)  # one flush serves every call waiting
         self._converted: dict[str, int] = {}  # project -> the epoch all its documents cover
         self._turns: dict[str, threading.Lock] = {}  # session -> its deliveries' turn
 
@@ -235,19 +235,14 @@ class FreshlineService:
         return self._turns.setdefault(session, threading.Lock())
 
     def _flush(self) -> None:
-        """Flush the workspace, unless a flush that began after the watcher caught up
-        with this call did already: under load the calls waiting for one flush all take
-        its result. Each call waits for the watcher on its own, not holding the others
-        (`Tracker.synced`); without a watcher that answers, it flushes itself."""
-        tracker = self.manager.tracker
-        synced = tracker.synced()
-        asked = time.monotonic()
-        with self._flushing:
-            if synced and self._flushed_from >= asked:
-                return
-            began = time.monotonic()
-            tracker.flush(sync=not synced)  # cheap with the watcher's hints
-            self._flushed_from = began
+        """Bring the index up to what the workspace held when this call came: the call
+        joins the next shared round (`tracker/rounds.py`), so under load the calls
+        waiting share one watcher cookie and one flush instead of running theirs in turn."""
+        self._catching_up.join()
+
+    def _catch_up(self) -> None:
+        # The watcher's cookie first (when one is alive), then its hints alone are flushed.
+        self.manager.tracker.flush()  # cheap with the watcher's hints
 
     def _convert(self, project: str, progress: ProgressFn | None) -> None:
         """Convert the project's documents, unless no document (and no scope) changed
@@ -364,6 +359,14 @@ class FreshlineService:
             self.manager.record_read(session, rel, blob)
         self.manager.note_withheld()
         return read
+
+
+def long_lived() -> None:
+    """Call once a server process has loaded what it serves with: the objects made so far
+    (the MCP SDK's models and their schemas) live as long as the process. Frozen, the
+    cyclic collector's passes skip them while serving, and the process exits at once
+    instead of spending over a second tearing them down."""
+    gc.freeze()
 
 
 def _touches_documents(change: Change) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from freshline.config import Config, find_workspace, load_config
 from freshline.errors import FreshlineError
-from freshline.interfaces.mcp.service import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService, long_lived
 from freshline.interfaces.mcp.surface import build_server
 from freshline.session.owners import owned_by
 
@@ -23,7 +23,9 @@ def serve(config: Config, watch: bool = True, delivers: bool = True) -> None:
     `build_server`)."""
     service = FreshlineService(config)
     try:
-        build_server(service, watch, delivers=delivers).run("stdio")
+        server = build_server(service, watch, delivers=delivers)
+        long_lived()
+        server.run("stdio")
     finally:
         service.close()
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from freshline.config import Config, ServerSettings
 from freshline.config.settings import check_network, check_url
 from freshline.errors import FreshlineError, UsageError
-from freshline.interfaces.mcp.service import FreshlineService
+from freshline.interfaces.mcp.service import FreshlineService, long_lived
 from freshline.interfaces.server.addresses import Network, networks
 from freshline.interfaces.server.auth import VIEWER, ASGIApp, BearerAuth
 from freshline.interfaces.server.connections import ConnectionLimits, guarded_protocol
@@ -219,6 +219,7 @@ def serve(config: Config, listen: Listen, settings: ServerSettings | None = None
         app = build_app(service, listen.host, resource=resource, tokens=tokens,
                         proxies=networks(settings.trusted_proxies))
         server = server_for(app, listen, limits_of(settings))
+        long_lived()
         bound = replace(listen, port=sock.getsockname()[1])
         print(f"serving {bound.url}{MCP_PATH}", file=sys.stderr, flush=True)
         server.run(sockets=[sock])

@@ -1,0 +1,51 @@
+"""`freshline mcp` answers `initialize` and `tools/list` from the table its server's own
+answers filled on an earlier start, before the MCP SDK has loaded (`mcp/front.py`), and
+the server, loaded behind it, carries on the same connection."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from freshline.interfaces.mcp.front import PAGING_TABLE_NAME, TABLE_NAME, table_name
+
+from .conftest import Workspace
+
+
+def server(root: Path) -> StdioServerParameters:
+    """The server as `mcp install` writes its entry: `freshline --workspace ROOT mcp`."""
+    return StdioServerParameters(command=sys.executable, cwd=str(root),
+                                 args=["-m", "freshline", "--workspace", str(root), "mcp"])
+
+
+async def test_the_first_answers_come_from_the_table_and_the_server_carries_on(
+    two_projects: Workspace
+) -> None:
+    root = two_projects.root
+    table_path = root / ".freshline" / TABLE_NAME
+    async with Client(server(root), mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        listed = await client.list_tools()
+    table = json.loads(table_path.read_text(encoding="utf-8"))
+    [(version, tools)] = table["tools"].items()
+    assert [t["name"] for t in tools["tools"]] == [t.name for t in listed.tools]
+    assert version in table["initialize"]
+
+    # The table's answer, marked, proves who answered.
+    tools["tools"][0]["description"] = "from the table"
+    table_path.write_text(json.dumps(table), encoding="utf-8")
+    async with Client(server(root), mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        again = await client.list_tools()
+        projects = await client.call_tool("list_projects", {})
+    assert again.tools[0].description == "from the table"
+    assert not projects.is_error and '"name": "p"' in projects.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_server_inside_the_acp_proxys_agent_keeps_a_table_of_its_own() -> None:
+    """Under the proxy's mark `freshline mcp` lists only its paging tools: the delivering
+    server's tools/list must never answer for it, nor the reverse."""
+    assert table_name({}) == TABLE_NAME
+    assert table_name({"FRESHLINE_OWNER": ""}) == TABLE_NAME
+    assert table_name({"FRESHLINE_OWNER": "acp"}) == PAGING_TABLE_NAME
