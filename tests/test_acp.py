@@ -7,13 +7,17 @@ be given is read off that log, what the user saw off the test's client (`Recorde
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 from pathlib import Path
 
 import pytest
 from acp import RequestError
+from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app
+from freshline.interfaces.mcp.front import PAGING_TABLE_NAME, TABLE_NAME
 from freshline.session import SessionManager
 from freshline.store import LedgerKind
 from tests.acp_harness import (
@@ -237,6 +241,8 @@ async def test_a_loaded_session_resumes_its_freshline_session_in_a_new_proxy(
         await again.prompt(session, "back again")
     # The agent replayed its history, freshline's block in it: the user saw only theirs.
     assert again.client.user_texts() == ["hello"]
+    (loaded,) = again.received("session/load")
+    assert [s["name"] for s in loaded["mcpServers"]] == ["freshline"]
     block = block_at(again, 1)
     assert block is not None and block.startswith(UPDATES)
     assert named(block, notes.root) == ["notes/c.md"]
@@ -262,7 +268,8 @@ async def test_unknown_methods_and_fields_pass_through_unchanged(
         prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hi", "extra": 1}],
                   "futureField": "kept"}
         await raw.send_request("session/prompt", prompt)
-    assert run.received("session/new") == [new]
+    (server,) = run.received("session/new")[0]["mcpServers"]  # freshline's own, added
+    assert run.received("session/new") == [{**new, "mcpServers": [server]}]
     assert echoed == {"method": "vendor/echo", "params": {"any": ["shape", None, 1.5]}}
     assert unknown.value.code == -32601
     assert run.received("made/up") == [{"x": 1}]
@@ -348,3 +355,40 @@ async def test_read_tool_calls_replayed_by_a_load_are_not_new_reads(
     block = freshline_block(run.prompts()[-1])
     assert block is not None and stale_read(block, read)
     assert named(block, notes.root) == ["notes/a.md"]
+
+
+async def test_a_rolled_up_block_names_the_paging_tool_of_freshlines_mcp_server(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    """The agent is given freshline's MCP server with each session (`mcpServers`); a block
+    that grouped changes names its `project_changes` call; that server, started as given,
+    pages the list with the proxy's session but delivers nothing of its own."""
+    with (notes.root / "freshline.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n[delivery]\nacp = 2000\n")
+    async with proxied(tmp_path, notes.root) as run:
+        session = await run.new(notes.root)
+        await run.prompt(session, "hello")
+        for i in range(90):
+            notes.write(f"notes/batch {i // 30}/new {i:02}.md", "# new\n")
+        await run.prompt(session, "what changed?")
+    (server,) = run.received("session/new")[0]["mcpServers"]
+    assert server["name"] == "freshline" and Path(server["command"]).is_absolute()
+    assert server["args"][-3:] == ["--workspace", str(notes.root), "mcp"]
+    block = block_at(run, 1)
+    assert block is not None and len(block) <= 2_000, run.stderr.read_text()
+    called = re.search(r'project_changes\(session="([^"]+)", since=(\d+), page=1\)', block)
+    assert called is not None and "freshline changes" not in block
+    env = {**os.environ, **{e["name"]: e["value"] for e in server["env"]}}
+    params = StdioServerParameters(command=server["command"], args=server["args"], env=env)
+    async with Client(params, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        tools = {t.name for t in (await client.list_tools()).tools}
+        page = await client.call_tool("project_changes", {
+            "session": called.group(1), "since": int(called.group(2))})
+    assert {"project_changes", "project_files", "read_document"} <= tools
+    assert not tools & {"open_session", "project_updates", "acknowledge"}  # the proxy delivers
+    assert not page.is_error and page.structured_content is not None
+    assert page.structured_content["page"] == 1
+    assert "new 00.md" in "".join(getattr(c, "text", "") for c in page.content)
+    # Its first answers are kept apart from a delivering server's (`mcp/front.py`).
+    data = notes.root / ".freshline"
+    assert (data / PAGING_TABLE_NAME).is_file() and not (data / TABLE_NAME).exists()

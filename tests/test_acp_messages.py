@@ -15,9 +15,11 @@ from freshline.interfaces.acp.messages import (
     acknowledges,
     context_block,
     is_output,
+    stdio_server,
     stop_reason,
     strip_blocks,
     with_context,
+    with_mcp_server,
     without_context,
 )
 from freshline.store.records import Change, ChangeKind
@@ -146,3 +148,48 @@ def test_a_read_call_completed_in_its_first_update() -> None:
     start = {"sessionUpdate": "tool_call", "toolCallId": "1", "kind": "read",
              "status": "completed", "locations": [{"path": "/w/a.md"}, {"path": "/w/b.md"}]}
     assert ToolReads().see(start) == ["/w/a.md", "/w/b.md"]
+
+
+OURS = stdio_server("freshline", ["/opt/bin/freshline", "--workspace", "/w", "mcp"],
+                    {"FRESHLINE_OWNER": "acp"})
+
+
+def test_freshlines_server_is_an_acp_stdio_server() -> None:
+    assert OURS == {"name": "freshline", "command": "/opt/bin/freshline",
+                    "args": ["--workspace", "/w", "mcp"],
+                    "env": [{"name": "FRESHLINE_OWNER", "value": "acp"}]}
+
+
+@pytest.mark.parametrize(
+    ("params", "servers"),
+    [
+        ({"cwd": "/w", "mcpServers": []}, [OURS]),
+        ({"cwd": "/w"}, [OURS]),  # optional in session/resume and session/fork
+        ({"cwd": "/w", "mcpServers": None}, [OURS]),
+        ({"cwd": "/w", "mcpServers": [{"name": "git", "url": "http://x"}]},
+         [{"name": "git", "url": "http://x"}, OURS]),
+        ({"cwd": "/w", "mcpServers": [{"name": "freshline", "command": "/x", "args": []}]},
+         [{"name": "freshline", "command": "/x", "args": []}]),  # the client's own kept
+    ],
+)
+def test_freshlines_server_is_added_once_after_the_clients(
+    params: dict[str, Any], servers: list[Any]
+) -> None:
+    before = copy.deepcopy(params)
+    assert with_mcp_server(params, OURS)["mcpServers"] == servers
+    assert params == before  # the request as received is not changed in place
+
+
+@given(st.lists(st.fixed_dictionaries({"name": st.text(max_size=12)}), max_size=6))
+def test_the_clients_servers_stay_first_and_freshline_appears_once(
+    servers: list[dict[str, str]]
+) -> None:
+    out = with_mcp_server({"cwd": "/w", "mcpServers": servers, "x": 1}, OURS)
+    assert out["mcpServers"][:len(servers)] == servers and out["x"] == 1
+    assert sum(s["name"] == "freshline" for s in out["mcpServers"]) == max(
+        1, sum(s["name"] == "freshline" for s in servers))
+
+
+def test_params_that_are_not_an_object_pass_as_they_came() -> None:
+    assert with_mcp_server(None, OURS) is None
+    assert with_mcp_server([1], OURS) == [1]

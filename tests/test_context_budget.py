@@ -203,7 +203,9 @@ def test_the_way_back_names_each_channel_s_tool() -> None:
     assert 'project_changes(session="s1", since=3, page=1)' in lines[Channel.MCP]
     assert "run `freshline changes research --since 3 --channel hook --page 1`" \
         in lines[Channel.HOOK]
-    assert lines[Channel.ACP] == lines[Channel.HOOK].replace("hook", "acp")
+    assert 'freshline\'s project_changes(session="s1", since=3, page=1)' in lines[Channel.ACP]
+    manifest = render_manifest(pdfs(), Budget(2_000, Channel.ACP, session="s1"))
+    assert 'freshline\'s project_files(project="papers", page=1)' in manifest.split("\n")[-2]
 
 
 def test_the_way_back_command_runs_from_anywhere_as_written() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from freshline.interfaces.mcp.front import TABLE_NAME
+from freshline.interfaces.mcp.front import PAGING_TABLE_NAME, TABLE_NAME, table_name
 
 from .conftest import Workspace
 
@@ -41,3 +41,11 @@ async def test_the_first_answers_come_from_the_table_and_the_server_carries_on(
         projects = await client.call_tool("list_projects", {})
     assert again.tools[0].description == "from the table"
     assert not projects.is_error and '"name": "p"' in projects.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_server_inside_the_acp_proxys_agent_keeps_a_table_of_its_own() -> None:
+    """Under the proxy's mark `freshline mcp` lists only its paging tools: the delivering
+    server's tools/list must never answer for it, nor the reverse."""
+    assert table_name({}) == TABLE_NAME
+    assert table_name({"FRESHLINE_OWNER": ""}) == TABLE_NAME
+    assert table_name({"FRESHLINE_OWNER": "acp"}) == PAGING_TABLE_NAME

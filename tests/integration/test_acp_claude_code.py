@@ -95,6 +95,10 @@ async def test_the_blocks_reach_claude_through_the_adapter(
         last = block_in(asked(stub, "and now?").last, UPDATES)
         assert last is not None and named(last, vault.root)[0] == "notes/b.md"
         assert stale_read(last, vault.root / "notes" / "b.md")
+        # The proxy gave the adapter freshline's MCP server: Claude has its paging tools.
+        tools = {t["name"] for t in asked(stub, "and now?").body.get("tools", [])}
+        assert {"mcp__freshline__project_changes", "mcp__freshline__project_files"} <= tools
+        assert "mcp__freshline__project_updates" not in tools  # the proxy delivers
     # Nothing freshline added was shown to the user as theirs.
     assert not any("project_context" in str(u) for u in run.client.updates)
     manager = SessionManager(vault.config())

@@ -61,6 +61,10 @@ DOCUMENT_LABELS = ("converted", "converting", "failed")
 FILES = "files"
 _SINGULAR = {FILES: "file"}
 _BUILT_IN = (Channel.CHAT, Channel.SEND)  # channels whose agent has freshline's own tools
+# Channels whose agent calls freshline's MCP tools: an MCP client's own, and the agent the
+# ACP proxy starts (given freshline's MCP server with each session), whose tools sit
+# among others' and so are named as freshline's.
+_MCP_TOOLS = {Channel.MCP: "", Channel.ACP: "freshline's "}
 _KIND_ORDER = {kind: i for i, kind in enumerate(PatternKind)}
 _LABELS = {PatternKind.EXTENSION: "file type"}
 
@@ -252,10 +256,10 @@ def changes_way_back(budget: Budget | None, project: str, since: int) -> str:
     """The updates block's last line once rolled up: the way to the full list."""
     lead = "Some changes above are grouped, not listed one by one: "
     channel = budget.channel if budget else None
-    if channel is Channel.MCP:
+    if channel in _MCP_TOOLS:
         session = show_text((budget.session if budget else None) or "SESSION")
-        return (f'{lead}page the full list with project_changes(session="{session}", '
-                f"since={since}, page=1).")
+        return (f'{lead}page the full list with {_MCP_TOOLS[channel]}project_changes('
+                f'session="{session}", since={since}, page=1).')
     cli = f"`{_paged(budget, 'changes', project, '--since', str(since))}`"
     if channel in _BUILT_IN:
         return f"{lead}page the full list with the changes tool (since={since}), or run {cli}."
@@ -268,11 +272,10 @@ def files_way_back(budget: Budget | None, project: str) -> str:
     channel = budget.channel if budget else None
     if channel in _BUILT_IN:
         return f"{lead}list a folder with the list tool; the read tool reads a document's snapshot."
-    if channel is Channel.MCP:
-        name = show_text(project).replace('"', "&quot;")
-        return (f'{lead}page them with project_files(project="{name}", page=1) (one '
-                'folder\'s: folder="…"); read_document(path) reads any of them (a '
-                "converted document as its snapshot).")
+    if channel in _MCP_TOOLS:
+        return (f"{lead}page them with {_files_call(channel, project)} (one folder's: "
+                'folder="…"); read_document(path) reads any of them (a converted document '
+                "as its snapshot).")
     if channel is None:
         return f"{lead}enumerate them with your tools."
     cli = _paged(budget, "project", "files", project)
@@ -283,12 +286,18 @@ def files_way_back(budget: Budget | None, project: str) -> str:
 def forgotten_page(budget: Budget | None, project: str, since: int) -> str:
     """What a page of changes says when the log no longer reaches `since`."""
     channel = budget.channel if budget else None
-    if channel is Channel.MCP:
-        how = f'project_files(project="{show_text(project)}", page=1)'
+    if channel in _MCP_TOOLS:
+        how = _files_call(channel, project)
     else:
         how = f"`{_paged(budget, 'project', 'files', project)}`"
     return (f"The change log no longer reaches epoch {count(since)}, so what changed since "
             f"cannot be listed: page what the project holds now with {how}.")
+
+
+def _files_call(channel: Channel, project: str) -> str:
+    """`project_files(project="vault", page=1)`, as an MCP-tool channel names it."""
+    name = show_text(project).replace('"', "&quot;")
+    return f'{_MCP_TOOLS[channel]}project_files(project="{name}", page=1)'
 
 
 def rewound(r: Rewound) -> str:

@@ -5,7 +5,8 @@ Each delivery names its channel (`freshline.context.Channel`); `delivery_budget`
 budget from `[delivery]` in freshline.toml. A block that did not fit is rolled up and
 names its way back: `changes_page` (the chat's `changes` tool, MCP's `project_changes`,
 `freshline changes --page`) and `files_page` (MCP's `project_files`, `freshline project
-files --page`). The hook's and the ACP proxy's agents have no freshline tool: their
+files --page`); the ACP proxy's agent calls the same MCP tools, on the freshline MCP
+server the proxy gives it with each session. The hook's agent has no freshline tool: its
 blocks name a command that works from any directory (`program.workspace_command`).
 """
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # the manager uses this module: it takes the base
 
 _DOCUMENT_KINDS = (ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.RENAMED,
                    ChangeKind.ENTERED)
-_COMMANDED = (Channel.HOOK, Channel.ACP)  # their agents reach freshline by a command only
+_COMMANDED = (Channel.HOOK,)  # its agent reaches freshline by a command only
 
 
 def delivery_budget(

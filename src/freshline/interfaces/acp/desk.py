@@ -14,6 +14,8 @@ so its calls never interleave and never hold up the messages passing through.
   read through the client (`fs/read_text_file`, read tool calls) and wrote through it
   (`fs/write_text_file`), judged by the same confinement as every reader: internal,
   ignored and secret files are never recorded.
+- `mcp_server` is freshline's MCP server for the agent of a session: the proxy adds it
+  to the session's `mcpServers`, so a rolled-up block can name its paging tools.
 - `read_refusal`, `withheld` and `write_refusal` guard what passes: a file of the
   workspace with more than one hard link is not read, every text read has its secrets
   withheld, and a write that would put `[secret withheld: …]` over a secret is refused.
@@ -36,11 +38,15 @@ from typing import ParamSpec, TypeVar
 from freshline.access import AccessDenied, Rules, hard_links, hardlink_reason, reach
 from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
 from freshline.context import Channel
+from freshline.errors import WorkspaceError
+from freshline.interfaces.acp.messages import JsonObject, stdio_server
 from freshline.materialize.snapshots import SnapshotStore
 from freshline.paths import shown
+from freshline.program import workspace_command
 from freshline.secretscan import WITHHELD_PREFIX, Withheld
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries, Issued
+from freshline.session.owners import OWNER_ENV
 from freshline.session.pinning import project_for
 from freshline.session.rules import workspace_rules
 from freshline.store import SessionState
@@ -49,6 +55,7 @@ from freshline.tracker.hashing import blob_id_bytes, blob_of
 from freshline.withholding import Withholder
 
 AGENT = "acp"  # the agent name in external ids (and so in attributions)
+SERVER_NAME = "freshline"  # the name of freshline's MCP server in a session's mcpServers
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -173,6 +180,18 @@ class Desk:
         bound = self._bound.pop(acp_session, None)
         if bound is not None:
             self._managers[bound.root].close_session(bound.session)
+
+    @_guarded
+    def mcp_server(self, cwd: str) -> JsonObject | None:
+        """freshline's MCP server for the agent of a session in `cwd` (None outside every
+        workspace): its paging and reading tools on the session's workspace, run under the
+        proxy's mark so that it opens no session and delivers nothing (the proxy does)."""
+        try:
+            root = find_workspace(Path(cwd), self.workspace)
+        except WorkspaceError:
+            return None  # `open` says so, once
+        words = (*workspace_command(root), "mcp")
+        return stdio_server(SERVER_NAME, words, {OWNER_ENV: Channel.ACP.value})
 
     def _locate(self, cwd: str) -> tuple[SessionManager, str]:
         """The workspace's session manager and the project for a session in `cwd`."""

@@ -14,6 +14,8 @@ calls.
 - `without_context` keeps the user's transcript the user's own text: an agent that
   replays a loaded session (`user_message_chunk`) replays freshline's block too, and the
   proxy leaves it out.
+- `with_mcp_server` gives the agent freshline's MCP server with a session (its paging
+  tools are what a rolled-up block names), unless the client already gave one by that name.
 - `ToolReads` follows tool calls the agent reports with `kind: "read"` and file
   locations: once one completes, its files were read.
 """
@@ -21,7 +23,7 @@ calls.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -77,6 +79,26 @@ def with_context(params: Mapping[str, Any], text: str) -> JsonObject:
     prompt = params.get("prompt")
     blocks = list(prompt) if isinstance(prompt, list) else []
     return {**params, "prompt": [context_block(text), *blocks]}
+
+
+def stdio_server(name: str, words: Sequence[str], env: Mapping[str, str]) -> JsonObject:
+    """An ACP `McpServerStdio`: the command `words` (its first an absolute path) run with
+    `env` set."""
+    return {"name": name, "command": words[0], "args": list(words[1:]),
+            "env": [{"name": key, "value": value} for key, value in env.items()]}
+
+
+def with_mcp_server(params: Any, server: Mapping[str, Any]) -> Any:
+    """A session's params (`session/new`, `load`, `resume`, `fork`) with `server` last in
+    its `mcpServers`; as they were when a server of that name is there already (names
+    are unique in a session) or they are not an object."""
+    if not isinstance(params, Mapping):
+        return params
+    given = params.get("mcpServers")
+    servers = list(given) if isinstance(given, list) else []
+    if any(isinstance(s, Mapping) and s.get("name") == server["name"] for s in servers):
+        return params
+    return {**params, "mcpServers": [*servers, dict(server)]}
 
 
 def session_of(params: Any) -> str | None:

@@ -6,8 +6,11 @@ other as it came, params and results as raw JSON, so methods and fields the prox
 know pass unchanged (a typed ACP layer would answer "method not found" for methods it does
 not know and drop unknown fields). What the proxy changes:
 
-- `session/new`, `session/fork`, `session/load`, `session/resume`: once the agent answered,
-  the ACP session is bound to a freshline session (`Desk.open`); `session/close` closes it.
+- `session/new`, `session/fork`, `session/load`, `session/resume`: the agent is given
+  freshline's MCP server with the session (`Desk.mcp_server`, last in `mcpServers`), whose
+  `project_changes`/`project_files`/`read_document` a rolled-up block names; once the
+  agent answered, the ACP session is bound to a freshline session (`Desk.open`);
+  `session/close` closes it.
 - `session/prompt`: the agent receives the prompt with freshline's block first. The
   delivery is accepted when the agent sends its first output `session/update` for that
   prompt, or answers it with a stop reason other than `refusal`/`cancelled`; an error or
@@ -51,6 +54,7 @@ from freshline.interfaces.acp.messages import (
     update_of,
     whole_file,
     with_context,
+    with_mcp_server,
     without_context,
 )
 from freshline.interfaces.acp.rpc import Connection, RpcError, spawned
@@ -166,9 +170,18 @@ class Proxy:
         with self._owed:
             if method == Method.SESSION_PROMPT:
                 return await self._prompt(agent, params)
+            if method in OPENS_NEW or method in OPENS_AGAIN:
+                params = await self._with_server(params)
             result = await agent.send_request(method, params)
             await self._bind(method, params, result)
             return result
+
+    async def _with_server(self, params: Any) -> Any:
+        """A session's params with freshline's MCP server among its `mcpServers` (none
+        added outside every workspace)."""
+        cwd = params.get("cwd") if isinstance(params, dict) else None
+        server = await self._run(self.desk.mcp_server, cwd) if isinstance(cwd, str) else None
+        return params if server is None else with_mcp_server(params, server)
 
     async def _bind(self, method: str, params: Any, result: Any) -> None:
         """Bind (or close) the freshline session of the ACP session a request named."""

@@ -27,9 +27,13 @@ from freshline.interfaces import wire
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 TABLE_NAME = "mcp-answers.json"
+# The table of a server started inside an agent another channel runs (the ACP proxy's
+# mark): it only pages and reads, so its tools/list is not the delivering server's.
+PAGING_TABLE_NAME = "mcp-answers-paging.json"
 REPLAYED = "freshline-front-initialize"  # the id of the copy of `initialize` the server gets
 # The last line on the server's output pipe, written once the server is done: the SDK keeps
 # a copy of the pipe's end open, so the relay would never see it close.
@@ -169,13 +173,22 @@ def _write_table(path: str, table: dict[str, Any]) -> None:
         pass
 
 
+def table_name(env: Mapping[str, str]) -> str:
+    """The table of a server started with `env`: the paging server's under another
+    channel's mark (`mcp_command` serves only paging and reading there)."""
+    from freshline.session.owners import owned_by
+
+    return TABLE_NAME if owned_by(env) is None else PAGING_TABLE_NAME
+
+
 def serve(workspace: str | None) -> int:
     """`freshline mcp`: serve over stdio, the first answers from the table when it holds
     them; the exit code."""
     from freshline.interfaces import watchclient
 
     root = watchclient.workspace_root(workspace, os.getcwd())
-    table = os.path.join(root, watchclient.DATA_DIR, TABLE_NAME) if root else None
+    name = table_name(os.environ)
+    table = os.path.join(root, watchclient.DATA_DIR, name) if root else None
     client_in, client_out = os.dup(0), os.dup(1)
     server_in, to_server = os.pipe()
     from_server, server_out = os.pipe()

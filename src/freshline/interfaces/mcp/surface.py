@@ -65,6 +65,11 @@ INSTRUCTIONS = (
     "open_session once, then project_updates at the start of every turn and acknowledge its token "
     "once you have read the blocks. read_document reads any path a block names."
 )
+PAGING = (  # the instructions of a server that only pages and reads
+    "freshline puts what changed in a project's files at the head of your prompts. When a "
+    "block groups changes or files, page the full list with the call it names; "
+    "read_document reads any path a block names."
+)
 
 
 @dataclass
@@ -144,12 +149,15 @@ class FreshlineMCP(MCPServer[Any]):
     the manifests its user may see, and handshake-era subscriptions are not served (over
     stateless HTTP there is no standing connection to send them on)."""
 
-    def __init__(self, service: FreshlineService, watch: bool, shared: bool = False) -> None:
+    def __init__(
+        self, service: FreshlineService, watch: bool, shared: bool = False,
+        instructions: str = INSTRUCTIONS,
+    ) -> None:
         self.service = service
         self.notifier = Notifier()
         self.watch = watch
         self.shared = shared
-        super().__init__(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__,
+        super().__init__(SERVER_NAME, instructions=instructions, version=__version__,
                          log_level="WARNING", lifespan=_lifespan)
         self.notifier.publish_modern = self._subscriptions.publish
         low = self._lowlevel_server
@@ -268,14 +276,18 @@ SessionArg = Annotated[str, Field(description="A session id, as open_session ret
 
 
 def build_server(
-    service: FreshlineService, watch: bool = True, shared: bool = False
+    service: FreshlineService, watch: bool = True, shared: bool = False, delivers: bool = True
 ) -> FreshlineMCP:
     """The MCP server of one workspace; `watch=False` runs no watcher (and so sends no
-    notifications: for tests of the tools alone); `shared` for many users over HTTP."""
-    server = FreshlineMCP(service, watch, shared)
+    notifications: for tests of the tools alone); `shared` for many users over HTTP;
+    `delivers=False` (inside the ACP proxy's agent: the proxy delivers) only pages and reads."""
+    server = FreshlineMCP(service, watch, shared, INSTRUCTIONS if delivers else PAGING)
     _tools(server, service)
     _content_tools(server, service)
-    _resources_and_prompt(server, service)
+    _resources(server, service)
+    if delivers:
+        _delivery_tools(server, service)
+        _prompt(server, service)
     return server
 
 
@@ -290,6 +302,8 @@ def _tools(server: FreshlineMCP, service: FreshlineService) -> None:
         """The project's manifest: its files and documents, as of now."""
         return await _in_thread(None, lambda _p: service.project_manifest(project))
 
+
+def _delivery_tools(server: FreshlineMCP, service: FreshlineService) -> None:
     @server.tool()
     async def open_session(project: ProjectArg) -> SessionInfo:
         """Open a session of a project; its first project_updates delivers the manifest."""
@@ -304,8 +318,6 @@ def _tools(server: FreshlineMCP, service: FreshlineService) -> None:
         Any freshline server of the workspace may have issued the token."""
         return await _in_thread(None, lambda _p: service.acknowledge(session, token))
 
-
-def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
     @server.tool()
     async def project_updates(
         session: SessionArg, ctx: Context
@@ -316,6 +328,8 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
         d = await _in_thread(ctx, lambda p: service.project_updates(session, p))
         return _text(d.text, DeliveryFields(d.session, d.token, d.covers))
 
+
+def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
     @server.tool()
     async def project_changes(
         session: SessionArg,
@@ -363,7 +377,7 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
         return result
 
 
-def _resources_and_prompt(server: FreshlineMCP, service: FreshlineService) -> None:
+def _resources(server: FreshlineMCP, service: FreshlineService) -> None:
     @server.resource(MANIFEST_URI, name="manifest", mime_type="text/markdown",
                      description="A project's manifest: its files and documents, as of now.")
     async def manifest(name: str) -> str:
@@ -372,6 +386,8 @@ def _resources_and_prompt(server: FreshlineMCP, service: FreshlineService) -> No
         except FreshlineError as exc:
             raise ResourceError(str(exc)) from None
 
+
+def _prompt(server: FreshlineMCP, service: FreshlineService) -> None:
     @server.prompt(name="catch_up", title="Catch up on a project",
                    description="What changed in a project's files since you were last told "
                                "(the first time: its manifest).")
