@@ -332,7 +332,9 @@ def test_the_version(notes: Workspace) -> None:
 
 
 def test_install_completion_and_complete(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path)}
+    # The shell named, not detected from the process tree (typer's own switch for tests):
+    # a run whose parents hold no shell got `Shell None is not supported`.
+    env = {**os.environ, "HOME": str(tmp_path), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     done = subprocess.run([sys.executable, "-m", "freshline", "--install-completion", "bash"],
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

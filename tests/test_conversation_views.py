@@ -93,6 +93,19 @@ def test_find_turn_by_number_or_commit() -> None:
             find_turn(events, bad)
 
 
+def test_a_commit_id_of_digits_only_is_a_commit_unless_it_is_a_turn_number() -> None:
+    """Seen: `rewind(..., "64349656")`, a turn's commit given by its first 8 hex digits,
+    all of them decimal, was taken for turn 64,349,656 (about 1 in 40 abbreviations)."""
+    events = history("t", "t")
+    events[3] = replace(events[3], commit="64349656".ljust(40, "a"))
+    assert find_turn(events, "64349656") == 3
+    events[1] = replace(events[1], commit="2000".ljust(40, "b"))
+    assert find_turn(events, "2") == 3  # a turn number first
+    assert find_turn(events, "2000") == 1
+    with pytest.raises(NotFoundError, match="no turn 9999 in this conversation"):
+        find_turn(events, "9999")
+
+
 def test_rewinds_are_told_once_and_the_last_seen_tree_skips_freshlines_own_events() -> None:
     events = history("t", "t", "s", (1, RewindMode.CODE), (2, RewindMode.BOTH))
     assert [r.turn for r in rewinds_since_last_turn(events)] == [1, 2]

@@ -66,16 +66,19 @@ def rewound(events: Sequence[Event]) -> frozenset[int]:
 
 def find_turn(events: Sequence[Event], turn: str) -> int:
     """The index of the human event `turn` names: its number in `log`, or its commit id
-    (at least 4 hex digits). UsageError for neither, NotFoundError for no such turn."""
+    (at least 4 hex digits; digits only is a turn number first). UsageError for neither,
+    NotFoundError for no such turn."""
     numbers = turn_numbers(events)
+    prefix = turn.lower()
     if turn.isdigit():
         wanted = int(turn)
         for index, number in numbers.items():
             if number == wanted:
                 return index
-        last = f"turns 1 to {len(numbers)}" if numbers else "no turns yet"
-        raise NotFoundError(f"no turn {wanted} in this conversation ({last})")
-    prefix = turn.lower()
+        if len(turn) < _MIN_PREFIX or not any((e.commit or "").startswith(prefix)
+                                               for e in events):
+            last = f"turns 1 to {len(numbers)}" if numbers else "no turns yet"
+            raise NotFoundError(f"no turn {wanted} in this conversation ({last})")
     if len(prefix) < _MIN_PREFIX or any(c not in "0123456789abcdef" for c in prefix):
         raise UsageError(f"{turn!r} is neither a turn number nor a commit id from `freshline log`")
     found = [i for i, e in enumerate(events) if (e.commit or "").startswith(prefix)]
