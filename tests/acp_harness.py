@@ -170,10 +170,11 @@ async def started(
     env: dict[str, str] | None = None,
     name: str = "run",
     status: int | None = 0,
+    shutdown: float = 30.0,
 ) -> AsyncIterator[Proxied]:
     """The ACP agent `command` (the proxy, or an agent on its own) started in `cwd` and
     initialized by a client; once the client hung up, it must have exited with `status`
-    (None: not checked)."""
+    (None: not checked) within `shutdown` seconds, or it is stopped."""
     log, state = tmp_path / "agent.log", tmp_path / "agent-state"
     state.mkdir(exist_ok=True)
     stderr = tmp_path / f"{name}.stderr"
@@ -183,7 +184,7 @@ async def started(
     with stderr.open("w", encoding="utf-8") as errors:
         async with spawn_agent_process(
             client, command[0], *command[1:], env=env, cwd=cwd,
-            transport_kwargs={"stderr": errors, "shutdown_timeout": 30.0},
+            transport_kwargs={"stderr": errors, "shutdown_timeout": shutdown},
         ) as (conn, process):
             capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)

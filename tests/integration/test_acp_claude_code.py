@@ -64,10 +64,15 @@ def stub(vault: Workspace) -> Iterator[AnthropicStub]:
         yield server
 
 
-async def test_the_blocks_reach_claude_through_the_adapter(
+async def test_the_blocks_reach_claude_through_the_adapter_and_only_the_proxy_delivers(
     agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
 ) -> None:
-    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url}
+    """Seen: with the Claude Code hook installed too and the adapter run through `freshline
+    acp`, the first prompt carried two manifests (the hook's and the proxy's), and every
+    later prompt a fresh full manifest though nothing changed."""
+    install_hook(vault.root)
+    log = tmp_path / "hook.log"
+    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
     async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env) as run:
         session = await run.new(vault.root)
         assert await run.prompt(session, "hello there") == "end_turn"
@@ -75,7 +80,10 @@ async def test_the_blocks_reach_claude_through_the_adapter(
         manifest = block_in(first, MANIFEST)
         assert manifest is not None and first.index(manifest) < first.index("hello there")
         assert {"notes/a.md", "notes/b.md"} <= set(named(manifest, vault.root))
+        assert asked(stub, "hello there").text.count(MANIFEST) == 1
         assert "Noted." in run.client.said()
+        await run.prompt(session, "anything new?")
+        assert "project_context" not in asked(stub, "anything new?").last
 
         vault.write("notes/a.md", "# A, edited\n")
         vault.write("notes/c.md", "# C\n")
@@ -84,6 +92,7 @@ async def test_the_blocks_reach_claude_through_the_adapter(
         second = asked(stub, "what changed?").last
         updates = block_in(second, UPDATES)
         assert updates is not None and block_in(second, MANIFEST) is None
+        assert second.count(UPDATES) == 1
         assert sorted(named(updates, vault.root)) == ["notes/a.md", "notes/c.md"]
 
         # Claude reads b.md with the adapter's Read tool: through the client, via the proxy.
@@ -103,10 +112,11 @@ async def test_the_blocks_reach_claude_through_the_adapter(
     assert not any("project_context" in str(u) for u in run.client.updates)
     manager = SessionManager(vault.config())
     try:
-        (s,) = manager.sessions("p")
-        assert s.external_id == f"acp:p:{session}"
+        (s,) = manager.sessions()  # the hook opened none
+        assert s.external_id == f"acp:p:{session}" and s.channel == "acp"
     finally:
         manager.close()
+    assert not log.exists(), log.read_text(encoding="utf-8")
 
 
 async def test_a_session_loaded_in_a_new_proxy_goes_on_where_it_was(
@@ -130,34 +140,6 @@ async def test_a_session_loaded_in_a_new_proxy_goes_on_where_it_was(
     assert MANIFEST in back.text  # the first prompt, as Claude Code kept it
 
 
-async def test_with_the_hook_installed_too_only_the_proxy_delivers(
-    agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
-) -> None:
-    """Seen: with the Claude Code hook installed and the adapter run through `freshline
-    acp`, the first prompt carried two manifests (the hook's and the proxy's), and every
-    later prompt a fresh full manifest though nothing changed."""
-    install_hook(vault.root)
-    log = tmp_path / "hook.log"
-    env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
-    async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env) as run:
-        session = await run.new(vault.root)
-        await run.prompt(session, "hello there")
-        await run.prompt(session, "anything new?")
-        vault.write("notes/c.md", "# C\n")
-        await run.prompt(session, "and now?")
-    assert asked(stub, "hello there").text.count(MANIFEST) == 1
-    assert "project_context" not in asked(stub, "anything new?").last
-    updates = block_in(asked(stub, "and now?").last, UPDATES)
-    assert updates is not None and named(updates, vault.root) == ["notes/c.md"]
-    assert asked(stub, "and now?").last.count(UPDATES) == 1
-    manager = SessionManager(vault.config())
-    try:
-        assert [s.channel for s in manager.sessions()] == ["acp"]  # the hook opened none
-    finally:
-        manager.close()
-    assert not log.exists(), log.read_text(encoding="utf-8")
-
-
 async def test_the_hook_alone_under_the_adapter_delivers_once_and_goes_quiet(
     agent: Path, vault: Workspace, stub: AnthropicStub, tmp_path: Path
 ) -> None:
@@ -167,8 +149,9 @@ async def test_the_hook_alone_under_the_adapter_delivers_once_and_goes_quiet(
     install_hook(vault.root)
     log = tmp_path / "hook.log"
     env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
-    # On its own the adapter ends with a status of its own when the client hangs up.
-    async with started(tmp_path, vault.root, [str(agent)], env=env, status=None) as run:
+    # On its own the adapter does not exit when the client hangs up: it is stopped.
+    async with started(tmp_path, vault.root, [str(agent)], env=env, status=None,
+                       shutdown=1.0) as run:
         session = await run.new(vault.root)
         await run.prompt(session, "hello there")
         await run.prompt(session, "anything new?")
