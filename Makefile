@@ -29,7 +29,8 @@ postgres:
 
 # mypy takes one core for about 40 s: it checks beside the tests, and both must pass.
 # Three workers on two cores, one test file each at a time, the slowest files first
-# (tests/conftest.py): a quarter of the tests' time is spent waiting on processes.
+# (tests/conftest.py): two workers keep about 85 % of both cores busy, the third takes
+# up what is left beside mypy.
 test: $(VENV)/.test-installed postgres
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
