@@ -35,6 +35,7 @@ from freshline.context import (
     render_updates,
 )
 from freshline.context.manifest import STORED_CHARS
+from freshline.context.model import FileGroup
 from freshline.context.wire import show
 from freshline.errors import FreshlineError, UsageError
 from freshline.materialize.status import DocStatus
@@ -350,6 +351,30 @@ def test_both_blocks_fit_together_and_a_stored_manifest_renders_the_same(
         grouped = any(shown.startswith(g.group(1)) for line in entries(blocks.manifest or "")
                       if (g := GROUP.match(line)))
         assert listed or grouped, doc
+
+
+def planned_compact(m: ManifestInput, chars: int) -> tuple[tuple[str, ...], tuple[FileGroup, ...]]:
+    """The files `compact_manifest` lists and the groups it counts, as the block's plan
+    places them: its folds from `_start`, its entries through `Placement`."""
+    from freshline.context.layout import Placement, Pool
+    from freshline.context.manifest import _plan, _start
+
+    plan = _plan(m, None)
+    placed = Placement(plan, _start(plan, None, chars))
+    listed = tuple(e.path for e in plan.entries() if e.pool is Pool.FILES and placed.is_listed(e))
+    groups = placed.groups.get(Pool.FILES, {})
+    return listed, tuple(FileGroup(f, c["files"]) for f, c in sorted(groups.items()))
+
+
+@given(manifest_inputs(), st.integers(0, 6_000), st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_compacting_from_paths_places_as_the_plan_does(
+    m: ManifestInput, chars: int, twice: bool
+) -> None:
+    if twice:  # a stored form compacted again, to a smaller budget: its groups stay
+        m = compact_manifest(m, chars * 2)
+    compact = compact_manifest(m, chars)
+    assert (compact.files, compact.file_groups) == planned_compact(m, chars)
 
 
 @pytest.mark.parametrize("text", ["", "<project_context/>", '{"version": 2}', "[]",

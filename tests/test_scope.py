@@ -334,6 +334,43 @@ def test_internal_never_in_scope(prefix: str, rest: str, include: list[str]) -> 
     assert not scope.matches(FileFacts(path, frozenset({"paper", "a"}), {"status": "active"}))
 
 
+_path_patterns = st.one_of(
+    _rel_path,
+    _rel_path.map(lambda p: p + "/**"),
+    _rel_path.map(lambda p: p.replace("a", "*", 1)),
+    st.sampled_from(["*.md", "*.PDF", "*.é", "**/*.md", "**", "a?/*", "[ab]*/**", "x/**/y"]),
+)
+_any_path = st.one_of(
+    _rel_path,
+    _rel_path.map(lambda p: p + ".MD"),
+    st.sampled_from([".env", "a/.ssh/k", "id_rsa.pub", ".git/x", "a/freshline.toml", ".md"]),
+)
+
+
+@given(_any_path, st.lists(_path_patterns, max_size=4), st.lists(_path_patterns, max_size=3),
+       st.lists(st.sampled_from(["a", "*.md", "b/**"]), max_size=2))
+def test_a_path_is_judged_as_its_facts_are(
+    path: str, include: list[str], exclude: list[str], ignore: list[str]
+) -> None:
+    """`matches_path` compiles the path patterns into one regex per side; it answers as
+    the generic match of the path's facts does."""
+    scope = Scope.from_strings(include, exclude, ignore)
+    assert scope.matches_path(path) == scope.matches(FileFacts(path))
+
+
+@pytest.mark.parametrize(("include", "path", "expected"), [
+    (["*.md"], "a/b.MD", True),
+    (["*.md"], ".md", False),  # a name that is only the suffix has no extension
+    (["notes"], "notes2/a", False),
+    (["notes"], "notes", True),
+    (["a/**"], "a/b\nc", True),  # a newline in a name is a character like any
+    (["#paper"], "a.md", False),  # a tag never matches a bare path
+    (["[[a]]"], "x/A.md", True),  # a note title is matched apart from the regex
+])
+def test_matches_path_table(include: list[str], path: str, expected: bool) -> None:
+    assert Scope.from_strings(include).matches_path(path) is expected
+
+
 _pattern_lists = st.lists(_patterns, max_size=5)
 
 

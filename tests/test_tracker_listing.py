@@ -1,9 +1,9 @@
 """A fresh workspace's first flush may list its files and read them later.
 
-A flush that may defer (a hook opening a session) fills an empty index from paths and
-lstat alone; the next flush that may not defer (the watcher's first full scan) reads every
-listed file before it compares: nothing is logged for a file whose stat held, and what
-changed meanwhile is told (`tracker/listing.py`).
+A flush that may defer (a hook opening a session) fills an empty index from the folders'
+listings alone (names and inodes, no lstat); the next flush that may not defer (the
+watcher's first full scan) reads every listed file before it compares: nothing is logged
+for a file untouched since, and what changed meanwhile is told (`tracker/listing.py`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ from freshline.store.records import UNHASHED, ChangeKind, FileKind, IndexEntry
 from freshline.tracker import autowatch
 from freshline.tracker import scan as scan_module
 from freshline.tracker.hashing import blob_of
-from freshline.tracker.listing import UNHASHED_META, listed_entry, stat_key, twin_blobs
+from freshline.tracker.listing import (
+    UNHASHED_META,
+    UNSTATED,
+    listed_entry,
+    stat_key,
+    twin_blobs,
+)
 
 from .conftest import StoreBackend, Workspace, wait_for
 from .test_tracker_stateful import BODIES, NAMES, TrackerMachine
@@ -81,18 +87,28 @@ def test_a_deferred_first_flush_reads_no_file(vault: Workspace, reads: list[str]
     entries = list(t.store.index_iter())
     assert [e.path for e in entries] == sorted(FILES)
     assert not any(e.hashed for e in entries)
+    # Names and inodes alone: the folder listing gives them, no file is lstat'ed.
+    assert {(e.size, e.mtime_ns) for e in entries} == {(UNSTATED, UNSTATED)}
+    assert [e.inode for e in entries] == [os.lstat(vault.root / e.path).st_ino for e in entries]
     assert paths(vault) == ["notes/a.md", "notes/b.md", "notes/d.txt", "notes/sub/c.md"]
     assert t.epoch("p") == 0
     assert t.store.meta_get(UNHASHED_META) == "1"
 
 
-def test_a_racily_clean_file_is_read_by_the_listing(vault: Workspace, reads: list[str]) -> None:
-    vault.write("notes/new.md", "just written\n")
+def test_a_file_written_just_before_the_listing_is_no_change(
+    vault: Workspace, reads: list[str]
+) -> None:
+    vault.write("notes/new.md", "just written\n")  # racily clean, but before the listing
     t = vault.tracker()
     t.flush(defer=True)
+    assert reads == []
+    t.flush(defer=True)  # takes the stats; one too fresh to trust is read instead
     assert reads == ["notes/new.md"]
     entry = t.store.index_get("notes/new.md")
     assert entry is not None and entry.hashed and entry.mtime_ns == 0
+    assert all(e.size != UNSTATED for e in t.store.index_iter())
+    vault.tracker().flush()
+    assert logged(vault) == []
 
 
 def test_the_next_flush_reads_every_listed_file_and_logs_nothing(
@@ -111,8 +127,13 @@ def test_the_next_flush_reads_every_listed_file_and_logs_nothing(
     assert vault.tracker().flush().projects == {} and reads == []  # read once, trusted after
 
 
-def test_what_changed_between_listing_and_reading_is_told(vault: Workspace) -> None:
+@pytest.mark.parametrize("stated", [False, True])
+def test_what_changed_between_listing_and_reading_is_told(
+    vault: Workspace, stated: bool
+) -> None:
     vault.tracker().flush(defer=True)
+    if stated:  # a flush that may defer took each listed file's stat
+        vault.tracker().flush(defer=True)
     root = vault.root
     age(vault.write("notes/a.md", "edited\n"), 30)
     (root / "notes/b.md").unlink()
@@ -121,14 +142,17 @@ def test_what_changed_between_listing_and_reading_is_told(vault: Workspace) -> N
     os.rename(root / "notes/d.txt", root / "notes/e.txt")
     age(vault.write("notes/e.txt", "moved and edited\n"), 30)
     vault.tracker().flush()
-    assert logged(vault) == [
+    # A file listed by name alone has no stat to be known by once it moved.
+    moved = ([(R, "notes/sub/moved.md", "notes/sub/c.md")] if stated else
+             [(C, "notes/sub/moved.md", None), (D, "notes/sub/c.md", None)])
+    assert logged(vault) == sorted([
         (C, "notes/e.txt", None),  # its old bytes were never read: no rename to pair on
         (C, "notes/new.md", None),
         (D, "notes/b.md", None),
         (D, "notes/d.txt", None),
-        (M, "notes/a.md", None),
-        (R, "notes/sub/moved.md", "notes/sub/c.md"),
-    ]
+        (M, "notes/a.md", None),  # its mtime set back: the change time still tells
+        *moved,
+    ])
 
 
 def test_a_listed_file_rewritten_with_its_own_bytes_reads_as_modified(vault: Workspace) -> None:

@@ -103,7 +103,10 @@ def _maybe(path: str) -> bool:
     if _OTHERS.match(name):
         return True
     wrapped = f"/{low}/"
-    return any(folder in wrapped for folder in _FOLDERS)
+    for folder in _FOLDERS:  # a loop, not any(): this runs for every path of a workspace
+        if folder in wrapped:
+            return True
+    return False
 
 
 def secret_patterns(path: str) -> list[str]:

@@ -159,7 +159,7 @@ class Placement:
         self.groups: dict[Pool, dict[str, Counter[str]]] = {}
         self.ops: dict[int, Counter[str]] = {}
         self.listed: set[int] = set()  # ids of listed entries
-        self._tops: dict[tuple[Pool, str], str | None] = {}
+        self._tops: dict[Pool, TopFolded] = {}
         for entry in plan.entries():
             pool = entry.pool
             if pool is None:
@@ -199,19 +199,10 @@ class Placement:
 
     def _top(self, pool: Pool, folder: str) -> str | None:
         """The highest folded folder holding `folder` (itself included), if any."""
-        # Iterative, not recursive: a workspace may nest folders thousands deep.
-        chain: list[str] = []
-        current: str | None = folder
-        while current is not None and (pool, current) not in self._tops:
-            chain.append(current)
-            current = current.rpartition("/")[0] if current else None
-        above = self._tops[(pool, current)] if current is not None else None
-        folded = self.folds.folded(pool)
-        for name in reversed(chain):  # from the highest unknown folder down
-            if above is None and name in folded:
-                above = name
-            self._tops[(pool, name)] = above
-        return self._tops[(pool, folder)]
+        tops = self._tops.get(pool)
+        if tops is None:
+            tops = self._tops[pool] = TopFolded(self.folds.folded(pool))
+        return tops(folder)
 
     def is_listed(self, entry: Entry) -> bool:
         """Whether `entry` is listed one by one."""
@@ -220,6 +211,30 @@ class Placement:
     def rolled_up(self) -> bool:
         """Whether anything was folded."""
         return bool(self.groups or self.ops or self.folds.renames or self.folds.minimal)
+
+
+class TopFolded:
+    """The highest of `folded` holding a folder (itself included; "" is the root), each
+    answer remembered for the folders below it: entries come thousands per folder."""
+
+    def __init__(self, folded: set[str]) -> None:
+        self.folded = folded
+        self._tops: dict[str, str | None] = {}
+
+    def __call__(self, folder: str) -> str | None:
+        tops = self._tops
+        # Iterative, not recursive: a workspace may nest folders thousands deep.
+        chain: list[str] = []
+        current: str | None = folder
+        while current is not None and current not in tops:
+            chain.append(current)
+            current = current.rpartition("/")[0] if current else None
+        above = tops[current] if current is not None else None
+        for name in reversed(chain):  # from the highest unknown folder down
+            if above is None and name in self.folded:
+                above = name
+            tops[name] = above
+        return tops[folder]
 
 
 def write(plan: Plan, folds: Folds) -> str:

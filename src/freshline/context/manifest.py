@@ -46,15 +46,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import chain
 
 from freshline.materialize.status import DocStatus
 from freshline.scope import Pattern, PatternKind
 
 from . import phrases
 from .budget import Budget
-from .layout import Entry, Folds, Groups, Part, Placement, Plan, Pool, Section, Text, WayBack
+from .layout import Entry, Folds, Groups, Part, Plan, Pool, Section, Text, TopFolded, WayBack
 from .model import DocumentInfo, FileGroup, ManifestInput
-from .rollup import GROUP_CHARS, folder_order
+from .rollup import GROUP_CHARS, folder_order, lines_of
 from .wire import count, show
 
 _CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
@@ -158,7 +159,7 @@ def _start(plan: Plan, most: int | None = None, chars: int | None = None) -> Fol
     folded = start.folded(Pool.FILES)
     folded.update(e.folded_at for e in files if e.folded_at is not None)
     lines, size = len(files), sum(_size(e) for e in files)
-    order = folder_order(files, folded) if most is not None or chars is not None else []
+    order = folder_order(lines_of(files), folded) if most is not None or chars is not None else []
     for folder, taken, saved in order:
         if (most is None or lines <= most) and (chars is None or size <= chars):
             break
@@ -179,17 +180,39 @@ def compact_manifest(m: ManifestInput, chars: int = STORED_CHARS) -> ManifestInp
     """`m` with files listed up to `chars` characters (by default `STORED_CHARS`, more
     than any channel's default budget) and the rest counted per folder, deepest first, as
     the roll-up would: the same block from a record that stays bounded however many files
-    the project has, from which every channel rolls up only as far as its budget needs."""
+    the project has, from which every channel rolls up only as far as its budget needs.
+
+    It folds as `_start(plan, None, chars)` and places as `Placement` would, from the
+    paths alone: a workspace's first manifest compacts tens of thousands of files, and
+    a plan's entry per file costs more than the rest of the answer."""
     if m.files is None:
         return m
-    plan = _plan(m, None)
-    placed = Placement(plan, _start(plan, None, chars))
-    listed = tuple(e.path for e in plan.entries() if e.pool is Pool.FILES and placed.is_listed(e))
-    groups = placed.groups.get(Pool.FILES, {})
-    files = set(m.files)
+    files = sorted(set(m.files))
+    sizes = [len(show(m.root, f)) + 3 for f in files]
+    folders = [f.rpartition("/")[0] for f in files]
+    groups = [(g.folder, len(g.folder) + GROUP_CHARS) for g in m.file_groups]
+    folded = {g.folder for g in m.file_groups}
+    size = sum(sizes) + sum(chars_ for _, chars_ in groups)
+    lines = chain(zip(folders, sizes, strict=True), ((folder, 3) for folder, _ in groups))
+    for folder, _, saved in folder_order(lines, folded):
+        if size <= chars:
+            break
+        folded.add(folder)
+        size -= saved
+    top = TopFolded(folded)
+    listed: list[str] = []
+    counted: Counter[str] = Counter()
+    for path, folder in zip(files, folders, strict=True):
+        above = top(folder)
+        if above is None:
+            listed.append(path)
+        else:
+            counted[above] += 1
+    for g in m.file_groups:  # each in its folder's group, or in one above it
+        counted[top(g.folder) or g.folder] += g.count
+    known = set(m.files)
     named = tuple(sorted(set(m.pattern_files) | {
         p.value for p in (*m.include, *m.exclude)
-        if p.kind is PatternKind.FOLDER and p.value in files}))
-    counted = tuple(FileGroup(f, c[phrases.FILES]) for f, c in sorted(groups.items()))
-    return replace(m, files=listed, pattern_files=named, file_groups=counted)
-
+        if p.kind is PatternKind.FOLDER and p.value in known}))
+    return replace(m, files=tuple(listed), pattern_files=named,
+                   file_groups=tuple(FileGroup(f, n) for f, n in sorted(counted.items())))

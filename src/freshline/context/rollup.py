@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -75,17 +75,25 @@ def _ancestors(folder: str) -> Iterable[str]:
     yield ""
 
 
+def lines_of(entries: Iterable[Entry]) -> Iterator[tuple[str, int]]:
+    """Each entry's line as `folder_order` weighs it: its folder and about its characters."""
+    return ((entry.folder, len(entry.text) + 3) for entry in entries)
+
+
 def folder_order(
-    entries: Iterable[Entry], folded: Iterable[str] = ()
+    weighed: Iterable[tuple[str, int]], folded: Iterable[str] = ()
 ) -> list[tuple[str, int, int]]:
     """The folders to fold, in order, each with the lines its fold removes plus one (the
-    entries and groups it takes in) and about the characters it saves. `folded` are
-    folded already. A folder is worth folding when it would take in at least two lines."""
+    entries and groups it takes in) and about the characters it saves. `weighed` are the
+    listed lines (folder, characters), `folded` the folders folded already. A folder is
+    worth folding when it would take in at least two lines."""
     direct: dict[str, list[int]] = {}
-    for entry in entries:
-        stats = direct.setdefault(entry.folder, [0, 0])
+    for folder, chars in weighed:
+        stats = direct.get(folder)
+        if stats is None:  # not setdefault: a list per line costs
+            stats = direct[folder] = [0, 0]
         stats[0] += 1
-        stats[1] += len(entry.text) + 3
+        stats[1] += chars
     nodes = {folder for d in direct for folder in _ancestors(d)}
     children: dict[str, list[str]] = {}
     for node in nodes:
@@ -156,4 +164,4 @@ def _folders(block: int, plan: Plan, pool: Pool) -> list[Move]:
                and not (pool is Pool.CHANGES and (e.ops or e.rename is not None))]
     already = plan.start.folded(pool)
     return [Move(block, MoveKind.FOLDER, pool, folder)
-            for folder, _, _ in folder_order(entries, already)]
+            for folder, _, _ in folder_order(lines_of(entries), already)]

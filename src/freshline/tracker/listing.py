@@ -1,23 +1,28 @@
 """A fresh workspace's first flush may list its files rather than read them.
 
 Hashing every file is most of a first scan's cost, and the first answer (a manifest) needs
-only the paths. So a flush that may defer (`Tracker.flush(defer=True)`: a hook opening a
-session) fills an empty index from a listing: each regular file's entry holds its lstat
-(size, mtime_ns, inode) and no blob id (`UNHASHED`), and the store's meta says some entry
-is not read yet. A file modified within the racy window before the listing
-(`scan.RACY_WINDOW_NS`) is read at once: its stat could not tell a later edit of the same
-size apart.
+only the paths; taking every file's lstat costs more than listing the folders (a system
+call per file). So a flush that may defer (`Tracker.flush(defer=True)`: a hook opening a
+session) fills an empty index from the names alone: each regular file's entry holds its
+inode (the folder listing gives it for nothing), no size, mtime or blob id (`UNSTATED`,
+`UNHASHED`), and the store's meta says some entry is not read yet and when the listing
+began (`LISTED_AT`, a little before, so a coarse file-system clock cannot stamp a later
+write earlier than that).
 
-An entry listed stands for the bytes its file held at the listing, exactly as far as its
-stat does, the same trust every rescan puts in a stat that did not move. Every flush that
-may not defer reads each listed file before it compares (a full scan; the background
-watcher's first one does it): a file whose stat is still the one listed gets its blob id
-and nothing is logged; one whose stat moved is logged as modified (its old bytes were never
-read, so nothing better can be said). Until then, a flush that may defer compares listed
-entries by their stat alone. A listed file deleted, and one created with its very stat (a
-rename keeps inode, size and mtime), is that file moved (`twin_blobs`): a rename, as if
-its blob had been read. A listed file that can no longer be read leaves the index, as a
-first full scan would have left it.
+An entry listed stands for the bytes its file held at the listing. A file whose inode
+change time (`ctime`: every write, rename, chmod and `touch` sets it, and nothing can set
+it back) is older than the listing holds them still; one changed since may not. Every
+flush that may not defer reads each listed file before it compares (a full scan; the
+background watcher's first one does it): a file untouched since the listing gets its blob
+id and nothing is logged; one touched since is logged as modified (its old bytes were
+never read, so nothing better can be said). A flush that may defer meanwhile takes the
+stat of each untouched file (reading those it could not trust by it, `scan.RACY_WINDOW_NS`)
+and from then on trusts that stat as every rescan trusts one that did not move. A listed
+file deleted, and one created with its very stat (a rename keeps inode, size and mtime),
+is that file moved (`twin_blobs`): a rename, as if its blob had been read. An entry
+listed by name alone has no stat to be a twin of: its file moved is told as deleted and
+created. A listed file that can no longer be read leaves the index, as a first full scan
+would have left it.
 
 A scope matching on tags or properties needs every note read: such a workspace is never
 listed (`tracker.facts`).
@@ -31,9 +36,12 @@ from dataclasses import replace
 
 from freshline.scope import is_markdown
 from freshline.store.records import UNHASHED, FileKind, IndexEntry
-from freshline.tracker.hashing import git_mode
+from freshline.tracker.hashing import MODE_FILE, git_mode
 
 UNHASHED_META = "tracker.unhashed"  # "1" while some index entry is listed, not read
+LISTED_AT = "tracker.listed_at"  # ns: files whose ctime is older hold their bytes as listed
+UNSTATED = -1  # the size and mtime of an entry listed by name alone
+CLOCK_SLACK_NS = 10_000_000  # how far a file system's coarse clock may lag the real one
 
 StatKey = tuple[int, int, int, int, int]
 
@@ -51,6 +59,26 @@ def listed_entry(rel: str, st: os.stat_result) -> IndexEntry:
         mode=git_mode(st),
         parsed=not is_markdown(rel),  # listed only while no scope reads notes' facts
     )
+
+
+def unstated_entry(rel: str, inode: int, dev: int) -> IndexEntry:
+    """The entry of a regular file known by its name and inode alone (a folder listing)."""
+    return IndexEntry(
+        path=rel,
+        kind=FileKind.FILE,
+        size=UNSTATED,
+        mtime_ns=UNSTATED,
+        inode=inode,
+        dev=dev,
+        blob=UNHASHED,
+        mode=MODE_FILE,  # the exec bit is not known until it is read
+        parsed=not is_markdown(rel),
+    )
+
+
+def unstated(listed: tuple[int, int, int]) -> bool:
+    """Whether an index stat (size, mtime_ns, inode) is that of an entry listed by name."""
+    return listed[0] == UNSTATED
 
 
 def stat_key(entry: IndexEntry) -> StatKey:

@@ -10,8 +10,8 @@ A file written twice within one timestamp tick can keep size and mtime ("racily 
 as git calls it). An entry whose mtime is that close to the scan is stored with
 mtime_ns = 0, so the next scan hashes it again instead of trusting its stat.
 
-A listing scan (an empty index, a caller that may defer) reads no file that is not racily
-clean: it stores their stat alone, to be read by a later flush (`tracker/listing.py`).
+A listing scan (an empty index, a caller that may defer) takes no lstat and reads no
+regular file: it stores their names, to be read by a later flush (`tracker/listing.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ from freshline.store.db import decode_path, encode_path
 from freshline.store.files import Stats
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
-from freshline.tracker.listing import listed_entry, twin_blobs
+from freshline.tracker.listing import (
+    CLOCK_SLACK_NS,
+    listed_entry,
+    twin_blobs,
+    unstated,
+    unstated_entry,
+)
 from freshline.tracker.observed import FolderRename, Observed, content_of
 from freshline.tracker.renames import folder_renames, pair_renames
 from freshline.tracker.similarity import TEXT_CAP, sketch
@@ -62,6 +68,7 @@ class ScanResult:
     ignore: IgnoreState | None = None  # the rules a full scan walked by, every file read
     from_empty: bool = False  # a full scan of an empty index: `put` is the whole index now
     listed_read: bool = False  # every entry listed, not read, was read (or left the index)
+    listed_at: int | None = None  # a listing: when it began (`tracker/listing.py`)
 
     def changed(self, name: str) -> bool:
         """Whether a file of this name (at any depth) was created, changed or removed."""
@@ -83,6 +90,7 @@ class Scanner:
         memo: Memo | None = None,
         parse: bool = True,
         listing: bool = False,
+        listed_at: int = 0,
     ) -> None:
         self.root = str(root)
         self.broot = os.fsencode(self.root)
@@ -93,7 +101,8 @@ class Scanner:
         self.kept: list[str] = []  # unreadable directories: entries below them stay
         self.memo = memo
         self.parse = parse  # read notes' tags and properties (some scope matches on them)
-        self.listing = listing  # store what is not racily clean by its stat, unread
+        self.listing = listing  # fill an empty index from names alone (`listed`)
+        self.listed_at = listed_at  # when the index was listed (`tracker/listing.py`)
         self.sketches: dict[str, bytes] = {}
 
     def _skip(self, rel: str, is_dir: bool = False) -> bool:
@@ -105,6 +114,14 @@ class Scanner:
         Paths are raw bytes (the index's `encode_path` form): a rescan compares them with
         the index as they are and decodes only what changed.
         """
+        for rel, e in self.names(top):
+            try:
+                yield rel, e.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+
+    def names(self, top: bytes = b"") -> Iterator[tuple[bytes, os.DirEntry[bytes]]]:
+        """Every file and link at or below `top` as its folder lists it (no lstat)."""
         # Relative paths are built by joining names: os.path.relpath per file costs more
         # than the lstat itself.
         stack = [top]
@@ -136,7 +153,7 @@ class Scanner:
                     if is_dir:
                         stack.append(rel)
                     elif e.is_file(follow_symlinks=False) or e.is_symlink():
-                        yield rel, e.stat(follow_symlinks=False)
+                        yield rel, e
                 except FileNotFoundError:
                     continue
 
@@ -164,12 +181,12 @@ class Scanner:
         elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
             yield raw, st
 
-    def entry(self, rel: str, st: os.stat_result) -> IndexEntry | None:
+    def entry(self, rel: str, st: os.stat_result, defer: bool = False) -> IndexEntry | None:
         """A fresh index entry (hashing the file), or None with a warning if unreadable.
 
-        A text file's line sketch is kept in `sketches`. A listing scan reads only the
-        files it cannot trust the stat of (links, racily clean files)."""
-        if self.listing and stat.S_ISREG(st.st_mode) and not self._racy(st):
+        A text file's line sketch is kept in `sketches`. With `defer`, only a file whose
+        stat cannot be trusted (a link, a racily clean file) is read."""
+        if defer and stat.S_ISREG(st.st_mode) and not self._racy(st):
             return listed_entry(rel, st)
         known = self.memo.get(rel) if self.memo is not None else None
         # A first pass that left notes unparsed is no use to a redo that parses them.
@@ -229,6 +246,42 @@ class Scanner:
     def _racy(self, st: os.stat_result) -> bool:
         return st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS
 
+    def _untouched(self, st: os.stat_result) -> bool:
+        """Whether nothing changed the file since the index was listed."""
+        return st.st_ctime_ns < self.listed_at
+
+    def _as_listed(self, listed: tuple[int, int, int] | None, st: os.stat_result) -> bool:
+        """Whether a file listed, never read, still holds the bytes it held when listed:
+        its stat as listed, or (listed by name alone) untouched since."""
+        if listed is None:
+            return False
+        if unstated(listed):
+            return self._untouched(st)
+        return listed == (st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def listed(self) -> ScanResult:
+        """An empty index filled from the folders' listings (`tracker/listing.py`): every
+        regular file by its name and inode, unread; a link (rare) read at once."""
+        result = ScanResult(from_empty=True, listed_at=time.time_ns() - CLOCK_SLACK_NS)
+        dev = os.stat(self.broot).st_dev
+        for raw, e in self.names():
+            rel = decode_path(raw)
+            try:
+                regular = e.is_file(follow_symlinks=False)
+                fresh = (unstated_entry(rel, e.inode(), dev) if regular
+                         else self.entry(rel, e.stat(follow_symlinks=False)))
+            except FileNotFoundError:
+                continue
+            if fresh is not None:
+                result.put.append(fresh)
+        if self.store.project_states():  # else every project is new: none logs the batch
+            result.observed = [Observed(ChangeKind.CREATED, None, e) for e in result.put]
+        result.sketches = self.sketches
+        result.warnings = self.warnings
+        result.scanned = len(result.put)
+        result.ignore = self.rules.state()
+        return result
+
     def _kept(self, rel: str) -> bool:
         return any(rel == k or rel.startswith(k + "/") for k in self.kept)
 
@@ -243,8 +296,9 @@ class Scanner:
 
         `stats` is consumed: what is left of it once the disk is walked was deleted.
         `listed` are the entries never read that this scan reads (their stat as listed);
-        their paths in `stats` hold a stat no file has. An entry never read whose stat
-        moved was modified (`tracker/listing.py`).
+        their paths in `stats` hold a stat no file has. An entry never read whose file
+        changed since it was listed was modified (`tracker/listing.py`); one listed by
+        name alone that this scan does not read gets its stat, unless its file changed.
         """
         listed = listed or {}
         result = ScanResult()
@@ -257,6 +311,12 @@ class Scanner:
             if known == now:
                 continue
             rel = decode_path(raw)
+            as_listed = known is not None and unstated(known) and raw not in listed
+            if as_listed and self._untouched(st):  # its stat at last, read if it must be
+                fresh = self.entry(rel, st, defer=True)
+                if fresh is not None:
+                    result.put.append(fresh)
+                continue
             fresh = self.entry(rel, st)
             if fresh is None:
                 if raw in listed:  # never read, and unreadable: as a first scan left it
@@ -265,7 +325,7 @@ class Scanner:
             result.put.append(fresh)
             if known is None:
                 created[rel] = fresh
-            elif listed.get(raw) != now:  # else read at last, as it was listed
+            elif not self._as_listed(listed.get(raw), st):  # else read at last, as listed
                 old = old_entry(rel)
                 if old is not None and (not old.hashed or content_of(old) != content_of(fresh)):
                     result.observed.append(Observed(ChangeKind.MODIFIED, old, fresh))
@@ -327,6 +387,8 @@ def full_scan(
     """Compare the whole workspace with the whole index; the files at the stored paths
     `reparse` are read again whatever their stat (notes stored unparsed that a scope now
     needs the tags of), and so are the `listed` ones (never read: path → stat listed)."""
+    if scanner.listing:
+        return scanner.listed()
     stats = scanner.store.index_stats()
     empty = not stats
     for raw in chain(reparse, listed or ()):

@@ -36,7 +36,7 @@ from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
 from freshline.tracker.hints import cookie_sync, watcher_alive
-from freshline.tracker.listing import UNHASHED_META
+from freshline.tracker.listing import LISTED_AT, UNHASHED_META
 from freshline.tracker.observed import Observed
 from freshline.tracker.patterns import (
     REMOVED,
@@ -222,7 +222,8 @@ class Tracker:
         now = needs_facts(p.scope for p in self.config.projects.values())
         before = any(patterns_need_facts(s.patterns) for s in self.store.project_states().values())
         parse = now or before
-        read = self.store.meta_get(UNHASHED_META) == "1" and (parse or not defer)
+        unread = self.store.meta_get(UNHASHED_META) == "1"
+        read = unread and (parse or not defer)
         if paths is not None and (before or not now) and not read:
             hinted = self._hinted_scan(paths, rules, memo, parse)
             if hinted is not None:
@@ -231,7 +232,9 @@ class Tracker:
         reparse = self.store.index_unparsed() if parse else []
         listed = self.store.index_unhashed() if read else None
         listing = defer and not parse and self.store.index_empty()
-        scanner = Scanner(self.root, self.store, rules, parse=parse, listing=listing)
+        listed_at = int(self.store.meta_get(LISTED_AT) or 0) if unread else 0
+        scanner = Scanner(self.root, self.store, rules, parse=parse, listing=listing,
+                          listed_at=listed_at)
         return full_scan(scanner, reparse, listed), True
 
     def _hinted_scan(
@@ -296,6 +299,8 @@ class Tracker:
 
     def _note_unread(self, result: ScanResult) -> None:
         """Keep the store's word on whether some entry is listed but not read yet."""
+        if result.listed_at is not None:
+            self.store.meta_set(LISTED_AT, str(result.listed_at))
         if any(not e.hashed for e in result.put):
             self.store.meta_set(UNHASHED_META, "1")
         elif result.listed_read:  # each one listed was read, or left the index
