@@ -28,14 +28,15 @@ HEAVY = ("typer", "click", "rich", "pydantic", "yaml", "sqlite3", "freshline.sto
 # What the first hook call in a fresh workspace (no watcher, no index: the hook does the
 # work itself) never needs, so never loads: the front ends, git and the conversation layer
 # (a hook's session records none), conversion workers, converters and thread pools (the
-# project has no document to convert), and the heavier standard modules they bring.
+# project has no document to convert), and the heavier standard modules they bring
+# (`secrets` loads `random`: tokens and ids are `os.urandom`'s).
 FIRST_CALL_NEVER = (
     "typer", "click", "rich", "pydantic", "yaml", "tomlkit", "freshline.agent",
     "freshline.conversation", "freshline.session.rewinding", "freshline.session.sharing",
-    "freshline.materialize.converters.pdf",
-    "freshline.materialize.converters.word", "freshline.materialize.converters.slides",
-    "freshline.materialize.converters.sheets", "freshline.materialize.converters.web",
-    "multiprocessing", "concurrent", "logging", "socket", "uuid", "platform", "tempfile",
+    "freshline.materialize.converters.pdf", "freshline.materialize.converters.word",
+    "freshline.materialize.converters.slides", "freshline.materialize.converters.sheets",
+    "freshline.materialize.converters.web", "multiprocessing", "concurrent", "logging",
+    "socket", "uuid", "platform", "tempfile", "secrets", "random",
 )
 # The last full scan: each `updates` flushes (with no watcher, a full scan).
 AGO = re.compile(r"\d+ s ago|\"last_full_scan\": [\d.]+")

@@ -16,7 +16,7 @@ block, and other sessions' writes are named.
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -93,7 +93,7 @@ class SessionManager(SessionBase):
                 chosen.value, target, None, channel.value)
             if reusable and same and not external_id:
                 return s
-        session_id = secrets.token_hex(6)
+        session_id = os.urandom(6).hex()  # `secrets.token_hex(6)`, as in `engine.new_token`
         # Flushed just above: a second walk of the workspace would find nothing new.
         built = self._build(project, session_id, chosen.value, convert=convert, flush=False,
                              progress=progress, channel=channel.value)
