@@ -25,6 +25,19 @@ HEAVY = ("typer", "click", "rich", "pydantic", "yaml", "sqlite3", "freshline.sto
          "freshline.tracker", "freshline.config", "freshline.session.manager",
          "freshline.interfaces.hook.core", "freshline.paths", "json", "re", "enum",
          "pathlib", "typing", "collections")
+# What the first hook call in a fresh workspace (no watcher, no index: the hook does the
+# work itself) never needs, so never loads: the front ends, git and the conversation layer
+# (a hook's session records none), conversion workers, converters and thread pools (the
+# project has no document to convert), and the heavier standard modules they bring
+# (`secrets` loads `random`: tokens and ids are `os.urandom`'s).
+FIRST_CALL_NEVER = (
+    "typer", "click", "rich", "pydantic", "yaml", "tomlkit", "freshline.agent",
+    "freshline.conversation", "freshline.session.rewinding", "freshline.session.sharing",
+    "freshline.materialize.converters.pdf", "freshline.materialize.converters.word",
+    "freshline.materialize.converters.slides", "freshline.materialize.converters.sheets",
+    "freshline.materialize.converters.web", "multiprocessing", "concurrent", "logging",
+    "socket", "uuid", "platform", "tempfile", "secrets", "random",
+)
 # The last full scan: each `updates` flushes (with no watcher, a full scan).
 AGO = re.compile(r"\d+ s ago|\"last_full_scan\": [\d.]+")
 # A hot command run as the console script runs it; then the modules it loaded, on stderr.
@@ -57,6 +70,17 @@ def test_the_hook_answered_by_the_watcher_imports_only_the_socket_client(
     assert "<project_context " in out
     assert watcher_serving.asked == 1
     assert not {m for m in loaded if m.startswith(HEAVY)}
+
+
+def test_a_first_hook_call_without_a_watcher_loads_no_git_workers_or_front_end(
+    notes: Workspace
+) -> None:
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
+                          "cwd": str(notes.root / "notes"), "prompt": "hi"})
+    out, loaded = loaded_by(["hook", "claude-code"], payload)
+    assert "<project_context " in out and "notes/a.md" in out
+    assert "freshline.session.manager" in loaded  # the slow path did the work itself
+    assert sorted(m for m in loaded if m.startswith(FIRST_CALL_NEVER)) == []
 
 
 def test_changes_answered_by_the_watcher_imports_only_the_socket_client(

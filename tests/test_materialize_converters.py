@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.materialize import ConversionFailed, Limits, converter_for, is_document
-from freshline.materialize.converters import markdown_table
+from freshline.materialize.converters import markdown_table, register, registered, unregister
 from freshline.materialize.converters.web import html_to_markdown
 from tests import docgen
 
@@ -54,6 +54,32 @@ def test_converter_lookup_by_extension(name: str, expected: str | None) -> None:
     converter = converter_for(name)
     assert (converter.name if converter else None) == expected
     assert is_document(name) is (expected is not None)
+
+
+def test_every_builtin_converter_is_found_by_each_of_its_extensions() -> None:
+    # The registry names each built-in's extensions without importing it (the hook's start-up).
+    builtins = registered()
+    assert {type(c).__name__ for c in builtins} == {
+        "PdfConverter", "DocxConverter", "PptxConverter", "XlsxConverter", "HtmlConverter"}
+    for converter in builtins:
+        for extension in converter.extensions:
+            assert converter_for(f"file{extension.upper()}") is converter
+
+
+def test_unregistering_a_replacement_brings_the_builtin_back() -> None:
+    builtin = converter_for("a.pdf")
+
+    class Mine(type(builtin)):  # type: ignore[misc]
+        extensions = (".pdf", ".mine")
+
+    mine = Mine()
+    register(mine)
+    try:
+        assert converter_for("a.pdf") is mine and is_document("b.mine")
+    finally:
+        unregister(mine)
+    assert converter_for("a.pdf") is builtin
+    assert not is_document("b.mine") and converter_for("b.mine") is None
 
 
 def test_pdf_text_per_page(tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ for high-entropy strings assigned to a secret-like name (`API_TOKEN = "…"`):
                        placeholder, path, URL, UUID, or a name ending in id, hash, url, …)
 
 Each rule runs only when a literal it needs occurs in the text (`in` on str is much faster
-than any regex), so a text with no candidates costs a few substring searches.
+than any regex), so a text with no candidates costs a few substring searches; its regex is
+compiled then, on first use, not when the module loads (every delivery passes this scan,
+and most texts never need most rules).
 
 A finding on a line holding `freshline: allow-secret` (in any comment syntax), or on the
 line after one that holds nothing else, is allowed. `withhold` replaces each finding by
@@ -38,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 ALLOW_MARKER = "freshline: allow-secret"
 WITHHELD = "[secret withheld: {kind}]"
@@ -79,6 +82,12 @@ class Finding:
 Check = Callable[[re.Match[str]], bool]
 
 
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """`re.compile`, once per pattern and on first use (flags are inline: `(?i)`)."""
+    return re.compile(pattern)
+
+
 @dataclass(frozen=True)
 class _Rule:
     """A token format. The regex is tried only where one of its anchors occurs (found
@@ -86,11 +95,16 @@ class _Rule:
 
     kind: SecretKind
     anchors: tuple[str, ...]
-    regex: re.Pattern[str]
+    pattern: str
     check: Check | None = None  # a last look at a match (None: every match counts)
     group: int | str = 0  # the part of the match that is the secret
     cased: bool = False  # anchors are looked for in lower, Title and UPPER case too
     bounded: bool = True  # no word character may stand right before the anchor
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled pattern."""
+        return _compiled(self.pattern)
 
 
 def _jwt_header(match: re.Match[str]) -> bool:
@@ -107,58 +121,57 @@ def _mixed_case(match: re.Match[str]) -> bool:
     return token.lower() != token and token.upper() != token
 
 
-_PLACEHOLDER = re.compile(r"^(?:[$%<{*]|\.{3})|[x*]{4}|^(?:pass(?:word)?|pwd|secret|token)$",
-                          re.IGNORECASE)
+_PLACEHOLDER = r"(?i)^(?:[$%<{*]|\.{3})|[x*]{4}|^(?:pass(?:word)?|pwd|secret|token)$"
 
 
 def _real_password(match: re.Match[str]) -> bool:
     """A password after a scheme (`https:` before the `://`), not a placeholder."""
     before = match.string[match.start() - 1] if match.start() else ""
-    return before.isalnum() and _PLACEHOLDER.search(match.group("v")) is None
+    return before.isalnum() and _compiled(_PLACEHOLDER).search(match.group("v")) is None
 
 
 _E = r"(?![A-Za-z0-9_])"  # a token ends before any word character
 
 _RULES: tuple[_Rule, ...] = (
-    _Rule(SecretKind.PRIVATE_KEY, ("-----BEGIN",), re.compile(
-        r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+    _Rule(SecretKind.PRIVATE_KEY, ("-----BEGIN",), (
+        r"(?s)-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
         r"(?:.{0,20000}?-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:\r?\n[ \t]*[A-Za-z0-9+/=:,. -]{16,})+)", re.DOTALL), bounded=False),
-    _Rule(SecretKind.ANTHROPIC_KEY, ("sk-ant-",), re.compile(
+        r"|(?:\r?\n[ \t]*[A-Za-z0-9+/=:,. -]{16,})+)"), bounded=False),
+    _Rule(SecretKind.ANTHROPIC_KEY, ("sk-ant-",), (
         r"sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{40,}")),
-    _Rule(SecretKind.OPENAI_KEY, ("sk-",), re.compile(
+    _Rule(SecretKind.OPENAI_KEY, ("sk-",), (
         r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"
         r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}")),
-    _Rule(SecretKind.AWS_ACCESS_KEY, ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), re.compile(
+    _Rule(SecretKind.AWS_ACCESS_KEY, ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), (
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E)),
-    _Rule(SecretKind.AWS_SECRET_KEY, ("aws",), re.compile(
+    _Rule(SecretKind.AWS_SECRET_KEY, ("aws",), (
         r"(?i:aws)[A-Za-z0-9_.-]{0,20}?(?i:secret|key)[A-Za-z0-9_.-]{0,20}['\"]?[ \t]*"
         r"(?:=>|:=|=|:)[ \t]*['\"]?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
         group="v", cased=True, bounded=False),
     _Rule(SecretKind.GITHUB_TOKEN, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-          re.compile(r"(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})"
+          (r"(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})"
                      + _E)),
-    _Rule(SecretKind.GITLAB_TOKEN, ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}")),
-    _Rule(SecretKind.SLACK_TOKEN, ("xox",), re.compile(
+    _Rule(SecretKind.GITLAB_TOKEN, ("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
+    _Rule(SecretKind.SLACK_TOKEN, ("xox",), (
         r"xox[abposr]-(?:\d+-)+[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")),
-    _Rule(SecretKind.SLACK_WEBHOOK, ("https://hooks.slack.com/",), re.compile(
+    _Rule(SecretKind.SLACK_WEBHOOK, ("https://hooks.slack.com/",), (
         r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
         bounded=False),
     _Rule(SecretKind.STRIPE_KEY, ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
-          re.compile(r"[rs]k_(?:live|test)_[0-9A-Za-z]{24,}")),
-    _Rule(SecretKind.GOOGLE_API_KEY, ("AIza",), re.compile(
+          r"[rs]k_(?:live|test)_[0-9A-Za-z]{24,}"),
+    _Rule(SecretKind.GOOGLE_API_KEY, ("AIza",), (
         r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")),
-    _Rule(SecretKind.HUGGINGFACE_TOKEN, ("hf_",), re.compile(r"hf_[A-Za-z]{34}" + _E),
+    _Rule(SecretKind.HUGGINGFACE_TOKEN, ("hf_",), r"hf_[A-Za-z]{34}" + _E,
           check=_mixed_case),
-    _Rule(SecretKind.NPM_TOKEN, ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}" + _E)),
-    _Rule(SecretKind.PYPI_TOKEN, ("pypi-AgEIcHlwaS5vcmc",), re.compile(
+    _Rule(SecretKind.NPM_TOKEN, ("npm_",), r"npm_[A-Za-z0-9]{36}" + _E),
+    _Rule(SecretKind.PYPI_TOKEN, ("pypi-AgEIcHlwaS5vcmc",), (
         r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}")),
-    _Rule(SecretKind.SENDGRID_KEY, ("SG.",), re.compile(
+    _Rule(SecretKind.SENDGRID_KEY, ("SG.",), (
         r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _E)),
-    _Rule(SecretKind.JWT, ("eyJ",), re.compile(
+    _Rule(SecretKind.JWT, ("eyJ",), (
         r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), check=_jwt_header),
     # The anchor is the `://` after a scheme; `_real_password` checks the scheme.
-    _Rule(SecretKind.BASIC_AUTH, ("://",), re.compile(
+    _Rule(SecretKind.BASIC_AUTH, ("://",), (
         r"://[^\s:/?#@'\"<>]{1,200}:(?P<v>[^\s/?#@'\"<>]{1,200})@"),
         check=_real_password, group="v", bounded=False),
 )
@@ -198,26 +211,25 @@ def _rule_matches(rule: _Rule, text: str) -> Iterator[re.Match[str]]:
 
 # -- assignments -----------------------------------------------------------------------------
 
-_KEYWORD = re.compile(
-    r"secret|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|apikey|access[_-]?key"
-    r"|private[_-]?key|credential|auth[_-]?(?:key|token)", re.IGNORECASE)
+_KEYWORD = (r"(?i)secret|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|apikey|access[_-]?key"
+            r"|private[_-]?key|credential|auth[_-]?(?:key|token)")
 _KEYWORD_ANCHORS = ("secret", "token", "passw", "passphrase", "pwd", "key", "credential")
-_NAME_REST = re.compile(r"[A-Za-z0-9_.-]*")
+_NAME_REST = r"[A-Za-z0-9_.-]*"
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_TAIL = re.compile(
-    r"['\"]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\], |.]{0,40}?[ \t]*)?"
+_TAIL = (
+    r"(?m)['\"]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\], |.]{0,40}?[ \t]*)?"
     r"(?:=>|:=|=|:)[ \t]*"
     r"(?:(?P<q>['\"`])(?P<qv>[^\s'\"`\\]{10,512})(?P=q)"
-    r"|(?P<uv>[A-Za-z0-9+/=_.~-]{10,512})[ \t]*(?:[#;].*)?$)", re.MULTILINE)
-_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+    r"|(?P<uv>[A-Za-z0-9+/=_.~-]{10,512})[ \t]*(?:[#;].*)?$)")
+_WORDS = r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])"
 # A name whose last word is one of these holds an id, a reference or a description.
 _NOT_SECRET_NAMES = frozenset(
     "id ids uuid guid sha hash digest checksum fingerprint version type kind name names file "
     "path dir url uri endpoint host length len size count format header field env var prefix "
     "suffix label help hint description regex pattern policy rule expiry expires ttl".split())
-_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
+_UUID = r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z"
 # Code and words: snake_case, SCREAMING_CASE, kebab-case, dotted.paths.to_names.
-_IDENTIFIER = re.compile(
+_IDENTIFIER = (
     r"[a-z]+(?:[-_.][a-z]+)*|[A-Z]+(?:[-_.][A-Z]+)*"
     r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _FILLER = ("example", "placeholder", "your", "changeme", "dummy", "redacted", "withheld",
@@ -241,13 +253,14 @@ def _is_sequence(value: str) -> bool:
 def looks_secret(name: str, value: str) -> bool:
     """Whether `value`, assigned to `name` (already known to hold a secret's keyword), is
     a secret: long enough, random enough, and not an id, a path, a placeholder or code."""
-    words = _WORDS.findall(name)
+    words = _compiled(_WORDS).findall(name)
     if words and words[-1].lower() in _NOT_SECRET_NAMES:
         return False
     low = value.lower()
     if any(f in low for f in _FILLER) or value.startswith(("/", "./", "../", "~/", "$")):
         return False
-    if _UUID.match(value) or _IDENTIFIER.fullmatch(value) or _is_sequence(value):
+    if (_compiled(_UUID).match(value) or _compiled(_IDENTIFIER).fullmatch(value)
+            or _is_sequence(value)):
         return False
     return entropy(value) >= min(3.0, math.log2(len(value)) - 0.7)
 
@@ -259,8 +272,8 @@ def _assignments(text: str) -> Iterator[tuple[int, int]]:
     for at in _occurrences(text, _KEYWORD_ANCHORS, cased=True):
         if at < done:
             continue
-        end = done = _NAME_REST.match(text, at).end()  # type: ignore[union-attr]
-        tail = _TAIL.match(text, end)
+        end = done = _compiled(_NAME_REST).match(text, at).end()  # type: ignore[union-attr]
+        tail = _compiled(_TAIL).match(text, end)
         if tail is None:
             continue
         start = at
@@ -268,7 +281,7 @@ def _assignments(text: str) -> Iterator[tuple[int, int]]:
             start -= 1
         group = "qv" if tail.group("qv") is not None else "uv"
         name = text[start:end]
-        if _KEYWORD.search(name) and looks_secret(name, tail.group(group)):
+        if _compiled(_KEYWORD).search(name) and looks_secret(name, tail.group(group)):
             yield tail.start(group), tail.end(group)
 
 

@@ -13,10 +13,10 @@ import errno
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from freshline.access import hard_links, hardlink_reason
 from freshline.errors import UsageError, WorkspaceError
@@ -27,6 +27,9 @@ from freshline.materialize.status import DocStatus, Probe, probe
 from freshline.materialize.worker import MIB, VANISHED, Cause, Job, Outcome, WorkerPool
 from freshline.store.records import FileKind, IndexEntry
 from freshline.withholding import Withholder
+
+if TYPE_CHECKING:  # threads load with the first conversion (a hook's first call has none)
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 SETTLED = frozenset({DocStatus.READY, DocStatus.FAILED, DocStatus.DELETED})
 MAX_BACKOFF_S = 3600.0  # the longest wait before a transient failure is tried again
@@ -96,11 +99,17 @@ class RunInfo:
     callers: int  # the caller that started it plus those that joined
 
 
+def _future() -> Future[MaterializeResult]:
+    from concurrent.futures import Future
+
+    return Future()
+
+
 @dataclass
 class _Run:
     revision: int
     retry_failed: bool
-    future: Future[MaterializeResult] = field(default_factory=Future)
+    future: Future[MaterializeResult] = field(default_factory=_future)
     callers: int = 1
     listeners: list[ProgressFn] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -165,6 +174,8 @@ class Materializer:
         """Run `ensure` on a background thread; the future holds its result or error."""
         with self._lock:
             if self._background is None:
+                from concurrent.futures import ThreadPoolExecutor
+
                 self._background = ThreadPoolExecutor(4, thread_name_prefix="freshline-background")
             return self._background.submit(
                 self.ensure, project, revision, list(sources), retry_failed, progress
@@ -245,6 +256,8 @@ class Materializer:
         run.total = len(todo)
         converted: list[str] = []
         if todo:
+            from concurrent.futures import ThreadPoolExecutor
+
             workers = min(self.settings.workers, len(todo))
             with ThreadPoolExecutor(workers, thread_name_prefix="freshline-materialize") as pool:
                 tasks = [(e, pool.submit(self._one, e, found[e.path], run)) for e in todo]

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 from freshline.errors import FreshlineError
@@ -106,6 +104,8 @@ def out_of_memory(memory_mb: int) -> str:
 
 def serve() -> None:
     """The worker's main loop: `python -c ... FD MEMORY_MB TIMEOUT_S` (see _Worker)."""
+    from multiprocessing.connection import Connection
+
     fd, memory_mb, timeout_s = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
     # Ctrl-C reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -134,6 +134,10 @@ def serve() -> None:
 
 class _Worker:
     def __init__(self, memory_mb: int, timeout_s: float) -> None:
+        # Loaded with the first worker: a session that converts nothing never needs them.
+        import socket
+        from multiprocessing.connection import Connection
+
         mine, theirs = socket.socketpair()
         args = [str(theirs.fileno()), str(memory_mb), str(timeout_s)]
         self.process = subprocess.Popen(
@@ -159,6 +163,8 @@ class _Worker:
             return self._lost()
         except Exception as exc:  # the job did not pickle; nothing reached the worker
             return _unloadable(exc)
+        from multiprocessing.connection import wait
+
         ready = wait([self.conn], timeout_s)
         if ready:
             try:

@@ -10,16 +10,14 @@ take a `SessionBase`, so no module of the session layer imports the manager it s
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from freshline.config import Config, Mode
 from freshline.context import Channel, ManifestInput, manifest_from_json
-from freshline.conversation import Conversations
-from freshline.conversation.turnlock import WaitNotice
 from freshline.errors import FreshlineError
 from freshline.materialize import (
     DocStatus,
@@ -29,7 +27,6 @@ from freshline.materialize import (
     census,
     is_document,
 )
-from freshline.materialize.runner import ProgressFn
 from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
 from freshline.session.manifest import BuiltManifest, build_manifest
@@ -37,6 +34,13 @@ from freshline.store import IndexEntry, LedgerKind, SessionRecord, SessionState,
 from freshline.store.sessions import PULLED
 from freshline.tracker import FlushResult, Tracker
 from freshline.withholding import Withholder
+
+if TYPE_CHECKING:  # git loads only for sessions that record a conversation
+    from concurrent.futures import Future
+
+    from freshline.conversation import Conversations
+    from freshline.conversation.turnlock import WaitNotice
+    from freshline.materialize.runner import ProgressFn
 
 
 def materialize_settings(config: Config) -> MaterializeSettings:
@@ -71,6 +75,8 @@ class SessionBase:
     def conversations(self) -> Conversations:
         """The workspace's conversations, opened on first use: a session that records
         none (a hook's) never touches git."""
+        from freshline.conversation import Conversations
+
         return Conversations(self.config.root, max_blob=self.config.conversations.max_blob_bytes,
                              screen=self.withholder)
 

@@ -35,7 +35,7 @@ A session is delivered to only by the channel that opened it (`owners.py`).
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -73,7 +73,8 @@ NO_HOOK_OUTPUT = ("the transcript at {path} records no hook output at all: ackno
 
 def new_token() -> str:
     """A fresh delivery token."""
-    return secrets.token_hex(TOKEN_BYTES)
+    # `secrets.token_hex`, without importing `secrets` (it loads `random`: the hook's start-up).
+    return os.urandom(TOKEN_BYTES).hex()
 
 
 @dataclass(frozen=True)

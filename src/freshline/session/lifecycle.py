@@ -19,8 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from freshline.conversation.repository import WORKTREES
-from freshline.conversation.storage import disk_usage
 from freshline.errors import SessionBusy, UsageError
 from freshline.store import SessionRecord, SessionState
 
@@ -132,6 +130,8 @@ def collect(
 
 def _orphans(manager: SessionBase, out: Collected, now: float) -> None:
     """Conversations and worktrees no session owns, older than the grace period."""
+    from freshline.conversation.repository import WORKTREES  # git: for `gc` alone
+
     known = {s.id for s in manager.sessions()}
     old = now - ORPHAN_GRACE_S
     out.conversations = sorted(
@@ -148,6 +148,8 @@ def _orphans(manager: SessionBase, out: Collected, now: float) -> None:
 
 
 def _remove_all(manager: SessionBase, out: Collected) -> None:
+    from freshline.conversation.repository import WORKTREES
+
     for sid in list(out.sessions):
         try:
             remove(manager, [sid])
@@ -165,6 +167,8 @@ def _remove_all(manager: SessionBase, out: Collected) -> None:
 
 
 def _usage(manager: SessionBase, include_user_repo: bool) -> int:
+    from freshline.conversation.storage import disk_usage
+
     total = disk_usage(manager.config.data_dir)
     if include_user_repo and manager.conversations.checkout:
         total += disk_usage(manager.conversations.repo.git_dir)

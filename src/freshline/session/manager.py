@@ -16,10 +16,11 @@ block, and other sessions' writes are named.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from freshline.config import Mode
 from freshline.context import (
@@ -30,13 +31,7 @@ from freshline.context import (
     render_blocks,
     render_manifest,
 )
-from freshline.conversation import LiveDelta, PendingTurn
-from freshline.conversation import Mode as ConversationMode
-from freshline.conversation import Refresh as MergeInfo
-from freshline.conversation.conflicts import path_kinds
-from freshline.conversation.events import Rewind
 from freshline.errors import FreshlineError, UsageError
-from freshline.materialize.runner import ProgressFn
 from freshline.session.base import SessionBase
 from freshline.session.claims import claim_turn
 from freshline.session.delivery import delivery_budget
@@ -44,7 +39,6 @@ from freshline.session.documents import DocumentDesk
 from freshline.session.lifecycle import close_idle
 from freshline.session.manifest import BuiltManifest, dirty_key
 from freshline.session.owners import refuse_other_owner
-from freshline.session.rewinding import rewind_entry
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
 from freshline.store import (
@@ -56,6 +50,13 @@ from freshline.store import (
 )
 from freshline.store.sessions import RECORDING_CHANNELS, session_title
 from freshline.tracker.scoping import in_scope
+
+if TYPE_CHECKING:  # git loads only for sessions that record a conversation
+    from freshline.conversation import PendingTurn
+    from freshline.conversation import Refresh as MergeInfo
+    from freshline.conversation.events import Rewind
+    from freshline.conversation.trees import LiveDelta
+    from freshline.materialize.runner import ProgressFn
 
 
 class SessionManager(SessionBase):
@@ -92,11 +93,13 @@ class SessionManager(SessionBase):
                 chosen.value, target, None, channel.value)
             if reusable and same and not external_id:
                 return s
-        session_id = uuid.uuid4().hex[:12]
+        session_id = os.urandom(6).hex()  # `secrets.token_hex(6)`, as in `engine.new_token`
         # Flushed just above: a second walk of the workspace would find nothing new.
         built = self._build(project, session_id, chosen.value, convert=convert, flush=False,
                              progress=progress, channel=channel.value)
         if channel.value in RECORDING_CHANNELS:
+            from freshline.conversation import Mode as ConversationMode
+
             entries = self.in_scope.entries(project)
             self.conversations.open(
                 session_id, ConversationMode(chosen.value), target, entries, project=project
@@ -336,6 +339,8 @@ class SessionManager(SessionBase):
         delta = self.in_scope.since(s.project, s.live_epoch)
         if delta is None:
             return None
+        from freshline.conversation import LiveDelta
+
         return LiveDelta(tuple(delta.changed.values()), tuple(delta.removed), s.live_tree)
 
     def _lazy_entries(self, project: str) -> Iterator[IndexEntry]:
@@ -372,7 +377,7 @@ class SessionManager(SessionBase):
             since,
             answer.epoch,
             [*(compacted or seen.kept(answer.changes)), *refreshed,
-             *(rewind_entry(r) for r in rewinds)],
+             *_rewind_entries(rewinds)],
             stale=seen.stale,
             writers=seen.writers,
             documents=news.documents,
@@ -404,6 +409,8 @@ class SessionManager(SessionBase):
 
 
 def _refresh_entry(merge: MergeInfo) -> Change:
+    from freshline.conversation.conflicts import path_kinds
+
     detail = {
         "target": merge.target,
         "from": merge.from_rev or "",
@@ -413,3 +420,13 @@ def _refresh_entry(merge: MergeInfo) -> Change:
         "conflict_kinds": path_kinds(merge.conflicts),
     }
     return Change(ChangeKind.REFRESHED, "", detail=detail)
+
+
+def _rewind_entries(rewinds: Sequence[Rewind]) -> list[Change]:
+    """The updates block's entries of a turn's rewinds (the rewinding module, and git
+    with it, load only when there are some)."""
+    if not rewinds:
+        return []
+    from freshline.session.rewinding import rewind_entry
+
+    return [rewind_entry(r) for r in rewinds]

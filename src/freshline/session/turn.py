@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freshline.context import UpdatesInput
-from freshline.conversation import Event, PendingTurn, abandon_turn, commit_turn
 from freshline.session.ledger import TurnLedger
 from freshline.store import SessionRecord, SessionState
+
+if TYPE_CHECKING:  # git loads only for a turn that records one (a hook's never does)
+    from freshline.conversation import Event, PendingTurn
 
 
 @dataclass
@@ -117,6 +119,8 @@ class PreparedTurn:
         """Write the human turn and its events to the conversation (compare-and-swap)."""
         if self.conversation is None:
             return None
+        from freshline.conversation import commit_turn
+
         wire = self.wire_prompt if self.wire_prompt != self.message else None
         self.head = commit_turn(replace(self.conversation, wire=wire), events)
         return self.head
@@ -125,6 +129,8 @@ class PreparedTurn:
         """Undo what preparing did to an isolated worktree, when the turn fails before
         `record()`: nothing is recorded, so nothing stays half-written on disk either."""
         if self.conversation is not None and self.head is None:
+            from freshline.conversation import abandon_turn
+
             abandon_turn(self.conversation)
 
     def accept(self) -> None:

@@ -3,10 +3,16 @@
 Lookup is by lower-cased file extension. Markdown, plain text, images and unknown types
 have no converter, so they are never materialized. `register` lets tests and plugins add
 a converter (or replace the one for an extension).
+
+A built-in converter's module is imported when a file of its type is first converted or
+probed: whether a path is a document is known from its extension alone (a manifest asks
+it of every file; the hook's first call lists a workspace that may hold none).
 """
 
 from __future__ import annotations
 
+import importlib
+from functools import cache
 from pathlib import PurePath
 
 from freshline.materialize.converters.base import (
@@ -16,11 +22,6 @@ from freshline.materialize.converters.base import (
     check_unpacked_size,
     markdown_table,
 )
-from freshline.materialize.converters.pdf import PdfConverter
-from freshline.materialize.converters.sheets import XlsxConverter
-from freshline.materialize.converters.slides import PptxConverter
-from freshline.materialize.converters.web import HtmlConverter
-from freshline.materialize.converters.word import DocxConverter
 
 __all__ = [
     "ConversionFailed",
@@ -35,14 +36,26 @@ __all__ = [
     "unregister",
 ]
 
-_BUILTIN: tuple[Converter, ...] = (
-    PdfConverter(),
-    DocxConverter(),
-    PptxConverter(),
-    XlsxConverter(),
-    HtmlConverter(),
-)
-_BY_EXTENSION: dict[str, Converter] = {}
+# The built-in converters: each one's module and class, by extension (its `extensions`).
+_BUILTIN: dict[str, tuple[str, str]] = {
+    ".pdf": ("pdf", "PdfConverter"),
+    ".docx": ("word", "DocxConverter"),
+    ".pptx": ("slides", "PptxConverter"),
+    ".xlsx": ("sheets", "XlsxConverter"),
+    ".xlsm": ("sheets", "XlsxConverter"),
+    ".html": ("web", "HtmlConverter"),
+    ".htm": ("web", "HtmlConverter"),
+    ".xhtml": ("web", "HtmlConverter"),
+}
+# The converter of each extension; None: the built-in one, not imported yet.
+_BY_EXTENSION: dict[str, Converter | None] = dict.fromkeys(_BUILTIN)
+
+
+@cache
+def _builtin(module: str, name: str) -> Converter:
+    """The one instance of a built-in converter, its module imported now."""
+    found: type[Converter] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return found()
 
 
 def register(converter: Converter) -> None:
@@ -55,20 +68,26 @@ def unregister(converter: Converter) -> None:
     """Remove `converter`; the built-in one for its extensions comes back, if any."""
     for extension in converter.extensions:
         if _BY_EXTENSION.get(extension.lower()) is converter:
-            del _BY_EXTENSION[extension.lower()]
-            builtin = [c for c in _BUILTIN if extension.lower() in c.extensions]
-            if builtin:
-                _BY_EXTENSION[extension.lower()] = builtin[0]
+            if extension.lower() in _BUILTIN:
+                _BY_EXTENSION[extension.lower()] = None
+            else:
+                del _BY_EXTENSION[extension.lower()]
 
 
 def registered() -> list[Converter]:
     """Every converter in use, one entry each."""
-    return list({id(c): c for c in _BY_EXTENSION.values()}.values())
+    return list({id(c): c for c in map(_for_extension, _BY_EXTENSION)}.values())
 
 
 def converter_for(path: str | PurePath) -> Converter | None:
     """The converter for a file, or None when it is not a document freshline converts."""
-    return _BY_EXTENSION.get(_suffix(path).lower())
+    extension = _suffix(path).lower()
+    return _for_extension(extension) if extension in _BY_EXTENSION else None
+
+
+def _for_extension(extension: str) -> Converter:
+    found = _BY_EXTENSION[extension]
+    return found if found is not None else _builtin(*_BUILTIN[extension])
 
 
 def _suffix(path: str | PurePath) -> str:
@@ -83,8 +102,4 @@ def _suffix(path: str | PurePath) -> str:
 
 def is_document(path: str | PurePath) -> bool:
     """True when the file has a converter and so gets a text snapshot."""
-    return converter_for(path) is not None
-
-
-for _converter in _BUILTIN:
-    register(_converter)
+    return _suffix(path).lower() in _BY_EXTENSION
