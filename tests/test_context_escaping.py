@@ -21,6 +21,8 @@ from freshline.context import (
     render_manifest,
     render_updates,
 )
+from freshline.context.wire import show, shown_lengths
+from freshline.errors import WorkspaceError
 from freshline.materialize.status import DocStatus
 from freshline.store.records import Change, ChangeKind
 
@@ -127,3 +129,21 @@ def test_no_name_can_forge_a_block(names: list[str], reason: str) -> None:
                                              files=[f"n/{n}" for n in names]))
     assert_unforgeable(manifest.replace("<project_context_updates>", ""), "project_context",
                        4 + len(names) + 1)
+
+
+_segments = st.one_of(any_name, st.sampled_from([".", "..", "", " ", "a b ", "x→y", "&", "é"]))
+
+
+@given(st.lists(st.lists(_segments, min_size=1, max_size=3).map("/".join), max_size=6),
+       st.sampled_from([ROOT, "/", "/a b", "/x&y", "/t→"]))
+@settings(max_examples=300)
+def test_shown_lengths_are_those_of_the_shown_paths(paths: list[str], root: str) -> None:
+    """The batch weighs a list of plain paths at once, and any other list path by path;
+    either way as `show` writes each (a path escaping the workspace raises alike)."""
+    try:
+        expected = [len(show(root, p)) for p in paths]
+    except WorkspaceError:
+        with pytest.raises(WorkspaceError):
+            shown_lengths(root, paths)
+        return
+    assert shown_lengths(root, paths) == expected

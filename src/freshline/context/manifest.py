@@ -56,7 +56,7 @@ from .budget import Budget
 from .layout import Entry, Folds, Groups, Part, Plan, Pool, Section, Text, TopFolded, WayBack
 from .model import DocumentInfo, FileGroup, ManifestInput
 from .rollup import GROUP_CHARS, folder_order, lines_of
-from .wire import count, show
+from .wire import count, show, shown_lengths
 
 _CONVERTING = (DocStatus.PENDING, DocStatus.STALE)
 STORED_CHARS = 100_000  # a stored manifest lists files up to this many characters
@@ -188,7 +188,7 @@ def compact_manifest(m: ManifestInput, chars: int = STORED_CHARS) -> ManifestInp
     if m.files is None:
         return m
     files = sorted(set(m.files))
-    sizes = [len(show(m.root, f)) + 3 for f in files]
+    sizes = [n + 3 for n in shown_lengths(m.root, files)]
     folders = [f.rpartition("/")[0] for f in files]
     groups = [(g.folder, len(g.folder) + GROUP_CHARS) for g in m.file_groups]
     folded = {g.folder for g in m.file_groups}

@@ -100,6 +100,24 @@ def show(root: str, path: str) -> str:
     return show_path(absolute(root, path))
 
 
+# Whatever in a list of workspace paths (one per line) `show` would not copy as it is.
+_NOT_PLAIN = re.compile(r"[&<>→]|^$|^/|(?:^|/)\.{1,2}(?:/|$)|//|/$| $", re.MULTILINE)
+
+
+def shown_lengths(root: str, paths: Sequence[str]) -> list[int]:
+    """`len(show(root, p))` for each of `paths`; at once when none needs escaping or
+    normalizing (a first manifest weighs tens of thousands of paths)."""
+    joined = "\n".join(paths)
+    plain = (joined.count("\n") == max(len(paths) - 1, 0)
+             and joined.replace("\n", "").isprintable()
+             and _NOT_PLAIN.search(joined) is None
+             and show_path(root) == root and "→" not in root)
+    if not plain:
+        return [len(show(root, p)) for p in paths]
+    base = len(root) + 1 if root != "/" else 1
+    return [base + len(p) for p in paths]
+
+
 def show_text(text: str, limit: int = _TEXT_LIMIT) -> str:
     """Free text flattened to one line, shortened to `limit` characters, then escaped."""
     flat = " ".join(text.split())
