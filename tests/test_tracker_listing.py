@@ -189,6 +189,22 @@ def test_a_hinted_flush_that_may_not_defer_reads_the_listed_files_first(
     assert not any(not e.hashed for e in t.store.index_iter())
 
 
+def test_a_hinted_flush_that_may_defer_takes_the_stat_of_an_untouched_file(
+    vault: Workspace, reads: list[str]
+) -> None:
+    from freshline.tracker.hints import beat
+
+    vault.tracker().flush(defer=True)
+    t = vault.tracker()
+    beat(t.store)
+    t.store.hints_add(["notes/a.md", "notes/b.md"])
+    age(vault.write("notes/b.md", "edited\n"), 30)
+    t.flush(sync=False, defer=True)
+    assert logged(vault) == [(M, "notes/b.md", None)]  # a.md was hinted, never touched
+    entry = t.store.index_get("notes/a.md")
+    assert entry is not None and entry.size > 0 and not entry.hashed and reads == ["notes/b.md"]
+
+
 def test_a_scope_on_tags_lists_nothing(ws: Workspace, reads: list[str]) -> None:
     for path, text in [("a.md", "#paper\n"), ("b.md", "no tag\n"), ("c.txt", "#paper\n")]:
         age(ws.write(path, text))

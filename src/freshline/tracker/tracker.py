@@ -224,31 +224,31 @@ class Tracker:
         parse = now or before
         unread = self.store.meta_get(UNHASHED_META) == "1"
         read = unread and (parse or not defer)
+        listed_at = int(self.store.meta_get(LISTED_AT) or 0) if unread else 0
         if paths is not None and (before or not now) and not read:
-            hinted = self._hinted_scan(paths, rules, memo, parse)
+            hinted = self._hinted_scan(paths, rules, memo, parse, listed_at)
             if hinted is not None:
                 return hinted, False
         # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
         reparse = self.store.index_unparsed() if parse else []
         listed = self.store.index_unhashed() if read else None
         listing = defer and not parse and self.store.index_empty()
-        listed_at = int(self.store.meta_get(LISTED_AT) or 0) if unread else 0
         scanner = Scanner(self.root, self.store, rules, parse=parse, listing=listing,
                           listed_at=listed_at)
         return full_scan(scanner, reparse, listed), True
 
     def _hinted_scan(
-        self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool
+        self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool, listed_at: int
     ) -> ScanResult | None:
         """The scan of `paths` alone, by the ignore rules the last full scan walked by (with
         the files above the root read again); None when only a full scan will do (a rule
-        changed, or the patterns did)."""
+        changed, or the patterns did). `listed_at` as the store keeps it."""
         from freshline.tracker.scan import Scanner, ScanResult, targeted_scan
 
         ignore = self._ignore_now(rules)
         if "" in paths or ignore is None or self._patterns_moved(ignore):
             return None
-        scanner = Scanner(self.root, self.store, ignore.rules(), memo, parse)
+        scanner = Scanner(self.root, self.store, ignore.rules(), memo, parse, listed_at=listed_at)
         result = targeted_scan(scanner, paths) if paths else ScanResult()
         if result.changed(GITIGNORE):  # a .gitignore's rules reach past the hinted paths
             return None
