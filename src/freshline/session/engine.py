@@ -109,13 +109,16 @@ class Deliveries:
         limit: int | None = None,
         witness: Witness | None = None,
         flush: bool = True,
+        known: SessionRecord | None = None,
     ) -> Issued | None:
         """The session's pending blocks for `channel` (its budget, at most `limit`
         characters, as `meter` counts them), recorded as its rule needs; None when there
         is nothing to tell (the cursor then passes over epochs that had nothing for the
         agent). A TRANSCRIPT channel builds on its deliveries still in flight (`settle`
         decided the others) and notes its `witness`; without a transcript its blocks are
-        acknowledged as printed. `flush` as in `SessionManager.prepare`.
+        acknowledged as printed. `flush` and `known` as in `SessionManager.prepare` (the
+        first prepare only: a cursor moved since `known` was read is caught on storing,
+        and the next prepare reads the session afresh).
 
         UsageError when another channel opened the session, or it is closed."""
         rule = RULES[channel]
@@ -125,7 +128,7 @@ class Deliveries:
             turn = self.manager.prepare(
                 session_id, "", conversation=False, channel=channel, meter=meter,
                 token=token or None, after=[Staged.from_json(d.staged) for d in basis],
-                flush=flush and attempt == 0, limit=limit,
+                flush=flush and attempt == 0, limit=limit, known=known if attempt == 0 else None,
             )
             blocks = turn.blocks
             if blocks is None:
@@ -188,8 +191,8 @@ class Deliveries:
         outstanding deliveries."""
         origin = Staged.from_json(basis[0].staged).origin if basis else turn.staged.origin
         store = self.store
-        with store.session_write(record.session):
-            if store.session_get(record.session).cursor != origin:
+        with store.session_write(record.session) as locked:
+            if locked.cursor != origin:
                 return False
             if not basis:
                 for old in store.deliveries_of(record.session, DeliveryState.OUTSTANDING):

@@ -101,6 +101,29 @@ class LogTable:
         )
         return [_logged(row) for row in rows]
 
+    def log_touched(
+        self, project: str, since: int
+    ) -> tuple[ProjectState | None, list[Change]]:
+        """The project's state, and the changes logged after epoch `since` as bare kinds
+        and paths, oldest first: one statement, so the rows are those of that state (no
+        compaction between them)."""
+        rows = self.db.conn.execute(
+            "SELECT p.name, p.epoch, p.compacted_through, p.signature, p.patterns,"
+            " p.forgotten_through, c.kind, c.path, c.old_path FROM projects p"
+            " LEFT JOIN changes c ON c.project = p.name AND c.epoch > ? WHERE p.name = ?"
+            " ORDER BY c.epoch, c.id",
+            (since, project),
+        ).fetchall()
+        if not rows:
+            return None, []
+        first = rows[0]
+        state = ProjectState(first[0], first[1], first[2], first[3], json.loads(first[4]),
+                             first[5])
+        changes = [Change(ChangeKind(kind), decode_path(path),
+                          decode_path(old) if old is not None else None)
+                   for *_state, kind, path, old in rows if kind is not None]
+        return state, changes
+
     def log_drop(self, project: str, cap: int, keep: int) -> list[LoggedChange]:
         """Drop the oldest whole epochs until at most `cap` rows remain, but never epoch
         `keep` or a later one (one flush larger than the cap is kept whole: its readers

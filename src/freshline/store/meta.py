@@ -38,6 +38,14 @@ class MetaTable:
         row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def meta_many(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored facts of `keys` that are set, in one read."""
+        wanted = sorted(set(keys))
+        rows = self.db.conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({', '.join('?' for _ in wanted)})",
+            tuple(wanted))
+        return {key: value for key, value in rows}
+
     def meta_set(self, key: str, value: str) -> None:
         """Set a fact (joins the current transaction if there is one)."""
         self.db.execute_write(_PUT, (key, value))

@@ -83,6 +83,16 @@ class _Work:
     head: str | None  # the commit HEAD names; None when the workspace is no git checkout
     head_before: str | None = None  # as the last flush recorded it (None: never)
     move: HeadMove | None = None
+    states: dict[str, ProjectState] = field(default_factory=dict)  # as the scan read them
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What a flush's scan reads of the store, read once: the projects' states and the
+    facts it keeps in `meta`."""
+
+    states: dict[str, ProjectState]
+    facts: dict[str, str]
 
 
 def _everything() -> None:
@@ -188,17 +198,19 @@ class Tracker:
         requests' flushes find the hints already taken by the watcher's or another's."""
         if work.full or work.head != work.head_before:
             return False
-        return set(self.config.projects) <= set(self.store.project_states())
+        return set(self.config.projects) <= set(work.states)
 
     def _prepare(self, paths: list[str] | None, memo: Memo, defer: bool) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
-        result, full = self._scan(paths, memo, defer)
-        work = _Work(result, full=full, head=None)
+        stored = _Stored(self.store.project_states(),
+                         self.store.meta_many((UNHASHED_META, IGNORE_RULES, GIT_HEAD)))
+        result, full = self._scan(paths, memo, defer, stored)
+        work = _Work(result, full=full, head=None, states=stored.states)
         gitdir = git_dir(self.root)
         if gitdir is None:
             return work
         work.head = read_head(gitdir)
-        work.head_before = self.store.meta_get(GIT_HEAD)
+        work.head_before = stored.facts.get(GIT_HEAD)
         if work.head_before is not None and work.head_before != work.head:
             try:
                 work.move = head_move(gitdir, work.head_before, work.head)
@@ -207,7 +219,7 @@ class Tracker:
         return work
 
     def _scan(
-        self, paths: list[str] | None, memo: Memo, defer: bool
+        self, paths: list[str] | None, memo: Memo, defer: bool, stored: _Stored
     ) -> tuple[ScanResult, bool]:
         """The scan of `paths` (None: everything), and whether it had to be a full one.
 
@@ -220,11 +232,11 @@ class Tracker:
 
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         now = needs_facts(p.scope for p in self.config.projects.values())
-        before = any(patterns_need_facts(s.patterns) for s in self.store.project_states().values())
+        before = any(patterns_need_facts(s.patterns) for s in stored.states.values())
         parse = now or before
-        read = self.store.meta_get(UNHASHED_META) == "1" and (parse or not defer)
+        read = stored.facts.get(UNHASHED_META) == "1" and (parse or not defer)
         if paths is not None and (before or not now) and not read:
-            hinted = self._hinted_scan(paths, rules, memo, parse)
+            hinted = self._hinted_scan(paths, rules, memo, parse, stored)
             if hinted is not None:
                 return hinted, False
         # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
@@ -235,15 +247,15 @@ class Tracker:
         return full_scan(scanner, reparse, listed), True
 
     def _hinted_scan(
-        self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool
+        self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool, stored: _Stored
     ) -> ScanResult | None:
         """The scan of `paths` alone, by the ignore rules the last full scan walked by (with
         the files above the root read again); None when only a full scan will do (a rule
         changed, or the patterns did)."""
         from freshline.tracker.scan import Scanner, ScanResult, targeted_scan
 
-        ignore = self._ignore_now(rules)
-        if "" in paths or ignore is None or self._patterns_moved(ignore):
+        ignore = self._ignore_now(rules, stored.facts.get(IGNORE_RULES))
+        if "" in paths or ignore is None or self._patterns_moved(ignore, stored.states):
             return None
         scanner = Scanner(self.root, self.store, ignore.rules(), memo, parse)
         result = targeted_scan(scanner, paths) if paths else ScanResult()
@@ -252,11 +264,11 @@ class Tracker:
         result.ignore = ignore
         return result
 
-    def _ignore_now(self, rules: IgnoreRules) -> IgnoreState | None:
+    @staticmethod
+    def _ignore_now(rules: IgnoreRules, known: str | None) -> IgnoreState | None:
         """The ignore rules as they stand, each folder's .gitignore as the last full scan
-        read it (a changed one is seen by the scan that finds it changed); None before
-        the first full scan."""
-        known = self.store.meta_get(IGNORE_RULES)
+        read it (`known`, as stored: a changed one is seen by the scan that finds it
+        changed); None before the first full scan."""
         if known is None:
             return None
         nested = tuple(f for f in ignore_of(json.loads(known)).files if not f.outer)
@@ -324,10 +336,9 @@ class Tracker:
 
         return lambda scope: scope_move(move, scope, facts)
 
-    def _patterns_moved(self, ignore: IgnoreState) -> bool:
-        """Whether a project's patterns changed since the last flush: then only a full scan
-        is sure to find files that, say, an ignore entry kept out of the index."""
-        states = self.store.project_states()
+    def _patterns_moved(self, ignore: IgnoreState, states: dict[str, ProjectState]) -> bool:
+        """Whether a project's patterns changed since the last flush (`states`): then only
+        a full scan is sure to find files that, say, an ignore entry kept out of the index."""
         return any(
             name in states and states[name].patterns != patterns_of(project, ignore)
             for name, project in self.config.projects.items()
@@ -428,6 +439,18 @@ class Tracker:
         `undone`, a change undone since is kept (for listings of index entries)."""
         with self.store.read():  # state and rows from one snapshot: no compaction between
             return changelog.since(self.store, self._state(project), since, undone)
+
+    def logged_since(self, project: str, since: int) -> tuple[int, list[Change] | None]:
+        """The project's epoch now, and the changes logged after epoch `since` as logged
+        (kinds and paths, not coalesced), read at once; None for the changes when the log
+        no longer lists every one of them. For a caller that only asks what kinds of
+        paths changed: one read, where `changes_since` takes a snapshot of several."""
+        state, changes = self.store.log_touched(project, since)
+        if state is None:
+            return self._state(project).epoch, []
+        if since < max(state.compacted_through, state.forgotten_through) or since > state.epoch:
+            return state.epoch, None
+        return state.epoch, changes
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order.
