@@ -80,6 +80,10 @@ def test_the_change_log_reads_back_in_order_and_compacts_whole_epochs(store: Sto
     assert [(e.epoch, e.change.path) for e in store.log_read("p", 0)] == [
         (1, ODD), (1, "n.md"), (2, "")]
     assert store.log_read("p", 1)[0].change.detail == {"count": 0}
+    state, logged = store.log_with_state("p", 0)  # the two reads above, in one statement
+    assert state == store.project_state("p") and logged == store.log_read("p", 0)
+    assert store.log_with_state("p", 2) == (state, [])
+    assert store.log_with_state("r", 0) == (None, [])
     with store.write():
         assert store.log_drop("p", 5, keep=2) == []  # 3 rows: under the cap
         dropped = store.log_drop("p", 1, keep=2)  # never epoch 2, the one to keep
@@ -118,6 +122,8 @@ def test_hints_and_meta(store: Store) -> None:
     store.meta_set("k", "1")
     store.meta_set("k", "100%")
     assert store.meta_get("k") == "100%" and store.meta_get("none") is None
+    store.meta_set("j", "2")
+    assert store.meta_many(["k", "none", "j"]) == {"k": "100%", "j": "2"}
 
 
 def test_sessions_round_trip_and_are_found_idle(store: Store) -> None:
@@ -131,6 +137,10 @@ def test_sessions_round_trip_and_are_found_idle(store: Store) -> None:
     store.session_touch(s.id, 2.0, "another")  # never moves back, keeps the first title
     got = store.session_get(s.id)
     assert (got.active_at, got.title, got.needs_manifest) == (5.0, "a title", True)
+    store.session_own(s.id, "ann")
+    assert store.session_owned(s.id) == (got, "ann") and store.session_owned("b0")[1] is None
+    with store.session_write(s.id) as locked:
+        assert locked == got
     assert [x.id for x in store.session_list()] == [s.id, "b0"]
     assert [x.id for x in store.session_list("q")] == ["b0"]
     assert [x.id for x in store.sessions_idle(["mcp", "send"], 6.0)] == [s.id, "b0"]
@@ -153,8 +163,9 @@ def test_the_ledger_and_deliveries(store: Store) -> None:
     assert {r.indexed for r in store.ledger_on([ODD])} == {"z" * 40}
     assert store.ledger_changed(me, "p", 0) == {ODD} and store.ledger_changed(me, "p", 1) == set()
     for n in range(4):
-        store.delivery_put(DeliveryRecord(f"tok{n}", me, "mcp", 10.0 + n, n, {"n": n},
-                                          manifest=True))
+        assert store.delivery_put(DeliveryRecord(f"tok{n}", me, "mcp", 10.0 + n, n, {"n": n},
+                                                 manifest=True))
+    assert not store.delivery_put(DeliveryRecord("tok0", other, "mcp", 1.0, 0, {}))  # taken
     store.delivery_settle("tok0", DeliveryState.ACKNOWLEDGED, Acknowledgement.TOKEN, "ok")
     store.delivery_settle("tok1", DeliveryState.SUPERSEDED)
     store.delivery_detail("tok2", {"seen": True})

@@ -124,7 +124,7 @@ class Deliveries:
         rule = RULES[channel]
         for attempt in range(ISSUE_TRIES):
             basis = self.outstanding(session_id) if rule is Acknowledgement.TRANSCRIPT else []
-            token = self._fresh_token() if rule is not Acknowledgement.BACKEND else ""
+            token = new_token() if rule is not Acknowledgement.BACKEND else ""
             turn = self.manager.prepare(
                 session_id, "", conversation=False, channel=channel, meter=meter,
                 token=token or None, after=[Staged.from_json(d.staged) for d in basis],
@@ -146,12 +146,6 @@ class Deliveries:
                 return issued
         raise UsageError(f"session '{session_id}' moves faster than it can be delivered to; "
                          "ask again")
-
-    def _fresh_token(self) -> str:
-        token = new_token()
-        while self.store.delivery_get(token) is not None:  # 40 random bits met twice
-            token = new_token()
-        return token
 
     @staticmethod
     def _pass_over(turn: PreparedTurn) -> None:
@@ -187,8 +181,8 @@ class Deliveries:
     ) -> bool:
         """Store the delivery if the cursor it was prepared from (that of the chain it
         builds on) is still the session's (False: another delivery was acknowledged
-        meanwhile; prepare again). Without a basis it supersedes the session's
-        outstanding deliveries."""
+        meanwhile, or one has its token; prepare again). Without a basis it supersedes the
+        session's outstanding deliveries."""
         origin = Staged.from_json(basis[0].staged).origin if basis else turn.staged.origin
         store = self.store
         with store.session_write(record.session) as locked:
@@ -197,7 +191,8 @@ class Deliveries:
             if not basis:
                 for old in store.deliveries_of(record.session, DeliveryState.OUTSTANDING):
                     store.delivery_settle(old.token, DeliveryState.SUPERSEDED)
-            store.delivery_put(record)
+            if not store.delivery_put(record):  # 40 random bits met twice: prepare again
+                return False
             store.deliveries_prune(record.session)
         return True
 

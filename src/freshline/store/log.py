@@ -101,17 +101,17 @@ class LogTable:
         )
         return [_logged(row) for row in rows]
 
-    def log_touched(
+    def log_with_state(
         self, project: str, since: int
-    ) -> tuple[ProjectState | None, list[Change]]:
-        """The project's state, and the changes logged after epoch `since` as bare kinds
-        and paths, oldest first: one statement, so the rows are those of that state (no
-        compaction between them)."""
+    ) -> tuple[ProjectState | None, list[LoggedChange]]:
+        """The project's state and the changes logged after epoch `since`, oldest first,
+        in one statement: the rows are those of that state (no compaction between them),
+        without the snapshot two reads would need."""
         rows = self.db.conn.execute(
             "SELECT p.name, p.epoch, p.compacted_through, p.signature, p.patterns,"
-            " p.forgotten_through, c.kind, c.path, c.old_path FROM projects p"
-            " LEFT JOIN changes c ON c.project = p.name AND c.epoch > ? WHERE p.name = ?"
-            " ORDER BY c.epoch, c.id",
+            f" p.forgotten_through, {', '.join('c.' + c for c in _CHANGE.split(', '))}"
+            " FROM projects p LEFT JOIN changes c ON c.project = p.name AND c.epoch > ?"
+            " WHERE p.name = ? ORDER BY c.epoch, c.id",
             (since, project),
         ).fetchall()
         if not rows:
@@ -119,10 +119,7 @@ class LogTable:
         first = rows[0]
         state = ProjectState(first[0], first[1], first[2], first[3], json.loads(first[4]),
                              first[5])
-        changes = [Change(ChangeKind(kind), decode_path(path),
-                          decode_path(old) if old is not None else None)
-                   for *_state, kind, path, old in rows if kind is not None]
-        return state, changes
+        return state, [_logged(row[6:]) for row in rows if row[6] is not None]
 
     def log_drop(self, project: str, cap: int, keep: int) -> list[LoggedChange]:
         """Drop the oldest whole epochs until at most `cap` rows remain, but never epoch

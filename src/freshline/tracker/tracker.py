@@ -437,20 +437,24 @@ class Tracker:
         compacted past `since`) the older ones counted; or, when not even the counts reach
         back that far, a `forgotten` answer (the reader needs a fresh listing). With
         `undone`, a change undone since is kept (for listings of index entries)."""
+        state, entries = self.store.log_with_state(project, since)  # one statement
+        answer = changelog.since_read(state, since, entries, undone) if state else None
+        if answer is not None:
+            return answer
         with self.store.read():  # state and rows from one snapshot: no compaction between
             return changelog.since(self.store, self._state(project), since, undone)
 
     def logged_since(self, project: str, since: int) -> tuple[int, list[Change] | None]:
         """The project's epoch now, and the changes logged after epoch `since` as logged
-        (kinds and paths, not coalesced), read at once; None for the changes when the log
-        no longer lists every one of them. For a caller that only asks what kinds of
-        paths changed: one read, where `changes_since` takes a snapshot of several."""
-        state, changes = self.store.log_touched(project, since)
+        (not coalesced), read at once; None for the changes when the log no longer lists
+        every one of them. For a caller that only asks what kinds of paths changed: one
+        statement, where `changes_since` may need a snapshot of several."""
+        state, entries = self.store.log_with_state(project, since)
         if state is None:
             return self._state(project).epoch, []
         if since < max(state.compacted_through, state.forgotten_through) or since > state.epoch:
             return state.epoch, None
-        return state.epoch, changes
+        return state.epoch, [e.change for e in entries]
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order.
