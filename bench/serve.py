@@ -16,10 +16,10 @@ goal ≤ 5).
 
 The load generator runs on the machine's cores beside the servers, as wrk does beside a
 web server, so it should cost them little: by default each client speaks the
-streamable-HTTP JSON-RPC wire itself (`Wire`: one POST per call, the 2026-07-28 protocol,
-httpx), checking every answer as the SDK's client would. `--sdk` runs the MCP Python SDK's
-client instead (`Client`, a session per server per client): the figures of a real
-client, whose own CPU then takes a third of the machine's.
+streamable-HTTP JSON-RPC wire itself (`Wire`: one POST per call, the 2026-07-28
+protocol, on a kept-alive connection), checking every answer as the SDK's client would.
+`--sdk` runs the MCP Python SDK's client instead (`Client`, a session per server per
+client): the figures of a real client, whose own CPU then takes a third of the machine's.
 
 Bounded: at most CLIENTS × SENDS rounds and DEADLINE_S seconds; 127.0.0.1 only (every
 client shares that address: `[server] max_connections_per_address` is raised for it).
@@ -42,10 +42,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
 from tests.conftest import Workspace  # noqa: E402
 from tests.pgserver import bench_server  # noqa: E402
@@ -124,23 +124,33 @@ def sdk_caller(client: Client) -> Caller:
 
 class Wire:
     """A client speaking the streamable-HTTP wire itself: each call one self-contained
-    POST of a JSON-RPC request (protocol 2026-07-28: no handshake, no MCP session),
-    answered by one JSON-RPC response (as JSON, or as an SSE event when the server took
-    long enough to start a stream)."""
+    POST of a JSON-RPC request (protocol 2026-07-28: no handshake, no MCP session) on a
+    kept-alive HTTP/1.1 connection, answered by one JSON-RPC response (as JSON, or as an
+    SSE event when the server took long enough to start a stream). Plain asyncio
+    streams: an HTTP library's own work per request would weigh as much as the server's."""
 
-    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
-        self.http = http
-        self.url = url
+    def __init__(self, url: str, token: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port, self.path = parts.hostname or "", parts.port or 80, parts.path
+        self.head = (f"POST {self.path} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+                     f"authorization: Bearer {token}\r\ncontent-type: application/json\r\n"
+                     "accept: application/json, text/event-stream\r\n"
+                     f"mcp-protocol-version: {PROTOCOL}\r\nmcp-method: tools/call\r\n")
         self._ids = itertools.count(1)
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
     async def __call__(self, tool: str, arguments: dict[str, Any]) -> Answer:
         ident = next(self._ids)
-        body = {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments, "_meta": _META}}
-        headers = {"mcp-method": "tools/call", "mcp-name": tool}
-        response = await self.http.post(self.url, json=body, headers=headers)
-        response.raise_for_status()
-        reply = _reply(response, ident)
+        body = json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                           "params": {"name": tool, "arguments": arguments,
+                                      "_meta": _META}}).encode()
+        reader, writer = await self._connection()
+        writer.write(f"{self.head}mcp-name: {tool}\r\ncontent-length: {len(body)}\r\n\r\n"
+                     .encode() + body)
+        status, headers, payload = await _response(reader)
+        if status != 200:
+            raise RuntimeError(f"HTTP {status}: {payload[:200]!r}")
+        reply = _reply(headers.get("content-type", ""), payload, ident)
         if "error" in reply:
             raise RuntimeError(reply["error"].get("message", reply["error"]))
         result = reply["result"]
@@ -149,18 +159,50 @@ class Wire:
             raise RuntimeError(text)
         return Answer(text, result.get("structuredContent") or {})
 
+    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The kept-alive connection, made again when the server closed it while idle."""
+        if self._streams is None or self._streams[0].at_eof():
+            await self.close()
+            self._streams = await asyncio.open_connection(self.host, self.port)
+        return self._streams
+
+    async def close(self) -> None:
+        """Close the connection, if open."""
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
+async def _response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    """An HTTP/1.1 response's status, headers (lower-cased) and body."""
+    status_line, *lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        if name:
+            headers[name.strip().lower()] = value.strip()
+    if "content-length" in headers:
+        return int(status_line.split()[1]), headers, await reader.readexactly(
+            int(headers["content-length"]))
+    body = b""
+    while size := int((await reader.readuntil(b"\r\n")).strip(), 16):  # chunked
+        body += await reader.readexactly(size)
+        await reader.readexactly(2)
+    await reader.readexactly(2)
+    return int(status_line.split()[1]), headers, body
+
 
 _META = {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
          "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
          "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def _reply(response: httpx2.Response, ident: int) -> dict[str, Any]:
+def _reply(content_type: str, payload: bytes, ident: int) -> dict[str, Any]:
     """The JSON-RPC response to request `ident` in a JSON or an SSE body."""
-    if not response.headers.get("content-type", "").startswith("text/event-stream"):
-        found: dict[str, Any] = response.json()
+    if not content_type.startswith("text/event-stream"):
+        found: dict[str, Any] = json.loads(payload)
         return found
-    for line in response.text.splitlines():
+    for line in payload.decode().splitlines():
         if line.startswith("data:"):
             message = json.loads(line[5:])
             if message.get("id") == ident:
@@ -175,10 +217,12 @@ async def callers(urls: list[str], token: str, sdk: bool) -> AsyncIterator[list[
         async with connect(urls[0], token) as one, connect(urls[1], token) as two:
             yield [sdk_caller(one), sdk_caller(two)]
         return
-    headers = {"authorization": f"Bearer {token}", "mcp-protocol-version": PROTOCOL,
-               "accept": "application/json, text/event-stream"}
-    async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
-        yield [Wire(http, url) for url in urls]
+    wires = [Wire(url, token) for url in urls]
+    try:
+        yield list(wires)
+    finally:
+        for wire in wires:
+            await wire.close()
 
 
 async def updates(call: Caller, session: str, tally: Tally | None) -> str | None:
@@ -272,7 +316,7 @@ def report(label: str, tallies: list[Tally], written: int, clients: int, sends: 
 def main() -> None:
     quick, sdk = "--quick" in sys.argv, "--sdk" in sys.argv
     clients, sends = (10, 5) if quick else (50, 20)
-    print(f"clients: {'the MCP SDK' if sdk else 'the wire (httpx)'}")
+    print(f"clients: {'the MCP SDK' if sdk else 'the wire (asyncio streams)'}")
     server = bench_server("bench/serve.py")
     try:
         os.environ[STORE_URL] = server.new_schema()  # the serve processes inherit it
