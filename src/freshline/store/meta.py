@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from freshline.store.db import Database, decode_path, encode_path, upsert
 
 _PUT = upsert("meta", ["key", "value"], ["key"])
+
+
+@dataclass(frozen=True)
+class Hints:
+    """The hints pending at one moment: their paths, and the rows that hold them."""
+
+    paths: list[str]
+    rows: tuple[int, ...]
 
 
 class MetaTable:
@@ -15,16 +24,23 @@ class MetaTable:
     db: Database
 
     def hints_add(self, paths: Iterable[str]) -> None:
-        """Record paths a watcher saw change (its own short transaction)."""
+        """Record paths a watcher saw change (its own short transaction). It does not
+        wait for the store's write lock (PostgreSQL): a flush takes only the hints it
+        read (`hints_take`), so one added meanwhile waits for the next, and a watcher
+        answers a flush's cookie without queueing behind other flushes."""
         rows = [(encode_path(p),) for p in paths]
         if rows:
-            with self.db.write() as conn:
+            with self.db.write_rows() as conn:
                 conn.executemany("INSERT INTO hints (path) VALUES (?)", rows)
 
     def hints_peek(self) -> list[str]:
         """Every pending hint, left in place (a flush scans them before taking the lock)."""
-        rows = self.db.conn.execute("SELECT path FROM hints")
-        return sorted({decode_path(r[0]) for r in rows})
+        return self.hints_pending().paths
+
+    def hints_pending(self) -> Hints:
+        """Every pending hint and the rows holding them, left in place."""
+        rows = self.db.conn.execute("SELECT id, path FROM hints").fetchall()
+        return Hints(sorted({decode_path(r[1]) for r in rows}), tuple(r[0] for r in rows))
 
     def hints_take(self) -> list[str]:
         """Remove and return every pending hint (call inside `write()`)."""
@@ -32,6 +48,11 @@ class MetaTable:
         paths = sorted({decode_path(r[0]) for r in conn.execute("SELECT path FROM hints")})
         conn.execute("DELETE FROM hints")
         return paths
+
+    def hints_drop(self, rows: Iterable[int]) -> None:
+        """Remove the hints of `rows` (`Hints.rows`: those a flush read and covered;
+        call inside `write()`)."""
+        self.db.conn.executemany("DELETE FROM hints WHERE id = ?", [(r,) for r in rows])
 
     def meta_get(self, key: str) -> str | None:
         """A stored fact, if set."""

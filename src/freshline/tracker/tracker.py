@@ -29,6 +29,7 @@ from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
+from freshline.store.meta import Hints
 from freshline.store.records import Change, ChangeKind, IndexEntry, entry_content
 from freshline.tracker import changelog
 from freshline.tracker.changelog import ChangesSince, ProjectDelta
@@ -95,8 +96,15 @@ class _Stored:
     facts: dict[str, str]
 
 
-def _everything() -> None:
+_NO_HINTS = Hints([], ())
+
+
+def _everything(_hints: Hints) -> None:
     return None
+
+
+def _hinted(hints: Hints) -> list[str]:
+    return hints.paths
 
 
 class Tracker:
@@ -141,8 +149,7 @@ class Tracker:
         live = not full and watcher_alive(self.store)
         if live and sync:
             live = self.synced()
-        paths_of = self.store.hints_peek if live else _everything
-        return self._flush(paths_of, take_hints=True, defer=defer)
+        return self._flush(_hinted if live else _everything, take_hints=True, defer=defer)
 
     def synced(self) -> bool:
         """Whether a live watcher has stored hints for every change made before this call
@@ -158,10 +165,11 @@ class Tracker:
         if paths is None:
             return self._flush(_everything, take_hints=True)
         wanted = list(paths)
-        return self._flush(lambda: wanted, take_hints=False)
+        return self._flush(lambda _hints: wanted, take_hints=False)
 
     def _flush(
-        self, paths_of: Callable[[], list[str] | None], take_hints: bool, defer: bool = False
+        self, paths_of: Callable[[Hints], list[str] | None], take_hints: bool,
+        defer: bool = False,
     ) -> FlushResult:
         """Walk, hash and parse notes before taking the write lock, so writers in other
         processes (a send accepting its turn) never wait behind a scan and no note is
@@ -169,21 +177,23 @@ class Tracker:
         another flush) the scan is redone under the lock, where nothing can move; a hinted
         one reuses what its first pass hashed while the file's stat is unchanged.
 
-        `paths_of()` names the paths to scan (None: everything); with `take_hints` the
-        flush consumes the stored hints (it covers them); `defer` as in `flush`.
+        `paths_of(hints)` names the paths to scan (None: everything) from the hints
+        pending; with `take_hints` the flush consumes the hints it read (it covers them:
+        one stored meanwhile waits for the next flush); `defer` as in `flush`.
         """
         memo: Memo = {}
         self._written = None
         version = self.store.data_version()
-        paths = paths_of()
+        hints = self.store.hints_pending() if take_hints else _NO_HINTS
+        paths = paths_of(hints)
         work = self._prepare(paths, memo, defer)
         if paths == [] and self._nothing_to_write(work):
             return FlushResult(full=False, scanned=0)
         with self.store.write():
             if self.store.data_version() != version:
-                work = self._prepare(paths_of(), memo, defer)
-            if take_hints:
-                self.store.hints_take()
+                hints = self.store.hints_pending() if take_hints else _NO_HINTS
+                work = self._prepare(paths_of(hints), memo, defer)
+            self.store.hints_drop(hints.rows)
             if work.result.from_empty:  # the index's order: its b-tree fills page by page
                 work.result.put.sort(key=_stored_order)
             out = self._apply(work)
