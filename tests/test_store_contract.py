@@ -4,11 +4,14 @@ transaction, one writer at a time, the write counter, migrations."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from freshline.errors import NotFoundError
 from freshline.store import (
@@ -26,6 +29,7 @@ from freshline.store import (
     SessionState,
     Store,
 )
+from freshline.store.meta import runs
 from freshline.store.records import ChangeGroup
 from freshline.store.schema import MIGRATIONS
 from tests.conftest import StoreBackend
@@ -119,6 +123,11 @@ def test_hints_and_meta(store: Store) -> None:
     with store.write():
         assert store.hints_take() == sorted(["b", ODD])
     assert store.hints_peek() == []
+    store.hints_add(["x", "y", "z"])
+    x, y, z = store.hints_pending().rows
+    with store.write():
+        store.hints_drop([x, z])  # a run with a hole: the row between stays
+    assert store.hints_pending().paths == ["y"] and store.hints_pending().rows == (y,)
     store.meta_set("k", "1")
     store.meta_set("k", "100%")
     assert store.meta_get("k") == "100%" and store.meta_get("none") is None
@@ -233,3 +242,18 @@ def test_the_schema_is_at_the_latest_version(store: Store) -> None:
     assert store.db.schema_version() == len(MIGRATIONS)
     assert {"files", "projects", "changes", "hints", "meta", "sessions", "ledger",
             "deliveries"} <= set(store.db.tables())
+
+
+@pytest.mark.parametrize(("numbers", "expected"), [
+    ([], []), ([4], [(4, 4)]), ([3, 1, 2], [(1, 3)]),
+    ([1, 2, 4, 4, 6, 7], [(1, 2), (4, 4), (6, 7)]),
+])
+def test_runs_of_hint_rows(numbers: list[int], expected: list[tuple[int, int]]) -> None:
+    assert runs(numbers) == expected
+
+
+@given(st.sets(st.integers(0, 60)))
+def test_runs_hold_exactly_the_numbers(numbers: set[int]) -> None:
+    found = runs(numbers)
+    assert {n for first, last in found for n in range(first, last + 1)} == numbers
+    assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(found))  # maximal, in order

@@ -10,6 +10,18 @@ from freshline.store.db import Database, decode_path, encode_path, upsert
 _PUT = upsert("meta", ["key", "value"], ["key"])
 
 
+def runs(numbers: Iterable[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive integers among `numbers`, as (first, last) pairs in order:
+    together they hold exactly `numbers` (pure)."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
 @dataclass(frozen=True)
 class Hints:
     """The hints pending at one moment: their paths, and the rows that hold them."""
@@ -39,7 +51,7 @@ class MetaTable:
 
     def hints_pending(self) -> Hints:
         """Every pending hint and the rows holding them, left in place."""
-        rows = self.db.conn.execute("SELECT id, path FROM hints").fetchall()
+        rows = self.db.conn.execute("SELECT id, path FROM hints ORDER BY id").fetchall()
         return Hints(sorted({decode_path(r[1]) for r in rows}), tuple(r[0] for r in rows))
 
     def hints_take(self) -> list[str]:
@@ -51,8 +63,9 @@ class MetaTable:
 
     def hints_drop(self, rows: Iterable[int]) -> None:
         """Remove the hints of `rows` (`Hints.rows`: those a flush read and covered;
-        call inside `write()`)."""
-        self.db.conn.executemany("DELETE FROM hints WHERE id = ?", [(r,) for r in rows])
+        call inside `write()`): a statement per run of consecutive rows, however many
+        hints a bulk change left."""
+        self.db.conn.executemany("DELETE FROM hints WHERE id BETWEEN ? AND ?", runs(rows))
 
     def meta_get(self, key: str) -> str | None:
         """A stored fact, if set."""
