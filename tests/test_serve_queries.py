@@ -29,7 +29,7 @@ from tests.pgserver import PgServer
 # Before issue 30's cuts: 2, 30 and 9 (the session row read four times a round, the
 # projects' states six, the meta table twice, snapshots of the log where one statement
 # answers, a token looked up before it was stored).
-SIGN_IN = 1  # the users and their grants, in one read
+SIGN_IN = 1  # the users and their grants, in one read (each request signs in: 25 a round)
 UPDATES = 16  # the session and its owner; the flush it leads; the log; the delivery stored
 ACKNOWLEDGE = 7  # the session and its owner; the token claimed in one transaction
 
