@@ -4,11 +4,14 @@ transaction, one writer at a time, the write counter, migrations."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from freshline.errors import NotFoundError
 from freshline.store import (
@@ -26,6 +29,7 @@ from freshline.store import (
     SessionState,
     Store,
 )
+from freshline.store.meta import runs
 from freshline.store.records import ChangeGroup
 from freshline.store.schema import MIGRATIONS
 from tests.conftest import StoreBackend
@@ -80,6 +84,10 @@ def test_the_change_log_reads_back_in_order_and_compacts_whole_epochs(store: Sto
     assert [(e.epoch, e.change.path) for e in store.log_read("p", 0)] == [
         (1, ODD), (1, "n.md"), (2, "")]
     assert store.log_read("p", 1)[0].change.detail == {"count": 0}
+    state, logged = store.log_with_state("p", 0)  # the two reads above, in one statement
+    assert state == store.project_state("p") and logged == store.log_read("p", 0)
+    assert store.log_with_state("p", 2) == (state, [])
+    assert store.log_with_state("r", 0) == (None, [])
     with store.write():
         assert store.log_drop("p", 5, keep=2) == []  # 3 rows: under the cap
         dropped = store.log_drop("p", 1, keep=2)  # never epoch 2, the one to keep
@@ -115,9 +123,16 @@ def test_hints_and_meta(store: Store) -> None:
     with store.write():
         assert store.hints_take() == sorted(["b", ODD])
     assert store.hints_peek() == []
+    store.hints_add(["x", "y", "z"])
+    x, y, z = store.hints_pending().rows
+    with store.write():
+        store.hints_drop([x, z])  # a run with a hole: the row between stays
+    assert store.hints_pending().paths == ["y"] and store.hints_pending().rows == (y,)
     store.meta_set("k", "1")
     store.meta_set("k", "100%")
     assert store.meta_get("k") == "100%" and store.meta_get("none") is None
+    store.meta_set("j", "2")
+    assert store.meta_many(["k", "none", "j"]) == {"k": "100%", "j": "2"}
 
 
 def test_sessions_round_trip_and_are_found_idle(store: Store) -> None:
@@ -131,6 +146,10 @@ def test_sessions_round_trip_and_are_found_idle(store: Store) -> None:
     store.session_touch(s.id, 2.0, "another")  # never moves back, keeps the first title
     got = store.session_get(s.id)
     assert (got.active_at, got.title, got.needs_manifest) == (5.0, "a title", True)
+    store.session_own(s.id, "ann")
+    assert store.session_owned(s.id) == (got, "ann") and store.session_owned("b0")[1] is None
+    with store.session_write(s.id) as locked:
+        assert locked == got
     assert [x.id for x in store.session_list()] == [s.id, "b0"]
     assert [x.id for x in store.session_list("q")] == ["b0"]
     assert [x.id for x in store.sessions_idle(["mcp", "send"], 6.0)] == [s.id, "b0"]
@@ -153,8 +172,9 @@ def test_the_ledger_and_deliveries(store: Store) -> None:
     assert {r.indexed for r in store.ledger_on([ODD])} == {"z" * 40}
     assert store.ledger_changed(me, "p", 0) == {ODD} and store.ledger_changed(me, "p", 1) == set()
     for n in range(4):
-        store.delivery_put(DeliveryRecord(f"tok{n}", me, "mcp", 10.0 + n, n, {"n": n},
-                                          manifest=True))
+        assert store.delivery_put(DeliveryRecord(f"tok{n}", me, "mcp", 10.0 + n, n, {"n": n},
+                                                 manifest=True))
+    assert not store.delivery_put(DeliveryRecord("tok0", other, "mcp", 1.0, 0, {}))  # taken
     store.delivery_settle("tok0", DeliveryState.ACKNOWLEDGED, Acknowledgement.TOKEN, "ok")
     store.delivery_settle("tok1", DeliveryState.SUPERSEDED)
     store.delivery_detail("tok2", {"seen": True})
@@ -222,3 +242,18 @@ def test_the_schema_is_at_the_latest_version(store: Store) -> None:
     assert store.db.schema_version() == len(MIGRATIONS)
     assert {"files", "projects", "changes", "hints", "meta", "sessions", "ledger",
             "deliveries"} <= set(store.db.tables())
+
+
+@pytest.mark.parametrize(("numbers", "expected"), [
+    ([], []), ([4], [(4, 4)]), ([3, 1, 2], [(1, 3)]),
+    ([1, 2, 4, 4, 6, 7], [(1, 2), (4, 4), (6, 7)]),
+])
+def test_runs_of_hint_rows(numbers: list[int], expected: list[tuple[int, int]]) -> None:
+    assert runs(numbers) == expected
+
+
+@given(st.sets(st.integers(0, 60)))
+def test_runs_hold_exactly_the_numbers(numbers: set[int]) -> None:
+    found = runs(numbers)
+    assert {n for first, last in found for n in range(first, last + 1)} == numbers
+    assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(found))  # maximal, in order

@@ -4,6 +4,7 @@ lock keyed by workspace."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,21 @@ def test_the_store_url_comes_from_the_environment_then_the_config(
     config.write_text(config.read_text().replace("sqlite:elsewhere.db", "mysql://u:pw@h/d"))
     with pytest.raises(ConfigError, match=r"store\.url: store url 'mysql://u:\*\*\*@h/d'"):
         load_config(tmp_path)
+
+
+def test_a_hint_is_stored_while_a_flush_holds_the_write_lock(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    # A watcher answers a flush's cookie once its hints are stored: waiting for the lock
+    # behind every flush of every server made each cookie wait for them (issue 30).
+    url = pg_server.new_schema()
+    flushing, watching = Store(tmp_path, url), Store(tmp_path, url)
+    flushing.hints_add(["a.md"])
+    with flushing.write():
+        read = flushing.hints_pending()
+        stored = threading.Thread(target=watching.hints_add, args=(["b.md"],))
+        stored.start()
+        stored.join(10)
+        assert not stored.is_alive(), "the hint waited for the write lock"
+        flushing.hints_drop(read.rows)  # the flush covered what it read, and only that
+    assert read.paths == ["a.md"] and watching.hints_peek() == ["b.md"]

@@ -113,6 +113,13 @@ class SessionBase:
             self.conversations.recover(s.id)
         return s
 
+    def get_owned(self, session_id: str) -> tuple[SessionRecord, str | None]:
+        """`get`, and who opened the session over HTTP (None: nobody did), in one read."""
+        s, owner = self.store.session_owned(session_id)
+        if s.records_conversation:
+            self.conversations.recover(s.id)
+        return s, owner
+
     def sessions(self, project: str | None = None) -> list[SessionRecord]:
         """Every session, or those of one project."""
         return self.store.session_list(project)

@@ -85,8 +85,7 @@ def claim_token(
     """Acknowledge the stored delivery `token` of the session (`how` it was known taken,
     `note` why, in words). A delivery built on a cursor that moved is superseded. The
     outcome, and the session as it is afterwards."""
-    with store.session_write(session_id):
-        s = store.session_get(session_id)
+    with store.session_write(session_id) as s:
         d = store.delivery_get(token)
         if d is None or d.session != session_id:
             return Outcome.UNKNOWN, s

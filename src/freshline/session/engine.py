@@ -110,23 +110,26 @@ class Deliveries:
         limit: int | None = None,
         witness: Witness | None = None,
         flush: bool = True,
+        known: SessionRecord | None = None,
     ) -> Issued | None:
         """The session's pending blocks for `channel` (its budget, at most `limit`
         characters, as `meter` counts them), recorded as its rule needs; None when there
         is nothing to tell (the cursor then passes over epochs that had nothing for the
         agent). A TRANSCRIPT channel builds on its deliveries still in flight (`settle`
         decided the others) and notes its `witness`; without a transcript its blocks are
-        acknowledged as printed. `flush` as in `SessionManager.prepare`.
+        acknowledged as printed. `flush` and `known` as in `SessionManager.prepare` (the
+        first prepare only: a cursor moved since `known` was read is caught on storing,
+        and the next prepare reads the session afresh).
 
         UsageError when another channel opened the session, or it is closed."""
         rule = RULES[channel]
         for attempt in range(ISSUE_TRIES):
             basis = self.outstanding(session_id) if rule is Acknowledgement.TRANSCRIPT else []
-            token = self._fresh_token() if rule is not Acknowledgement.BACKEND else ""
+            token = new_token() if rule is not Acknowledgement.BACKEND else ""
             turn = self.manager.prepare(
                 session_id, "", conversation=False, channel=channel, meter=meter,
                 token=token or None, after=[Staged.from_json(d.staged) for d in basis],
-                flush=flush and attempt == 0, limit=limit,
+                flush=flush and attempt == 0, limit=limit, known=known if attempt == 0 else None,
             )
             blocks = turn.blocks
             if blocks is None:
@@ -144,12 +147,6 @@ class Deliveries:
                 return issued
         raise UsageError(f"session '{session_id}' moves faster than it can be delivered to; "
                          "ask again")
-
-    def _fresh_token(self) -> str:
-        token = new_token()
-        while self.store.delivery_get(token) is not None:  # 40 random bits met twice
-            token = new_token()
-        return token
 
     @staticmethod
     def _pass_over(turn: PreparedTurn) -> None:
@@ -185,17 +182,18 @@ class Deliveries:
     ) -> bool:
         """Store the delivery if the cursor it was prepared from (that of the chain it
         builds on) is still the session's (False: another delivery was acknowledged
-        meanwhile; prepare again). Without a basis it supersedes the session's
-        outstanding deliveries."""
+        meanwhile, or one has its token; prepare again). Without a basis it supersedes the
+        session's outstanding deliveries."""
         origin = Staged.from_json(basis[0].staged).origin if basis else turn.staged.origin
         store = self.store
-        with store.session_write(record.session):
-            if store.session_get(record.session).cursor != origin:
+        with store.session_write(record.session) as locked:
+            if locked.cursor != origin:
                 return False
             if not basis:
                 for old in store.deliveries_of(record.session, DeliveryState.OUTSTANDING):
                     store.delivery_settle(old.token, DeliveryState.SUPERSEDED)
-            store.delivery_put(record)
+            if not store.delivery_put(record):  # 40 random bits met twice: prepare again
+                return False
             store.deliveries_prune(record.session)
         return True
 

@@ -201,6 +201,7 @@ class SessionManager(SessionBase):
         after: Sequence[Staged] = (),
         flush: bool = True,
         limit: int | None = None,
+        known: SessionRecord | None = None,
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
@@ -213,10 +214,14 @@ class SessionManager(SessionBase):
         the text itself), and carry the delivery `token` in their opening tags. `after`
         prepares as if these staged deliveries, handed over but not yet acknowledged, had
         been taken (in order). `flush=False` is for a caller that flushed a moment ago (it
-        just opened the session): the turn covers the index as it is.
+        just opened the session): the turn covers the index as it is. `known` is the
+        session as the caller read it a moment ago (not read again; one that records a
+        conversation is, for its recovery).
         """
         self.reload_config()
-        s = self.get(session_id)
+        s = known
+        if s is None or s.id != session_id or s.records_conversation:
+            s = self.get(session_id)
         refuse_other_owner(s, channel.value)
         for staged in after:
             s = applied(s, staged)

@@ -117,12 +117,13 @@ def viewer_of(user: UserRecord) -> Viewer:
     return Viewer(user.name, frozenset(user.projects))
 
 
-def may_use(store: Store, viewer: Viewer, s: SessionRecord) -> bool:
-    """Whether `viewer` may use session `s`: the workspace's own user any; a user of the
-    shared server only one they opened, of a project still granted to them."""
+def may_use(viewer: Viewer, s: SessionRecord, owner: str | None) -> bool:
+    """Whether `viewer` may use session `s`, opened by `owner`: the workspace's own user
+    any; a user of the shared server only one they opened, of a project still granted to
+    them."""
     if viewer.user is None:
         return True
-    return store.session_owner(s.id) == viewer.user and viewer.sees(s.project)
+    return owner == viewer.user and viewer.sees(s.project)
 
 
 def give(store: Store, session_id: str, viewer: Viewer) -> None:

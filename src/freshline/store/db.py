@@ -75,8 +75,9 @@ class Database(ABC):
 
     def write_rows(self) -> AbstractContextManager[Connection]:
         """A write transaction that serializes only on the rows it locks (`for_update`):
-        for writes that touch no index and no hint. Where the whole store is locked by
-        any write (SQLite), it is `write()`."""
+        for writes that touch no index (a session's deliveries, a watcher's hints: a flush
+        takes only the hints it read). Where the whole store is locked by any write
+        (SQLite), it is `write()`."""
         return self.write()
 
     @abstractmethod

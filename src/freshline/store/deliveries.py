@@ -90,16 +90,22 @@ class DeliveryTable:
 
     db: Database
 
-    def delivery_put(self, d: DeliveryRecord) -> None:
-        """Insert a new delivery (joins the current transaction if there is one)."""
-        sql = f"INSERT INTO deliveries ({_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+    def delivery_put(self, d: DeliveryRecord) -> bool:
+        """Insert a new delivery (joins the current transaction if there is one); False
+        when a delivery has its token already (nothing is written)."""
+        sql = (f"INSERT INTO deliveries ({_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+               " ON CONFLICT (token) DO NOTHING RETURNING token")
         row = (
             d.token, d.session, d.channel, d.created_at, d.covers,
             json.dumps(d.staged, sort_keys=True), d.state.value, d.basis, int(d.manifest),
             json.dumps(d.detail, sort_keys=True), d.settled_at,
             d.how.value if d.how else None, d.note,
         )
-        self.db.execute_write(sql, row)
+        conn = self.db.conn
+        if conn.in_transaction:
+            return conn.execute(sql, row).fetchone() is not None
+        with self.db.write() as tx:
+            return tx.execute(sql, row).fetchone() is not None
 
     def delivery_get(self, token: str) -> DeliveryRecord | None:
         """One delivery by its token, if the store has it."""

@@ -101,6 +101,26 @@ class LogTable:
         )
         return [_logged(row) for row in rows]
 
+    def log_with_state(
+        self, project: str, since: int
+    ) -> tuple[ProjectState | None, list[LoggedChange]]:
+        """The project's state and the changes logged after epoch `since`, oldest first,
+        in one statement: the rows are those of that state (no compaction between them),
+        without the snapshot two reads would need."""
+        rows = self.db.conn.execute(
+            "SELECT p.name, p.epoch, p.compacted_through, p.signature, p.patterns,"
+            f" p.forgotten_through, {', '.join('c.' + c for c in _CHANGE.split(', '))}"
+            " FROM projects p LEFT JOIN changes c ON c.project = p.name AND c.epoch > ?"
+            " WHERE p.name = ? ORDER BY c.epoch, c.id",
+            (since, project),
+        ).fetchall()
+        if not rows:
+            return None, []
+        first = rows[0]
+        state = ProjectState(first[0], first[1], first[2], first[3], json.loads(first[4]),
+                             first[5])
+        return state, [_logged(row[6:]) for row in rows if row[6] is not None]
+
     def log_drop(self, project: str, cap: int, keep: int) -> list[LoggedChange]:
         """Drop the oldest whole epochs until at most `cap` rows remain, but never epoch
         `keep` or a later one (one flush larger than the cap is kept whole: its readers

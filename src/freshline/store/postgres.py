@@ -298,7 +298,8 @@ class PostgresDatabase(Database):
         """A write transaction without the workspace's write lock: it waits only for the
         rows it reads `FOR UPDATE` (a session's deliveries and acknowledgements lock the
         session's row first), so it never queues behind a flush. It leaves the write
-        counter alone: what it writes is no index, hint or config a flush must re-read."""
+        counter alone: what it writes is no index or config a flush must re-read (a hint
+        is left by a flush that did not read it, for the next)."""
         mine = self._outside()
         with self._transaction(mine, "BEGIN", None) as conn:
             mine.writing = True

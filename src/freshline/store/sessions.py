@@ -12,7 +12,7 @@ from typing import Any
 
 from freshline.errors import NotFoundError, UsageError
 from freshline.paths import shown
-from freshline.store.db import Connection, Database, upsert
+from freshline.store.db import Database, upsert
 
 # What a session id may be: every session is also a git conversation, so its id must be a
 # plain ref component (new ids are 12 hex digits).
@@ -148,15 +148,26 @@ class SessionTable:
             raise unknown_session(session_id)
         return _from_row(row)
 
+    def session_owned(self, session_id: str) -> tuple[SessionRecord, str | None]:
+        """One session and who opened it over HTTP (None: nobody did), in one read
+        (NotFoundError when unknown, UsageError when not an id at all)."""
+        row = self.db.conn.execute(
+            f"SELECT {', '.join('s.' + n for n in _NAMES)}, o.owner FROM sessions s"
+            " LEFT JOIN session_owners o ON o.session = s.id WHERE s.id = ?",
+            (check_session_id(session_id),),
+        ).fetchone()
+        if row is None:
+            raise unknown_session(session_id)
+        return _from_row(row[:-1]), row[-1]
+
     @contextmanager
-    def session_write(self, session_id: str) -> Iterator[Connection]:
+    def session_write(self, session_id: str) -> Iterator[SessionRecord]:
         """A write transaction over one session and its deliveries that locks the
         session's row first: two of one session take turns, and none waits for a flush
-        (PostgreSQL; on SQLite every write waits for any other). NotFoundError when
-        there is no such session."""
-        with self.db.write_rows() as conn:
-            self.session_get(session_id)
-            yield conn
+        (PostgreSQL; on SQLite every write waits for any other). It yields the session
+        as the lock found it. NotFoundError when there is no such session."""
+        with self.db.write_rows():
+            yield self.session_get(session_id)
 
     def session_by_external(self, external_id: str) -> SessionRecord | None:
         """The session mapped to another agent's session id, if any."""

@@ -10,7 +10,7 @@ the same statements.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from freshline.errors import NotFoundError, UsageError
 from freshline.store.db import Database
@@ -51,22 +51,29 @@ class UserTable:
 
     def user_list(self) -> list[UserRecord]:
         """Every user with their grants, by name."""
-        conn = self.db.conn
-        grants: dict[str, list[str]] = {}
-        for user, project in conn.execute(
-                "SELECT username, project FROM grants ORDER BY username, project"):
-            grants.setdefault(user, []).append(project)
-        rows = conn.execute(
-            "SELECT name, token_hash, created_at, subject FROM users ORDER BY name")
-        return [UserRecord(n, h, c, tuple(grants.get(n, ())), s) for n, h, c, s in rows]
+        return self._users("", ())
 
     def user_of_subject(self, subject: str) -> UserRecord | None:
         """The user an OAuth subject signs in as: the one mapped to it, else the one named
         like it that has no subject of their own."""
-        found = self.user_list()
+        found = self._users(" WHERE u.subject = ? OR (u.name = ? AND u.subject IS NULL)",
+                            (subject, subject))
         mapped = [u for u in found if u.subject == subject]
         named = [u for u in found if u.name == subject and u.subject is None]
         return next(iter(mapped or named), None)
+
+    def _users(self, where: str, args: tuple[str, ...]) -> list[UserRecord]:
+        """The users `where` selects (of `users u`), with their grants, by name: one
+        statement, so a grant revoked meanwhile is either in or out, never half."""
+        rows = self.db.conn.execute(
+            "SELECT u.name, u.token_hash, u.created_at, u.subject, g.project FROM users u"
+            f" LEFT JOIN grants g ON g.username = u.name{where} ORDER BY u.name, g.project",
+            args)
+        found: dict[str, UserRecord] = {}
+        for name, hashed, created, subject, project in rows:
+            user = found.get(name) or UserRecord(name, hashed, created, (), subject)
+            found[name] = replace(user, projects=(*user.projects, project)) if project else user
+        return list(found.values())
 
     def user_get(self, name: str) -> UserRecord:
         """One user (NotFoundError when unknown)."""

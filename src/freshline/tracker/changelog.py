@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from freshline.store import ProjectState, Store
-from freshline.store.records import Change, ChangeGroup
+from freshline.store.records import Change, ChangeGroup, LoggedChange
 from freshline.tracker.coalesce import coalesce_sets, net, net_lookups
 from freshline.tracker.compaction import fold, group_cap, merged, per_run
 
@@ -65,14 +65,39 @@ def since(store: Store, state: ProjectState, epoch: int, undone: bool = False) -
     (a listing of index entries must see every path whose entry moved)."""
     if epoch < state.forgotten_through or epoch > state.epoch:
         return ChangesSince(state.name, epoch, state.epoch, True, [], forgotten=True)
-    entries = store.log_read(state.name, epoch)
-    # Each epoch's rows are one set (renames read the state before it), not a sequence.
-    epochs = groupby(entries, key=lambda e: e.epoch)
-    changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
-    touched = Counter(p for e in entries for p in (e.change.path, e.change.old_path) if p)
-    repeated = {p for p, n in touched.items() if n > 1}
+    changes, lookups = _coalesced(store.log_read(state.name, epoch), undone)
     if not undone:
-        changes = net(changes, store.index_contents(net_lookups(changes, repeated)))
+        changes = net(changes, store.index_contents(lookups))
     compacted = epoch < state.compacted_through
     folded = merged(store.groups_read(state.name, epoch)) if compacted else []
     return ChangesSince(state.name, epoch, state.epoch, compacted, changes, folded)
+
+
+def since_read(
+    state: ProjectState, epoch: int, entries: list[LoggedChange], undone: bool = False
+) -> ChangesSince | None:
+    """`since` from the state and the rows after `epoch` read at once, when it needs no
+    other read: None when the log was compacted past `epoch` (its counts are needed) or
+    a path changed back and forth (its content now is)."""
+    if epoch < state.forgotten_through or epoch > state.epoch:
+        return ChangesSince(state.name, epoch, state.epoch, True, [], forgotten=True)
+    if epoch < state.compacted_through:
+        return None
+    changes, lookups = _coalesced(entries, undone)
+    if lookups:
+        return None
+    return ChangesSince(state.name, epoch, state.epoch, False,
+                        changes if undone else net(changes, {}))
+
+
+def _coalesced(entries: list[LoggedChange], undone: bool) -> tuple[list[Change], list[str]]:
+    """The span's changes coalesced, and the paths whose content now tells which of them
+    were undone (none asked `undone`)."""
+    # Each epoch's rows are one set (renames read the state before it), not a sequence.
+    epochs = groupby(entries, key=lambda e: e.epoch)
+    changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
+    if undone:
+        return changes, []
+    touched = Counter(p for e in entries for p in (e.change.path, e.change.old_path) if p)
+    repeated = {p for p, n in touched.items() if n > 1}
+    return changes, net_lookups(changes, repeated)

@@ -29,6 +29,7 @@ from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
 from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
+from freshline.store.meta import Hints
 from freshline.store.records import Change, ChangeKind, IndexEntry, entry_content
 from freshline.tracker import changelog
 from freshline.tracker.changelog import ChangesSince, ProjectDelta
@@ -83,10 +84,27 @@ class _Work:
     head: str | None  # the commit HEAD names; None when the workspace is no git checkout
     head_before: str | None = None  # as the last flush recorded it (None: never)
     move: HeadMove | None = None
+    states: dict[str, ProjectState] = field(default_factory=dict)  # as the scan read them
 
 
-def _everything() -> None:
+@dataclass(frozen=True)
+class _Stored:
+    """What a flush's scan reads of the store, read once: the projects' states and the
+    facts it keeps in `meta`."""
+
+    states: dict[str, ProjectState]
+    facts: dict[str, str]
+
+
+_NO_HINTS = Hints([], ())
+
+
+def _everything(_hints: Hints) -> None:
     return None
+
+
+def _hinted(hints: Hints) -> list[str]:
+    return hints.paths
 
 
 class Tracker:
@@ -131,8 +149,7 @@ class Tracker:
         live = not full and watcher_alive(self.store)
         if live and sync:
             live = self.synced()
-        paths_of = self.store.hints_peek if live else _everything
-        return self._flush(paths_of, take_hints=True, defer=defer)
+        return self._flush(_hinted if live else _everything, take_hints=True, defer=defer)
 
     def synced(self) -> bool:
         """Whether a live watcher has stored hints for every change made before this call
@@ -148,10 +165,11 @@ class Tracker:
         if paths is None:
             return self._flush(_everything, take_hints=True)
         wanted = list(paths)
-        return self._flush(lambda: wanted, take_hints=False)
+        return self._flush(lambda _hints: wanted, take_hints=False)
 
     def _flush(
-        self, paths_of: Callable[[], list[str] | None], take_hints: bool, defer: bool = False
+        self, paths_of: Callable[[Hints], list[str] | None], take_hints: bool,
+        defer: bool = False,
     ) -> FlushResult:
         """Walk, hash and parse notes before taking the write lock, so writers in other
         processes (a send accepting its turn) never wait behind a scan and no note is
@@ -159,21 +177,23 @@ class Tracker:
         another flush) the scan is redone under the lock, where nothing can move; a hinted
         one reuses what its first pass hashed while the file's stat is unchanged.
 
-        `paths_of()` names the paths to scan (None: everything); with `take_hints` the
-        flush consumes the stored hints (it covers them); `defer` as in `flush`.
+        `paths_of(hints)` names the paths to scan (None: everything) from the hints
+        pending; with `take_hints` the flush consumes the hints it read (it covers them:
+        one stored meanwhile waits for the next flush); `defer` as in `flush`.
         """
         memo: Memo = {}
         self._written = None
         version = self.store.data_version()
-        paths = paths_of()
+        hints = self.store.hints_pending() if take_hints else _NO_HINTS
+        paths = paths_of(hints)
         work = self._prepare(paths, memo, defer)
         if paths == [] and self._nothing_to_write(work):
             return FlushResult(full=False, scanned=0)
         with self.store.write():
             if self.store.data_version() != version:
-                work = self._prepare(paths_of(), memo, defer)
-            if take_hints:
-                self.store.hints_take()
+                hints = self.store.hints_pending() if take_hints else _NO_HINTS
+                work = self._prepare(paths_of(hints), memo, defer)
+            self.store.hints_drop(hints.rows)
             if work.result.from_empty:  # the index's order: its b-tree fills page by page
                 work.result.put.sort(key=_stored_order)
             out = self._apply(work)
@@ -188,17 +208,19 @@ class Tracker:
         requests' flushes find the hints already taken by the watcher's or another's."""
         if work.full or work.head != work.head_before:
             return False
-        return set(self.config.projects) <= set(self.store.project_states())
+        return set(self.config.projects) <= set(work.states)
 
     def _prepare(self, paths: list[str] | None, memo: Memo, defer: bool) -> _Work:
         """Everything a flush finds out before it writes: the scan and where HEAD went."""
-        result, full = self._scan(paths, memo, defer)
-        work = _Work(result, full=full, head=None)
+        stored = _Stored(self.store.project_states(),
+                         self.store.meta_many((UNHASHED_META, LISTED_AT, IGNORE_RULES, GIT_HEAD)))
+        result, full = self._scan(paths, memo, defer, stored)
+        work = _Work(result, full=full, head=None, states=stored.states)
         gitdir = git_dir(self.root)
         if gitdir is None:
             return work
         work.head = read_head(gitdir)
-        work.head_before = self.store.meta_get(GIT_HEAD)
+        work.head_before = stored.facts.get(GIT_HEAD)
         if work.head_before is not None and work.head_before != work.head:
             try:
                 work.move = head_move(gitdir, work.head_before, work.head)
@@ -207,7 +229,7 @@ class Tracker:
         return work
 
     def _scan(
-        self, paths: list[str] | None, memo: Memo, defer: bool
+        self, paths: list[str] | None, memo: Memo, defer: bool, stored: _Stored
     ) -> tuple[ScanResult, bool]:
         """The scan of `paths` (None: everything), and whether it had to be a full one.
 
@@ -220,13 +242,13 @@ class Tracker:
 
         rules = load_rules(self.root, self.config.workspace.ignore_settings)
         now = needs_facts(p.scope for p in self.config.projects.values())
-        before = any(patterns_need_facts(s.patterns) for s in self.store.project_states().values())
+        before = any(patterns_need_facts(s.patterns) for s in stored.states.values())
         parse = now or before
-        unread = self.store.meta_get(UNHASHED_META) == "1"
+        unread = stored.facts.get(UNHASHED_META) == "1"
         read = unread and (parse or not defer)
-        listed_at = int(self.store.meta_get(LISTED_AT) or 0) if unread else 0
+        listed_at = int(stored.facts.get(LISTED_AT) or 0) if unread else 0
         if paths is not None and (before or not now) and not read:
-            hinted = self._hinted_scan(paths, rules, memo, parse, listed_at)
+            hinted = self._hinted_scan(paths, rules, memo, parse, stored, listed_at)
             if hinted is not None:
                 return hinted, False
         # A full scan keeps no memo (its redo, rare, hashes again): 100k files would weigh.
@@ -238,15 +260,21 @@ class Tracker:
         return full_scan(scanner, reparse, listed), True
 
     def _hinted_scan(
-        self, paths: list[str], rules: IgnoreRules, memo: Memo, parse: bool, listed_at: int
+        self,
+        paths: list[str],
+        rules: IgnoreRules,
+        memo: Memo,
+        parse: bool,
+        stored: _Stored,
+        listed_at: int,
     ) -> ScanResult | None:
         """The scan of `paths` alone, by the ignore rules the last full scan walked by (with
         the files above the root read again); None when only a full scan will do (a rule
         changed, or the patterns did). `listed_at` as the store keeps it."""
         from freshline.tracker.scan import Scanner, ScanResult, targeted_scan
 
-        ignore = self._ignore_now(rules)
-        if "" in paths or ignore is None or self._patterns_moved(ignore):
+        ignore = self._ignore_now(rules, stored.facts.get(IGNORE_RULES))
+        if "" in paths or ignore is None or self._patterns_moved(ignore, stored.states):
             return None
         scanner = Scanner(self.root, self.store, ignore.rules(), memo, parse, listed_at=listed_at)
         result = targeted_scan(scanner, paths) if paths else ScanResult()
@@ -255,11 +283,11 @@ class Tracker:
         result.ignore = ignore
         return result
 
-    def _ignore_now(self, rules: IgnoreRules) -> IgnoreState | None:
+    @staticmethod
+    def _ignore_now(rules: IgnoreRules, known: str | None) -> IgnoreState | None:
         """The ignore rules as they stand, each folder's .gitignore as the last full scan
-        read it (a changed one is seen by the scan that finds it changed); None before
-        the first full scan."""
-        known = self.store.meta_get(IGNORE_RULES)
+        read it (`known`, as stored: a changed one is seen by the scan that finds it
+        changed); None before the first full scan."""
         if known is None:
             return None
         nested = tuple(f for f in ignore_of(json.loads(known)).files if not f.outer)
@@ -329,10 +357,9 @@ class Tracker:
 
         return lambda scope: scope_move(move, scope, facts)
 
-    def _patterns_moved(self, ignore: IgnoreState) -> bool:
-        """Whether a project's patterns changed since the last flush: then only a full scan
-        is sure to find files that, say, an ignore entry kept out of the index."""
-        states = self.store.project_states()
+    def _patterns_moved(self, ignore: IgnoreState, states: dict[str, ProjectState]) -> bool:
+        """Whether a project's patterns changed since the last flush (`states`): then only
+        a full scan is sure to find files that, say, an ignore entry kept out of the index."""
         return any(
             name in states and states[name].patterns != patterns_of(project, ignore)
             for name, project in self.config.projects.items()
@@ -431,8 +458,24 @@ class Tracker:
         compacted past `since`) the older ones counted; or, when not even the counts reach
         back that far, a `forgotten` answer (the reader needs a fresh listing). With
         `undone`, a change undone since is kept (for listings of index entries)."""
+        state, entries = self.store.log_with_state(project, since)  # one statement
+        answer = changelog.since_read(state, since, entries, undone) if state else None
+        if answer is not None:
+            return answer
         with self.store.read():  # state and rows from one snapshot: no compaction between
             return changelog.since(self.store, self._state(project), since, undone)
+
+    def logged_since(self, project: str, since: int) -> tuple[int, list[Change] | None]:
+        """The project's epoch now, and the changes logged after epoch `since` as logged
+        (not coalesced), read at once; None for the changes when the log no longer lists
+        every one of them. For a caller that only asks what kinds of paths changed: one
+        statement, where `changes_since` may need a snapshot of several."""
+        state, entries = self.store.log_with_state(project, since)
+        if state is None:
+            return self._state(project).epoch, []
+        if since < max(state.compacted_through, state.forgotten_through) or since > state.epoch:
+            return state.epoch, None
+        return state.epoch, [e.change for e in entries]
 
     def files_in_scope(self, project: str) -> list[IndexEntry]:
         """The indexed files a project includes now, in path order.

@@ -47,7 +47,7 @@ from freshline.session.ledger import snapshot_fingerprint
 from freshline.session.manifest import build_manifest
 from freshline.session.rules import live_rules
 from freshline.session.users import OWNER, Viewer, give, may_use
-from freshline.store import Acknowledgement, Change, ChangeKind
+from freshline.store import Acknowledgement, Change, ChangeKind, SessionRecord
 from freshline.store.sessions import unknown_session
 from freshline.tracker.hashing import blob_of
 from freshline.tracker.rounds import Rounds
@@ -171,13 +171,13 @@ class FreshlineService:
         if project not in visible:
             raise unknown_project(project, visible)
 
-    def _session(self, session: str) -> str:
-        """The session's project, or the unknown-session error when the viewer does not
-        own it (or may no longer see its project)."""
-        record = self.manager.get(session)
-        if not may_use(self.manager.store, self.viewer(), record):
+    def _session(self, session: str) -> SessionRecord:
+        """The session, or the unknown-session error when the viewer does not own it (or
+        may no longer see its project)."""
+        record, owner = self.manager.get_owned(session)
+        if not may_use(self.viewer(), record, owner):
             raise unknown_session(session)
-        return record.project
+        return record
 
     def list_projects(self) -> list[ProjectInfo]:
         """The workspace's projects, in config order."""
@@ -218,13 +218,14 @@ class FreshlineService:
         """The blocks the session has not acknowledged yet, under a fresh delivery token.
         The project's documents are converted first (a long-lived server can afford it, so
         they arrive readable); `progress` hears each conversion."""
-        project = self._session(session)
+        record = self._session(session)
+        project = record.project
         self._flush()
         self._convert(project, progress)
         # Flushed a moment ago: the delivery covers the index as that flush left it.
         with self._turn(session):
             issued = self.deliveries.issue(session, Channel.MCP, delivery_meter(session),
-                                           flush=False)
+                                           flush=False, known=record)
         if issued is None:
             covers = self.manager.tracker.epoch(project)
             return Delivery(session=session, blocks=None, token=None, covers=covers)
@@ -249,12 +250,13 @@ class FreshlineService:
         since this server last converted them all: listing the project costs what the
         project holds, and most deliveries follow edits to plain files."""
         tracker = self.manager.tracker
-        epoch = tracker.epoch(project)
         done = self._converted.get(project)
-        if done is not None:
-            since = tracker.changes_since(project, done)
-            if not since.compacted and not any(_touches_documents(c) for c in since.changes):
-                self._converted[project] = since.epoch  # still all converted, this far
+        if done is None:
+            epoch = tracker.epoch(project)
+        else:
+            epoch, logged = tracker.logged_since(project, done)
+            if logged is not None and not any(_touches_documents(c) for c in logged):
+                self._converted[project] = epoch  # still all converted, this far
                 return
         if self.manager.materialize(project, progress=progress, flush=False).complete:
             self._converted[project] = epoch
@@ -289,7 +291,7 @@ class FreshlineService:
         if session is None:
             session = self._prompted.get(key) or self._open(project).session
             self._prompted[key] = session
-        elif self._session(session) != project:
+        elif self._session(session).project != project:
             raise UsageError(f"session '{session}' is not a session of project '{project}'")
         delivery = self.project_updates(session, progress)
         if delivery.token is not None:
@@ -311,7 +313,7 @@ class FreshlineService:
         secret or an internal file, judged where the path leads (AccessDenied if not).
         """
         m = self.manager
-        projects = [self._session(session)] if session else self.visible_projects()
+        projects = [self._session(session).project] if session else self.visible_projects()
 
         self._flush()
         try:
