@@ -25,7 +25,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.session import ServerSession
@@ -170,6 +170,12 @@ class FreshlineMCP(MCPServer[Any]):
                                     self._listen_granted)
         else:
             self.middleware.append(self._see_connection)
+
+    @property
+    def kernel(self) -> Server[Any]:
+        """The low-level server the SDK dispatches to (its tool schemas, cache hints and
+        identity, which `serve`'s fast path answers with)."""
+        return self._lowlevel_server
 
     async def list_resources(self) -> list[MCPResource]:
         """One manifest resource per project of the config as it is now."""

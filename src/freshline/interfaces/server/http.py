@@ -188,13 +188,17 @@ def server_for(app: Any, listen: Listen, limits: ConnectionLimits) -> uvicorn.Se
 
 def build_app(service: FreshlineService, host: str, watch: bool = True,
               resource: ProtectedResource | None = None, tokens: AccessTokens | None = None,
-              proxies: tuple[Network, ...] = ()) -> ASGIApp:
-    """The ASGI app: bearer authentication in front of the shared MCP app at `/mcp`."""
+              proxies: tuple[Network, ...] = (), fast: bool = True) -> ASGIApp:
+    """The ASGI app: bearer authentication in front of the shared MCP app at `/mcp`, whose
+    hot calls `fast.FastCalls` answers (`fast=False`: the SDK answers every request)."""
     from freshline.interfaces.mcp.surface import build_server
+    from freshline.interfaces.server.fast import FastCalls
 
     server = build_server(service, watch=watch, shared=True)
-    mcp_app = server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True,
-                                         host=host)
+    mcp_app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH,
+                                                  stateless_http=True, host=host)
+    if fast:  # inside the authentication: a hot call is signed in and limited as any other
+        mcp_app = FastCalls(mcp_app, server, MCP_PATH, server.session_manager.security_settings)
     store = service.manager.store
     return BearerAuth(mcp_app, Credentials(store, tokens), FailureLimiter(store), resource,
                       proxies)
