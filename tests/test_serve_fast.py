@@ -176,6 +176,12 @@ def with_progress() -> bytes:
     return json.dumps(body).encode()
 
 
+def with_meta(**meta: Any) -> bytes:
+    body = json.loads(call_body("acknowledge", session="s", token="t"))
+    body["params"]["_meta"] |= meta
+    return json.dumps(body).encode()
+
+
 OLD_WAY: dict[str, tuple[dict[str, str], bytes]] = {
     "a session id": ({"mcp-session-id": "f00d"}, call_body("project_updates", session="s")),
     "a batch": ({}, batch()),
@@ -195,6 +201,14 @@ OLD_WAY: dict[str, tuple[dict[str, str], bytes]] = {
                            call_body("project_updates", session="s")),
     "a foreign origin": ({"origin": "http://evil.example"},
                          call_body("project_updates", session="s")),
+    "a malformed client info": ({"mcp-name": "acknowledge"},
+                                with_meta(**{"io.modelcontextprotocol/clientInfo": "me"})),
+    "malformed capabilities": ({"mcp-name": "acknowledge"},
+                               with_meta(**{"io.modelcontextprotocol/clientCapabilities": 3})),
+    "a request state": ({}, call_body("project_updates", session="s").replace(
+        b'"arguments"', b'"requestState": "x", "arguments"')),
+    "a malformed progress token": ({"mcp-name": "acknowledge"}, with_meta(progressToken=[1])),
+    "arguments not an object": ({}, call_body("project_updates").replace(b'{}', b'[1]', 1)),
     "the handshake era": ({"mcp-protocol-version": "2025-06-18"},
                           call_body("project_updates", session="s")),
 }
@@ -207,3 +221,4 @@ async def test_everything_else_goes_the_old_way(workspace: tuple[FreshlineServic
             fast, old = [await post(url, headers, body) for url in served.urls]
             assert fast == old, case
         assert served.fast.answered == 0
+

@@ -47,6 +47,7 @@ from mcp.shared.inbound import (
 from mcp_types import (
     INTERNAL_ERROR,
     SERVER_INFO_META_KEY,
+    CallToolRequestParams,
     CallToolResult,
     JSONRPCError,
     JSONRPCResponse,
@@ -99,11 +100,12 @@ class FastCalls:
         if not self._candidate(scope):
             await self.app(scope, receive, send)
             return
-        body, trailing = await _body(receive)
-        request = Request(scope)
-        hot = None if trailing is not None else await self._hot(request, body)
+        received = await _received(receive)
+        whole = received[-1]["type"] == "http.request"  # else the client went away meanwhile
+        body = b"".join(m.get("body", b"") for m in received if m["type"] == "http.request")
+        hot = await self._hot(Request(scope), body) if whole else None
         if hot is None:
-            await self.app(scope, _replay(body, trailing, receive), send)
+            await self.app(scope, _replay(received, receive), send)
             return
         self.answered += 1
         ident, name, arguments, version = hot
@@ -142,6 +144,11 @@ class FastCalls:
         if not isinstance(verdict, InboundModernRoute):
             return None
         params = decoded["params"]
+        try:  # the runner's validation of the envelope and params, which would refuse them
+            _methods.validate_client_request("tools/call", verdict.protocol_version, params)
+            CallToolRequestParams.model_validate(params, by_name=False)
+        except ValidationError:
+            return None
         name, arguments = params["name"], params.get("arguments") or {}
         schema = self.server.kernel.get_tool_input_schema
         if schema is None or validate_mcp_param_headers(
@@ -208,22 +215,18 @@ def _hot_shape(decoded: Any) -> bool:
             and isinstance(meta, dict) and "progressToken" not in meta)
 
 
-async def _body(receive: Receive) -> tuple[bytes, Message | None]:
-    """The request's body, and the message that ended it early (a disconnect), if any."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks), message
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks), None
+async def _received(receive: Receive) -> list[Message]:
+    """The messages that bring the request's body, up to its last or the first that is not
+    part of it (a disconnect)."""
+    received = [await receive()]
+    while received[-1]["type"] == "http.request" and received[-1].get("more_body", False):
+        received.append(await receive())
+    return received
 
 
-def _replay(body: bytes, trailing: Message | None, receive: Receive) -> Receive:
-    """`receive` as it was before the body was read here."""
-    pending: list[Message] = [trailing or {"type": "http.request", "body": body,
-                                           "more_body": False}]
+def _replay(received: list[Message], receive: Receive) -> Receive:
+    """`receive` as it was before the body was read here: those messages again, then on."""
+    pending = list(received)
 
     async def replayed() -> Message:
         return pending.pop(0) if pending else await receive()
