@@ -147,3 +147,14 @@ def test_shown_lengths_are_those_of_the_shown_paths(paths: list[str], root: str)
             shown_lengths(root, paths)
         return
     assert shown_lengths(root, paths) == expected
+
+
+@pytest.mark.parametrize("paths", [[], [""], ["a", ""], ["", "a"], ["a\nb"], [".", "a"],
+                                   ["a/..", "b"], ["x/./y"], ["a "], ["/a"], ["a//b"],
+                                   ["n/.obsidian"], ["a&b"], ["ok", "x→y"]])
+def test_shown_lengths_of_paths_that_are_not_plain(paths: list[str]) -> None:
+    try:
+        expected = [len(show(ROOT, p)) for p in paths]
+    except WorkspaceError:
+        return
+    assert shown_lengths(ROOT, paths) == expected
