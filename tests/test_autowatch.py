@@ -89,6 +89,14 @@ def test_the_lock_lets_one_process_hold_it(ws: Workspace) -> None:
     second.release()
 
 
+def test_the_lock_is_taken_in_a_workspace_never_used(tmp_path: Path) -> None:
+    """`freshline watch` run first in a workspace with no `.freshline` yet (or a store
+    elsewhere) said "no such file or directory: …/watch.lock"."""
+    lock = WatchLock(tmp_path)
+    assert lock.acquire() and holder(tmp_path) == os.getpid()
+    lock.release()
+
+
 def test_under_pytest_a_command_starts_no_watcher(notes: Workspace) -> None:
     assert freshline(notes, "scan").returncode == 0
     time.sleep(0.5)

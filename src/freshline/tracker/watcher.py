@@ -37,6 +37,9 @@ from freshline.tracker.watchpaths import Seen, event_paths
 from freshline.tracker.watchwork import Batch, Worker
 
 WATCH_RETRIES = 5  # watches failing in a row before their first batch: the tree is unwatchable
+# How long watchfiles waits for a quiet moment before it hands over a batch: every flush's
+# cookie waits through it once or twice, the agent's prompt behind it.
+STEP_MS = 5
 
 
 class Watcher:
@@ -149,7 +152,7 @@ class Watcher:
                 *self.paths.outside(),
                 watch_filter=self._wanted,
                 debounce=self.config.workspace.debounce_ms,
-                step=10,
+                step=STEP_MS,
                 stop_event=self._stop,
                 rust_timeout=int(HEARTBEAT_EVERY_S * 1000),
                 yield_on_timeout=True,

@@ -35,6 +35,7 @@ class WatchLock:
 
     def acquire(self) -> bool:
         """Take the lock and write our pid into it; False when another process holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)  # a workspace never used yet
         handle = self.path.open("a+", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
