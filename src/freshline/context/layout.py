@@ -265,7 +265,7 @@ def _lines(plan: Plan, part: Part, placed: Placement) -> list[str]:
 
 
 def _list(plan: Plan, part: Section, placed: Placement) -> list[str]:
-    keyed = {(e.key or e.path, e.text) for e in part.entries if id(e) in placed.listed}
+    keyed = {(e.key or e.path, e.text) for e in part.entries if placed.is_listed(e)}
     if part.groups is not None:
         groups = placed.groups.get(part.groups, {})
         keyed.update((folder + "/", plan.group(folder, c)) for folder, c in groups.items())
