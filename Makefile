@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean postgres
+.PHONY: demo test lint bench clean postgres clients
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +27,17 @@ postgres:
 	@test -n "$(wildcard /usr/lib/postgresql/*/bin/initdb)" || \
 		{ apt-get update -q && apt-get install -y -q postgresql-15; }
 
+# The suite's real clients (npm, into .cache/real-clients; tests/integration/clients.py,
+# standard library only): installed beside pip, which keeps one core busy for a minute.
+clients:
+	$(PYTHON) -m tests.integration.clients
+
 # mypy takes one core for about 40 s: it checks beside the tests, and both must pass.
 # Three workers on two cores, one test file each at a time, the slowest files first
 # (tests/conftest.py): two workers keep about 85 % of both cores busy, the third takes
 # up what is left beside mypy.
-test: $(VENV)/.test-installed postgres
+test: postgres
+	$(MAKE) --no-print-directory -j2 $(VENV)/.test-installed clients
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 3 --dist loadfile --no-loadscope-reorder; \

@@ -4,6 +4,10 @@ Each client is an npm package at a pinned version, installed with the machine's 
 `<repo>/.cache/real-clients/<package>-<version>/` (ignored by git, kept between runs: a
 clean clone installs once, later runs reuse it). Nothing is installed globally. Without
 Node.js or npm the suite fails with a one-line reason.
+
+`python -m tests.integration.clients` installs every client missing, all at once (the
+Makefile runs it beside pip: each takes about one core for a minute). Needs only the
+standard library.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
+from typing import NoReturn
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "real-clients"
 INSTALL_TIMEOUT_S = 900
@@ -51,8 +56,10 @@ class NpmClient:
         return self.folder / "node_modules" / ".bin" / self.command
 
 
-# The MCP Inspector: 0.15 is the last line that runs on Node 20 (0.16 wants Node 22.7.5).
-INSPECTOR = NpmClient("@modelcontextprotocol/inspector", "0.15.0", "mcp-inspector")
+# The MCP Inspector's CLI (a library: `build/index.js` is the program `mcp-inspector --cli`
+# runs; the whole Inspector adds its web UI, 240 packages). 0.15 is the last line that runs
+# on Node 20 (0.16 wants Node 22.7.5).
+INSPECTOR = NpmClient("@modelcontextprotocol/inspector-cli", "0.15.0", None)
 # Claude Code: a native binary, placed by the package's install script.
 CLAUDE_CODE = NpmClient("@anthropic-ai/claude-code", "2.1.332", "claude", "install.cjs")
 # Gemini CLI (Node 20 is enough) and Codex CLI (a Node shim over a vendored binary).
@@ -61,14 +68,26 @@ CODEX = NpmClient("@openai/codex", "0.171.0", "codex")
 # A certified OpenID Connect / OAuth 2.1 authorization server (a library: the suite's own
 # script, tests/oidc_provider.mjs, runs it).
 OIDC_PROVIDER = NpmClient("oidc-provider", "9.13.3", None)
+# Zed's ACP adapter for Claude Code; it bundles the Claude Agent SDK (Claude Code 2.1.x as
+# JavaScript), so it needs nothing but Node 20.
+CLAUDE_CODE_ACP = NpmClient("@zed-industries/claude-code-acp", "0.16.2", "claude-code-acp")
+EVERY_CLIENT = (INSPECTOR, CLAUDE_CODE, CLAUDE_CODE_ACP, GEMINI_CLI, CODEX, OIDC_PROVIDER)
 
 
 def require_node() -> None:
     """Fail the calling test, in one line, when Node.js or npm is missing."""
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
-            pytest.fail(f"the real-client tests need Node.js and npm on PATH: {tool} not found",
-                        pytrace=False)
+            fail(f"the real-client tests need Node.js and npm on PATH: {tool} not found")
+
+
+def fail(message: str) -> NoReturn:
+    """Fail the calling test in one line; run as a script, exit 1 with that line."""
+    if "pytest" in sys.modules:
+        import pytest
+
+        pytest.fail(message, pytrace=False)
+    raise SystemExit(f"clients: {message}")
 
 
 def npm_env() -> dict[str, str]:
@@ -79,9 +98,10 @@ def npm_env() -> dict[str, str]:
 
 
 @contextmanager
-def _locked() -> Iterator[None]:
+def _locked(client: NpmClient) -> Iterator[None]:
+    """One installer per client at a time (npm's cache takes concurrent installs)."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / ".lock").open("w") as handle:
+    with client.folder.with_name(client.folder.name + ".lock").open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
@@ -93,7 +113,7 @@ def install(client: NpmClient) -> Path:
     marker = client.folder / ".installed"
     if marker.is_file() and client.executable.exists():
         return client.executable
-    with _locked():
+    with _locked(client):
         if marker.is_file() and client.executable.exists():
             return client.executable
         shutil.rmtree(client.folder, ignore_errors=True)
@@ -112,4 +132,16 @@ def _run(command: list[str], cwd: Path) -> None:
                           timeout=INSTALL_TIMEOUT_S)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.fail(f"`{' '.join(command)}` failed in {cwd}: {last}", pytrace=False)
+        fail(f"`{' '.join(command)}` failed in {cwd}: {last}")
+
+
+def main() -> None:
+    """Install every client missing, side by side."""
+    require_node()
+    with ThreadPoolExecutor(len(EVERY_CLIENT)) as pool:
+        ready = list(pool.map(install, EVERY_CLIENT))
+    print(f"clients: {len(ready)} real clients ready in {CACHE}")
+
+
+if __name__ == "__main__":
+    main()

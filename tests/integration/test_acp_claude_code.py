@@ -1,7 +1,7 @@
 """`freshline acp -- claude-code-acp`: Zed's Claude Code adapter behind the proxy, offline.
 
 The SDK's client API drives the proxy (`tests/acp_harness.py`); the agent is the real
-`@zed-industries/claude-code-acp` (`acp_agents.CLAUDE_CODE_ACP`), its model API a loopback
+`@zed-industries/claude-code-acp` (`clients.CLAUDE_CODE_ACP`), its model API a loopback
 stub of the Anthropic Messages API (`anthropic_stub.py`, streaming). What reached the
 model is read off the stub's request log.
 """
@@ -19,9 +19,9 @@ from freshline.session import SessionManager
 from tests.acp_harness import MANIFEST, UPDATES, named, proxied, stale_read, started, with_notes
 from tests.conftest import Workspace, install_hook
 from tests.fake_model_servers import FakeReply
-from tests.integration.acp_agents import CLAUDE_CODE_ACP, OFFLINE
+from tests.integration.acp_agents import OFFLINE
 from tests.integration.anthropic_stub import AnthropicStub, Seen, answered_tool, last_user_text
-from tests.integration.clients import install
+from tests.integration.clients import CLAUDE_CODE_ACP, install
 
 pytestmark = pytest.mark.timeout(900)  # the first run installs the agent
 
