@@ -1,6 +1,6 @@
 """Many processes on one PostgreSQL store (a real server): the change log stays the truth.
 
-4 processes × 200 flushes over a churning tree log each change once, each flush under an
+4 processes × 100 flushes over a churning tree log each change once, each flush under an
 epoch of its own; 8 processes sending on 8 sessions of one project announce every note
 once to each session; a process killed while it holds the write lock mid-flush loses
 nothing and blocks nobody."""
@@ -27,7 +27,7 @@ from tests.churn import FLUSHER, notes_workspace
 from tests.conftest import StoreBackend, git_env
 from tests.pgserver import PgServer
 
-FLUSHERS, FLUSHES, KEPT = 4, 200, 3
+FLUSHERS, FLUSHES, KEPT = 4, 100, 3
 SENDERS, ROUNDS = 8, 4
 
 SENDER = """

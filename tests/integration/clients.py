@@ -5,9 +5,10 @@ Each client is an npm package at a pinned version, installed with the machine's 
 clean clone installs once, later runs reuse it). Nothing is installed globally. Without
 Node.js or npm the suite fails with a one-line reason.
 
-`python -m tests.integration.clients` installs every client missing, all at once (the
-Makefile runs it beside pip: each takes about one core for a minute). Needs only the
-standard library.
+`python -m tests.integration.clients` installs every client missing, one after another:
+the Makefile runs it beside pip, and each of the two keeps about one core busy for a
+minute (npm installs side by side would only slow pip down). Needs only the standard
+library.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,11 +136,11 @@ def _run(command: list[str], cwd: Path) -> None:
 
 
 def main() -> None:
-    """Install every client missing, side by side."""
+    """Install every client missing."""
     require_node()
-    with ThreadPoolExecutor(len(EVERY_CLIENT)) as pool:
-        ready = list(pool.map(install, EVERY_CLIENT))
-    print(f"clients: {len(ready)} real clients ready in {CACHE}")
+    for client in EVERY_CLIENT:
+        install(client)
+    print(f"clients: {len(EVERY_CLIENT)} real clients ready in {CACHE}")
 
 
 if __name__ == "__main__":
