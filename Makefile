@@ -33,14 +33,14 @@ clients:
 	$(PYTHON) -m tests.integration.clients
 
 # mypy takes one core for about 40 s: it checks beside the tests, and both must pass.
-# Three workers on two cores, one test file each at a time, the slowest files first
-# (tests/conftest.py): two workers keep about 85 % of both cores busy, the third takes
-# up what is left beside mypy.
+# Four workers on two cores, one test file each at a time, the slowest files first
+# (tests/conftest.py): many tests wait on a subprocess, a server or a real client, so
+# three kept the cores about 85 % busy; the fourth takes up the rest, beside mypy.
 test: postgres
 	$(MAKE) --no-print-directory -j2 $(VENV)/.test-installed clients
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 3 --dist loadfile --no-loadscope-reorder; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 4 --dist loadfile --no-loadscope-reorder; \
 	tested=$$?; wait $$typing; typed=$$?; cat $(VENV)/mypy.log; \
 	test $$tested -eq 0 && test $$typed -eq 0
 
