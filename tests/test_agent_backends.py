@@ -29,7 +29,6 @@ from freshline.agent import (
     get_backend,
     register_backend,
 )
-from freshline.agent.backends.anthropic_backend import wire_messages
 from freshline.agent.backends.base import is_loopback
 from freshline.agent.backends.echo import acknowledge
 from freshline.agent.backends.retry import NO_RETRY
@@ -460,6 +459,10 @@ MESSAGES = st.lists(
 
 @given(MESSAGES)
 def test_anthropic_wire_messages_alternate_and_keep_every_block(history: list[Message]) -> None:
+    # Imported here: the Anthropic SDK takes a second and more to import, and every test
+    # worker imports every test module.
+    from freshline.agent.backends.anthropic_backend import wire_messages
+
     system, wire = wire_messages(history)
     roles = [entry["role"] for entry in wire]
     assert all(a != b for a, b in zip(roles, roles[1:], strict=False))

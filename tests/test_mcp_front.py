@@ -5,6 +5,7 @@ the server, loaded behind it, carries on the same connection."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,3 +50,28 @@ def test_a_server_inside_the_acp_proxys_agent_keeps_a_table_of_its_own() -> None
     assert table_name({}) == TABLE_NAME
     assert table_name({"FRESHLINE_OWNER": ""}) == TABLE_NAME
     assert table_name({"FRESHLINE_OWNER": "acp"}) == PAGING_TABLE_NAME
+
+
+async def test_a_client_that_only_lists_the_tools_is_not_kept_waiting_for_the_sdk(
+    two_projects: Workspace
+) -> None:
+    """With both answers from the table, the client's end of input ends the process at
+    once: the server, still loading the SDK, is not waited for (its import never ends)."""
+    root = two_projects.root
+    async with Client(server(root), mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        await client.list_tools()  # the table, filled by the server's answers
+    table = json.loads((root / ".freshline" / TABLE_NAME).read_text(encoding="utf-8"))
+    [version] = table["tools"]
+    asked = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": version, "capabilities": {},
+                 "clientInfo": {"name": "health-check", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "freshline", "--workspace", str(root), "mcp"],
+        input="".join(json.dumps(m) + "\n" for m in asked), capture_output=True, text=True,
+        cwd=root, timeout=60)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [a["id"] for a in answers] == [1, 2] and answers[1]["result"]["tools"]
+    assert "freshline.interfaces.mcp.stdio" not in done.stderr  # the server never loaded

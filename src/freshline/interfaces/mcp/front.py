@@ -11,7 +11,9 @@ MCP surface and the SDK are the files they were), while the server loads in a th
   whose answer is dropped) and the `initialized` notification, so the server's session
   is in the state the client believes;
 - the server writes a pipe in place of stdout, copied to the client line by line; the
-  answers to a forwarded `initialize` and `tools/list` fill the table for next time.
+  answers to a forwarded `initialize` and `tools/list` fill the table for next time;
+- a client that leaves having asked only what the table answered (a health check that
+  lists the tools) ends the process at once: the server, still loading, owes it nothing.
 
 With no table (the first start, another version), every message goes to the server and
 the client waits for it as before. Standard library only (`wire.py` for JSON).
@@ -51,6 +53,7 @@ class Front:
         self.to_server = to_server  # the server's stdin
         self.version: str | None = None  # the protocol version agreed with the client
         self.asked: dict[object, str] = {}  # forwarded requests whose answers fill the table
+        self.forwarded = False  # some request went to the server (its answer is owed)
         self._write = threading.Lock()
 
     def take(self, line: bytes) -> None:
@@ -65,6 +68,8 @@ class Front:
         if answer is not None:
             self.send({"jsonrpc": "2.0", "id": message["id"], "result": answer})
             return
+        if "id" in message or not message:
+            self.forwarded = True
         if message.get("method") in ("initialize", "tools/list") and "id" in message:
             self.asked[message["id"]] = str(message["method"])
         os.write(self.to_server, line if line.endswith(b"\n") else line + b"\n")
@@ -205,6 +210,11 @@ def serve(workspace: str | None) -> int:
     with os.fdopen(client_in, "rb") as lines:
         for line in lines:
             front.take(line)
+    if not front.forwarded and front.version is not None:
+        # Every request was answered from the table and the client has gone: the server,
+        # still loading the SDK, owes nothing (it has opened no session), so it is not
+        # waited for (a client that only lists the tools, as a health check does).
+        os._exit(0)
     os.close(to_server)  # the server reads the end of input, and stops
     server.join()
     sys.stdout.flush()
