@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -44,5 +46,17 @@ def test_make_test_keeps_the_slow_files_first() -> None:
     """xdist sorts files by their number of tests unless told not to: the slow real-client
     files (few tests each) then ran last, one worker idle beside them."""
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
-    (line,) = [x for x in makefile.splitlines() if "-m pytest" in x]
+    (line,) = [x for x in makefile.splitlines() if "-m pytest" in x and " -n " in x]
     assert "--dist loadfile" in line and "--no-loadscope-reorder" in line
+
+
+def test_make_writes_bytecode_whatever_the_callers_environment() -> None:
+    """Under PYTHONDONTWRITEBYTECODE every process of the suite compiled what it imported
+    from source again (a test worker's start-up took twice its CPU): make's recipes run
+    without it."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        ["make", "-s", "-C", str(root), "--eval", 'shown: ; @echo "[$$PYTHONDONTWRITEBYTECODE]"',
+         "shown"], env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
