@@ -6,7 +6,8 @@ install` writes its entry (`freshline --workspace ROOT mcp`), sends `initialize`
 answer; then closes stdin and waits for the exit (CPU time covers the whole process).
 One start before the timed runs fills the table of first answers (`mcp/front.py`), as
 any earlier start has for a user; the same runs without it (the table removed before
-each) are the slow path.
+each) are the slow path. A health check (a client that lists the tools and leaves) is
+timed to the process's exit.
 Each run is paired with `python -c pass` (A B A B …), the median of per-pair ratios
 printed beside both medians (goal ≤ 3), and below it what importing the MCP SDK alone
 costs (`python -c "import mcp.server.mcpserver"`), the floor of any server that loads it
@@ -42,8 +43,9 @@ LIST = [{"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
 
 
-def first_tools(root: Path) -> Run:
-    """Start the server, list its tools: the wall time to that answer."""
+def first_tools(root: Path, to_exit: bool = False) -> Run:
+    """Start the server, list its tools: the wall time to that answer (`to_exit`: to the
+    process's exit once its input is closed)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     server = subprocess.Popen([FRESHLINE, "--workspace", str(root), "mcp"], text=True,
@@ -64,6 +66,8 @@ def first_tools(root: Path) -> Run:
     finally:
         server.stdin.close()
         server.wait(timeout=60)
+    if to_exit:
+        wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Run(wall, cpu)
@@ -83,6 +87,8 @@ def main() -> None:
                   "A ÷ python -c pass")
             figure = paired(lambda: first_tools(root), python_pass, RUNS)
             print(f"{'initialize → first tools/list':34} {figure.line()}   goal ≤ 3")
+            check = paired(lambda: first_tools(root, to_exit=True), python_pass, RUNS)
+            print(f"{'  health check: to the exit':34} {check.line()}")
             slow = paired(lambda: first_tools(root), python_pass, RUNS,
                           lambda: table.unlink(missing_ok=True))
             print(f"{'  (slow path: no table)':34} {slow.line()}")
