@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from freshline.interfaces.mcp.front import PAGING_TABLE_NAME, TABLE_NAME, table_name
+from freshline.interfaces.mcp.front import PAGING_TABLE_NAME, TABLE_NAME, Launch, table_name
 
 from .conftest import Workspace
 
@@ -75,3 +75,11 @@ async def test_a_client_that_only_lists_the_tools_is_not_kept_waiting_for_the_sd
     assert done.returncode == 0, done.stderr[-2000:]
     assert [a["id"] for a in answers] == [1, 2] and answers[1]["result"]["tools"]
     assert "freshline.interfaces.mcp.stdio" not in done.stderr  # the server never loaded
+
+
+def test_whichever_comes_first_of_the_server_loaded_and_the_client_gone_decides() -> None:
+    """A server that began serving stops as it would; one not yet loaded is called off."""
+    loaded_first = Launch()
+    assert loaded_first.begin() and not loaded_first.call_off()
+    gone_first = Launch()
+    assert gone_first.call_off() and not gone_first.begin()

@@ -13,7 +13,8 @@ MCP surface and the SDK are the files they were), while the server loads in a th
 - the server writes a pipe in place of stdout, copied to the client line by line; the
   answers to a forwarded `initialize` and `tools/list` fill the table for next time;
 - a client that leaves having asked only what the table answered (a health check that
-  lists the tools) ends the process at once: the server, still loading, owes it nothing.
+  lists the tools) before the server has loaded ends the process at once (`Launch`): the
+  server owes it nothing. One that leaves later lets the server stop as it would.
 
 With no table (the first start, another version), every message goes to the server and
 the client waits for it as before. Standard library only (`wire.py` for JSON).
@@ -205,16 +206,15 @@ def serve(workspace: str | None) -> int:
     relay = threading.Thread(target=front.relay, args=(from_server,), daemon=True)
     relay.start()
     outcome: list[int] = []
-    server = threading.Thread(target=_run_server, args=(workspace, outcome), daemon=True)
+    launch = Launch()
+    server = threading.Thread(target=_run_server, args=(workspace, outcome, launch),
+                              daemon=True)
     server.start()
     with os.fdopen(client_in, "rb") as lines:
         for line in lines:
             front.take(line)
-    if not front.forwarded and front.version is not None:
-        # Every request was answered from the table and the client has gone: the server,
-        # still loading the SDK, owes nothing (it has opened no session), so it is not
-        # waited for (a client that only lists the tools, as a health check does).
-        os._exit(0)
+    if not front.forwarded and front.version is not None and launch.call_off():
+        os._exit(0)  # nothing runs yet that could be left half done
     os.close(to_server)  # the server reads the end of input, and stops
     server.join()
     sys.stdout.flush()
@@ -224,7 +224,31 @@ def serve(workspace: str | None) -> int:
     return outcome[0] if outcome else 0
 
 
-def _run_server(workspace: str | None, outcome: list[int]) -> None:
+class Launch:
+    """Whether the server, once loaded, begins to serve, or the client left first having
+    asked only what the table answered (a health check that lists the tools): then the
+    server owes nothing, and the process ends without waiting for the SDK to load. Decided
+    once, under a lock, whichever comes first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._begun = False
+        self._called_off = False
+
+    def begin(self) -> bool:
+        """The server is loaded: whether it may serve (the client is still there)."""
+        with self._lock:
+            self._begun = not self._called_off
+            return self._begun
+
+    def call_off(self) -> bool:
+        """The client left: whether the server is called off (it had not begun)."""
+        with self._lock:
+            self._called_off = not self._begun
+            return self._called_off
+
+
+def _run_server(workspace: str | None, outcome: list[int], launch: Launch) -> None:
     """Load and run the server (a thread); a failure ends the process, as it would have
     without the front: the client would otherwise wait on answers that never come."""
     from pathlib import Path
@@ -234,6 +258,8 @@ def _run_server(workspace: str | None, outcome: list[int]) -> None:
     try:
         from freshline.interfaces.mcp.stdio import mcp_command
 
+        if not launch.begin():
+            return
         mcp_command(Path(workspace) if workspace else None)
     except FreshlineError as exc:
         sys.stderr.write(f"error: {exc}\n")
