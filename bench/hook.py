@@ -19,7 +19,9 @@ wall clock (CPU time in brackets), beside both medians:
 each with the watcher running (the fast path) and without one (the slow path: the watcher
 stopped, autowatch off). A first call has no watcher either way: its slow path is the
 same call with autowatch off (no watcher started); beside it, the floor of any first call
-done in Python: a bare `python` that only walks the same files with lstat. A hook call
+done in Python: a bare `python` that only walks the same files with lstat; and the least
+a first call built from freshline's own modules does (`LEAST`: config, ignore rules,
+names, scope, the listing kept as one blob, counts printed; no session). A hook call
 that fails is logged, not printed; the bench stops if the hook log holds a line. It also
 says how many of freshline's modules have cached bytecode (with none, every call compiles
 them).
@@ -64,6 +66,30 @@ WALK = ("import os, sys\n"  # the least a first call in Python does: list with l
         "    dirs[:] = [d for d in dirs if d != '.git']\n"
         "    for name in files:\n"
         "        os.lstat(os.path.join(folder, name))\n")
+
+
+# The least a first call built from freshline's own modules does (issue 26's last goal):
+# load the config and the ignore rules, list the files by name, judge each by the scope,
+# keep the listing in SQLite as one blob and print the counts per folder. No session, no
+# index rows, no stored manifest: the floor of any first call that does not parse its
+# config and rules a second way.
+LEAST = ("import sqlite3, sys\n"
+         "from collections import Counter\n"
+         "from pathlib import Path\n"
+         "from freshline.config.loading import load_config\n"
+         "from freshline.ignore import load_rules\n"
+         "from freshline.tracker.scan import Scanner\n"
+         "root, db = Path(sys.argv[1]), sqlite3.connect(sys.argv[2])\n"
+         "config = load_config(root)\n"
+         "names = [raw for raw, _ in Scanner(root, None, load_rules(\n"
+         "    root, config.workspace.ignore_settings)).names()]\n"
+         f"scope = config.project({PROJECT!r}).scope\n"
+         "kept = [p for p in map(bytes.decode, names) if scope.matches_path(p)]\n"
+         "db.execute('CREATE TABLE IF NOT EXISTS listing (names BLOB)')\n"
+         "with db:\n"
+         "    db.execute('INSERT INTO listing VALUES (?)', (b'\\0'.join(names),))\n"
+         "for folder, n in sorted(Counter(p.partition('/')[0] for p in kept).items()):\n"
+         "    print(f'- {root}/{folder}/: {n} files')\n")
 
 
 def build(root: Path, n: int, project: str = PROJECT, config: bool = True) -> None:
@@ -243,14 +269,19 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
     def walk() -> Run:
         return run([PYTHON, "-c", WALK, str(repo)])
 
+    def least() -> Run:
+        return run([PYTHON, "-c", LEAST, str(template), str(tmp / "least.db")])
+
     out = []
     for autowatch in (True, False):
         out.append(paired(lambda a=autowatch: first(a), status, FIRST_RUNS, copy))
     fast, slow = out
     floor = paired(walk, status, FIRST_RUNS)
+    lean = paired(least, status, FIRST_RUNS)
     return [f"{'first call, fresh workspace':38} {fast.line()}",
             f"{'  (slow path: no watcher started)':38} {slow.line()}",
-            f"{'  (floor: python walking with lstat)':38} {floor.line()}"]
+            f"{'  (floor: python walking with lstat)':38} {floor.line()}",
+            f"{'  (floor: least with freshline code)':38} {lean.line()}"]
 
 
 class Watchman:
