@@ -125,6 +125,17 @@ def test_the_first_flush_starts_one_watcher_for_the_workspace(notes: Workspace) 
     assert "Traceback" not in log
 
 
+def test_the_first_command_of_a_workspace_without_its_data_folder_starts_the_watcher(
+    notes: Workspace
+) -> None:
+    """A freshline.toml written by hand has no `.freshline/` beside it yet: the first
+    scan created the store but started no watcher (its log had no folder to go in)."""
+    shutil.rmtree(notes.root / ".freshline")
+    assert freshline(notes, "scan", FRESHLINE_AUTOWATCH="1").returncode == 0
+    wait_for(lambda: holder(notes.root) is not None)
+    wait_for(lambda: watcher_alive(Store(notes.root / ".freshline")))
+
+
 def test_the_watcher_leaves_after_its_idle_time(ws: Workspace) -> None:
     ws.write("n/a.md", "# A\n")
     ws.configure({"p": {"include": ["n"]}}, autowatch_idle=1)

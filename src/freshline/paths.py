@@ -22,7 +22,8 @@ from freshline.printable import shown as shown  # re-exported: its callers impor
 
 # freshline's own data dir, git's, and the config file are never part of any project.
 CONFIG_FILE = "freshline.toml"
-INTERNAL_DIRS = frozenset({".freshline", ".git"})
+DATA_DIR = ".freshline"  # here, not in config/: the watcher's lock and registry need only it
+INTERNAL_DIRS = frozenset({DATA_DIR, ".git"})
 INTERNAL_NAMES = INTERNAL_DIRS | {CONFIG_FILE}
 GLOB_CHARS = frozenset("*?[")
 

@@ -17,12 +17,12 @@ from pathlib import Path
 from freshline import scope
 from freshline.errors import NotFoundError
 from freshline.ignore import IgnoreSettings
+from freshline.paths import DATA_DIR as DATA_DIR  # re-exported: its callers import it here
 from freshline.paths import shown
 from freshline.store.location import ENV_VAR as STORE_ENV
 from freshline.store.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
 
 CONFIG_NAME = "freshline.toml"
-DATA_DIR = ".freshline"
 
 
 class Mode(StrEnum):

@@ -99,6 +99,7 @@ def start(config: Config) -> subprocess.Popen[bytes]:
     import subprocess  # only when starting one
 
     root = Path(config.root)
+    (root / DATA_DIR).mkdir(exist_ok=True)  # a workspace's first command may come before its store
     log = (root / DATA_DIR / LOG_NAME).open("ab")
     with log:
         proc = subprocess.Popen(

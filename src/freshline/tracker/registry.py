@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from freshline.config import DATA_DIR
+from freshline.paths import DATA_DIR
 from freshline.tracker.watchlock import holder
 
 RECORD_NAME = "watcher.json"

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from freshline.config import DATA_DIR
+from freshline.paths import DATA_DIR
 
 LOCK_NAME = "watch.lock"
 SERVER_LOCK_NAME = "serve-watch.lock"  # the servers' own: one of them watches in-process

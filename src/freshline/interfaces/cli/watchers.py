@@ -1,6 +1,7 @@
 """A workspace's watcher as data and as lines for people: `status` and `watch --list`.
 
-Standard library only (and the tracker's small registry), so the fast `status` can use it.
+Standard library only, so the fast `status` prints the watcher's answer with it; the
+tracker's registry is loaded by what reads the records.
 """
 
 from __future__ import annotations
@@ -8,12 +9,13 @@ from __future__ import annotations
 import time
 
 from freshline.interfaces.text import columns, duration
-from freshline.paths import shown
-from freshline.tracker.registry import WatcherRecord, WatcherState, stopped_because
+from freshline.printable import shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
+
+    from freshline.tracker.registry import WatcherRecord, WatcherState
 
 
 def watcher_data(
@@ -21,6 +23,8 @@ def watcher_data(
 ) -> dict[str, Any]:
     """A watcher as JSON-able data: its state, pid, start, uptime, store, last error, and
     for one that stopped unasked, why."""
+    from freshline.tracker.registry import WatcherState, stopped_because
+
     now = time.time() if now is None else now
     running = state is not WatcherState.STOPPED
     data: dict[str, Any] = {"state": state.value, "pid": pid if running else None,
@@ -58,6 +62,8 @@ def watcher_line(data: dict[str, Any], store: str | None = None) -> str:
 
 def listing_data(records: list[WatcherRecord], now: float | None = None) -> list[dict[str, Any]]:
     """`watch --list` as data: each running watcher with its workspace."""
+    from freshline.tracker.registry import WatcherState
+
     return [{"workspace": r.workspace}
             | watcher_data(WatcherState.RUNNING, r, r.pid, now) for r in records]
 
