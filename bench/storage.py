@@ -38,6 +38,7 @@ from freshline.config import load_config
 from freshline.context import Channel
 from freshline.conversation.storage import disk_usage
 from freshline.session import SessionManager, lifecycle
+from freshline.tracker.autowatch import stop
 
 NOTES = 2_000 if "--quick" in sys.argv else 20_000
 NOTE_BYTES = 4_000  # the mean: 80 MB for 20,000 notes
@@ -209,8 +210,12 @@ def main() -> None:
         copies = [Path(tmp) / "hook", Path(tmp) / "scan"]
         for copy in copies:
             shutil.copytree(vault, copy, symlinks=True)
-        first_hook(*copies)
-        live_chat(vault, writer, vault_bytes, git_floor(copies[1]))
+        try:
+            first_hook(*copies)
+            live_chat(vault, writer, vault_bytes, git_floor(copies[1]))
+        finally:  # the commands started watchers: none outlives its folder
+            for root in (vault, *copies):
+                stop(root)
 
 
 if __name__ == "__main__":

@@ -149,6 +149,29 @@ def test_the_watcher_leaves_after_its_idle_time(ws: Workspace) -> None:
         ws.root / ".freshline" / "watch.log").read_text()
 
 
+def test_a_watcher_whose_workspace_is_deleted_stops(tmp_path: Path) -> None:
+    """It stayed for its idle time (an hour by default), watching nothing, after a bench
+    or a test deleted its temporary workspace; and the flush the deletion woke made the
+    workspace's folder again, with an empty store in it."""
+    root = tmp_path / "gone"
+    (root / "n").mkdir(parents=True)
+    (root / "n" / "a.md").write_text("# A\n")
+    (root / "freshline.toml").write_text('[projects.p]\ninclude = ["n"]\n')
+    proc = subprocess.Popen([*FRESHLINE, "watch"], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: watcher_alive(Store(root / ".freshline")))
+        shutil.rmtree(root)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert f"{root} is gone: stopped watching" in out
+    assert not root.exists(), sorted(str(p) for p in root.rglob('*'))
+
+
 @pytest.fixture
 def watching(notes: Workspace) -> Iterator[subprocess.Popen[str]]:
     proc = subprocess.Popen([*FRESHLINE, "watch"], cwd=notes.root, stdout=subprocess.PIPE,

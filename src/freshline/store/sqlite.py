@@ -47,7 +47,9 @@ class SQLiteDatabase(Database):
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Its own folder, never the ones above: a workspace deleted under a running
+            # watcher is not made again, with an empty store in it.
+            self.path.parent.mkdir(exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             # Switching to WAL needs a moment alone with the file; once the file is in WAL

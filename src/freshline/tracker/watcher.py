@@ -51,7 +51,8 @@ class Watcher:
     `on_refs` hears that a ref moved (a checkout target may have); `on_error` hears each
     error it survived, once. `up` is set once its first full scan is done and it beats.
     With `idle_exit_s`, it stops after that many seconds without
-    a request (a flush's cookie, or `request()`).
+    a request (a flush's cookie, or `request()`). It stops when its workspace's folder is
+    gone (deleted or replaced): nothing is left to watch or to answer for.
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class Watcher:
     ) -> None:
         self.config = config
         self.root = Path(config.root).resolve()
+        self._folder = _identity(self.root)
         self.tracker = Tracker(config)
         self.on_flush = on_flush
         self.on_error = on_error
@@ -92,6 +94,11 @@ class Watcher:
         """Whether no request came for `idle_exit_s` seconds (never, without the limit)."""
         limit = self.idle_exit_s
         return limit is not None and time.monotonic() - self.last_request > limit
+
+    def gone(self) -> bool:
+        """Whether the workspace's folder was deleted, or replaced by another, since the
+        watcher started."""
+        return _identity(self.root) != self._folder
 
     def _wanted(self, _change: watchfiles.Change, path: str) -> bool:
         # The store's own writes (heartbeats) must not wake the watcher up.
@@ -217,3 +224,12 @@ class _Lost(Exception):
         super().__init__(reason)
         self.watching = watching  # whether that watch had delivered a batch before
         self.reason = reason
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The folder's device and inode; None when it is not there."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

@@ -64,6 +64,8 @@ class Watched(Protocol):
 
     def idle(self) -> bool: ...
 
+    def gone(self) -> bool: ...
+
 
 class Worker:
     """Runs the watcher's scans and flushes, reports what they logged, keeps the heartbeat."""
@@ -169,7 +171,7 @@ class Worker:
             self._wake.clear()
             if self._done.is_set():
                 return
-            if self.watcher.idle():  # checked here too: the clock wakes this thread
+            if self.watcher.idle() or self.watcher.gone():  # the clock wakes this thread
                 self.watcher.stop()
                 return
             if not self._watching.is_set():

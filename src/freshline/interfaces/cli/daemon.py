@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 
 
 def run(cfg: Config, quiet: bool, idle_exit: int | None) -> int:
-    """Watch until stopped: Ctrl-C, SIGTERM (`--stop`), the idle time, or an error that
-    is not one batch's (raised; its reason stays in the watcher's record for the next
-    command). Returns the exit code: 2 when another process watches the workspace."""
+    """Watch until stopped: Ctrl-C, SIGTERM (`--stop`), the idle time, the workspace's
+    folder gone, or an error that is not one batch's (raised; its reason stays in the
+    watcher's record for the next command). Returns the exit code: 2 when another process
+    watches the workspace."""
     from freshline.tracker import registry
     from freshline.tracker.watcher import Watcher
     from freshline.tracker.watchlock import WatchLock, holder
@@ -83,7 +84,9 @@ def run(cfg: Config, quiet: bool, idle_exit: int | None) -> int:
             manager.close()
         registry.finished(cfg.root, reason)
         lock.release()
-    if watcher.idle():
+    if watcher.gone():
+        say(f"{cfg.root} is gone: stopped watching")
+    elif watcher.idle():
         say(f"no request for {plural(idle_exit or 0, 'second')}: stopped watching")
     return 0
 
