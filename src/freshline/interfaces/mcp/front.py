@@ -232,20 +232,20 @@ class Launch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._begun = False
-        self._called_off = False
+        self._first: str | None = None  # "server" or "client", once one has come
 
     def begin(self) -> bool:
         """The server is loaded: whether it may serve (the client is still there)."""
-        with self._lock:
-            self._begun = not self._called_off
-            return self._begun
+        return self._came("server")
 
     def call_off(self) -> bool:
         """The client left: whether the server is called off (it had not begun)."""
+        return self._came("client")
+
+    def _came(self, who: str) -> bool:
         with self._lock:
-            self._called_off = not self._begun
-            return self._called_off
+            self._first = self._first or who
+            return self._first == who
 
 
 def _run_server(workspace: str | None, outcome: list[int], launch: Launch) -> None:
