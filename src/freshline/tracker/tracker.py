@@ -156,7 +156,7 @@ class Tracker:
         (its cookie came back): a flush that reads the hints afterwards covers them.
         A watcher that did not answer in time, or stopped trusting its own hints while
         it answered (it could not store them), is trusted for nothing."""
-        return (watcher_alive(self.store) and cookie_sync(self.root, self.store)
+        return (watcher_alive(self.store) and cookie_sync(self.root)
                 and watcher_alive(self.store))
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:

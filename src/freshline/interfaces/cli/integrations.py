@@ -95,10 +95,14 @@ def _hook_command(agent: str, client: str, settings: str) -> None:
         project: str = typer.Option(
             None, "--project", "-p", help="Pin every session to this project (default: by folder)."
         ),
+        fallback: bool = typer.Option(
+            False, "--fallback", help="Stand in for the http hooks: print nothing while the "
+            "service answers them."),
     ) -> None:
-        from freshline.interfaces.hook.process import run_hook
+        from freshline.interfaces.cli.fast import hook
 
-        raise typer.Exit(run_hook(agent, state(ctx).workspace, project))
+        workspace = state(ctx).workspace
+        raise typer.Exit(hook(agent, str(workspace) if workspace else None, project, fallback))
 
     run.__doc__ = (f"{client} hook: print what changed as additional context (never blocks "
                    f"a prompt).\n\nExample: freshline hook install {agent}   (writes this "

@@ -11,6 +11,10 @@ is `$CLAUDE_PROJECT_DIR`; its transcript is read with
 
 The read ledger follows `Read` (a read) and `Write`, `Edit`, `MultiEdit`, `NotebookEdit`
 (writes), by `file_path` (`notebook_path` for NotebookEdit), as PostToolUse reports them.
+
+It posts UserPromptSubmit, PostToolUse and SessionEnd to the service's URL (`http` hooks,
+the same JSON both ways); the URL carries this user's secret, so the entries go to the
+project's `.claude/settings.local.json`, which Claude Code keeps out of version control.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ TOOLS = {
     "NotebookEdit": LedgerKind.WRITE,
 }
 MATCHER = "|".join(TOOLS)  # the PostToolUse matcher in .claude/settings.json
+# Posted to the service's URL (Claude Code 2.1.63 and later): no process per event.
+# SessionStart cannot be (Claude Code skips http hooks there): it stays a command, which
+# also starts the service.
+HTTP_EVENTS = ("UserPromptSubmit", "PostToolUse", "SessionEnd")
 
 
 def parse(text: str) -> Call:
@@ -63,4 +71,6 @@ ADAPTER = Adapter(
     settings=Path(".claude") / "settings.json",
     events=tuple(EVENTS),
     matchers={"PostToolUse": MATCHER},
+    http_events=HTTP_EVENTS,
+    private_settings=Path(".claude") / "settings.local.json",
 )

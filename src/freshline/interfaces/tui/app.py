@@ -18,7 +18,6 @@ has it and puts the turn's message back in the input; `/fork` moves the chat to 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -48,8 +47,7 @@ from freshline.interfaces.tui.prompt import PromptArea
 from freshline.interfaces.tui.status import Status, read_status
 from freshline.session import PreparedTurn, SessionManager
 from freshline.session.lifecycle import most_recent
-from freshline.tracker import FlushResult
-from freshline.tracker.watcher import Watcher
+from freshline.tracker.gitmoves import ref_stamps
 
 PLACEHOLDER = "Message the agent · Enter sends · Ctrl+J new line · /help"
 TICK_S = 0.25  # how often the activity line and the documents' state are looked at
@@ -122,13 +120,11 @@ class ChatApp(App[None]):
         manager: SessionManager,
         session_id: str,
         backend: Backend,
-        watcher: Watcher | None = None,
     ) -> None:
         super().__init__()
         self.manager = manager
         self.session_id = session_id
         self.backend = backend
-        self.watcher = watcher
         self.status: Status | None = None
         self.history = History()
         self.kept: str | None = None  # a message not sent, to give back after a command
@@ -136,6 +132,7 @@ class ChatApp(App[None]):
         self._started = 0.0
         self._quit_armed = 0.0
         self._snapshots_seen: int | None = None
+        self._workspace_seen: tuple[int, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="header")
@@ -154,13 +151,6 @@ class ChatApp(App[None]):
         self._show_status(read_status(self.manager, self.session_id))
         self.set_interval(TICK_S, self._tick)
         self.prompt.focus()
-        if self.watcher is not None:
-            # Changes are logged as they happen, so the status bar shows the agent falling
-            # behind before the next send, not only after it; and a commit on the checkout
-            # target shows as "moved" as soon as git writes it.
-            self.watcher.on_flush = self._changes_logged
-            self.watcher.on_refs = self._changes_logged
-            threading.Thread(target=self.watcher.run, daemon=True).start()
 
     def _replay(self, remember: bool = True) -> None:
         """The earlier transcript of a resumed session as the model has it (a rewind's
@@ -177,13 +167,6 @@ class ChatApp(App[None]):
                 self.write(Told(told_from_wire(blocks), blocks))
             elif event.author is Author.ASSISTANT and event.content:
                 self._message(False, event.content)
-
-    def _changes_logged(self, _result: FlushResult | None = None) -> None:
-        self.call_from_thread(self._refresh_status)
-
-    def on_unmount(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
 
     @property
     def prompt(self) -> PromptArea:
@@ -402,8 +385,20 @@ class ChatApp(App[None]):
             waited = time.monotonic() - self._started
             what = "converting documents (holding the send)" if converting else "working"
             self.query_one("#activity", Static).update(Text(f"… {what} {waited:.0f}s", "dim"))
-        elif not self.busy and (converting != self.status.converting or self._new_snapshots()):
+        elif not self.busy and (converting != self.status.converting or self._new_snapshots()
+                                or self._workspace_moved()):
             self._refresh_status()
+
+    def _workspace_moved(self) -> bool:
+        """Whether the project's epoch or a ref moved since the last look: the service
+        logs changes as they happen, so the status bar shows the agent falling behind
+        before the next send, and a commit on the checkout target shows as "moved" as
+        soon as git writes it."""
+        assert self.status is not None
+        stamp = (self.manager.tracker.epoch(self.status.project),
+                 *ref_stamps(Path(self.manager.config.root)))
+        seen, self._workspace_seen = self._workspace_seen, stamp
+        return seen is not None and seen != stamp
 
     def _new_snapshots(self) -> bool:
         """Whether a snapshot or failure marker was written since the last look (by this
@@ -495,11 +490,14 @@ def run_chat(
 ) -> str:
     """Run the chat until the user quits; returns the session id (to resume it later).
     `resume_last` continues the chat session used last (`open_session`)."""
+    from freshline.interfaces.autostart import ensure
+
     backend = backend_for(config.model, model, base_url)
     manager = SessionManager(config)
     try:
         session_id = open_session(manager, project, session, resume_last)
-        ChatApp(manager, session_id, backend, Watcher(config)).run()
+        ensure(config)  # the service logs changes as they happen
+        ChatApp(manager, session_id, backend).run()
         return session_id
     finally:
         manager.close()
