@@ -26,6 +26,7 @@ from freshline.config import (
 )
 from freshline.errors import GitError
 from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
+from freshline.killpoint import checkpoint
 from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
@@ -197,6 +198,7 @@ class Tracker:
             if work.result.from_empty:  # the index's order: its b-tree fills page by page
                 work.result.put.sort(key=_stored_order)
             out = self._apply(work)
+            checkpoint("flush:write")  # killed here, the transaction dies with its process
             version = self.store.data_version()  # nobody else commits before this ends
         if work.result.from_empty:
             self._written = (self.store.db.conn, version, work.result.put)

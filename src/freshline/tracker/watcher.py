@@ -170,6 +170,10 @@ class Watcher:
     def _take(self) -> None:
         """Store each queued batch's hints, then release the cookies in it, until
         stopped."""
+        # This thread's store connection now, while the workspace is there: opening one
+        # makes the data folder, so one opened while the workspace is being deleted
+        # would make it again.
+        self.tracker.store.data_version()
         while True:
             self._queued.wait()
             self._queued.clear()
