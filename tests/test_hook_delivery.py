@@ -22,10 +22,10 @@ import pytest
 
 from freshline.context.phrases import RESUMED
 from freshline.interfaces.hook.claude_code import ADAPTER
+from freshline.interfaces.service.daemon import Service
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
 from freshline.store import Acknowledgement, DeliveryRecord, SessionState
-from freshline.interfaces.service.daemon import Service
 from tests.conftest import Workspace, git, hook_in_process
 
 # Every call answered by the workspace's watcher (its socket served in this process); the

@@ -73,8 +73,14 @@ def paths_of(result: FlushResult) -> list[str]:
     return sorted(c.path for d in result.projects.values() for c in d.changes)
 
 
-def test_a_flush_sees_writes_at_once_while_the_watcher_runs(notes: Workspace) -> None:
-    with running(Watcher(notes.config())):
+@pytest.mark.parametrize("notifier", ["inotify", "watchfiles"])
+def test_a_flush_sees_writes_at_once_while_the_watcher_runs(
+    notes: Workspace, notifier: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On inotify, and on the portable notifier (watchfiles) where the kernel has none."""
+    monkeypatch.setenv("FRESHLINE_NOTIFIER", notifier)
+    with running(watcher := Watcher(notes.config())):
+        assert watcher.periodic is (notifier == "watchfiles")  # it may lose events unsaid
         tracker = notes.tracker()
         tracker.flush()
         before = tracker.epoch("p")

@@ -9,9 +9,10 @@ stop, so nothing runs while nothing changes. An overflow of the kernel's queue i
 every subscription (`lost`: look at everything), after the folders created meanwhile are
 watched too; the deletion or move of a subscription's root is `gone`.
 
-Elsewhere (or with `FRESHLINE_NOTIFIER=watchfiles`) each subscription gets a thread
-running watchfiles, which polls its Rust loop every few milliseconds and says nothing of
-events it lost: `periodic` asks the watcher for a full scan now and then.
+Elsewhere (`watcher.default_notifier`; or with `FRESHLINE_NOTIFIER=watchfiles`) each
+subscription gets a thread running watchfiles (`polling.py`), which polls its Rust loop
+every few milliseconds and says nothing of events it lost: `periodic` asks the watcher for
+a full scan now and then.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Protocol
 
 from freshline.tracker import inotify
 
-ENV = "FRESHLINE_NOTIFIER"  # "watchfiles": the portable notifier even where inotify is
 _SKIPPED = {errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.ELOOP}  # a folder not to watch
 
 
@@ -61,18 +61,6 @@ class Notifier(Protocol):
 
     def close(self) -> None:
         """Stop the thread and every watch."""
-
-
-def default() -> Notifier:
-    """Inotify where the kernel has it, else watchfiles."""
-    if os.environ.get(ENV) != "watchfiles":
-        try:
-            return InotifyNotifier()
-        except inotify.Unavailable:
-            pass
-    from freshline.tracker.polling import WatchfilesNotifier
-
-    return WatchfilesNotifier()
 
 
 class InotifyNotifier:

@@ -29,13 +29,27 @@ from pathlib import Path
 from freshline.config import Config
 from freshline.errors import FreshlineError
 from freshline.paths import shown
+from freshline.tracker import inotify
 from freshline.tracker.hints import cookie_dir
-from freshline.tracker.notifier import Notifier
+from freshline.tracker.notifier import InotifyNotifier, Notifier
 from freshline.tracker.tracker import FlushResult, Tracker
 from freshline.tracker.watchpaths import Seen, event_paths
 from freshline.tracker.watchwork import Batch, Worker
 
 _LOST = ""  # in the watching thread's queue: events were lost
+NOTIFIER_ENV = "FRESHLINE_NOTIFIER"  # "watchfiles": the portable notifier even with inotify
+
+
+def default_notifier() -> Notifier:
+    """Inotify where the kernel has it, else watchfiles (`tracker/polling.py`)."""
+    if os.environ.get(NOTIFIER_ENV) != "watchfiles":
+        try:
+            return InotifyNotifier()
+        except inotify.Unavailable:
+            pass
+    from freshline.tracker.polling import WatchfilesNotifier
+
+    return WatchfilesNotifier()
 
 
 class Watcher:
@@ -106,9 +120,7 @@ class Watcher:
         """Start watching (the first full scan follows in the worker); FreshlineError in
         one line when the tree cannot be watched."""
         if self._notifier is None:
-            from freshline.tracker.notifier import default
-
-            self._notifier = default()
+            self._notifier = default_notifier()
             self.periodic = self._notifier.periodic
         # Made before watching starts: a cookie dropped into a folder not watched yet
         # would go unseen.

@@ -88,6 +88,7 @@ STATUS = "status"  # per-project epochs and documents
 SCAN = "scan"  # bring the index up to date
 HOOK = "hook"  # `hook <agent>`: an agent's hook, on every prompt
 HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not imported: start-up)
+HTTP_AGENTS = ("claude-code",)  # those whose client posts hooks (`Adapter.http_events`)
 CHANGES = "changes"  # a project's changes since an epoch (fast only when the service answers)
 UPDATES = "updates"  # what the next send would deliver (fast only when the service answers)
 SESSIONS = "session list"  # every session (fast only when the service answers)
@@ -96,7 +97,8 @@ SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
 FALLBACK = "--fallback"  # the hook stands in for http hooks: silent while they are answered
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
-       **{f"{HOOK} {agent}": frozenset({PROJECT, FALLBACK}) for agent in HOOK_AGENTS},
+       **{f"{HOOK} {agent}": frozenset({PROJECT, *([FALLBACK] if agent in HTTP_AGENTS else [])})
+          for agent in HOOK_AGENTS},
        CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON}),
        SESSIONS: frozenset({JSON}), MCP: frozenset()}
 ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes

@@ -29,7 +29,7 @@ from freshline.interfaces.service.acceptor import Acceptor
 from freshline.interfaces.service.hooks import HookService
 from freshline.interfaces.service.registry import Registry
 from freshline.interfaces.service.workspaces import Workspaces
-from freshline.tracker.notifier import default as default_notifier
+from freshline.tracker.watcher import default_notifier
 from freshline.tracker.watchlock import WatchLock, holder
 
 LOG_KEEP_BYTES = 1 << 20  # a longer log is moved to service.log.1 when the service starts
