@@ -118,10 +118,12 @@ def test_the_stand_in_runs_the_hook_only_when_no_service_answers_http_hooks(
     assert ran() == "ran --fallback\n"  # no pid file: no service answers them
     pid_file.write_text(f"{os.getpid()}\n")
     assert ran() == ""  # a live process answers them
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    pid_file.write_text(f"{dead.pid}\n")
-    assert ran() == "ran --fallback\n"  # killed: its pid file is left behind
+    zombie = subprocess.Popen(["true"])
+    wait_for(lambda: Path(f"/proc/{zombie.pid}/stat").read_text().split()[2] == "Z")
+    pid_file.write_text(f"{zombie.pid}\n")
+    assert ran() == "ran --fallback\n"  # killed, not reaped yet: `kill -0` still finds it
+    zombie.wait()
+    assert ran() == "ran --fallback\n"  # reaped: its pid file is left behind
     pid_file.write_text("")
     assert ran() == "ran --fallback\n"
 

@@ -79,10 +79,16 @@ def hook_command(
 
 def fallback_command(command: str, pid_file: str) -> str:
     """The shell line standing in for the http hooks: nothing while the process whose pid
-    `pid_file` holds is alive (the service answering them), else `command --fallback`."""
+    `pid_file` holds is alive (the service answering them), else `command --fallback`.
+
+    Shell builtins only (a process costs a millisecond on every event). A killed service
+    leaves its pid file; until its parent reaps it, it is a zombie that `kill -0` still
+    finds, so where /proc says a process's state, a zombie (Z) counts as gone."""
     quoted = shlex.quote(pid_file)
-    return (f'p=; read -r p 2>/dev/null < {quoted}; [ -n "$p" ] && kill -0 "$p" 2>/dev/null'
-            f" || exec {command} --fallback")
+    return (f'p=; s=; read -r p 2>/dev/null < {quoted}; [ -n "$p" ] && kill -0 "$p" '
+            '2>/dev/null && s=R && while read -r k v _; do [ "$k" = State: ] && s=$v && '
+            'break; done 2>/dev/null < "/proc/$p/status"; case "$s" in ""|Z|X) '
+            f"exec {command} --fallback;; esac")
 
 
 def is_ours(adapter: Adapter, entry: Any) -> bool:

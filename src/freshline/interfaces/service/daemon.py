@@ -103,6 +103,9 @@ class Service:
         found: list[tuple[socket.socket, Any]] = [(local, lambda c: requests.serve(c, self))]
         self.address = secret.ensure()
         web = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # A killed service's connections linger in TIME_WAIT: its successor binds all the
+        # same (a port another process listens on is still refused).
+        web.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             web.bind((secret.HOST, self.address.port))
             web.listen(64)
