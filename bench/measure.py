@@ -1,4 +1,5 @@
-"""What the bench scripts share: timing one process by wall clock and by CPU."""
+"""What the bench scripts share: timing one process by wall clock and by CPU, and a
+service of the bench's own user."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -69,3 +71,54 @@ def paired(a: Callable[[], Run], b: Callable[[], Run], runs: int,
         statistics.median(x.wall / y.wall for x, y in pairs),
         statistics.median(x.cpu / max(y.cpu, 1e-3) for x, y in pairs),
     )
+
+
+# --- the service, private to the bench ---------------------------------------------------
+
+
+def private_user(tmp: Path) -> None:
+    """Make this process (and what it starts) a user of the bench's own: its runtime,
+    state and config folders, so no service of anyone else's is found or touched. Remove
+    the runtime folder with `end_private_user()`."""
+    import os
+    import tempfile
+
+    runtime = tempfile.mkdtemp(prefix="flb-", dir="/tmp")  # short: the socket lives there
+    os.environ.update({"XDG_RUNTIME_DIR": runtime, "XDG_STATE_HOME": str(tmp / "state"),
+                       "XDG_CONFIG_HOME": str(tmp / "config"), "FRESHLINE_AUTOWATCH": "0"})
+    for key in ("CI", "PYTEST_CURRENT_TEST"):
+        os.environ.pop(key, None)
+
+
+def end_private_user() -> None:
+    """Stop the bench's service, if one runs, and remove its runtime folder."""
+    import os
+    import shutil
+
+    from freshline.interfaces import autostart
+
+    autostart.stop()
+    shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
+
+
+def watched(root: Path) -> str | None:
+    """How the service holds the workspace at `root` (None: not at all, or no service)."""
+    from freshline.interfaces import serviceclient
+
+    answer = serviceclient.ask({"op": "list"}, timeout=30)
+    rows = answer["data"] if answer else []
+    return next((w["state"] for w in rows if w["workspace"] == str(root)), None)
+
+
+def start_service(*roots: Path, timeout: float = 600) -> None:
+    """Start the service (the bench's user's) watching `roots`, and wait until it answers
+    http hooks and watches each."""
+    from freshline.interfaces import autostart, serviceclient
+
+    autostart.spawn([str(r) for r in roots])
+    pid_file = Path(serviceclient.runtime_dir(), serviceclient.HOOKS_PID_NAME)
+    deadline = time.monotonic() + timeout
+    while not (pid_file.exists() and all(watched(r) == "watching" for r in roots)):
+        if time.monotonic() > deadline:
+            raise SystemExit("bench: the service did not come up")
+        time.sleep(0.05)

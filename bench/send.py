@@ -27,7 +27,6 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -205,16 +204,14 @@ def measure_scan(root: Path) -> dict[str, float]:
 def watching(root: Path) -> Iterator[None]:
     """The workspace's watcher running in a thread (alive before the block starts)."""
     watcher = Watcher(load_config(root))
-    thread = threading.Thread(target=watcher.run, daemon=True)
-    thread.start()
+    watcher.start()
     try:
         deadline = time.monotonic() + 600
         while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
             time.sleep(0.05)
         yield
     finally:
-        watcher.stop()
-        thread.join()
+        watcher.close()
 
 
 def run_size(
