@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.interfaces import autostart, serviceclient
-from freshline.interfaces.hook.claude_code import ADAPTER, HTTP_EVENTS, MATCHER
+from freshline.interfaces.hook.claude_code import ADAPTER, HTTP_EVENTS, MATCHER, STAND_IN_EVENTS
 from freshline.interfaces.hook.install import HttpHooks, fallback_command, hook_command
 from freshline.interfaces.hook.install import is_ours as is_ours_for
 from freshline.interfaces.hook.install import merge as merge_for
@@ -96,9 +96,11 @@ def test_with_http_hooks_three_events_post_to_the_service_and_the_start_stays_a_
     assert merged["SessionStart"] == [{"hooks": [{"type": "command", "command": COMMAND}]}]
     for event in HTTP_EVENTS:
         [group] = merged[event]
+        stand_in = [{"type": "command", "command": HTTP.fallback}]
         assert group["hooks"] == [{"type": "http", "url": URL, "timeout": 30},
-                                  {"type": "command", "command": HTTP.fallback}]
+                                  *(stand_in if event in STAND_IN_EVENTS else [])]
         assert all(is_ours(h) for h in group["hooks"])
+    assert STAND_IN_EVENTS == ("UserPromptSubmit",)  # a prompt is answered whatever happens
     assert merged["PostToolUse"][0]["matcher"] == MATCHER
     assert unmerge(merge(merge({}, COMMAND, HTTP), COMMAND)) == {}
     assert not is_ours({"type": "http", "url": "http://127.0.0.1:1/hook/claude-code?x"})

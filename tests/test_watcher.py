@@ -19,7 +19,7 @@ import pytest
 from freshline.config import Config
 from freshline.errors import FreshlineError, StoreError
 from freshline.store.records import ChangeKind
-from freshline.tracker import FlushResult, watchwork
+from freshline.tracker import FlushResult, hints, watchwork
 from freshline.tracker.hints import watcher_alive
 from freshline.tracker.inotify import Q_OVERFLOW, Event
 from freshline.tracker.notifier import InotifyNotifier
@@ -95,6 +95,23 @@ def test_a_flush_sees_writes_at_once_while_the_watcher_runs(
             (ChangeKind.CREATED, "n/deep/er/down.md")}
 
 
+def test_a_flush_in_the_watchers_own_process_needs_no_cookie_file(
+    notes: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the service, a question's flush syncs with the watcher in memory: the kernel's
+    queue read dry, its hints stored, no file written and waited for."""
+    def no_cookie(*_args: Any) -> bool:
+        raise AssertionError("a cookie file was dropped")
+
+    with running(Watcher(notes.config())):
+        monkeypatch.setattr(hints, "cookie_sync", no_cookie)
+        tracker = notes.tracker()
+        tracker.flush()
+        notes.write("n/new.md", "written a moment ago")
+        result = tracker.flush()
+        assert not result.full and paths_of(result) == ["n/new.md"]
+
+
 def test_a_folder_moved_in_the_workspace_is_watched_where_it_lands(notes: Workspace) -> None:
     notes.write("n/box/inside.md", "in a box")
     with running(Watcher(notes.config())):
@@ -138,6 +155,7 @@ def test_lost_events_make_the_next_flush_look_at_everything(notes: Workspace) ->
         with running(watcher):
             tracker = notes.tracker()
             tracker.flush()
+            before = tracker.epoch("p")
             notifier.unsubscribe(watcher)  # the events of what follows go unseen
             notes.write("n/unseen.md", "while the queue overflowed")
             notes.write("n/newdir/inside.md", "in a folder made meanwhile")
@@ -145,10 +163,14 @@ def test_lost_events_make_the_next_flush_look_at_everything(notes: Workspace) ->
             with notifier._lock:  # as the notifier's thread meets the kernel's overflow
                 heard = notifier._dispatch([Event(-1, Q_OVERFLOW, 0, b"")])
             assert heard == {}
-            result = tracker.flush()
-            assert paths_of(result) == ["n/newdir/inside.md", "n/unseen.md"]
+            tracker.flush()  # (the watcher's own full scan may log them first)
+            logged = tracker.changes_since("p", before).changes
+            assert sorted(c.path for c in logged) == ["n/newdir/inside.md", "n/unseen.md"]
+            before = tracker.epoch("p")
             notes.write("n/newdir/later.md", "the new folder is watched")
-            assert paths_of(tracker.flush()) == ["n/newdir/later.md"]
+            tracker.flush()
+            assert [c.path for c in tracker.changes_since("p", before).changes] == [
+                "n/newdir/later.md"]
     finally:
         notifier.close()
 

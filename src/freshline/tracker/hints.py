@@ -12,14 +12,20 @@ written to its own store.
 Before trusting the hints a flush drops a cookie file into `.freshline/cookies/` and
 waits for the watcher to remove it. File events arrive in order, so once the watcher has
 seen the cookie it has stored the hints of everything before it: the flush sees changes
-made a moment ago (Watchman's sync-cookie idea).
+made a moment ago (Watchman's sync-cookie idea). A flush in the watcher's own process (the
+service answering a question) needs no file: the kernel queues an inotify event when the
+call that caused it returns, so the watcher reading its queue dry and storing what it
+read (`Watcher.sync`, registered here by the lock's path) covers every change made
+before the flush asked; that costs no disk write, where a cookie costs two.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from freshline.config import DATA_DIR
@@ -43,6 +49,29 @@ def lock_path(store: Store) -> Path:
         return store.data_dir / LOCK
     digest = hashlib.sha1(store.location.encode()).hexdigest()[:12]
     return store.data_dir / LOCK.replace(".", f".{digest}.")
+
+
+_LOCAL: dict[Path, Callable[[float], bool]] = {}  # watch lock → its watcher's own sync
+_LOCAL_GUARD = threading.Lock()
+
+
+def local_sync(store: Store, sync: Callable[[float], bool], on: bool = True) -> None:
+    """Register the sync of a watcher in this process that writes its hints into `store`
+    (with `on` False, forget it, if it is the one registered)."""
+    with _LOCAL_GUARD:
+        if on:
+            _LOCAL[lock_path(store)] = sync
+        elif _LOCAL.get(lock_path(store)) == sync:
+            del _LOCAL[lock_path(store)]
+
+
+def sync_with_watcher(root: Path, store: Store, timeout: float = COOKIE_WAIT_S) -> bool:
+    """Wait until the watcher has stored the hints of every change made before now: in
+    its own process without a file, else through a cookie; False when it did not answer
+    in time."""
+    with _LOCAL_GUARD:
+        sync = _LOCAL.get(lock_path(store))
+    return sync(timeout) if sync is not None else cookie_sync(root, timeout)
 
 
 def watcher_alive(store: Store) -> bool:

@@ -59,6 +59,10 @@ class Notifier(Protocol):
     def unsubscribe(self, sub: Subscription) -> None:
         """Stop watching for `sub`."""
 
+    def catch_up(self) -> bool:
+        """Hand every event queued now to its subscriptions before returning; False when
+        this notifier cannot (its events may still come later)."""
+
     def close(self) -> None:
         """Stop the thread and every watch."""
 
@@ -98,6 +102,13 @@ class InotifyNotifier:
                     self._ino.remove(wd)
             for owners in self._roots.values():
                 owners.discard(sub)
+
+    def catch_up(self) -> bool:
+        """Read the kernel's queue dry and hand its events over, in this thread: the
+        kernel queues an event when the call that caused it returns, so every change
+        made before this call is handed over when it returns."""
+        self._take()
+        return True
 
     def close(self) -> None:
         """Stop the thread, then the instance."""
@@ -152,10 +163,14 @@ class InotifyNotifier:
             poller.poll()  # no timeout: asleep until an event or close()
             if self._closing:
                 return
-            events = self._ino.read()
-            with self._lock:
-                heard = self._dispatch(events)
-            for sub, paths in heard.items():
+            self._take()
+
+    def _take(self) -> None:
+        """Read what is queued and hand it over, all under the lock: events read by one
+        thread are handed over before another reads more (a catch-up never returns
+        while events read before it are still on their way)."""
+        with self._lock:
+            for sub, paths in self._dispatch(self._ino.read()).items():
                 sub.changed(paths)
 
     def _dispatch(self, events: list[inotify.Event]) -> dict[Subscription, list[str]]:
@@ -171,7 +186,9 @@ class InotifyNotifier:
                 continue
             owners = set(self._owners.get(event.wd, ()))
             path = f"{folder}/{os.fsdecode(event.name)}" if event.name else folder
-            if event.mask & inotify.IGNORED:
+            if event.mask & inotify.IGNORED:  # the kernel dropped the watch: deleted, unmounted
+                for sub in self._roots.get(event.wd, ()):
+                    sub.gone()
                 self._forget(event.wd)
                 continue
             if event.is_dir and event.mask & (inotify.CREATE | inotify.MOVED_TO):

@@ -61,6 +61,10 @@ class WatchfilesNotifier:
             stop.set()
             thread.join()
 
+    def catch_up(self) -> bool:
+        """It cannot: watchfiles hands a batch over when its loop next looks."""
+        return False
+
     def close(self) -> None:
         """Stop every loop."""
         for sub in list(self._stops):

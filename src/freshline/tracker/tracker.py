@@ -37,7 +37,7 @@ from freshline.tracker.changelog import ChangesSince, ProjectDelta
 from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
-from freshline.tracker.hints import cookie_sync, watcher_alive
+from freshline.tracker.hints import sync_with_watcher, watcher_alive
 from freshline.tracker.listing import LISTED_AT, UNHASHED_META
 from freshline.tracker.observed import Observed
 from freshline.tracker.patterns import (
@@ -157,7 +157,7 @@ class Tracker:
         (its cookie came back): a flush that reads the hints afterwards covers them.
         A watcher that did not answer in time, or stopped trusting its own hints while
         it answered (it could not store them), is trusted for nothing."""
-        return (watcher_alive(self.store) and cookie_sync(self.root)
+        return (watcher_alive(self.store) and sync_with_watcher(self.root, self.store)
                 and watcher_alive(self.store))
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:

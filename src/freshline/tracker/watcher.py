@@ -30,7 +30,7 @@ from freshline.config import Config
 from freshline.errors import FreshlineError
 from freshline.paths import shown
 from freshline.tracker import inotify
-from freshline.tracker.hints import cookie_dir
+from freshline.tracker.hints import cookie_dir, cookie_sync, local_sync
 from freshline.tracker.notifier import InotifyNotifier, Notifier
 from freshline.tracker.tracker import FlushResult, Tracker
 from freshline.tracker.watchpaths import Seen, event_paths
@@ -91,6 +91,7 @@ class Watcher:
         self._queue: list[str] = []
         self._queued = threading.Event()
         self._queue_lock = threading.Lock()
+        self._handling = threading.Lock()  # one thread stores a batch's hints at a time
         self._worker = Worker(self)
         self._taking = threading.Thread(target=self._take, name="freshline-events", daemon=True)
 
@@ -134,6 +135,22 @@ class Watcher:
                                  "workspace instead") from None
         self._taking.start()
         self._worker.start()
+        local_sync(self.tracker.store, self.sync)
+
+    def sync(self, timeout: float) -> bool:
+        """Store the hints of every change made before now, in this thread (the sync of a
+        flush in this process: no cookie file, no hand-over, where the notifier can catch
+        up); else through a cookie. False when the watcher did not answer in time."""
+        notifier = self._notifier
+        if notifier is None or not notifier.catch_up():
+            return cookie_sync(self.root, timeout)
+        if not self._handling.acquire(timeout=timeout):
+            return False
+        try:
+            self._take_queued()
+        finally:
+            self._handling.release()
+        return True
 
     def stop(self) -> None:
         """Ask the watcher to stop; `close()` (or `run()`) finishes it."""
@@ -152,6 +169,7 @@ class Watcher:
         """Stop, unsubscribe, let the threads end and the lock go (and close a notifier
         of its own); raise the worker's error if it failed."""
         self.stop()
+        local_sync(self.tracker.store, self.sync, on=False)
         if self._notifier is not None:
             self._notifier.unsubscribe(self)
         if self._taking.is_alive():
@@ -184,18 +202,28 @@ class Watcher:
         stopped."""
         # This thread's store connection now, while the workspace is there: opening one
         # makes the data folder, so one opened while the workspace is being deleted
-        # would make it again.
-        self.tracker.store.data_version()
+        # would make it again. (A store busy being made now is opened at the first hint.)
+        try:
+            self.tracker.store.data_version()
+        except FreshlineError:
+            pass
         while True:
             self._queued.wait()
             self._queued.clear()
-            with self._queue_lock:
-                paths, self._queue = self._queue, []
             if self._stop.is_set():
                 return
-            if _LOST in paths:
-                self._worker.lost()
-            self._worker.wake(self._handle(paths))
+            with self._handling:
+                self._take_queued()
+
+    def _take_queued(self) -> None:
+        """Store the hints of the paths queued so far (called holding `_handling`)."""
+        with self._queue_lock:
+            paths, self._queue = self._queue, []
+        if not paths:
+            return
+        if _LOST in paths:
+            self._worker.lost()
+        self._worker.wake(self._handle(paths))
 
     def _handle(self, paths: list[str]) -> Batch:
         """Store the paths' hints, then release the cookies among them; what they held."""

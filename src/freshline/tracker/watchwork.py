@@ -157,12 +157,14 @@ class Worker:
                 self._call(self.watcher.on_refs)
 
     def _settle(self) -> bool:
-        """Wait until no batch came for `debounce_ms` (only once up, and when someone
-        listens for flushes); whether the worker is done."""
+        """Once up, wait until no batch came for `debounce_ms`; whether the worker is done.
+        Readers do not wait for this (their flush syncs with the watching thread): it
+        keeps the worker from flushing in the middle of a burst, above all from reading a
+        freshline.toml an editor has truncated and not yet written again (a config
+        without its projects would forget what they logged meanwhile)."""
         if self._done.is_set():
             return True
-        listening = self.watcher.on_flush is not None or self.watcher.on_refs is not None
-        if self.watcher.up.is_set() and listening and not self._full_due:
+        if self.watcher.up.is_set():
             quiet = self.watcher.tracker.config.workspace.debounce_ms / 1000
             while self._wake.wait(quiet) and not self._done.is_set():
                 self._wake.clear()

@@ -13,8 +13,9 @@ The read ledger follows `Read` (a read) and `Write`, `Edit`, `MultiEdit`, `Noteb
 (writes), by `file_path` (`notebook_path` for NotebookEdit), as PostToolUse reports them.
 
 It posts UserPromptSubmit, PostToolUse and SessionEnd to the service's URL (`http` hooks,
-the same JSON both ways); the URL carries this user's secret, so the entries go to the
-project's `.claude/settings.local.json`, which Claude Code keeps out of version control.
+the same JSON both ways), with a command standing in beside the prompt's; the URL carries
+this user's secret, so the entries go to the project's `.claude/settings.local.json`,
+which Claude Code keeps out of version control.
 """
 
 from __future__ import annotations
@@ -46,8 +47,11 @@ TOOLS = {
 MATCHER = "|".join(TOOLS)  # the PostToolUse matcher in .claude/settings.json
 # Posted to the service's URL (Claude Code 2.1.63 and later): no process per event.
 # SessionStart cannot be (Claude Code skips http hooks there): it stays a command, which
-# also starts the service.
+# also starts the service. A prompt must be answered even when the service is gone, so a
+# command stands in beside its post; a tool's record or a session's end missed while the
+# service is away costs no change told (a process on every tool call would cost more).
 HTTP_EVENTS = ("UserPromptSubmit", "PostToolUse", "SessionEnd")
+STAND_IN_EVENTS = ("UserPromptSubmit",)
 
 
 def parse(text: str) -> Call:
@@ -72,5 +76,6 @@ ADAPTER = Adapter(
     events=tuple(EVENTS),
     matchers={"PostToolUse": MATCHER},
     http_events=HTTP_EVENTS,
+    stand_in_events=STAND_IN_EVENTS,
     private_settings=Path(".claude") / "settings.local.json",
 )

@@ -19,8 +19,10 @@ client's protocol and nothing more:
                     a timeout in the client's unit)
     how_to_trust    what a person must still do before the client runs the hook, if any
     http_events     the events its client can post to a URL (`"type": "http"` hooks) rather
-                    than run a command for; `private_settings` the project's settings
-                    file kept out of version control, where entries carrying a secret go
+                    than run a command for, and `stand_in_events` those of them whose
+                    call must be answered even when the service is not there (a command
+                    beside the post); `private_settings` the project's settings file
+                    kept out of version control, where entries carrying a secret go
 
 Everything else (which workspace and project, whether anything is due, settling what was
 printed, issuing, the read ledger, conversions) is the shared core's (`core.py`) over the
@@ -79,6 +81,7 @@ class Adapter:
     entry: Mapping[str, str | int] = field(default_factory=dict)  # fields of each hook entry
     how_to_trust: str | None = None  # `{settings}`, `{root}`: the installed file, workspace
     http_events: tuple[str, ...] = ()  # posted to the service rather than run as commands
+    stand_in_events: tuple[str, ...] = ()  # ... with a command beside, for a dead service
     private_settings: Path | None = None  # the project's own, out of version control
 
     def external_id(self, agent_session: str) -> str:

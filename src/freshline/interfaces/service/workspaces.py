@@ -25,6 +25,8 @@ from freshline.config import Config, load_config
 from freshline.errors import FreshlineError
 from freshline.interfaces.service.hooks import HookService
 from freshline.interfaces.service.registry import Registry
+from freshline.materialize import is_document
+from freshline.store.records import ChangeKind
 from freshline.tracker.notifier import Notifier
 from freshline.tracker.tracker import FlushResult
 from freshline.tracker.watcher import Watcher
@@ -146,8 +148,12 @@ class Workspaces:
         self.log(f"{held.root}: {held.error} (still watching)")
 
     def _converted(self, root: Path, result: FlushResult) -> None:
-        """Convert the documents a flush touched (on the workspace's queue)."""
-        self.hooks.submit(root, lambda warm: warm.manager(root).convert_changed(result))
+        """Convert the documents a flush made or changed (on the workspace's queue). A
+        flush of anything else asks for nothing: opening the workspace's session manager
+        for it would make its data folder again while the workspace is being deleted."""
+        if any(is_document(c.path) and c.kind is not ChangeKind.DELETED
+               for delta in result.projects.values() for c in delta.changes):
+            self.hooks.submit(root, lambda warm: warm.manager(root).convert_changed(result))
 
     def _configured(self, root: Path, config: Config) -> None:
         """The config is new: convert what its scopes leave pending; let the workspace go
