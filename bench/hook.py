@@ -140,8 +140,8 @@ class Hooks:
             for hook in groups[0]["hooks"]:
                 if hook["type"] == "http":
                     self.urls[event] = hook["url"]
-                else:
-                    self.commands[event] = hook["command"]
+                else:  # a shell line, or the stand-in's in exec form (/bin/sh -c LINE)
+                    self.commands[event] = hook.get("args", [None, hook["command"]])[-1]
 
 
 def service_cpu(pid: int) -> float:

@@ -96,7 +96,7 @@ def test_with_http_hooks_three_events_post_to_the_service_and_the_start_stays_a_
     assert merged["SessionStart"] == [{"hooks": [{"type": "command", "command": COMMAND}]}]
     for event in HTTP_EVENTS:
         [group] = merged[event]
-        stand_in = [{"type": "command", "command": HTTP.fallback}]
+        stand_in = [{"type": "command", "command": "/bin/sh", "args": ["-c", HTTP.fallback]}]
         assert group["hooks"] == [{"type": "http", "url": URL, "timeout": 30},
                                   *(stand_in if event in STAND_IN_EVENTS else [])]
         assert all(is_ours(h) for h in group["hooks"])
@@ -201,7 +201,8 @@ def test_install_writes_http_hooks_to_the_service_and_a_command_that_runs_from_a
     assert os.path.isabs(words[0]) and words[words.index("--workspace") + 1] == str(notes.root)
     http, stand_in = hooks["UserPromptSubmit"][0]["hooks"]
     assert http["url"] == report["url"] == address.url("claude-code", notes.root)
-    assert stand_in["command"] == fallback_command(start["command"], os.path.join(
+    assert (stand_in["command"], stand_in["args"][0]) == ("/bin/sh", "-c")
+    assert stand_in["args"][1] == fallback_command(start["command"], os.path.join(
         serviceclient.runtime_dir(), serviceclient.HOOKS_PID_NAME))
     payload = json.dumps({"session_id": "s1", "cwd": str(notes.root / "notes"),
                           "hook_event_name": "SessionStart", "source": "startup"})
@@ -212,11 +213,11 @@ def test_install_writes_http_hooks_to_the_service_and_a_command_that_runs_from_a
         wait_for(lambda: os.path.exists(os.path.join(serviceclient.runtime_dir(),
                                                      serviceclient.HOOKS_PID_NAME)))
         prompt = payload.replace("SessionStart", "UserPromptSubmit")
-        assert as_a_user_runs(stand_in["command"], prompt, tmp_path).stdout == ""
+        assert as_a_user_runs(stand_in["args"][1], prompt, tmp_path).stdout == ""
     finally:
         autostart.stop()
     notes.write("notes/b.md", "# B\n")
-    told = as_a_user_runs(stand_in["command"], prompt, tmp_path)  # no service: it stands in
+    told = as_a_user_runs(stand_in["args"][1], prompt, tmp_path)  # no service: it stands in
     assert "notes/b.md" in context_of(told.stdout)
     wait_for(autostart.running, "the service the stand-in started again")
     autostart.stop()

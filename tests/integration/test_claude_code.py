@@ -297,7 +297,9 @@ def test_a_dropped_context_is_delivered_again_with_its_epochs(
     for groups in data["hooks"].values():
         for group in groups:
             for hook in group["hooks"]:  # a harness that drops the hook's context
-                if hook["type"] == "command":  # (no service: the stand-ins answer)
+                if "args" in hook:  # (no service: the stand-ins answer)
+                    hook["args"][-1] += " > /dev/null"
+                elif hook["type"] == "command":
                     hook["command"] += " > /dev/null"
     settings.write_text(json.dumps(data), encoding="utf-8")
     [dropped] = claude.prompt("anything new?")

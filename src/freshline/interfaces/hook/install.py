@@ -14,8 +14,10 @@ events, an `http` hook to the service (`service/secret.py`: loopback, this user'
 in the path) and, on the events that must be answered whatever happened to the service
 (`Adapter.stand_in_events`: the prompt), beside it a command that stands in when the
 service cannot answer: a shell line that checks the pid in `hooks.pid` and, when no
-service answers http hooks, runs the hook with `--fallback` (which starts the service).
-Its first event (SessionStart) stays the command. The secret keeps these entries out of a
+service answers http hooks, runs the hook with `--fallback` (which starts the service),
+run by `/bin/sh` in exec form (`args`, Claude Code 2.1.139 and later: the shell Claude
+Code runs a command through cost a prompt 20 ms more). Its first event (SessionStart)
+stays the command. The secret keeps these entries out of a
 shared file: in the project scope they go to `Adapter.private_settings`, and any left in
 the shared one go.
 
@@ -43,6 +45,7 @@ from freshline.paths import shown
 from freshline.program import executable
 
 HTTP_TIMEOUT_S = 30  # an http hook's time limit (Claude Code's default is ten minutes)
+SHELL = "/bin/sh"  # runs the stand-in, spawned directly (no user shell, no profile)
 
 
 class Scope(StrEnum):
@@ -100,9 +103,9 @@ def is_ours(adapter: Adapter, entry: Any) -> bool:
     url = entry.get("url")
     if entry.get("type") == "http" and isinstance(url, str):
         return PREFIX in url and f"/hook/{adapter.name}?" in url
-    command = entry.get("command")
-    mark = f"hook {adapter.name}"
-    return isinstance(command, str) and mark in command and "freshline" in command
+    words = [entry.get("command"), *(entry.get("args") or [])]
+    command = " ".join(w for w in words if isinstance(w, str))
+    return f"hook {adapter.name}" in command and "freshline" in command
 
 
 def unmerge(adapter: Adapter, settings: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +150,8 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str,
         if http is not None and event in adapter.http_events:
             entries = [{"type": "http", "url": http.url, "timeout": HTTP_TIMEOUT_S}]
             if event in adapter.stand_in_events:
-                entries.append({"type": "command", "command": http.fallback})
+                entries.append({"type": "command", "command": SHELL,
+                                "args": ["-c", http.fallback]})
         entry: dict[str, Any] = {"hooks": entries}
         if event in adapter.matchers:
             entry = {"matcher": adapter.matchers[event], **entry}
