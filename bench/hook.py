@@ -15,20 +15,21 @@ clock (CPU time in brackets: for a post, the service's own), beside both medians
   UserPromptSubmit over http, nothing   ÷ python -c pass
   PostToolUse over http (a Read)        ÷ python -c pass
   SessionEnd over http                  ÷ python -c pass       (and 0 left active)
-  the stand-in beside each, service up  ÷ python -c pass
+  the stand-in beside the prompt's      ÷ python -c pass
   SessionStart (the command)            ÷ python -c pass
   status, 20,000 notes                  ÷ python -c pass       goal ≤ 2
   first call in a fresh workspace       ÷ git status --porcelain -uall, in a fresh
                                           repository of the same files          goal ≤ 5
   changes P --since N, 50,000 files     ÷ watchman since, a private watchman    goal ≤ 10
 
-with the service running (the fast path), and the hooks and `status` again without one
-(the slow path: the stand-ins answer, autowatch off). The first call in a fresh workspace
-is answered by the running service (it has its imports loaded; the workspace is new to
-it); its slow path is the same call with no service; beside it, the floor of any first
-call done in Python: a bare `python` that only walks the same files with lstat; and the
-least a first call built from freshline's own modules does (`LEAST`: config, ignore
-rules, names, scope, the listing kept as one blob, counts printed; no session). A hook
+with the service running (the fast path), and the prompt, the start and `status` again
+without one (the slow path: the stand-in answers the prompt, autowatch off). The first
+call in a fresh workspace is answered by the running service (it has its imports loaded;
+the workspace is new to it); its slow path is the same call with no service; beside it,
+the floor of any first call done in Python: a bare `python` that only walks the same
+files with lstat; and the least a first call built from freshline's own modules does
+(`LEAST`: config, ignore rules, names, scope, the listing kept as one blob, counts
+printed; no session). A hook
 call that fails is logged, not printed; the bench stops if the hook log holds a line. The
 service runs with a private runtime folder: no other service is touched. It also says how
 many of freshline's modules have cached bytecode (with none, every call compiles them).
@@ -283,14 +284,14 @@ def hook_events(root: Path, hooks: Hooks, log: Path, fast: bool) -> list[str]:
     lines = [
         (f"UserPromptSubmit {how}, delivers", paired(delivering, python_pass, runs, edit)),
         (f"UserPromptSubmit {how}, nothing", paired(quiet, python_pass, runs)),
-        (f"PostToolUse {how} (a Read)", paired(read, python_pass, runs)),
-        (f"SessionEnd {how}", paired(end, python_pass, runs, open_session)),
         ("SessionStart (the command)", paired(start, python_pass, runs)),
         (f"status, {NOTES:,} notes", paired(status, python_pass, runs)),
     ]
-    if fast:
-        lines.insert(4, ("  the stand-in beside each (service up)",
-                         paired(stand_in, python_pass, runs)))
+    if fast:  # (no service: nothing answers the posts of a tool or an end)
+        lines[2:2] = [("PostToolUse over http (a Read)", paired(read, python_pass, runs)),
+                      ("SessionEnd over http", paired(end, python_pass, runs, open_session)),
+                      ("  the stand-in beside the prompt's (service up)",
+                       paired(stand_in, python_pass, runs))]
     store = Store(root / ".freshline")
     active = sum(store.session_by_external(ADAPTER.external_id(c.id)).state is SessionState.ACTIVE
                  for c in sessions)
