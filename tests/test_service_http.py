@@ -173,6 +173,7 @@ def test_a_connection_kept_alive_carries_one_request_after_another(
     ("path_of", "body", "headers"),
     [
         (lambda good: good.replace("/freshline/", "/freshline/x"), b"{}", {}),
+        (lambda good: good[:11] + "0" * 64 + good[75:], b"{}", {}),  # another secret
         (lambda good: "/freshline/hook/claude-code?workspace=/w", b"{}", {}),
         (lambda good: good.replace("claude-code", "nope"), b"{}", {}),
         (lambda good: "/", b"{}", {}),
