@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from measure import end_private_user, private_user, start_service  # noqa: E402
+from startup import build  # noqa: E402
 from tests.fake_model_servers import FakeReply  # noqa: E402
 from tests.integration.anthropic_stub import (  # noqa: E402
     AnthropicStub,
@@ -40,20 +41,10 @@ from tests.integration.clients import CLAUDE_CODE, install  # noqa: E402
 
 PAIRS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 READS = 10
-NOTES = 200
 MODEL = "claude-sonnet-4-5"
 OFFLINE = {"ANTHROPIC_API_KEY": "sk-offline", "DISABLE_TELEMETRY": "1",
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
            "DISABLE_ERROR_REPORTING": "1"}
-
-
-def build(root: Path) -> None:
-    for i in range(NOTES):
-        folder = root / "notes" / f"f{i % 10}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"note{i}.md").write_text(f"# note {i}\n\nsome text #tag{i % 7}\n")
-    (root / "freshline.toml").write_text('[projects.notes]\ninclude = ["notes"]\n')
-    (root / ".freshline").mkdir()
 
 
 def responder(body: dict[str, Any]) -> FakeReply:

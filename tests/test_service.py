@@ -74,6 +74,15 @@ def notes(ws: Workspace) -> Workspace:
 
 
 @pytest.fixture
+def other(tmp_path: Path) -> Workspace:
+    """A second workspace, one project over all of it."""
+    ws = Workspace(tmp_path / "other")
+    ws.root.mkdir()
+    ws.configure({"q": {"include": ["**"]}})
+    return ws
+
+
+@pytest.fixture
 def stopped_after() -> Iterator[None]:
     """The test starts real service processes; stop the last one after."""
     try:
@@ -132,11 +141,8 @@ def test_answers_are_never_stale_whatever_became_of_the_service(
 
 
 def test_the_first_commands_start_one_service_for_every_workspace(
-    notes: Workspace, tmp_path: Path, stopped_after: None
+    notes: Workspace, other: Workspace, stopped_after: None
 ) -> None:
-    other = Workspace(tmp_path / "other")
-    other.root.mkdir()
-    other.configure({"q": {"include": ["**"]}})
     runs = [subprocess.Popen([*FRESHLINE, "-w", str(w.root), "scan"], stdout=subprocess.DEVNULL,
                              env={**os.environ, **AUTO}) for w in (notes, other, notes)]
     assert [r.wait(timeout=120) for r in runs] == [0, 0, 0]
@@ -196,11 +202,8 @@ def test_service_status_stop_and_restart(notes: Workspace, stopped_after: None) 
 
 
 def test_watch_stop_lets_a_workspace_go_and_watch_list_shows_the_rest(
-    notes: Workspace, tmp_path: Path, service: Service
+    notes: Workspace, other: Workspace, service: Service
 ) -> None:
-    other = Workspace(tmp_path / "other")
-    other.root.mkdir()
-    other.configure({"q": {"include": ["**"]}})
     for w in (notes, other):
         assert as_json(w, "watch")["workspace"] == str(w.root)
     wait_for(lambda: watching(notes) and watching(other), "both watched")

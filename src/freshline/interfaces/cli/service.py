@@ -67,12 +67,7 @@ def stop(as_json: bool = JsonOption) -> None:
 
     Example: freshline service stop
     """
-    from freshline.interfaces import autostart
-
-    try:
-        pid = autostart.stop()
-    except TimeoutError as exc:
-        exit_with(str(exc), 1, as_json)
+    pid = _stopped(as_json)
     emit({"stopped": pid}, as_json, lambda: say(
         f"stopped the service (pid {pid})" if pid else "the service was not running"))
 
@@ -85,10 +80,7 @@ def restart(as_json: bool = JsonOption) -> None:
     """
     from freshline.interfaces import autostart
 
-    try:
-        stopped = autostart.stop()
-    except TimeoutError as exc:
-        exit_with(str(exc), 1, as_json)
+    stopped = _stopped(as_json)
     autostart.spawn([])
     data = _wait_until_answering()
     if data is None:
@@ -96,6 +88,17 @@ def restart(as_json: bool = JsonOption) -> None:
                   f"{_log_path()}", 1, as_json)
     emit({"stopped": stopped, "service": data}, as_json,
          lambda: say(f"restarted the service (pid {data['pid']})"))
+
+
+def _stopped(as_json: bool) -> int | None:
+    """Stop the service; its pid (None: none ran). One that will not stop ends the
+    command, named."""
+    from freshline.interfaces import autostart
+
+    try:
+        return autostart.stop()
+    except TimeoutError as exc:
+        exit_with(str(exc), 1, as_json)
 
 
 def _wait_until_answering() -> dict[str, Any] | None:
