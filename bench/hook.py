@@ -290,7 +290,7 @@ def hook_events(root: Path, hooks: Hooks, log: Path, fast: bool) -> list[str]:
     if fast:  # (no service: nothing answers the posts of a tool or an end)
         lines[2:2] = [("PostToolUse over http (a Read)", paired(read, python_pass, runs)),
                       ("SessionEnd over http", paired(end, python_pass, runs, open_session)),
-                      ("  the stand-in beside the prompt's (service up)",
+                      ("  the prompt's stand-in (service up)",
                        paired(stand_in, python_pass, runs))]
     store = Store(root / ".freshline")
     active = sum(store.session_by_external(ADAPTER.external_id(c.id)).state is SessionState.ACTIVE
