@@ -24,7 +24,7 @@ from freshline.interfaces.service.daemon import Service
 from freshline.interfaces.service.requests import MAX_REQUEST
 from freshline.store import Store
 
-from .conftest import Workspace, serving, wait_for
+from .conftest import Workspace, hook_in_process, serving, wait_for
 from .docgen import write_pdf
 
 FRESHLINE = [sys.executable, "-m", "freshline"]
@@ -437,3 +437,21 @@ def test_a_kill_9_mid_flush_loses_nothing(notes: Workspace, stopped_after: None)
     wait_for(lambda: watching(notes), "the next service up")
     logged = [(e.change.kind.value, e.change.path) for e in tracker.store.log_read("p", 0)]
     assert logged == [("modified", "n/a.md"), ("created", "n/new.md")]
+
+
+def test_a_workspace_made_again_where_one_was_deleted_is_answered_anew(
+    notes: Workspace, service: Service
+) -> None:
+    """The service kept the deleted workspace's store open: a new one made at its path
+    was answered from the old one (nothing due, for a session it never had)."""
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s", "source":
+                          "startup", "cwd": str(notes.root / "n")})
+    assert "<project_context " in hook_in_process(payload, workspace=str(notes.root))
+    wait_for(lambda: watching(notes), "watched")
+    subprocess.run(["rm", "-rf", str(notes.root)], check=True)
+    wait_for(lambda: watched(notes) is None, "the deleted workspace let go")
+    notes.root.mkdir()
+    notes.write("n/again.md", "# made again\n")
+    notes.configure({"p": {"include": ["n"]}})
+    again = hook_in_process(payload, workspace=str(notes.root))
+    assert "<project_context " in again and "n/again.md" in again and "n/a.md" not in again

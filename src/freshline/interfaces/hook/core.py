@@ -109,6 +109,16 @@ class Warm:
             manager = self._managers[root] = SessionManager(load_config(root))
         return manager
 
+    def forget(self, root: Path) -> None:
+        """Close and drop what is kept for the workspace at `root` (let go: its folder
+        may be deleted, and another workspace made at that path)."""
+        manager = self._managers.pop(root, None)
+        if manager is not None:
+            manager.close()
+        tracker = self._trackers.pop(root, None)
+        if tracker is not None:
+            tracker.store.close()
+
     def close(self) -> None:
         """Wait for background work, and close the session managers and stores."""
         for manager in self._managers.values():

@@ -31,7 +31,7 @@ from freshline.tracker.notifier import Notifier
 from freshline.tracker.tracker import FlushResult
 from freshline.tracker.watcher import Watcher
 
-UP_WAIT_S = 60.0  # a request waits this long for a workspace's first full scan
+UP_WAIT_S = 30.0  # a request waits this long for a workspace's first full scan
 
 
 class State(enum.Enum):
@@ -138,10 +138,16 @@ class Workspaces:
         if held.watcher.vanished():
             held.error = "its folder is gone"
             self.registry.drop(str(held.root))
+        self._forget(held.root)
         with self._lock:
             if self._held.get(held.root) is held:
                 self._held.pop(held.root)
         self.log(f"{held.root}: stopped watching" + (f": {held.error}" if held.error else ""))
+
+    def _forget(self, root: Path) -> None:
+        """Drop the warm tracker and manager of a workspace let go (on its queue, after
+        the calls before it), so one made again at that path is opened anew."""
+        self.hooks.submit(root, lambda warm: warm.forget(root))
 
     def _survived(self, held: Watched, exc: Exception) -> None:
         held.error = f"{type(exc).__name__}: {exc}"
