@@ -285,3 +285,21 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     assert done.returncode == 2 and message in done.stderr
     assert done.stderr.count("\n") == 1
     assert (path.read_text(encoding="utf-8") if path.exists() else None) == content
+
+
+def test_command_hooks_for_a_claude_code_too_old_to_post(notes: Workspace) -> None:
+    """Claude Code before 2.1.63 (the Agent SDK inside claude-code-acp bundles 2.1.44)
+    refuses a settings file holding an http hook: every hook is lost. `--command-hooks`
+    writes the command on every event, in the shared file, and leaves the private one."""
+    assert freshline("hook", "install", "claude-code", cwd=notes.root).returncode == 0
+    done = freshline("hook", "install", "claude-code", "--command-hooks", "--json",
+                     cwd=notes.root)
+    report = json.loads(done.stdout)
+    shared = notes.root / ".claude" / "settings.json"
+    assert report["settings"] == str(shared) and report["url"] is None
+    assert report["moved_from"] == str(notes.root / ".claude" / "settings.local.json")
+    assert not (notes.root / ".claude" / "settings.local.json").exists()
+    hooks = settings_of(shared)["hooks"]
+    assert {h["type"] for groups in hooks.values() for g in groups for h in g["hooks"]} == {
+        "command"}
+    assert set(hooks) == set(EVENTS)

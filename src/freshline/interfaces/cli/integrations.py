@@ -144,6 +144,10 @@ def install(
         "user: those in your home.",
     ),
     uninstall: bool = typer.Option(False, "--uninstall", help="Remove freshline's hook instead."),
+    commands_only: bool = typer.Option(
+        False, "--command-hooks",
+        help="Claude Code: a command on every event rather than http hooks to the service "
+        "(Claude Code before 2.1.139, the Agent SDK inside claude-code-acp)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Write freshline's hook into an agent's settings (merged; safe to run again).
@@ -165,7 +169,7 @@ def install(
     cfg = config(ctx)
     if project is not None:
         cfg.project(project)
-    done = install_hook(chosen, cfg.root, Scope(scope), project, uninstall)
+    done = install_hook(chosen, cfg.root, Scope(scope), project, uninstall, commands_only)
     trust = None if uninstall or chosen.how_to_trust is None \
         else chosen.how_to_trust.format(root=cfg.root, settings=done.path)
     data = {"settings": str(done.path), "command": done.command, "changed": done.changed,

@@ -218,19 +218,21 @@ def install(
     scope: Scope,
     project: str | None = None,
     uninstall: bool = False,
+    commands_only: bool = False,
 ) -> Installed:
     """Install (or remove) the agent's hook of workspace `root` in its settings file of
-    `scope` (the private one, for a client that posts to the service)."""
-    private = bool(adapter.http_events)
-    path = settings_path(adapter, scope, root, private)
+    `scope`: the private one for a client that posts to the service, the shared one with
+    `commands_only` (a command on every event, for a client too old to post). freshline's
+    entries in the other file go."""
+    posting = bool(adapter.http_events) and not (commands_only or uninstall)
+    path = settings_path(adapter, scope, root, posting)
     command = None if uninstall else hook_command(adapter, root, project)
-    http = None if command is None or not private else http_hooks(adapter, root, project,
-                                                                   command)
+    http = http_hooks(adapter, root, project, command) if posting and command else None
     changed = _rewrite(path, lambda s: unmerge(adapter, s) if command is None
                        else merge(adapter, s, command, http))
-    shared = settings_path(adapter, scope, root)
-    cleared = shared if shared != path and _rewrite(
-        shared, lambda s: unmerge(adapter, s)) else None
+    other = settings_path(adapter, scope, root, not posting)
+    cleared = other if other != path and _rewrite(
+        other, lambda s: unmerge(adapter, s)) else None
     if command is not None:
         compile_package()  # the hook starts from bytecode even under PYTHONDONTWRITEBYTECODE
     return Installed(path, command, changed, http.url if http else None, cleared)
