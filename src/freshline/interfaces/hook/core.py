@@ -20,7 +20,8 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   file the tool read or wrote (its content now), and prints nothing.
 
 The common prompt, with nothing to deliver, is answered without a session manager
-(`session.due.nothing_due_for`), and a TOOL call with nothing outstanding records with the
+(`session.due.nothing_due`, after the one flush the call makes: a delivery after it
+flushes no second time), and a TOOL call with nothing outstanding records with the
 tracker's store alone (`session.tooluse.quick_tool_use`).
 
 `answer` keeps no state of its own: `Warm` holds the trackers and session managers of the
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from freshline.config import load_config
 from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions
-from freshline.session.due import nothing_due_for
+from freshline.session.due import nothing_due
 from freshline.session.evidence import Moment, Witness
 from freshline.session.pinning import pinned_project, workspace_for
 from freshline.session.tooluse import quick_tool_use, record_tool_use
@@ -150,7 +151,8 @@ def _deliver(
     # Only once answered: a watcher starting beside this call would walk and hash the
     # workspace at the same time as its flush (a first call's full scan).
     watch = (FollowUp(Follow.WATCH, root),) if delivering else ()
-    if _nothing_due(adapter, call, warm.tracker(root)):
+    looked = _looked(adapter, call, warm.tracker(root))
+    if looked is None:
         return Answer("", watch)
     from freshline.context import Channel, Meter
     from freshline.session.engine import Deliveries
@@ -172,20 +174,26 @@ def _deliver(
         s = manager.reopen(s.id)
     meter = Meter.around(adapter.output(call, ""), adapter.encoding)
     issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
-                          flush=not opened)
+                          flush=not (opened or looked))
     if issued is None:
         return Answer("", watch)
     convert = (FollowUp(Follow.CONVERT, root, s.project),) if issued.converting else ()
     return Answer(adapter.output(call, issued.blocks), watch + convert)
 
 
-def _nothing_due(adapter: Adapter, call: Call, tracker: Tracker) -> bool:
-    """The agent's session is known, kept its context, and has been told everything
-    (`session.due`). Never for END (it closes the session) or TOOL (it feeds the ledger
-    and settles what went out)."""
+def _looked(adapter: Adapter, call: Call, tracker: Tracker) -> bool | None:
+    """None when the agent's session is known, kept its context, and has been told
+    everything (`session.due`); else whether this looked, after a flush (the delivery
+    then needs no second one). It does not look for END (it closes the session), TOOL (it
+    feeds the ledger and settles what went out), a lost context or a session not known."""
     if call.moment not in (Moment.START, Moment.PROMPT) or call.lost_context:
         return False
-    return nothing_due_for(tracker, adapter.external_id(call.agent_session))
+    external = adapter.external_id(call.agent_session)
+    s = tracker.store.session_by_external(external)
+    if s is None:
+        return False
+    tracker.flush()
+    return None if nothing_due(s, tracker.epoch(s.project)) else True
 
 
 def _tool(adapter: Adapter, call: Call, options: HookOptions, warm: Warm, root: Path) -> Answer:
