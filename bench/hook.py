@@ -312,9 +312,11 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
 
     fresh = tmp / "fresh"
     hooks: list[Hooks] = []
+    served: list[bool] = []  # whether the last first call was the service's
 
     def copy() -> None:
-        if watched(fresh) is not None:  # the service let it go (its first scan done)
+        if served and served[-1]:  # the service watches the copy once it answered: let go
+            wait(lambda: watched(fresh) is not None, "the service to watch the copy")
             serviceclient.ask({"op": "unwatch", "root": str(fresh)}, timeout=300)
             wait(lambda: watched(fresh) is None, "the service to let the copy go")
         if fresh.exists():
@@ -322,8 +324,9 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
         run(["cp", "-a", str(template), str(fresh)])
         hooks[:] = [Hooks(fresh)]
 
-    def first(served: bool) -> Run:
-        done = Claude(fresh, hooks[0], "first", hook_env(log, served), served).start()
+    def first(service: bool) -> Run:
+        served.append(service)
+        done = Claude(fresh, hooks[0], "first", hook_env(log, service), service).start()
         return expect(done, "a first call prints the manifest",
                       "<project_context " in done.stdout)
 
