@@ -455,3 +455,9 @@ def test_a_workspace_made_again_where_one_was_deleted_is_answered_anew(
     notes.configure({"p": {"include": ["n"]}})
     again = hook_in_process(payload, workspace=str(notes.root))
     assert "<project_context " in again and "n/again.md" in again and "n/a.md" not in again
+
+
+def test_a_folder_that_is_no_workspace_is_not_held(tmp_path: Path, service: Service) -> None:
+    held = service.workspaces.watch(tmp_path)
+    assert held.watcher is None and held.error and "no freshline.toml" in held.error
+    assert service.workspaces.listing() == []

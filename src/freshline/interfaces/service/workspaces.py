@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from freshline.config import Config, load_config
-from freshline.errors import FreshlineError
+from freshline.errors import FreshlineError, WorkspaceError
 from freshline.interfaces.service.hooks import HookService
 from freshline.interfaces.service.registry import Registry
 from freshline.materialize import is_document
@@ -92,6 +92,10 @@ class Workspaces:
             held = self._held[root] = Watched(root)
             try:
                 config = load_config(root)
+            except WorkspaceError as exc:  # no workspace there: nothing to hold
+                del self._held[root]
+                held.error = str(exc)
+                return held
             except FreshlineError as exc:
                 held.error = str(exc)
                 self.log(f"{root}: not watched: {exc}")
