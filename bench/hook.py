@@ -319,6 +319,7 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
             wait(lambda: watched(fresh) is not None, "the service to watch the copy")
             serviceclient.ask({"op": "unwatch", "root": str(fresh)}, timeout=300)
             wait(lambda: watched(fresh) is None, "the service to let the copy go")
+            served.clear()
         if fresh.exists():
             shutil.rmtree(fresh)
         run(["cp", "-a", str(template), str(fresh)])
