@@ -149,9 +149,13 @@ class Workspaces:
         self.log(f"{held.root}: stopped watching" + (f": {held.error}" if held.error else ""))
 
     def _forget(self, root: Path) -> None:
-        """Drop the warm tracker and manager of a workspace let go (on its queue, after
-        the calls before it), so one made again at that path is opened anew."""
-        self.hooks.submit(root, lambda warm: warm.forget(root))
+        """Close and drop the warm tracker and manager of a workspace let go (on its
+        queue, after the calls before it), so one made again at that path is opened anew
+        and nothing of the service writes into it once it is out of the list."""
+        try:
+            self.hooks.call(root, lambda warm: warm.forget(root))
+        except Exception as exc:  # a store that fails to close is closed all the same
+            self.log(f"{root}: {type(exc).__name__}: {exc}")
 
     def _survived(self, held: Watched, exc: Exception) -> None:
         held.error = f"{type(exc).__name__}: {exc}"
