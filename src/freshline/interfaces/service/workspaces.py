@@ -197,14 +197,16 @@ class Workspaces:
             return self._held.get(root)
 
     def unwatch(self, root: Path) -> bool:
-        """Stop watching `root` and forget it; whether it was watched."""
+        """Stop watching `root` and forget it; whether it was held. It leaves the list
+        once its watcher is closed and its warm stores too (`_until_stopped`)."""
         self.registry.drop(str(root))
         with self._lock:
-            held = self._held.pop(root, None)
-        if held is None or held.watcher is None:
-            return held is not None
-        held.watcher.stop()
-        return True
+            held = self._held.get(root)
+            if held is not None and held.watcher is None:
+                del self._held[root]
+        if held is not None and held.watcher is not None:
+            held.watcher.stop()
+        return held is not None
 
     def listing(self) -> list[dict[str, Any]]:
         """Every workspace held, by root."""
