@@ -140,6 +140,7 @@ class ServerSettings:
     # An idle kept-alive connection is closed after this: longer than clients keep theirs
     # (httpx, the MCP SDK's: 5 s), or a request sent as the server closes is lost.
     keepalive_timeout_s: int = 30
+    max_connections: int = 4096  # open at once (fewer when the open-files limit is lower)
     max_connections_per_address: int = 64  # open connections per client address
     jwks_refetch_s: int = 60  # an unknown key id refetches the issuer's keys at most this often
 
@@ -149,6 +150,7 @@ SERVER_RANGES = {
     "header_timeout_s": (1, 600),
     "body_timeout_s": (1, 3_600),
     "keepalive_timeout_s": (1, 3_600),
+    "max_connections": (16, 1_000_000),
     "max_connections_per_address": (1, 100_000),
     "jwks_refetch_s": (1, 86_400),
 }
