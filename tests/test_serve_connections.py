@@ -9,6 +9,7 @@ small ASGI app; one runs a `serve` process against 70 clients slow to send heade
 
 from __future__ import annotations
 
+import asyncio
 import resource
 import select
 import socket
@@ -27,6 +28,8 @@ from freshline.config.settings import ServerSettings
 from freshline.interfaces.server.connections import ConnectionLimits, Phase, phase_of
 from freshline.interfaces.server.http import server_for
 from freshline.interfaces.server.listen import Listen, bind
+from freshline.interfaces.server.listener import Listener
+from freshline.interfaces.server.occupancy import Occupancy, Slot
 from freshline.interfaces.server.runner import GuardedServer
 from tests.conftest import Workspace, wait_for
 from tests.serving import free_port, start_server, stop_server
@@ -356,3 +359,37 @@ def test_serving_is_printed_once_the_port_is_bound(two_projects: Workspace) -> N
         proc.wait(30)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+class Recorded(asyncio.Protocol):
+    """A protocol that lets its slot be given up and notes its end."""
+
+    def __init__(self, slot: Slot, listener: Listener) -> None:
+        self.slot, self.listener = slot, listener
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.slot.close = transport.close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.listener.release(self.slot)
+
+
+async def test_the_addresses_of_one_ipv6_slash_64_share_its_limit() -> None:
+    """Seen (issue 47): connections were counted per exact address, and one IPv6 host
+    holds a /64 of them."""
+    occupancy = Occupancy(ConnectionLimits(per_address=1).capacity())
+    with socket.socket() as unused:
+        listener = Listener(unused, occupancy, lambda slot: Recorded(slot, listener))
+        first, first_peer = socket.socketpair()
+        second, second_peer = socket.socketpair()
+        other, other_peer = socket.socketpair()
+        listener.take(first, ("2001:db8:1:2::1", 5000, 0, 0))
+        await asyncio.sleep(0.05)
+        listener.take(second, ("2001:db8:1:2:ffff::9", 5001, 0, 0))  # the same /64
+        listener.take(other, ("2001:db8:1:3::1", 5002, 0, 0))  # the next /64
+        await asyncio.sleep(0.05)
+        assert [closed(s) for s in (first_peer, second_peer, other_peer)] == [True, False, False]
+        assert occupancy.open == 2
+        for sock in (first_peer, second_peer, other_peer):
+            sock.close()
+        listener.close()

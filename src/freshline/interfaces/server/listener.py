@@ -132,7 +132,7 @@ class Listener:
                     continue
                 self._failed(exc)
                 return
-            self._take(conn, address)
+            self.take(conn, address)
 
     def _full(self) -> None:
         self._unread()
@@ -157,7 +157,8 @@ class Listener:
         if self.state is State.RESTING:
             self._read()
 
-    def _take(self, conn: socket.socket, address: object) -> None:
+    def take(self, conn: socket.socket, address: object) -> None:
+        """Admit or refuse a connection just accepted from `address` (as accept() gives it)."""
         peer = address[0] if isinstance(address, tuple) else str(address)
         admission = self.occupancy.admit(limit_key(peer), trusted(parse(peer), self.exempt),
                                          self._loop.time())
