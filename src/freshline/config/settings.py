@@ -135,6 +135,12 @@ class ServerSettings:
     oauth_audience: str | None = None  # a token's `aud` must hold it (default: the /mcp URL)
     public_url: str | None = None  # where clients reach the server (default: its address)
     trusted_proxies: tuple[str, ...] = ()  # CIDRs whose X-Forwarded-For is believed
+    # The `typ` an access token's header must name (RFC 9068's; add "JWT" for an issuer
+    # that does not type its access tokens, as Keycloak's default does not).
+    oauth_token_types: tuple[str, ...] = ("at+jwt",)
+    # The scopes clients are told to ask for (RFC 9728 scopes_supported): freshline needs
+    # none of its own, and a client told none asks for every scope the issuer has.
+    oauth_scopes: tuple[str, ...] = ("openid",)
     header_timeout_s: int = 10  # a request's headers must arrive within this
     body_timeout_s: int = 30  # and its body within this after them
     # An idle kept-alive connection is closed after this: longer than clients keep theirs
@@ -142,7 +148,7 @@ class ServerSettings:
     keepalive_timeout_s: int = 30
     max_connections: int = 4096  # open at once (fewer when the open-files limit is lower)
     max_connections_per_address: int = 64  # open connections per client address
-    jwks_refetch_s: int = 60  # an unknown key id refetches the issuer's keys at most this often
+    jwks_refetch_s: int = 1  # an unknown key id refetches the issuer's keys at most this often
 
 
 # The range of each numeric `[server]` setting.
@@ -166,6 +172,15 @@ def check_url(text: str) -> str:
         raise ValueError(f"not an http:// or https:// URL: {text!r}")
     if parts.query or parts.fragment:
         raise ValueError(f"a URL without query or fragment, not {text!r}")
+    return text
+
+
+def check_token_word(text: str) -> str:
+    """`text` if it can be a scope or a token type: printable ASCII without spaces, quotes
+    or backslashes (RFC 6749's scope-token), else ValueError."""
+    if not text or any(not 0x21 <= ord(c) <= 0x7E or c in '"\\' for c in text):
+        raise ValueError(f"not a scope or type (printable, no space, quote or backslash): "
+                         f"{text!r}")
     return text
 
 

@@ -99,8 +99,24 @@ def build_app(service: FreshlineService, host: str, watch: bool = True,
     if fast:  # inside the authentication: a hot call is signed in and limited as any other
         mcp_app = FastCalls(mcp_app, server, MCP_PATH, server.session_manager.security_settings)
     store = service.manager.store
-    return BearerAuth(mcp_app, Credentials(store, tokens), FailureLimiter(store), resource,
-                      proxies)
+    credentials = Credentials(store, tokens)
+    return BearerAuth(mcp_app, credentials, FailureLimiter(store), resource, proxies,
+                      credentials.prepare)
+
+
+def issuer_of(listen: Listen, settings: ServerSettings) -> tuple[AccessTokens, ProtectedResource]:
+    """The checker of `[server] oauth_issuer`'s tokens and the metadata that points
+    clients to it; a warning printed when the issuer cannot be read now (its tokens are
+    answered 503 until it can be; freshline's own tokens are served all the same)."""
+    mcp_url = public_url(listen, settings) + MCP_PATH
+    issuer = settings.oauth_issuer
+    assert issuer is not None
+    tokens = access_tokens(issuer, settings.oauth_audience or mcp_url, settings.jwks_refetch_s,
+                           settings.oauth_token_types)
+    if tokens.keys.error:
+        print(f"warning: {tokens.keys.error}: its access tokens are answered 503 until it "
+              "can be read", file=sys.stderr)
+    return tokens, ProtectedResource(mcp_url, tokens.issuer or issuer, settings.oauth_scopes)
 
 
 def serve(config: Config, listen: Listen, settings: ServerSettings | None = None,
@@ -115,10 +131,7 @@ def serve(config: Config, listen: Listen, settings: ServerSettings | None = None
     limits = room_for_connections(settings)
     resource, tokens = None, None
     if settings.oauth_issuer:
-        mcp_url = public_url(listen, settings) + MCP_PATH
-        tokens = access_tokens(settings.oauth_issuer, settings.oauth_audience or mcp_url,
-                               settings.jwks_refetch_s)
-        resource = ProtectedResource(mcp_url, tokens.issuer)
+        tokens, resource = issuer_of(listen, settings)
     sock = sock or bind(listen)
     # Before the SDK's start-up installs its own handler (one that opens files to log).
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
