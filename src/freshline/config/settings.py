@@ -135,21 +135,20 @@ class ServerSettings:
     oauth_audience: str | None = None  # a token's `aud` must hold it (default: the /mcp URL)
     public_url: str | None = None  # where clients reach the server (default: its address)
     trusted_proxies: tuple[str, ...] = ()  # CIDRs whose X-Forwarded-For is believed
+    header_timeout_s: int = 10  # a request's headers must arrive within this
+    body_timeout_s: int = 30  # and its body within this after them
+    # An idle kept-alive connection is closed after this: longer than clients keep theirs
+    # (httpx, the MCP SDK's: 5 s), or a request sent as the server closes is lost.
+    keepalive_timeout_s: int = 30
+    max_connections_per_address: int = 64  # open connections per client key (IPv6: a /64)
+    jwks_refetch_s: int = 1  # the issuer's keys are fetched at most this often
+    max_connections: int = 4096  # open at once (fewer when the open-files limit is lower)
     # The `typ` an access token's header must name (RFC 9068's; add "JWT" for an issuer
     # that does not type its access tokens, as Keycloak's default does not).
     oauth_token_types: tuple[str, ...] = ("at+jwt",)
     # The scopes clients are told to ask for (RFC 9728 scopes_supported): freshline needs
     # none of its own, and a client told none asks for every scope the issuer has.
     oauth_scopes: tuple[str, ...] = ("openid",)
-    header_timeout_s: int = 10  # a request's headers must arrive within this
-    body_timeout_s: int = 30  # and its body within this after them
-    # An idle kept-alive connection is closed after this: longer than clients keep theirs
-    # (httpx, the MCP SDK's: 5 s), or a request sent as the server closes is lost.
-    keepalive_timeout_s: int = 30
-    max_connections: int = 4096  # open at once (fewer when the open-files limit is lower)
-    max_connections_per_address: int = 64  # open connections per client address
-    jwks_refetch_s: int = 1  # an unknown key id refetches the issuer's keys at most this often
-
 
 # The range of each numeric `[server]` setting.
 SERVER_RANGES = {
