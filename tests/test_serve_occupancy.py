@@ -23,8 +23,8 @@ from freshline.interfaces.server.occupancy import SLOW, WAITING, Capacity, Occup
 LIMITS = {Phase.HEADERS: 10.0, Phase.BODY: 30.0, Phase.IDLE: 30.0}
 
 
-def occupancy(total: int = 10, per_address: int = 3) -> Occupancy:
-    return Occupancy(Capacity(total, per_address, LIMITS))
+def occupancy(total: int = 10, per_address: int = 3, spare: int = 2) -> Occupancy:
+    return Occupancy(Capacity(total, per_address, LIMITS, spare=spare))
 
 
 def admit(occ: Occupancy, key: str, now: float, exempt: bool = False) -> Slot:
@@ -76,20 +76,34 @@ def test_a_connection_being_handled_is_never_given_up() -> None:
     assert occ.admit("a", False, 4.0).slot is None
     assert occ.expired(1000.0) == []
     waiting = admit(occ, "b", 5.0)
-    assert not occ.room() and occ.admit("c", False, 6.0).slot is None
-    assert occ.make_room() is waiting
-    assert occ.make_room() is None  # only handled ones are left
-    assert occ.open == 3  # the given-up one holds its file until it is released
+    assert occ.accepting()  # full, but with one to give up
+    newcomer = occ.admit("c", False, 6.0)
+    assert newcomer.evicted is waiting and newcomer.slot is not None
+    occ.move(newcomer.slot, Phase.HANDLING, 6.5)
+    assert not occ.accepting()  # only handled ones are left to give up
+    assert occ.admit("d", False, 7.0).slot is None
+    assert occ.open == 4  # the given-up one holds its file until it is released
     occ.release(waiting)
-    assert occ.room()
+    assert occ.open == 3 and not occ.accepting()
+
+
+def test_a_full_server_gives_up_connections_only_within_its_spare_files() -> None:
+    occ = occupancy(total=2, per_address=5, spare=2)
+    slots = [admit(occ, "a", t) for t in (1.0, 2.0)]
+    first = occ.admit("b", False, 3.0)
+    second = occ.admit("c", False, 4.0)
+    assert [first.evicted, second.evicted] == slots  # the stalest first
+    assert occ.open == 4 and not occ.accepting()  # two closing: no spare file left
+    assert occ.admit("d", False, 5.0).slot is None
+    occ.release(slots[0])
+    assert occ.accepting() and occ.admit("d", False, 6.0).evicted is first.slot
 
 
 def test_a_trusted_proxy_is_held_only_to_the_total() -> None:
     occ = occupancy(total=5, per_address=1)
     proxied = [admit(occ, "proxy", float(t), exempt=True) for t in range(5)]
     assert all(not s.closing for s in proxied)
-    assert occ.admit("proxy", True, 9.0).slot is None  # full
-    assert occ.make_room() is proxied[0]
+    assert occ.admit("proxy", True, 9.0).evicted is proxied[0]  # full: the stalest goes
 
 
 def test_slots_expire_by_their_phase_and_sooner_when_the_server_fills() -> None:
@@ -141,9 +155,10 @@ class OccupancyMachine(RuleBasedStateMachine):
     """Random arrivals, phase changes, closes, expiries and makings of room, checked
     against what the rules say each should do."""
 
-    @initialize(total=st.integers(1, 8), per_address=st.integers(1, 4))
-    def start(self, total: int, per_address: int) -> None:
-        self.occ = Occupancy(Capacity(total, per_address, LIMITS))
+    @initialize(total=st.integers(1, 8), per_address=st.integers(1, 4),
+                spare=st.integers(0, 3))
+    def start(self, total: int, per_address: int, spare: int) -> None:
+        self.occ = Occupancy(Capacity(total, per_address, LIMITS, spare=spare))
         self.now = 0.0
         self.slots: list[Slot] = []  # not released
 
@@ -162,11 +177,18 @@ class OccupancyMachine(RuleBasedStateMachine):
         self.now += dt
         exempt = key == "c"  # a trusted proxy's
         live = len([s for s in self.slots if s.key == key and not s.closing])
-        room = len(self.slots) < self.occ.capacity.total
-        at_limit = not exempt and live >= self.occ.capacity.per_address
-        expected_out = self._first_to_go(self._waiting(key)) if at_limit else None
+        capacity = self.occ.capacity
+        at_limit = not exempt and live >= capacity.per_address
+        full = len(self.slots) >= capacity.total
+        spare = len(self.slots) < capacity.total + capacity.spare
+        if at_limit:
+            expected_out = self._first_to_go(self._waiting(key))
+        elif full:
+            expected_out = self._first_to_go(self._waiting())
+        else:
+            expected_out = None
         admission = self.occ.admit(key, exempt, self.now)
-        if not room or (at_limit and expected_out is None):
+        if (at_limit or full) and (expected_out is None or not spare):
             assert admission.slot is None and admission.evicted is None
             return
         assert admission.evicted is expected_out
@@ -192,11 +214,6 @@ class OccupancyMachine(RuleBasedStateMachine):
         self.occ.release(slot)
         assert slot.released
 
-    @rule()
-    def make_room(self) -> None:
-        expected = self._first_to_go(self._waiting())
-        assert self.occ.make_room() is expected
-
     @rule(dt=st.floats(0, 40))
     def expire(self, dt: float) -> None:
         self.now += dt
@@ -210,7 +227,11 @@ class OccupancyMachine(RuleBasedStateMachine):
     def counts_hold(self) -> None:
         if not hasattr(self, "occ"):
             return
-        assert self.occ.open == len(self.slots) <= self.occ.capacity.total
+        capacity = self.occ.capacity
+        assert self.occ.open == len(self.slots) <= capacity.total + capacity.spare
+        assert len([s for s in self.slots if not s.closing]) <= capacity.total
+        assert self.occ.accepting() == (len(self.slots) < capacity.total or (
+            len(self.slots) < capacity.total + capacity.spare and bool(self._waiting())))
         for key in KEYS:
             live = [s for s in self.slots if s.key == key and not s.closing]
             assert self.occ.live(key) == len(live)
@@ -225,4 +246,4 @@ class OccupancyMachine(RuleBasedStateMachine):
 def test_the_occupancy_follows_its_rules() -> None:
     run_state_machine_as_test(
         OccupancyMachine,
-        settings=settings(max_examples=80, stateful_step_count=40, deadline=None))
+        settings=settings(max_examples=50, stateful_step_count=30, deadline=None))

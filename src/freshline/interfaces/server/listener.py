@@ -5,9 +5,9 @@ connection's transport later: a flood opens more files than the process may (see
 20 addresses at an open-files limit of 1024, `accept()` failed, and the log record of that
 failure needed a file too, which ended the loop and the server). Here each connection
 is admitted or refused the moment it is accepted, so connections never hold more than
-`Capacity.total` files; when the server is full the socket is not read at all (clients
-wait in the kernel's backlog, in turn) until a connection closes, and the stalest waiting
-one is given up to make that happen.
+`Capacity.total + spare` files: a full server gives up its stalest waiting connection for
+each new one, and with nothing to give up (or too many still closing) it does not read
+the socket at all (clients wait in the kernel's backlog, in turn) until one closes.
 
 Nothing the socket raises stops the listener: out of files (other processes' too) it
 rests and tries again; anything else is logged in one line. `alive()` says whether it
@@ -45,7 +45,7 @@ class State(Enum):
     """What the listener is doing."""
 
     READING = "reading"  # accepting connections as they come
-    FULL = "full"  # no room: waiting for a connection to close
+    FULL = "full"  # no room, nothing to give up: waiting for a connection to close
     RESTING = "resting"  # the system ran out of files or memory: trying again soon
     CLOSED = "closed"  # stopped (or its socket failed): no longer listening
 
@@ -80,7 +80,7 @@ class Listener:
         """Whether it still listens (and, full while there is room again, reads again)."""
         if self.state is State.CLOSED or self.sock.fileno() < 0:
             return False
-        if self.state is State.FULL and self.occupancy.room():
+        if self.state is State.FULL and self.occupancy.accepting():
             self._read()
         return True
 
@@ -106,7 +106,7 @@ class Listener:
     def release(self, slot: Slot) -> None:
         """A connection closed (its file is given back)."""
         self.occupancy.release(slot)
-        if self.state is State.FULL and self.occupancy.room():
+        if self.state is State.FULL and self.occupancy.accepting():
             self._read()
 
     def _read(self) -> None:
@@ -120,8 +120,9 @@ class Listener:
 
     def _readable(self) -> None:
         for _ in range(BATCH):
-            if not self.occupancy.room():
-                self._full()
+            if not self.occupancy.accepting():
+                self._unread()
+                self.state = State.FULL
                 return
             try:
                 conn, address = self.sock.accept()
@@ -133,13 +134,6 @@ class Listener:
                 self._failed(exc)
                 return
             self.take(conn, address)
-
-    def _full(self) -> None:
-        self._unread()
-        self.state = State.FULL
-        given_up = self.occupancy.make_room()
-        if given_up is not None:
-            given_up.close()
 
     def _failed(self, exc: OSError) -> None:
         self._unread()

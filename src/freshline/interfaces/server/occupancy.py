@@ -9,14 +9,18 @@ proxies are exempt). Each connection is a `Slot` in a `Phase`, since a moment:
   clients are dropped early when room runs short (as Envoy's overload manager scales
   its timeouts);
 - a new connection from a key at its limit takes the place of that key's stalest
-  waiting slot, and when the server is full a new one waits for the stalest waiting
-  slot of all to go (`make_room`): waiting for headers or a body (a slow client) is
-  given up before an idle keep-alive connection, and a slot whose request is being
-  handled is never given up. A client that shares its address with an attacker still
-  gets in: its connection is the newest, and it is handling as soon as its request is in.
+  waiting slot, and one that comes when the server is full takes the place of the
+  stalest waiting slot of all (as nginx reuses its idle connections when it runs out):
+  waiting for headers or a body (a slow client) is given up before an idle keep-alive
+  connection, and a slot whose request is being handled is never given up. A client that
+  shares its address with an attacker still gets in: its connection is the newest, and
+  it is handling as soon as its request is in.
 
-A slot given up is `closing` until its owner releases it (its socket closed): it still
-counts against `total`, so the files open never exceed it.
+A slot given up is `closing` until its owner releases it (its socket closed, a turn of the
+event loop later): it still counts as open. Slots are given up for new ones only while
+fewer than `Capacity.spare` are closing past `total`, so the files connections hold never
+exceed `total + spare`; beyond that (or with nothing to give up) the listener accepts
+nothing until a slot is released.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class Capacity:
     per_address: int
     limits: dict[Phase, float]  # seconds, for each of WAITING
     floor_s: float = 1.0  # the shortest a limit becomes when the server is full
+    spare: int = 64  # files slots given up may hold past `total` until they are released
 
     def limit(self, phase: Phase, open_: int) -> float:
         """`phase`'s time limit with `open_` connections open."""
@@ -91,32 +96,37 @@ class Occupancy:
         self._waiting = {p: OrderedDict[Slot, None]() for p in WAITING}
         self._by_key: dict[str, dict[Phase, OrderedDict[Slot, None]]] = {}
 
-    def room(self) -> bool:
-        """Whether one more connection fits."""
-        return self.open < self.capacity.total
+    def accepting(self) -> bool:
+        """Whether a connection may be accepted now: there is room, or a waiting slot to
+        give up for it and a spare file while that one closes."""
+        if self.open < self.capacity.total:
+            return True
+        return self._spare() and self._stalest(self._waiting) is not None
 
     def admit(self, key: str, exempt: bool, now: float) -> Admission:
-        """A connection from `key` arrived at `now`: its slot, in HEADERS (and the slot of
-        the same key it takes the place of), or a refusal (no room, or none to give up)."""
-        if not self.room():
-            return Admission(None)
+        """A connection from `key` arrived at `now`: its slot, in HEADERS, and the slot it
+        takes the place of (its key's stalest when the key is at its limit, else the
+        stalest of all when the server is full); or a refusal (none to give up)."""
         evicted = None
         if not exempt and self._live[key] >= self.capacity.per_address:
             evicted = self._stalest(self._by_key.get(key, {}))
-            if evicted is None:
-                return Admission(None)
-            self._give_up(evicted)
+        elif self.open >= self.capacity.total:
+            evicted = self._stalest(self._waiting)
+        else:
+            return Admission(self._seat(key, exempt, now))
+        if evicted is None or not self._spare():
+            return Admission(None)
+        self._give_up(evicted)
+        return Admission(self._seat(key, exempt, now), evicted)
+
+    def _spare(self) -> bool:
+        return self.open < self.capacity.total + self.capacity.spare
+
+    def _seat(self, key: str, exempt: bool, now: float) -> Slot:
         slot = Slot(key, exempt, Phase.HEADERS, now)
         self.open += 1
         self._live[key] += 1
         self._enqueue(slot)
-        return Admission(slot, evicted)
-
-    def make_room(self) -> Slot | None:
-        """Give up the stalest waiting slot of all (None: every slot is handling)."""
-        slot = self._stalest(self._waiting)
-        if slot is not None:
-            self._give_up(slot)
         return slot
 
     def move(self, slot: Slot, phase: Phase, now: float) -> None:
