@@ -1,9 +1,11 @@
 """Who holds `freshline serve`'s connections and which it lets go first (issue 47), pure:
-`occupancy.Occupancy` against a model of its rules, table tests of its edge cases, and the
-room the open-files limit leaves (`files.connection_room`).
+`occupancy.Occupancy` against a model of its rules, table tests of its edge cases, the
+room the open-files limit leaves (`files.connection_room`), and the log's throttle.
 """
 
 from __future__ import annotations
+
+import logging
 
 import pytest
 from hypothesis import settings
@@ -18,6 +20,7 @@ from hypothesis.stateful import (
 )
 
 from freshline.interfaces.server.files import RESERVE, connection_room
+from freshline.interfaces.server.logs import Throttle
 from freshline.interfaces.server.occupancy import SLOW, WAITING, Capacity, Occupancy, Phase, Slot
 
 LIMITS = {Phase.HEADERS: 10.0, Phase.BODY: 30.0, Phase.IDLE: 30.0}
@@ -247,3 +250,23 @@ def test_the_occupancy_follows_its_rules() -> None:
     run_state_machine_as_test(
         OccupancyMachine,
         settings=settings(max_examples=50, stateful_step_count=30, deadline=None))
+
+
+def test_each_kind_of_log_record_is_let_through_once_a_second() -> None:
+    now = [0.0]
+    throttle = Throttle(1.0, lambda: now[0])
+
+    def record(msg: str, *args: object, name: str = "uvicorn.error") -> logging.LogRecord:
+        return logging.LogRecord(name, logging.ERROR, __file__, 1, msg, args, None)
+
+    assert throttle.filter(record("failed %s", "a"))
+    assert not throttle.filter(record("failed %s", "b"))  # the same kind, other arguments
+    assert throttle.filter(record("other"))
+    assert throttle.filter(record("failed %s", "c", name="freshline"))  # another logger
+    now[0] = 0.99
+    assert not throttle.filter(record("failed %s", "d"))
+    now[0] = 1.0
+    let = record("failed %s", "100%")
+    assert throttle.filter(let)
+    assert let.getMessage() == "failed 100% (2 more like this held back)"
+    assert throttle.filter(record("other"))  # nothing held back: as it was

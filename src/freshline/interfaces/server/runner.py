@@ -8,7 +8,7 @@ supervisor starts it again (seen: a server alive for hours with no listening soc
 A stop never waits more than `STOP_GRACE_S` for requests in flight.
 
 The event loop's own errors are logged in one line, and never raise: a failure to log
-must not end the loop.
+must not end the loop. Every log record is throttled (`logs.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import uvicorn
 
 from freshline.interfaces.server.connections import ConnectionLimits, Guarded, served
 from freshline.interfaces.server.listener import Listener
+from freshline.interfaces.server.logs import throttle_logs
 from freshline.interfaces.server.occupancy import Occupancy, Slot
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class GuardedServer(uvicorn.Server):
             sys.exit(STARTUP_FAILURE)
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(log_loop_error)
+        throttle_logs()
         config, limits = self.config, self.limits
 
         def protocol(slot: Slot) -> Guarded:
