@@ -249,7 +249,7 @@ class OccupancyMachine(RuleBasedStateMachine):
 def test_the_occupancy_follows_its_rules() -> None:
     run_state_machine_as_test(
         OccupancyMachine,
-        settings=settings(max_examples=50, stateful_step_count=30, deadline=None))
+        settings=settings(max_examples=40, stateful_step_count=25, deadline=None))
 
 
 def test_each_kind_of_log_record_is_let_through_once_a_second() -> None:
