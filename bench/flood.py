@@ -9,10 +9,11 @@ Each request carries no token, so the authentication answers it (401): the figur
 server's, not a tool's.
 
 Printed: p50/p99 latency of those requests under the flood and without it (the baseline:
-the same client and server, just before the flood), p99 under the flood ÷ p99 without
-(goal ≤ 10: a slow header is given up within a second once the server is full), how many
-of its requests failed (goal 0), the server's most open files against its limit, and
-whether it still answers once the flood stops (goal: yes).
+the same client and server, just before the flood), p99 under the flood ÷ p99 without,
+and p99 under the flood itself (goal ≤ 1 s: the client waits its turn in the port's
+backlog, which the attacker keeps full, while the server gives up a slow connection for
+each one it takes), how many of its requests failed (goal 0), the server's most open
+files against its limit, and whether it still answers once the flood stops (goal: yes).
 
 Usage: python bench/flood.py [--quick]   (ROUNDS 200, FLOOD 20 × 64; --quick: 50)
 """
@@ -167,8 +168,8 @@ def report(calm: list[float], own: list[float], shared: list[float], failed: int
     print(f"under the flood, own address: p50 {p(own, 50):.1f} ms, p99 {p(own, 99):.1f} ms")
     print(f"under the flood, an attacker's address: p50 {p(shared, 50):.1f} ms, "
           f"p99 {p(shared, 99):.1f} ms")
-    print(f"p99 under the flood / without: {p(flooded, 99) / max(p(calm, 99), 1e-9):.1f}x "
-          "(goal <= 10)")
+    print(f"p99 under the flood / without: {p(flooded, 99) / max(p(calm, 99), 1e-9):.1f}x")
+    print(f"p99 under the flood: {p(flooded, 99) / 1000:.2f} s (goal <= 1 s)")
     print(f"requests failed: {failed} (goal 0)")
     print(f"server's open files at most: {most_files} of {FILES}")
     print(f"answers after the flood: {'yes' if answers else 'NO'}")
