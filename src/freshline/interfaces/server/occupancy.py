@@ -70,7 +70,6 @@ class Slot:
     """One connection: its client key, phase and since when; `close` is its owner's."""
 
     key: str
-    exempt: bool
     phase: Phase
     since: float
     closing: bool = False
@@ -113,17 +112,17 @@ class Occupancy:
         elif self.open >= self.capacity.total:
             evicted = self._stalest(self._waiting)
         else:
-            return Admission(self._seat(key, exempt, now))
+            return Admission(self._seat(key, now))
         if evicted is None or not self._spare():
             return Admission(None)
         self._give_up(evicted)
-        return Admission(self._seat(key, exempt, now), evicted)
+        return Admission(self._seat(key, now), evicted)
 
     def _spare(self) -> bool:
         return self.open < self.capacity.total + self.capacity.spare
 
-    def _seat(self, key: str, exempt: bool, now: float) -> Slot:
-        slot = Slot(key, exempt, Phase.HEADERS, now)
+    def _seat(self, key: str, now: float) -> Slot:
+        slot = Slot(key, Phase.HEADERS, now)
         self.open += 1
         self._live[key] += 1
         self._enqueue(slot)
