@@ -25,6 +25,7 @@ its own X-Forwarded-For handling (only `[server] trusted_proxies` are believed, 
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 from dataclasses import replace
 from typing import Any
@@ -70,7 +71,7 @@ def room_for_connections(settings: ServerSettings) -> ConnectionLimits:
 
 
 def server_for(app: Any, listen: Listen, limits: ConnectionLimits,
-               sock: Any) -> GuardedServer:
+               sock: socket.socket) -> GuardedServer:
     """uvicorn serving `app` on `sock` (`bind` made it) within `limits`."""
     import uvicorn
 
@@ -104,13 +105,12 @@ def build_app(service: FreshlineService, host: str, watch: bool = True,
                       credentials.prepare)
 
 
-def issuer_of(listen: Listen, settings: ServerSettings) -> tuple[AccessTokens, ProtectedResource]:
-    """The checker of `[server] oauth_issuer`'s tokens and the metadata that points
-    clients to it; a warning printed when the issuer cannot be read now (its tokens are
-    answered 503 until it can be; freshline's own tokens are served all the same)."""
+def issuer_of(issuer: str, listen: Listen,
+              settings: ServerSettings) -> tuple[AccessTokens, ProtectedResource]:
+    """The checker of `issuer`'s tokens and the metadata that points clients to it; a
+    warning printed when the issuer cannot be read now (its tokens are answered 503 until
+    it can be; freshline's own tokens are served all the same)."""
     mcp_url = public_url(listen, settings) + MCP_PATH
-    issuer = settings.oauth_issuer
-    assert issuer is not None
     tokens = access_tokens(issuer, settings.oauth_audience or mcp_url, settings.jwks_refetch_s,
                            settings.oauth_token_types)
     if tokens.keys.error:
@@ -120,7 +120,7 @@ def issuer_of(listen: Listen, settings: ServerSettings) -> tuple[AccessTokens, P
 
 
 def serve(config: Config, listen: Listen, settings: ServerSettings | None = None,
-          sock: Any = None) -> None:
+          sock: socket.socket | None = None) -> None:
     """Serve the workspace over HTTP until interrupted (`settings`: `[server]`, with what
     the command line gave over it; `sock`: the port `bind` bound, else bound here).
     FreshlineError when the server stopped on its own (its listener failed)."""
@@ -131,7 +131,7 @@ def serve(config: Config, listen: Listen, settings: ServerSettings | None = None
     limits = room_for_connections(settings)
     resource, tokens = None, None
     if settings.oauth_issuer:
-        tokens, resource = issuer_of(listen, settings)
+        tokens, resource = issuer_of(settings.oauth_issuer, listen, settings)
     sock = sock or bind(listen)
     # Before the SDK's start-up installs its own handler (one that opens files to log).
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)

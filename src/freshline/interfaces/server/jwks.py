@@ -14,7 +14,7 @@ rotation delays the new key's first users by at most `refetch_s`, and never refu
 them (seen, issue 47: it locked them out for 60 s, 401 then 429). The waiting is done on
 the event loop, not in a worker thread: a flood of unknown `kid`s ties up no thread.
 
-Before the first fetch the issuer's metadata is read (`oauth.discover`); while it cannot
+Before the first fetch the issuer's metadata is read (`issuer.discover`); while it cannot
 be, the keys cannot be either, and the issuer's tokens are answered 503 (freshline's own
 tokens are served all the same).
 """
