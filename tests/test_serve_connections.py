@@ -304,8 +304,20 @@ def test_serve_holds_a_flood_from_twenty_addresses_at_1024_open_files(ws: Worksp
                 sock.close()
         assert b" 401 " in request(port)
         assert proc.poll() is None
+        log = (ws.root.parent / f"serve-{port}.log").read_text()
+        assert "warning: the open-files limit (1024) leaves room for 768 connections, not " \
+               "max_connections 4096" in log
     finally:
         stop_server(proc)
+
+
+def test_serve_raises_its_open_files_limit_to_the_hard_one() -> None:
+    code = ("import resource; from freshline.interfaces.server.files import raise_file_limit; "
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (256, 1024)); "
+            "print(raise_file_limit(), *resource.getrlimit(resource.RLIMIT_NOFILE))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.split() == ["1024", "1024", "1024"]
 
 
 @contextmanager
