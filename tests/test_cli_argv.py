@@ -24,14 +24,18 @@ from freshline.interfaces.cli.argv import (
     HotCall,
     hoist_workspace,
     hot_command,
+    normal_order,
     option_value,
     split_workspace,
+    valueless_workspace,
     wants_json,
 )
 
 from .conftest import Workspace
 
 HOOK_CLAUDE = "hook claude-code"
+WORD = st.sampled_from(["status", "scan", "--json", "-w", "--workspace", "--workspace=x",
+                        "-wx", "x", "--", "send", "hi"])
 
 
 @pytest.mark.parametrize(
@@ -47,14 +51,53 @@ HOOK_CLAUDE = "hook claude-code"
         (["status", "--workspace"], ["status", "--workspace"]),  # no value: click says so
         (["send", "s", "--", "-w", "x"], ["send", "s", "--", "-w", "x"]),
         (["send", "s", "--workspace is a flag"], ["send", "s", "--workspace is a flag"]),
+        (["acp", "-w", "--", "cat"], ["acp", "-w", "--", "cat"]),  # `--` is not a value
     ],
 )
 def test_hoist_workspace(args: list[str], hoisted: list[str]) -> None:
     assert hoist_workspace(args) == hoisted
 
 
-WORD = st.sampled_from(["status", "scan", "--json", "-w", "--workspace", "--workspace=x",
-                        "-wx", "x", "--", "send", "hi"])
+@pytest.mark.parametrize(
+    ("args", "ordered"),
+    [
+        (["--json", "status"], ["status", "--json"]),
+        (["-w", "x", "--json", "session", "list"], ["-w", "x", "session", "list", "--json"]),
+        (["--json", "status", "-w", "x"], ["-w", "x", "status", "--json"]),
+        (["--json", "send", "s", "--", "hi"], ["send", "s", "--json", "--", "hi"]),
+        (["--json"], ["--json"]),  # no command: the parser reports it
+        (["--json", "--", "x"], ["--json", "--", "x"]),
+        (["status", "--json"], ["status", "--json"]),
+        (["send", "s", "--", "--json"], ["send", "s", "--", "--json"]),
+    ],
+)
+def test_normal_order_moves_json_after_the_command(args: list[str], ordered: list[str]) -> None:
+    assert normal_order(args) == ordered
+
+
+@given(st.lists(WORD, max_size=12))
+def test_normal_order_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
+    ordered = normal_order(args)
+    assert sorted(ordered) == sorted(args)
+    assert normal_order(ordered) == ordered  # idempotent
+    assert wants_json(ordered) == wants_json(args)
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["status", "-w"], "-w"),
+        (["status", "--workspace"], "--workspace"),
+        (["acp", "-w", "--", "cat"], "-w"),
+        (["status", "-w", "x"], None),
+        (["send", "s", "--", "-w"], None),
+        ([], None),
+    ],
+)
+def test_valueless_workspace(args: list[str], flag: str | None) -> None:
+    assert valueless_workspace(args) == flag
+
+
 
 
 @given(st.lists(WORD, max_size=12))
@@ -63,7 +106,7 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
     assert sorted(hoisted) == sorted(args)
     workspace, rest = split_workspace(args)
     assert [w for w in rest if w not in ("-w", "--workspace")] == [
-        w for w in hoist_workspace(rest) if w not in ("-w", "--workspace")
+        w for w in normal_order(rest) if w not in ("-w", "--workspace")
     ]
     assert hoist_workspace(hoisted) == hoisted  # idempotent
 
@@ -109,6 +152,8 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["session", "list", "--json"], (SESSIONS, None, frozenset({"--json"}), ())),
         (["session", "list", "notes"], None),
         (["session", "show", "s1"], None),
+        (["--json", "status"], (STATUS, None, frozenset({"--json"}), ())),
+        (["status", "-w"], None),  # no value: typer says so, in one line
     ],
 )
 def test_hot_command(argv: list[str], call: HotCall | None) -> None:
@@ -150,7 +195,8 @@ def small(ws: Workspace) -> Workspace:
 
 
 def test_the_hot_commands_load_no_front_end(small: Workspace) -> None:
-    for args in (["--version"], ["status"], ["status", "--json"], ["scan", "--json"]):
+    for args in (["--version"], ["status"], ["status", "--json"], ["--json", "status"],
+                 ["scan", "--json"]):
         done = freshline(*args, cwd=small.root)
         assert done.returncode == 0, done.stderr
         assert loaded(done) == "", args

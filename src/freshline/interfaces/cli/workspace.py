@@ -20,7 +20,7 @@ from freshline.interfaces.cli.common import (
     workspace_root,
 )
 from freshline.interfaces.cli.output import say, warn
-from freshline.interfaces.cli.pages import page_budget, print_page
+from freshline.interfaces.cli.pages import channel_named, page_budget, print_page
 from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.text import columns, plural
 
@@ -195,6 +195,7 @@ def project_files(
     """
     from freshline.tracker import Tracker
 
+    channel_named(channel)
     cfg = config(ctx)
     cfg.project(name)
     if page is not None:
