@@ -283,7 +283,7 @@ def test_git_daemon_remote_by_url_through_the_cli(
     assert code == 0 and "session fork" in out
     code, out, err = cli(b.config.root, "session", "fork", s.id, "--from", daemon)
     assert code == 0, err
-    forked = out.split()[1]
+    forked = out.strip()
     assert said(b, forked) == ["over the daemon", "a again"]
 
 
