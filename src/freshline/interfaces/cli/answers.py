@@ -131,6 +131,8 @@ def change_line(c: dict[str, Any]) -> str:
         d = c["detail"] or {}
         moved = f"{str(d.get('from', ''))[:7] or '(no commit)'} → {str(d.get('to', ''))[:7]}"
         return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
+    if c["kind"] == "config":
+        return f"{'config':<9} {config_text(c['detail'] or {})}"
     if c["old_path"] is not None:
         return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
     if c["kind"] in ("entered", "left"):  # a file that crossed the scope's edge: say why
@@ -139,6 +141,28 @@ def change_line(c: dict[str, Any]) -> str:
         why = reason_text(c["detail"])
         return f"{c['kind']:<9} {shown(c['path'])}" + (f" ({why})" if why else "")
     return f"{c['kind']:<9} {shown(c['path'])}"
+
+
+# A scope change's parts, as the tracker's `config` detail keys them, in words.
+_SCOPE_WORDS = (
+    ("include_added", "now included"), ("include_removed", "no longer included"),
+    ("exclude_added", "now excluded"), ("exclude_removed", "no longer excluded"),
+    ("ignore_added", "now ignored"), ("ignore_removed", "no longer ignored"),
+    ("allow_secrets_added", "secrets now allowed"),
+    ("allow_secrets_removed", "secrets no longer allowed"),
+    ("ignore_files", "ignore rules changed in"),
+)
+
+
+def config_text(detail: dict[str, Any]) -> str:
+    """What a `config` change changed in the project's scope: its patterns, the ignore
+    files whose rules changed, its mode."""
+    parts = [f"{words} {', '.join(shown(str(v)) for v in detail[key])}"
+             for key, words in _SCOPE_WORDS if detail.get(key)]
+    mode = detail.get("mode")
+    if isinstance(mode, dict):
+        parts.append(f"mode {mode.get('from') or 'unset'} → {mode.get('to') or 'unset'}")
+    return "; ".join(parts) or "the project's scope changed"
 
 
 def news_data(answer: ChangesSince) -> dict[str, Any]:
