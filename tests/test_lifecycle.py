@@ -22,7 +22,7 @@ from freshline.context import Channel
 from freshline.conversation.storage import disk_usage
 from freshline.errors import ConfigError, NotFoundError, SessionBusy, UsageError
 from freshline.interfaces.cli import app
-from freshline.interfaces.tui.app import open_session
+from freshline.interfaces.tui import open_session
 from freshline.session import SessionManager, lifecycle
 from freshline.store import LedgerEntry, LedgerKind, SessionState, Store
 from freshline.store.schema import MIGRATIONS
