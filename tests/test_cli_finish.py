@@ -282,7 +282,7 @@ def test_init_inside_a_workspace_refuses_unless_nested(notes: Workspace) -> None
 def test_session_show_reads_as_prose(notes: Workspace) -> None:
     session = new_session(notes)
     _code, out, _err = run(notes, "session", "show", session)
-    assert f"Session {session} on project notes (live), landing" in out
+    assert f"Session {session} on project notes (live), new" in out
     assert "The next send delivers the project manifest (built at epoch 0)." in out
     for raw in ("None", "[]", "{}", "cursor:", "created_at"):
         assert raw not in out

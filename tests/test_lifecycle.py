@@ -86,7 +86,7 @@ def test_list_shows_channel_times_title_and_size(notes: Workspace) -> None:
     assert rows[sid]["size_bytes"] > 0 and rows[hook]["size_bytes"] is None
     assert [r["id"] for r in json.loads(out)][-1] == hook  # used last, listed last
     code, out, _ = cli(notes, "session", "list")
-    assert code == 0 and "What" in out and "chat" in out and "hook" in out
+    assert code == 0 and "What" in out and "chat" in out and "claude-code" in out
 
 
 def test_chat_continue_resumes_the_chat_session_used_last(notes: Workspace) -> None:

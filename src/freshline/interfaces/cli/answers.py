@@ -251,6 +251,10 @@ def updates_lines(data: dict[str, Any]) -> list[str]:
 
 # --- session list -------------------------------------------------------------------------
 
+# A session's state in a user's words (the store's `landing` is a session never sent to).
+STATE_WORDS = {"landing": "new", "active": "active", "closed": "closed"}
+HOOK = "hook"  # the channel of the agents whose hooks call freshline (`Channel.HOOK`)
+
 
 def session_dict(s: SessionRecord) -> dict[str, Any]:
     """A session as JSON-able data (the manifest text left out)."""
@@ -262,6 +266,7 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
         "cursor": s.cursor,
         "manifest_epoch": s.manifest_epoch,
         "channel": s.channel,
+        "agent": agent_of(s),
         "title": s.title,
         "created_at": s.created_at,
         "resumed_at": s.resumed_at,
@@ -273,11 +278,18 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
     }
 
 
+def agent_of(s: SessionRecord) -> str:
+    """Who talks in the session: the agent whose hook opened it (claude-code, gemini-cli,
+    codex), else its channel (chat, send, mcp, acp, pull)."""
+    agent = (s.external_id or "").partition(":")[0]
+    return agent if s.channel == HOOK and agent else s.channel
+
+
 def agent_session(s: SessionRecord) -> str | None:
-    """The other agent's session this one is pinned to, in words ("claude-code 7eac…"),
+    """The other agent's session a hook's session is pinned to, in words ("codex 7eac…"),
     or None (MCP sessions' ids are freshline's own)."""
     agent, _, theirs = (s.external_id or "").partition(":")
-    return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
+    return f"{agent} {theirs}" if s.channel == HOOK and theirs else None
 
 
 def sessions_data(m: SessionManager) -> list[dict[str, Any]]:
@@ -297,11 +309,12 @@ def sessions_lines(data: list[dict[str, Any]]) -> list[str]:
     if not data:
         return ["no sessions yet: open one with `freshline session new --project NAME`"]
     # A session pinned to another agent's has no message of its own: that session names it.
-    rows = [[s["id"], s["project"], s["channel"], s["state"], told(s["cursor"]),
+    rows = [[s["id"], s["project"], s.get("agent", s["channel"]),
+             STATE_WORDS.get(s["state"], s["state"]), told(s["cursor"]),
              when(s["created_at"]), when(s["last_active_at"]),
              "-" if s["size_bytes"] is None else human_bytes(s["size_bytes"]),
              shown(s["title"] or s["agent_session"] or "-")] for s in data]
-    headers = ["id", "project", "channel", "state", "told up to", "opened", "last used",
+    headers = ["id", "project", "agent", "state", "told up to", "opened", "last used",
                "size", "title"]
     return columns(headers, rows)
 
