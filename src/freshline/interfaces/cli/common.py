@@ -139,10 +139,11 @@ def config(ctx: typer.Context) -> Config:
 
 
 def autowatch(cfg: Config, store: Store) -> None:
-    """Start the workspace's background watcher if this command will flush and none runs."""
-    from freshline.tracker.autowatch import ensure
+    """Start the workspace's background watcher if this command will flush and none runs
+    (`autostart.watch`, which says so the first time)."""
+    from freshline.interfaces.cli.autostart import watch
 
-    ensure(cfg, store)
+    watch(cfg, store)
 
 
 @contextmanager

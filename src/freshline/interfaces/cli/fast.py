@@ -158,12 +158,12 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
     if answer is not None:
         data = answer["data"]
     else:
+        from freshline.interfaces.cli.autostart import watch
         from freshline.tracker import Tracker
-        from freshline.tracker.autowatch import ensure
 
         cfg = load(workspace)
         tracker = Tracker(cfg)
-        ensure(cfg, tracker.store)
+        watch(cfg, tracker.store)
         data = scan_data(tracker, full)
 
     def human() -> None:
