@@ -4,6 +4,7 @@ and the fast path, which must not load typer, click or rich."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from freshline.interfaces.cli import helptext
 from freshline.interfaces.cli.argv import (
     CHANGES,
     PROJECT,
+    PROJECTS,
     SCAN,
     SESSIONS,
     STATUS,
@@ -153,6 +156,9 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["session", "list", "notes"], None),
         (["session", "show", "s1"], None),
         (["--json", "status"], (STATUS, None, frozenset({"--json"}), ())),
+        (["project", "list"], (PROJECTS, None, frozenset(), ())),
+        (["project", "list", "--json", "-w", "/w"], (PROJECTS, "/w", frozenset({"--json"}), ())),
+        (["project", "list", "extra"], None),
         (["status", "-w"], None),  # no value: typer says so, in one line
     ],
 )
@@ -173,14 +179,16 @@ def test_wants_json_stops_at_the_double_dash() -> None:
 # --- whole processes ------------------------------------------------------------------
 
 
-def freshline(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def freshline(*args: str, cwd: Path, stdin: str = "", env: dict[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
     code = ("import sys, freshline.interfaces.cli as cli\n"
             "try:\n    cli.main()\nfinally:\n"
             "    heavy = sorted(m for m in ('typer', 'click', 'rich', 'textual', 'openai',\n"
             "        'anthropic', 'mcp', 'freshline.session.manager') if m in sys.modules)\n"
             "    sys.stderr.write('LOADED ' + ' '.join(heavy) + '\\n')\n")
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, input=stdin,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
 
 
 def loaded(done: subprocess.CompletedProcess[str]) -> str:
@@ -201,6 +209,59 @@ def test_the_hot_commands_load_no_front_end(small: Workspace) -> None:
         assert done.returncode == 0, done.stderr
         assert loaded(done) == "", args
     assert json.loads(freshline("status", "--json", cwd=small.root).stdout)["projects"]
+
+
+def test_project_list_loads_no_front_end_and_prints_what_typer_did(small: Workspace) -> None:
+    """Seen: `project list` took 16-27 times an empty Python's start-up (typer's)."""
+    from typer.testing import CliRunner
+
+    from freshline.interfaces.cli import app
+
+    for flags in ([], ["--json"]):
+        done = freshline("project", "list", *flags, cwd=small.root)
+        assert done.returncode == 0 and loaded(done) == "", done.stderr
+        slow = CliRunner().invoke(app, ["-w", str(small.root), "project", "list", *flags])
+        assert done.stdout == slow.stdout
+    assert done.stdout.startswith("[") and '"name": "notes"' in done.stdout
+
+
+def test_help_is_typer_s_then_kept(small: Workspace, tmp_path: Path) -> None:
+    """Seen: `--help` took 16-27 times an empty Python's start-up (typer's)."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "80"}
+    for path in ([], ["project", "add"]):
+        first = freshline(*path, "--help", cwd=small.root, env=env)
+        assert first.returncode == 0 and "typer" in loaded(first)
+        assert first.stdout.startswith(f"Usage: {' '.join(['freshline', *path])} [OPTIONS]")
+        again = freshline(*path, "--help", cwd=small.root, env=env)
+        assert again.returncode == 0 and loaded(again) == ""
+        assert again.stdout == first.stdout
+    narrow = freshline("--help", cwd=small.root, env=env | {"COLUMNS": "60"})
+    assert "typer" in loaded(narrow)  # another width: typer's again
+    unknown = freshline("nosuch", "--help", cwd=small.root, env=env)
+    assert unknown.returncode == 2 and "typer" in loaded(unknown)
+    assert freshline("nosuch", "--help", cwd=small.root, env=env).returncode == 2
+
+
+def test_the_help_s_key_follows_every_source_file(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
+    source = tmp_path / "pkg" / "a.py"
+    source.write_text("x = 1\n")
+    before = list(helptext._sources(str(tmp_path)))
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"")
+    (tmp_path / "pkg" / "notes.txt").write_text("not a source\n")
+    assert list(helptext._sources(str(tmp_path))) == before
+    source.write_text("x = 2\n")
+    os.utime(source, ns=(0, 0))
+    assert list(helptext._sources(str(tmp_path))) != before
+
+
+@pytest.mark.parametrize(("words", "path"), [
+    (["--help"], ()), (["project", "add", "--help"], ("project", "add")),
+    (["project", "--json", "--help"], None), (["project"], None), ([], None),
+    (["--help", "status"], None),
+])
+def test_the_help_asked_for(words: list[str], path: tuple[str, ...] | None) -> None:
+    assert helptext.asked(words) == path
 
 
 def test_the_watcher_the_autowatch_starts_loads_no_front_end(small: Workspace) -> None:

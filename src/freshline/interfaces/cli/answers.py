@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-    from freshline.config import Config
+    from freshline.config import Config, ProjectConfig
     from freshline.session import SessionManager
     from freshline.store import SessionRecord
     from freshline.store.records import Change, ChangeGroup
@@ -30,6 +30,30 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
     from freshline.config import find_workspace, load_config
 
     return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
+
+
+# --- project list -------------------------------------------------------------------------
+
+
+def project_dict(p: ProjectConfig) -> dict[str, Any]:
+    """A project's definition as JSON-able data."""
+    return {
+        "name": p.name,
+        "include": list(p.include),
+        "exclude": list(p.exclude),
+        "mode": p.mode.value,
+        "allow_secrets": list(p.allow_secrets),
+        "signature": p.signature,
+    }
+
+
+def projects_lines(data: list[dict[str, Any]]) -> list[str]:
+    """The projects (as `project_dict` gives them) for people: a table, or how to add one."""
+    if not data:
+        return ["no projects yet: add one with `freshline project add NAME --include PATTERN`"]
+    rows = [[p["name"], p["mode"], ", ".join(p["include"]), ", ".join(p["exclude"]) or "-"]
+            for p in data]
+    return columns(["project", "mode", "include", "exclude"], rows)
 
 
 # --- status -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
   words, where the command reads it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
   loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`, `changes P
-  [--since N]`, `updates SESSION`, `session list`, `mcp`), and the
+  [--since N]`, `updates SESSION`, `session list`, `project list`, `mcp`), and the
   watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
   forms, so they can run without loading typer, click or rich. Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
@@ -124,6 +124,7 @@ WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner wit
 CHANGES = "changes"  # a project's changes since an epoch (fast only when a watcher answers)
 UPDATES = "updates"  # what the next send would deliver (fast only when a watcher answers)
 SESSIONS = "session list"  # every session (fast only when a watcher answers)
+PROJECTS = "project list"  # the projects freshline.toml defines
 MCP = "mcp"  # the MCP server over stdio: its first answers before the SDK loads
 SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
@@ -133,7 +134,7 @@ HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "
        **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS},
        WATCH: frozenset({QUIET, IDLE_EXIT}),
        CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON}),
-       SESSIONS: frozenset({JSON}), MCP: frozenset()}
+       SESSIONS: frozenset({JSON}), PROJECTS: frozenset({JSON}), MCP: frozenset()}
 ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes
 VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT, SINCE: SINCE}  # with a value
 
