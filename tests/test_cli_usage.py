@@ -15,13 +15,6 @@ from .conftest import Workspace
 runner = CliRunner()
 
 
-@pytest.fixture
-def notes(ws: Workspace) -> Workspace:
-    ws.write("notes/a.md", "# A\n")
-    ws.configure({"notes": {"include": ["notes"]}})
-    return ws
-
-
 @pytest.mark.parametrize(
     ("args", "line"),
     [
@@ -30,18 +23,18 @@ def notes(ws: Workspace) -> Workspace:
         (["status", "--workspace"], "error: option --workspace needs a value"),
         (["--bogus", "status"], "error: No such option: --bogus (see `freshline --help`)"),
         (["status", "--bogus"], "error: No such option: --bogus (see `freshline status --help`)"),
-        (["changes", "notes", "--channel", "telegram"],
+        (["changes", "p", "--channel", "telegram"],
          "error: --channel telegram: not a channel (hook, mcp, chat, send, acp)"),
-        (["project", "files", "notes", "--channel", "telegram"],
+        (["project", "files", "p", "--channel", "telegram"],
          "error: --channel telegram: not a channel"),
         (["session", "list", "--project"],
          "error: No such option: --project (see `freshline session list --help`)"),
     ],
 )
 def test_a_usage_error_is_one_line_and_exit_2(
-    notes: Workspace, monkeypatch: pytest.MonkeyPatch, args: list[str], line: str
+    two_projects: Workspace, monkeypatch: pytest.MonkeyPatch, args: list[str], line: str
 ) -> None:
-    monkeypatch.chdir(notes.root)
+    monkeypatch.chdir(two_projects.root)
     done = runner.invoke(app, args)
     assert done.exit_code == 2 and done.stdout == ""
     assert done.stderr.startswith(line) and len(done.stderr.splitlines()) == 1, done.stderr
@@ -50,8 +43,8 @@ def test_a_usage_error_is_one_line_and_exit_2(
     assert json.loads(with_json.stdout)["exit"] == 2
 
 
-def test_json_before_the_command_is_the_command_s(notes: Workspace) -> None:
+def test_json_before_the_command_is_the_command_s(two_projects: Workspace) -> None:
     """Seen: `freshline --json status` gave a 3-line usage error."""
-    done = runner.invoke(app, ["--json", "-w", str(notes.root), "status"])
+    done = runner.invoke(app, ["--json", "-w", str(two_projects.root), "status"])
     assert done.exit_code == 0, done.stderr
-    assert "notes" in json.loads(done.stdout)["projects"]
+    assert set(json.loads(done.stdout)["projects"]) == {"p", "q"}
