@@ -235,8 +235,10 @@ def test_help_is_typer_s_then_kept(small: Workspace, tmp_path: Path) -> None:
     assert again.returncode == 0 and loaded(again) == "" and again.stdout == first.stdout
     unknown = freshline("nosuch", "--help", cwd=small.root, env=env)
     assert unknown.returncode == 2 and "typer" in loaded(unknown)
+    argument = freshline("updates", "s1", "--help", cwd=small.root, env=env)
+    assert argument.returncode == 0 and argument.stdout.startswith("Usage: freshline updates")
     kept = json.loads((tmp_path / "cache" / "freshline" / "help.json").read_text())["texts"]
-    assert list(kept) == ["80 project add"]  # by width; an error is never kept
+    assert list(kept) == ["80 project add"]  # by width; not an error, nor `updates s1`
 
 
 @pytest.mark.parametrize(("columns", "width"), [("80", 80), ("200", 80), ("60", 60)])

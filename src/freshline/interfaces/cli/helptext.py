@@ -105,8 +105,11 @@ class Recording:
             return
         sys.stdout = self.stream
         text = "".join(self.parts)
+        # Kept only as the help of the command its usage line names: `send S --help`
+        # prints send's, which is no answer for `send T --help`.
+        usage = " ".join(["Usage: freshline", *(self.path or ())]) + " "
         if (isinstance(error, SystemExit) and error.code in (0, None)
-                and text.startswith("Usage: ") and self.path is not None):
+                and text.startswith(usage) and self.path is not None):
             keep(self.path, text)
 
 
