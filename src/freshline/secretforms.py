@@ -100,7 +100,7 @@ _ASSIGNMENT = (
     r"(?:=>|:=|\?=|=|:)[ \t]*"
     r"(?:'([^\s'\\]{1,512})'|\"([^\s\"\\]{1,512})\"|`([^\s`\\]{1,512})`"
     r"|[|>][-+]?[ \t]*\r?\n[ \t]+([^\s'\"`]{1,512})[ \t]*(?:\r?\n|$)"
-    rf"|([^{_VALUE_END}]{{0,511}}[^{_VALUE_END})\]}}]))")
+    rf"|([^{_VALUE_END}]{{0,511}}[^{_VALUE_END})\]}}:.]))")
 
 
 def _assigned(match: re.Match[str], group: int | str) -> bool:
@@ -146,6 +146,8 @@ RULES: tuple[Rule, ...] = (
     Rule("http-auth", ("bearer", "basic"), (
         r"(?i:\b(?P<scheme>bearer|basic))[ \t]+([A-Za-z0-9._~+/-]{8,}=*)" + r"(?![A-Za-z0-9._~+/=-])"),
          group=2, check=_bearer),
+    Rule("basic-auth", ("-u", "--user"), (
+        r"(?:\s|^)(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]+:([^\s'\"]{3,})"), check=_random),
     # The anchor is the `://` after a scheme; `_real_password` checks the scheme.
     Rule("basic-auth", ("://",), r"://[^\s:/?#@'\"<>]{0,200}:([^\s/?#@'\"<>]{1,200})@",
          check=_real_password),

@@ -42,7 +42,7 @@ def is_identifier(value: str) -> bool:
     if not _SHAPE.fullmatch(value) or len(re.findall(r"\d+", value)) > 2:
         return False
     words = _WORDS.findall(value)
-    if not words or sum(map(len, words)) < 0.6 * len(value):
+    if not words or sum(map(len, words)) < 0.6 * len(value.strip("_")):
         return False
     if sum(len(w) <= 2 for w in words) > max(1, len(words) // 3):
         return False
@@ -52,8 +52,11 @@ def is_identifier(value: str) -> bool:
 def is_code(value: str) -> bool:
     """Whether an unquoted value is an expression of code: a name, an attribute, a call
     or an index (`self.token`, `os.environ.get(`, `settings["KEY"]`)."""
-    if _CALL.match(value):
-        return all(is_identifier(part) for part in _CALL.match(value).group(0)[:-1].split("."))
+    if value[0] in "([{" or value.count(")") > value.count("("):
+        return True  # a tuple, list, dict or set, or the end of a call's arguments
+    call = _CALL.match(value)
+    if call:
+        return all(is_identifier(part) for part in call.group(0)[:-1].split("."))
     return all(is_identifier(part) for part in value.split("."))
 
 
@@ -61,7 +64,7 @@ def is_placeholder(value: str) -> bool:
     """Whether `value` stands for a secret rather than being one (`your-key-here`, `xxxx`,
     `${TOKEN}`, `<token>`, a path, a sequence like `0123456789abcdef`)."""
     low = value.lower()
-    return (any(f in low for f in _FILLER) or value.startswith(("/", "./", "../", "~/", "$"))
+    return (any(f in low for f in _FILLER) or value.startswith("{") and value.endswith("}") or value.startswith(("/", "./", "../", "~/", "$"))
             or any(value in s or low in s for s in _SEQUENCES) or len(set(value)) <= 3)
 
 
