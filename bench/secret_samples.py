@@ -58,7 +58,8 @@ def _jwt(rng: random.Random) -> str:
     def part(data: bytes) -> str:
         return base64.urlsafe_b64encode(data).decode().rstrip("=")
     head = part(b'{"alg":"HS256","typ":"JWT"}')
-    body = part(b'{"sub":"%d","name":"svc","iat":%d}' % (rng.randrange(10**9), rng.randrange(10**9)))
+    claims = (rng.randrange(10**9), rng.randrange(10**9))
+    body = part(b'{"sub":"%d","name":"svc","iat":%d}' % claims)
     return f"{head}.{body}.{part(rng.randbytes(32))}"
 
 

@@ -86,7 +86,7 @@ def recall(scan: Scan, split: list[Sample]) -> tuple[float, Counter[str]]:
     return 1 - sum(missed.values()) / len(split), missed
 
 
-def false_positives(scan: Callable[[str], list[str]], texts: dict[Path, str]
+def false_positives(scan: Callable[[str], list[tuple[str, str]]], texts: dict[Path, str]
                     ) -> tuple[float, Counter[str], list[str]]:
     """Findings per 1,000 files, by kind, and a few of them."""
     kinds: Counter[str] = Counter()

@@ -120,7 +120,8 @@ def _scoped(tokens: list[str]) -> list[str]:
             out.append(tokens[at])
             at += 1
             continue
-        depth, at, branches = 0, at + 3 + len(flags), [[]]
+        depth, at = 0, at + 3 + len(flags)
+        branches: list[list[str]] = [[]]
         while at < len(tokens) and not (depth == 0 and tokens[at] == ")"):
             depth += (tokens[at] == "(") - (tokens[at] == ")")
             if depth == 0 and tokens[at] == "|":

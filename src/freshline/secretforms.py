@@ -30,6 +30,7 @@ import base64
 import binascii
 import json
 import re
+from urllib.parse import unquote
 
 from freshline import secretguard
 from freshline.secretrules import Rule
@@ -71,22 +72,29 @@ def _pem_key(match: re.Match[str], group: int | str) -> bool:
 
 def _random(match: re.Match[str], group: int | str) -> bool:
     value = match.group(group)
-    return not secretguard.is_placeholder(value) and secretguard.random_enough(value)
+    return (not secretguard.is_placeholder(value) and not secretguard.is_identifier(value)
+            and secretguard.random_enough(value))
 
 
 def _bearer(match: re.Match[str], group: int | str) -> bool:
     if match.group("scheme").lower() == "basic":
         return _user_password(match, group)
-    value = match.group(group)
-    return _random(match, group) and not secretguard.is_identifier(value)
+    return _random(match, group)
 
 
 def _real_password(match: re.Match[str], group: int | str) -> bool:
-    """A password after a scheme (`https:` before the `://`), not a placeholder."""
+    """A password after a scheme (`https:` before the `://`), not a placeholder nor an
+    example (`foo:bar`, `a%20secret`: prose has spaces, passwords seldom do)."""
     before = match.string[match.start() - 1] if match.start() else ""
-    value = match.group(group)
-    return before.isalnum() and re.search(
-        r"(?i)^(?:[$%<{*]|\.{3})|[x*]{4}|^(?:pass(?:word)?|pwd|secret|token)$", value) is None
+    value = unquote(match.group(group))
+    return (before.isalnum() and len(value) >= 4 and " " not in value
+            and re.search(r"^[$%<{*]|\.{3}|[x*]{4}", value) is None
+            and not secretguard.is_placeholder(value))
+
+
+def _key_body(match: re.Match[str], group: int | str) -> bool:
+    """A key block holds key material (not the header and footer as strings in code)."""
+    return re.search(r"[A-Za-z0-9+/=]{16,}", match.group(group)[10:]) is not None
 
 
 _NAME_REST = re.compile(r"[A-Za-z0-9_.-]*")
@@ -120,7 +128,7 @@ RULES: tuple[Rule, ...] = (
     Rule("private-key", ("-----begin",), (
         r"(?s)-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
         r"(?:.{0,20000}?-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:\r?\n[ \t]*[A-Za-z0-9+/=:,. -]{16,})+)"), group=0, lines=400),
+        r"|(?:\r?\n[ \t]*[A-Za-z0-9+/=:,. -]{16,})+)"), group=0, check=_key_body, lines=400),
     Rule("private-key", ("ls0tls1crudjti",), r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}",
          group=0, check=_pem_key),
     Rule("anthropic-key", ("sk-ant-",), r"\bsk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{40,}"),
@@ -144,7 +152,7 @@ RULES: tuple[Rule, ...] = (
         r"\bmachine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+([^\s#]{3,})"),
          check=_random, lines=3),
     Rule("http-auth", ("bearer", "basic"), (
-        r"(?i:\b(?P<scheme>bearer|basic))[ \t]+([A-Za-z0-9._~+/-]{8,}=*)" + r"(?![A-Za-z0-9._~+/=-])"),
+        r"(?i:\b(?P<scheme>bearer|basic))[ \t]+([A-Za-z0-9._~+/-]{8,}=*)(?![A-Za-z0-9._~+/=-])"),
          group=2, check=_bearer),
     Rule("basic-auth", ("-u", "--user"), (
         r"(?:\s|^)(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]+:([^\s'\"]{3,})"), check=_random),

@@ -24,7 +24,14 @@ _NOT_SECRET_NAMES = frozenset(
     "path dir url uri endpoint host length len size count format header field env var prefix "
     "suffix label help hint description regex pattern policy rule expiry expires ttl form "
     "class attr attribute param params arg args key_name placeholder widget validator "
-    "message msg error errors display title text mode style store source cache".split())
+    "message msg error errors display title text mode style store source cache number num "
+    "index idx offset position pos start end limit timeout lifetime level status state flag "
+    "enabled required list set map dict types cls factory builder handler manager provider "
+    "service generator serializer parser reader writer loader backend model".split())
+# Words example credentials are made of (`https://user:password@host`, `foo:bar`).
+_EXAMPLE_WORDS = frozenset(
+    "foo bar baz qux test testing example password passwd pass pwd secret token admin root "
+    "guest user username changeit changeme letmein hunter2 s3cr3t p4ssw0rd".split())
 _FILLER = ("example", "placeholder", "your", "changeme", "change_me", "dummy", "redacted",
            "withheld", "xxxx", "****", "todo", "sample", "<", "${", "{{", "%(", "://", "...",
            "insert", "replace")
@@ -33,6 +40,8 @@ _SEQUENCES = ("0123456789abcdefghijklmnopqrstuvwxyz", "0123456789ABCDEFGHIJKLMNO
 _SHAPE = re.compile(r"[A-Za-z0-9_.:/-]+")
 _CALL = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[{]")
 _VOWELS = frozenset("aeiouyAEIOUY")
+_SEPARATED = re.compile(r"[-_.:/]")
+_PATTERN = re.compile(r"\[[^\]]*\w-\w[^\]]*\]")  # a regex's class: `[a-zA-Z_]`
 
 
 def is_identifier(value: str) -> bool:
@@ -44,8 +53,11 @@ def is_identifier(value: str) -> bool:
     words = _WORDS.findall(value)
     if not words or sum(map(len, words)) < 0.6 * len(value.strip("_")):
         return False
-    if sum(len(w) <= 2 for w in words) > max(1, len(words) // 3):
+    if sum(len(w) for w in words if len(w) > 2) < 0.5 * sum(map(len, words)):
         return False
+    if not _SEPARATED.search(value.strip("_")) and (
+            sum(map(len, words)) / len(words) < 3.5 or len(re.findall(r"\d+", value)) > 1):
+        return False  # one CamelCase word: long words, like `IAmSensitive`, not `EKWPeWFqy`
     return all(len(w) < 5 or not _VOWELS.isdisjoint(w) for w in words)
 
 
@@ -54,17 +66,16 @@ def is_code(value: str) -> bool:
     or an index (`self.token`, `os.environ.get(`, `settings["KEY"]`)."""
     if value[0] in "([{" or value.count(")") > value.count("("):
         return True  # a tuple, list, dict or set, or the end of a call's arguments
-    call = _CALL.match(value)
-    if call:
-        return all(is_identifier(part) for part in call.group(0)[:-1].split("."))
-    return all(is_identifier(part) for part in value.split("."))
+    return _CALL.match(value) is not None or all(is_identifier(p) for p in value.split("."))
 
 
 def is_placeholder(value: str) -> bool:
     """Whether `value` stands for a secret rather than being one (`your-key-here`, `xxxx`,
     `${TOKEN}`, `<token>`, a path, a sequence like `0123456789abcdef`)."""
     low = value.lower()
-    return (any(f in low for f in _FILLER) or value.startswith("{") and value.endswith("}") or value.startswith(("/", "./", "../", "~/", "$"))
+    return (any(f in low for f in _FILLER) or value.startswith("{") and value.endswith("}")
+            or low in _EXAMPLE_WORDS or _PATTERN.search(value) is not None
+            or value.startswith(("/", "./", "../", "~/", "$"))
             or any(value in s or low in s for s in _SEQUENCES) or len(set(value)) <= 3)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-Check = Callable[[re.Match[str], int], bool]  # a match and its secret's group; True keeps it
+Check = Callable[[re.Match[str], int | str], bool]  # a match and its secret's group; True keeps it
 
 
 def entropy(text: str) -> float:
