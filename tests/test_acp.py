@@ -7,6 +7,7 @@ be given is read off that log, what the user saw off the test's client (`Recorde
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -63,6 +64,9 @@ async def test_the_first_prompt_carries_the_manifest_for_the_agent_only(
     # The user was shown the agent's answer, nothing of freshline's.
     assert run.client.said() == "ok"
     assert not any("project_context" in str(u) for u in run.client.updates)
+    # The first prompt titles the session in `session list`.
+    listed = CliRunner().invoke(app, ["-w", str(notes.root), "session", "list", "--json"])
+    assert [(s["agent"], s["title"]) for s in json.loads(listed.stdout)] == [("acp", "hello")]
 
 
 async def test_the_agent_runs_marked_as_the_proxys_so_hooks_inside_it_stay_silent(
