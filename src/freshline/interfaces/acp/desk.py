@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ from freshline.session.owners import OWNER_ENV
 from freshline.session.pinning import project_for
 from freshline.session.rules import workspace_rules
 from freshline.store import SessionState
+from freshline.store.sessions import session_title
 from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_id_bytes, blob_of
 from freshline.withholding import Withholder
@@ -209,13 +211,17 @@ class Desk:
     # -- deliveries --------------------------------------------------------------------
 
     @_guarded
-    def prepare(self, acp_session: str) -> Delivery | None:
+    def prepare(self, acp_session: str, said: str = "") -> Delivery | None:
         """The block for the session's next prompt; None when it has nothing to tell (the
-        cursor then moves past epochs that held only the agent's own writes)."""
+        cursor then moves past epochs that held only the agent's own writes). The user's
+        words `said` title a session that has no title yet (`session list` shows it)."""
         bound = self._bound.get(acp_session)
         if bound is None:
             return None
         manager = self._managers[bound.root]
+        title = session_title(said)
+        if title is not None:
+            manager.store.session_touch(bound.session, time.time(), title)
         # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
         # when idle, so a long session asks again: one heartbeat read while it runs).
         ensure_watcher(manager.config, manager.store)
