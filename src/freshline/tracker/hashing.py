@@ -43,6 +43,20 @@ def blob_id_file(path: str | bytes | os.PathLike[str], size: int) -> tuple[str, 
     return h.hexdigest(), head
 
 
+def blob_id_fd(fd: int) -> str:
+    """The git blob id of the open file `fd`, read from offset 0 (`pread`). Raises
+    OSError if it changed size while being read."""
+    size = os.fstat(fd).st_size
+    h = hashlib.sha1(b"blob %d\0" % size)
+    read = 0
+    while chunk := os.pread(fd, CHUNK, read):
+        h.update(chunk)
+        read += len(chunk)
+    if read != size:
+        raise OSError(f"file changed size while being read ({size} → {read} bytes)")
+    return h.hexdigest()
+
+
 def blob_id_link(path: str | bytes) -> str:
     """The git blob id of a symbolic link: the id of its target string."""
     return blob_id_bytes(os.fsencode(os.readlink(os.fsdecode(path))))
