@@ -27,8 +27,9 @@ def blob_id_file(path: str | bytes | os.PathLike[str], size: int) -> tuple[str, 
     """
     h = hashlib.sha1(b"blob %d\0" % size)
     # Plain os.read: a file object costs more than the hashing of a small file. O_NONBLOCK
-    # is a no-op for files, but a FIFO swapped in after the lstat fails instead of hanging.
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    # is a no-op for files, but a FIFO swapped in after the lstat fails instead of hanging;
+    # O_NOFOLLOW: a link swapped in after it is not followed.
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
         head = chunk = os.read(fd, min(size + 1, CHUNK))  # whole small file in one read
         read = 0
