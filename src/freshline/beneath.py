@@ -239,6 +239,17 @@ def _under_root(root: Path, target: str) -> str | None:
     return None
 
 
+def read_regular(path: str | Path) -> bytes | None:
+    """What the regular file at `path` holds (a path outside any workspace, read as the
+    system resolves it), never waiting on a FIFO; None when it is not a regular file."""
+    try:
+        fd = os.open(path, _LAST & ~os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with _classify(fd, "") as opened:
+        return opened.read() if opened.kind is Kind.FILE else None
+
+
 def open_inside(root: Path, path: Path) -> Opened:
     """Open `path`, a file freshline keeps under `root` (a snapshot), through no link at
     all. Raises Outside when it is not under `root`."""
