@@ -42,7 +42,16 @@ _ASCII_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{%d,}" % RUN)
 _UTF16_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){%d,}" % RUN)
 _STREAM = re.compile(rb"stream\r?\n")
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)([^>]*?)(/?)>|<[!?][^>]*>|([^<]+)")
-_BLOCK_ENDS = frozenset({"p", "br", "tab", "si", "h", "title", "cr"})
+_ANY_TAG = re.compile(r"<[^>]*>")
+# Where a line ends: a paragraph's end, a break, a tab, a shared string's end.
+_BREAK = re.compile(r"</(?:\w+:)?(?:p|si|h)>|<(?:\w+:)?(?:br|tab|cr)\b[^>]*/>")
+_ROW_START = re.compile(r"<(?:\w+:)?tr\b")
+_ROW = re.compile(r"<((?:\w+:)?)tr\b[^>]*>.*?</\1tr>", re.S)
+_CELL = re.compile(r"<(?:\w+:)?tc\b[^>]*>(.*?)</(?:\w+:)?tc>", re.S)
+# Parts that hold an office file's look, not its words.
+_LOOKS = re.compile(r"(?:^|/)(?:theme\d*|styles|stylesWithEffects|fontTable|settings|"
+                    r"webSettings|numbering|presProps|viewProps|tableStyles)\.xml$|"
+                    r"(?:^|/)(?:theme|slideLayouts|slideMasters|notesMasters)/")
 _VALUE_TYPE = re.compile(r"""\bt\s*=\s*["']([^"']*)["']""")
 _REFERENCE = re.compile(r"""\br\s*=\s*["']([A-Z]{1,3})\d*["']""")
 
@@ -87,9 +96,10 @@ def binary_texts(data: bytes) -> Iterator[str]:
     """Every text `data` holds that a scan should see, from the most structured form
     (archive members, PDF streams) to its printable runs."""
     budget = _Budget()
-    if data.startswith(b"PK\x03\x04"):
+    if data.startswith(b"PK\x03\x04"):  # its members are its content: their bytes, not the zip's
         yield from _zip_texts(data, budget, NESTING)
-    elif data.startswith(b"%PDF-"):
+        return
+    if data.startswith(b"%PDF-"):
         yield from _pdf_texts(data, budget)
     yield from printable_runs(data)
 
@@ -121,6 +131,7 @@ def _zip_texts(data: bytes, budget: _Budget, depth: int) -> Iterator[str]:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = [i for i in archive.infolist() if not i.is_dir()][:MEMBER_LIMIT]
     except (zipfile.BadZipFile, ValueError, OSError, EOFError):
+        yield from printable_runs(data)  # not a zip after all: its bytes as they are
         return
     parts: dict[str, bytes] = {}
     for info in members:
@@ -132,7 +143,8 @@ def _zip_texts(data: bytes, budget: _Budget, depth: int) -> Iterator[str]:
         if name.startswith("xl/worksheets/") and name.endswith(".xml"):
             yield _sheet_table(body, shared)
         elif name.endswith((".xml", ".rels", ".vml")):
-            yield _xml_words(body)
+            if not _LOOKS.search(name):
+                yield _xml_words(body)
         elif body.startswith(b"PK\x03\x04") and depth > 1:
             yield from _zip_texts(body, budget, depth - 1)
         else:
@@ -170,24 +182,17 @@ def _pdf_texts(data: bytes, budget: _Budget) -> Iterator[str]:
 
 def _xml_words(body: bytes) -> str:
     """An XML part's words: paragraphs a line each, table rows as markdown rows."""
-    out: list[str] = []
-    row: list[str] | None = None
-    cell: list[str] | None = None
-    for closing, name, _attrs, empty, words in _tokens(body):
-        local = name.rsplit(":", 1)[-1] if name else ""
-        if words is not None:
-            (cell if cell is not None else out).append(words)
-        elif local == "tr":
-            if closing and row is not None:
-                out.append(_row(row))
-            row = None if closing else []
-        elif local == "tc":
-            if closing and row is not None and cell is not None:
-                row.append(" ".join("".join(cell).split()))
-            cell = None if closing else []
-        elif local in _BLOCK_ENDS and (closing or empty):
-            (cell if cell is not None else out).append(" " if cell is not None else "\n")
-    return "".join(out)
+    text = body.decode("utf-8", "replace")
+    if _ROW_START.search(text):
+        text = _ROW.sub(_row_line, text)
+    return html.unescape(_ANY_TAG.sub("", _BREAK.sub("\n", text)))
+
+
+def _row_line(match: re.Match[str]) -> str:
+    """A table row (`<w:tr>`, `<a:tr>`) as one markdown row of its cells' words."""
+    cells = [" ".join(_ANY_TAG.sub(" ", _BREAK.sub(" ", c.group(1))).split())
+             for c in _CELL.finditer(match.group(0))]
+    return "\n" + _row([html.unescape(c) for c in cells])
 
 
 def _tokens(body: bytes) -> Iterator[tuple[bool, str, str, bool, str | None]]:
@@ -200,7 +205,7 @@ def _tokens(body: bytes) -> Iterator[tuple[bool, str, str, bool, str | None]]:
 
 
 def _row(cells: list[str]) -> str:
-    return "\n| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
 
 
 def _shared_strings(body: bytes) -> list[str]:
