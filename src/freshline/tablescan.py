@@ -15,6 +15,7 @@ split at every `|` not escaped. A cell already withheld is left as it is.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -36,34 +37,38 @@ class Cell:
 
 def secret_cells(rows: Sequence[Sequence[Cell]]) -> dict[tuple[int, int], SecretKind]:
     """The cells holding a secret, by (row, column), with its kind; `rows[0]` is the
-    header."""
-    found: dict[tuple[int, int], SecretKind] = {}
+    header. Every (name, cell) pair is one line of a single text the scan reads once."""
     header = rows[0] if rows else ()
+    lines: list[str] = []
+    where: list[tuple[tuple[int, int], int, int]] = []  # cell, line start, value start
+    at = 0
     for r, row in enumerate(rows):
         for c, cell in enumerate(row):
             names = [row[c - 1].text] if c else []
             if r and c < len(header):
                 names.append(header[c].text)
-            kind = _judged(names, cell.text)
-            if kind is not None:
-                found[(r, c)] = kind
+            for line, value_at in _assignments(names, cell.text):
+                where.append(((r, c), at, at + value_at))
+                lines.append(line)
+                at += len(line) + 1
+    found: dict[tuple[int, int], SecretKind] = {}
+    for finding in find_secrets("\n".join(lines)):
+        index = bisect_right(where, finding.start, key=lambda w: w[1]) - 1
+        spot, _, value_at = where[index]
+        if finding.start >= value_at:  # in the value, not the name
+            found.setdefault(spot, finding.kind)
     return found
 
 
-def _judged(names: Sequence[str], value: str) -> SecretKind | None:
-    """The kind of secret `value` is when assigned to one of `names`, or None."""
+def _assignments(names: Sequence[str], value: str) -> Iterator[tuple[str, int]]:
+    """`name = "value"` for each name a cell may be judged by, and where its value starts."""
     value = value.strip()
-    if not value or WITHHELD_PREFIX in value or '"' in value:
-        return None
+    if not value or WITHHELD_PREFIX in value or '"' in value or "\n" in value:
+        return
     for name in names:
         key = _NAME_JUNK.sub("_", name.strip()).strip("_")
-        if not key or WITHHELD_PREFIX in name:
-            continue
-        line = f'{key} = "{value}"'
-        for finding in find_secrets(line):
-            if finding.start > len(key):  # in the value, not the name
-                return finding.kind
-    return None
+        if key and WITHHELD_PREFIX not in name:
+            yield f'{key} = "{value}"', len(key) + 4
 
 
 def markdown_tables(text: str) -> Iterator[list[list[Cell]]]:

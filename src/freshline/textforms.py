@@ -48,10 +48,11 @@ _BREAK = re.compile(r"</(?:\w+:)?(?:p|si|h)>|<(?:\w+:)?(?:br|tab|cr)\b[^>]*/>")
 _ROW_START = re.compile(r"<(?:\w+:)?tr\b")
 _ROW = re.compile(r"<((?:\w+:)?)tr\b[^>]*>.*?</\1tr>", re.S)
 _CELL = re.compile(r"<(?:\w+:)?tc\b[^>]*>(.*?)</(?:\w+:)?tc>", re.S)
-# Parts that hold an office file's look, not its words.
-_LOOKS = re.compile(r"(?:^|/)(?:theme\d*|styles|stylesWithEffects|fontTable|settings|"
-                    r"webSettings|numbering|presProps|viewProps|tableStyles)\.xml$|"
-                    r"(?:^|/)(?:theme|slideLayouts|slideMasters|notesMasters)/")
+# Members not read: an office file's look (not its words), and pictures.
+_SKIPPED = re.compile(r"(?:^|/)(?:theme\d*|styles|stylesWithEffects|fontTable|settings|"
+                      r"webSettings|numbering|presProps|viewProps|tableStyles)\.xml$|"
+                      r"(?:^|/)(?:theme|slideLayouts|slideMasters|notesMasters)/|"
+                      r"\.(?i:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)$")
 _VALUE_TYPE = re.compile(r"""\bt\s*=\s*["']([^"']*)["']""")
 _REFERENCE = re.compile(r"""\br\s*=\s*["']([A-Z]{1,3})\d*["']""")
 
@@ -135,6 +136,8 @@ def _zip_texts(data: bytes, budget: _Budget, depth: int) -> Iterator[str]:
         return
     parts: dict[str, bytes] = {}
     for info in members:
+        if _SKIPPED.search(info.filename):
+            continue
         body = _member(archive, info, budget)
         if body is not None:
             parts[info.filename] = body
@@ -143,8 +146,7 @@ def _zip_texts(data: bytes, budget: _Budget, depth: int) -> Iterator[str]:
         if name.startswith("xl/worksheets/") and name.endswith(".xml"):
             yield _sheet_table(body, shared)
         elif name.endswith((".xml", ".rels", ".vml")):
-            if not _LOOKS.search(name):
-                yield _xml_words(body)
+            yield _xml_words(body)
         elif body.startswith(b"PK\x03\x04") and depth > 1:
             yield from _zip_texts(body, budget, depth - 1)
         else:
