@@ -42,7 +42,9 @@ def test_other_encodings_are_decoded(data: bytes, encoding: str | None) -> None:
         assert found.text == TEXT and found.encode(found.text) == data
 
 
-@given(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1))
+# (A mark then U+0000 is also UTF-32's mark: no text file begins with a NUL.)
+@given(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
+               min_size=1))
 def test_marked_utf16_round_trips(text: str) -> None:
     data = text.encode("utf-16")
     found = decoded(data)
