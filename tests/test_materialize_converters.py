@@ -85,10 +85,10 @@ def test_unregistering_a_replacement_brings_the_builtin_back() -> None:
 def test_pdf_text_per_page(tmp_path: Path) -> None:
     pages = [["Alpha (one)", "back\\slash"], ["Bravo two"], ["Charlie three"], ["Delta four"]]
     text = convert(docgen.write_pdf(tmp_path / "a.pdf", pages))
-    headers = re.findall(r"^## Page (\d+)$", text, re.MULTILINE)
+    headers = re.findall(r"^<!-- page (\d+) -->$", text, re.MULTILINE)
     assert headers == ["1", "2", "3", "4"]
     for number, lines in enumerate(pages, 1):
-        section = text.split(f"## Page {number}\n")[1].split("## Page")[0]
+        section = text.split(f"<!-- page {number} -->\n")[1].split("<!-- page")[0]
         assert all(line in section for line in lines)
 
 

@@ -53,8 +53,9 @@ class Converter(ABC):
 
 
 def _has_words(text: str) -> bool:
-    # Headers we add ourselves ("## Page 3") are not text the document had.
-    lines = (line for line in text.splitlines() if not line.startswith("## "))
+    # Headers we add ourselves ("## Slide 3", "<!-- page 3 -->") are not text the
+    # document had.
+    lines = (line for line in text.splitlines() if not line.startswith(("## ", "<!-- page ")))
     return any(ch.isalnum() for line in lines for ch in line)
 
 

@@ -1,0 +1,170 @@
+"""A page's lines cut into blocks: paragraphs, list items, code and tables (pure).
+
+A block ends where the next line leaves its column, changes size, weight or font
+family, starts a list item or an indented paragraph, or sits more than a line's
+height below. Which blocks are headings is decided for the whole document
+(`pdf_headings.py`), since a size is large only against the body's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from freshline.materialize.converters.base import markdown_table
+from freshline.materialize.converters.markers import unmark
+from freshline.materialize.converters.pdf_layout import Line
+from freshline.materialize.converters.pdf_tables import Table
+
+BULLETS = "•◦▪▫‣●○■□·∙–—*-"
+ITEM = re.compile(
+    rf"^(?:[{re.escape(BULLETS)}]\s*|\(?(?:\d{{1,3}}|[a-z]|[ivx]{{1,4}})[.)]\s+)(?=\S)"
+)
+PARAGRAPH_SKIP = 1.6  # of the font size, middle to middle: more is a new paragraph
+INDENT = 0.8  # of the font size: a line starting this far right opens a paragraph
+MONO_WIDTH = 0.6  # of the font size: a monospaced glyph's advance, for indentation
+
+
+class Kind(Enum):
+    """What a block is rendered as."""
+
+    PARAGRAPH = "paragraph"  # lines re-flowed into one
+    HEADING = "heading"  # `#` to `######`, by level
+    ITEM = "item"  # a list item: `- ` or its own number
+    CODE = "code"  # monospaced lines kept as they are, fenced
+    TABLE = "table"  # a ruled table as a markdown table
+
+
+@dataclass
+class Block:
+    """Consecutive lines read as one unit, or a table."""
+
+    kind: Kind
+    lines: list[Line] = field(default_factory=list)
+    table: Table | None = None
+    level: int = 0  # a heading's, 1 to 6
+    _text: tuple[int, str] | None = None  # the text, and of how many lines
+
+    @property
+    def text(self) -> str:
+        """The lines re-flowed into one line of text."""
+        if self._text is None or self._text[0] != len(self.lines):
+            self._text = (len(self.lines), reflow([line.text for line in self.lines]))
+        return self._text[1]
+
+    @property
+    def size(self) -> float:
+        return self.lines[0].size if self.lines else 0.0
+
+    @property
+    def top(self) -> float:
+        return self.table.top if self.table else self.lines[0].top
+
+
+def blocks(lines: Sequence[Line], tables: Sequence[Table]) -> list[Block]:
+    """The page's blocks in reading order, its tables placed among them."""
+    found: list[Block] = []
+    for line in lines:
+        kind = _kind_of(line)
+        last = found[-1] if found else None
+        if last is not None and last.lines and _continues(last, line, kind):
+            last.lines.append(line)
+        else:
+            found.append(Block(kind, [line]))
+    for table in tables:
+        _place(found, table)
+    return found
+
+
+def _kind_of(line: Line) -> Kind:
+    if line.mono:
+        return Kind.CODE
+    return Kind.ITEM if ITEM.match(line.text) else Kind.PARAGRAPH
+
+
+def _continues(block: Block, line: Line, kind: Kind) -> bool:
+    previous = block.lines[-1]
+    if line.column != previous.column or block.kind is Kind.TABLE:
+        return False
+    size = max(previous.size, line.size)
+    step = (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2
+    if not 0 < step <= PARAGRAPH_SKIP * size:
+        return False
+    if block.kind is Kind.CODE or kind is Kind.CODE:
+        return block.kind is kind
+    if kind is Kind.ITEM or abs(line.size - previous.size) > 0.6 or line.bold != previous.bold:
+        return False
+    if block.kind is Kind.ITEM:  # an item's own lines stand right of its bullet
+        return line.x0 > block.lines[0].x0 + INDENT * line.size / 2
+    indented = line.x0 - previous.x0 > INDENT * line.size
+    return not indented or (len(block.lines) == 1 and line.x0 < previous.x0)
+
+
+def _place(found: list[Block], table: Table) -> None:
+    """Put a table before the first block below it that overlaps it across."""
+    for index, block in enumerate(found):
+        line = block.lines[0] if block.lines else None
+        below = line is not None and line.top >= table.bottom - 1
+        if below and line is not None and line.x1 > table.x0 and line.x0 < table.x1:
+            found.insert(index, Block(Kind.TABLE, table=table))
+            return
+    found.append(Block(Kind.TABLE, table=table))
+
+
+def reflow(texts: Sequence[str]) -> str:
+    """Lines of one paragraph as one line: a word broken at a line's end is joined."""
+    joined = ""
+    for text in texts:
+        if not joined:
+            joined = text
+        elif joined.endswith("-") and joined[-2:-1].isalpha() and text[:1].islower():
+            joined += text  # `low-` / `density`: the hyphen stays, the word is whole
+        else:
+            joined += " " + text
+    return unmark(joined)
+
+
+def render(block: Block) -> str:
+    """One block as markdown."""
+    if block.kind is Kind.TABLE and block.table is not None:
+        return markdown_table([[unmark(cell) for cell in row] for row in block.table.rows])
+    if block.kind is Kind.CODE:
+        return _code(block.lines)
+    text = block.text
+    if block.kind is Kind.HEADING:
+        return "#" * block.level + " " + text
+    if block.kind is Kind.ITEM:
+        return _item(text)
+    return _literal(text)
+
+
+def _item(text: str) -> str:
+    marker = ITEM.match(text)
+    if marker is None:
+        return _literal(text)
+    bullet = marker.group(0).strip()
+    rest = text[marker.end():]
+    if bullet[:1] in BULLETS:
+        return "- " + rest
+    if bullet[0].isdigit():
+        return f"{bullet.strip('()').rstrip('.)')}. {rest}"
+    return f"- {bullet} {rest}"
+
+
+def _literal(text: str) -> str:
+    # A paragraph must not read as markdown structure it never had.
+    if text.startswith(("#", "<!--", "```")) or ITEM.match(text):
+        return "\\" + text
+    return text
+
+
+def _code(lines: Sequence[Line]) -> str:
+    left = min(line.x0 for line in lines)
+    body = [
+        " " * round((line.x0 - left) / (MONO_WIDTH * line.size)) + unmark(line.text)
+        for line in lines
+    ]
+    fence = "````" if any("```" in text for text in body) else "```"
+    return "\n".join([fence, *body, fence])

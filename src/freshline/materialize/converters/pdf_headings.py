@@ -1,0 +1,115 @@
+"""Which blocks of a document are headings, and at what level (pure).
+
+The body size is the size most of the document's characters have. A short block set
+larger than it is a heading, its level the rank of its size among the heading sizes
+(largest first). A short block all in bold at the body's size, or a short line that
+starts with a section number (`2.1`, `IV.`, `B.`), is a heading one level below the
+sized ones. A document's outline, when it has one, names headings too, at its depth.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from freshline.materialize.converters.pdf_blocks import Block, Kind
+from freshline.materialize.converters.pdf_layout import OutlineEntry
+
+MAX_CHARS = 200  # a heading is short
+MAX_LINES = 3
+LARGER = 1.1  # a heading's size is at least this times the body's
+NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,3})\.?|([IVX]{1,5})\.|([A-H])\.)\s+[A-Z]")
+_WORD = re.compile(r"\w+")
+
+
+def mark_headings(pages: Sequence[Sequence[Block]], outline: Sequence[OutlineEntry]) -> None:
+    """Set kind and level on each block of `pages` that is a heading."""
+    body = _body_size(pages)
+    sizes = _heading_sizes(pages, body)
+    below = len(sizes) + 1
+    for blocks in pages:
+        for block in blocks:
+            level = _level(block, body, sizes, below)
+            if level:
+                block.kind, block.level = Kind.HEADING, min(level, 6)
+    if outline:
+        _mark_outline(pages, outline, 1 + any(b.level == 1 for p in pages for b in p))
+
+
+def _body_size(pages: Sequence[Sequence[Block]]) -> float:
+    weights: Counter[float] = Counter()
+    for blocks in pages:
+        for block in blocks:
+            for line in block.lines:
+                weights[round(line.size * 2) / 2] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else 0.0
+
+
+def _short(block: Block) -> bool:
+    if block.kind not in (Kind.PARAGRAPH, Kind.ITEM) or not 0 < len(block.lines) <= MAX_LINES:
+        return False
+    text = block.text
+    return len(text) <= MAX_CHARS and any(len(w) > 1 and w.isalpha() for w in _WORD.findall(text))
+
+
+def _heading_sizes(pages: Sequence[Sequence[Block]], body: float) -> list[float]:
+    found = {
+        round(b.size * 2) / 2
+        for blocks in pages for b in blocks
+        if _short(b) and b.size >= body * LARGER and b.size >= body + 1
+    }
+    return sorted(found, reverse=True)
+
+
+def _level(block: Block, body: float, sizes: list[float], below: int) -> int:
+    if not _short(block):
+        return 0
+    size = round(block.size * 2) / 2
+    if size in sizes:
+        return sizes.index(size) + 1
+    largest = max(line.largest for line in block.lines)
+    if largest < body - 1 or block.text.rstrip()[-1:] in ".,;":
+        return 0
+    if all(line.bold for line in block.lines) and len(block.lines) <= 2:
+        return below
+    numbered = NUMBERED.match(block.text)
+    if numbered and len(block.lines) == 1 and len(block.text.split()) <= 12:
+        return below + _depth(numbered) - 1
+    return 0
+
+
+def _depth(numbered: re.Match[str]) -> int:
+    arabic, roman, _letter = numbered.groups()
+    if arabic:
+        return arabic.count(".") + 1
+    return 1 if roman else 2
+
+
+def _mark_outline(
+    pages: Sequence[Sequence[Block]], outline: Sequence[OutlineEntry], offset: int
+) -> None:
+    for entry in outline:
+        title = _normal(entry.title)
+        if not title or entry.page < 0:
+            continue
+        for page in (entry.page, entry.page + 1):
+            block = _titled(pages[page] if page < len(pages) else (), title)
+            if block is not None:
+                block.kind, block.level = Kind.HEADING, min(entry.depth + offset, 6)
+                break
+
+
+def _titled(blocks: Sequence[Block], title: str) -> Block | None:
+    for block in blocks:
+        if block.kind is Kind.CODE or block.kind is Kind.TABLE or len(block.lines) > MAX_LINES:
+            continue
+        text = _normal(block.text)
+        begins = len(title) > 3 and text.startswith(title) and len(text) < 2 * len(title) + 8
+        if text == title or begins:
+            return block
+    return None
+
+
+def _normal(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))

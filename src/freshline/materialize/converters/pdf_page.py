@@ -1,0 +1,179 @@
+"""What pdfium tells about a page, read in bulk: text runs with their box, size and
+weight, the rules a page draws, and the document's outline.
+
+A run is one text object (one `Tj`/`TJ`): one font, one size, one line. Reading runs
+costs a few calls each, where a box per character would cost one call a character and
+triple the time of a plain text dump. Objects inside form XObjects are read through
+their forms' matrices. Coordinates are turned top-down (y grows down the page).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from typing import Any
+
+from freshline.materialize.converters.pdf_layout import OutlineEntry, Rule, Span
+
+_BUFFER_CHARS = 1 << 15
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi", "cmbx", "-bd")
+_MONO_NAMES = ("mono", "code", "courier", "consol", "cmtt", "menlo", "typewriter")
+_FIXED_PITCH = 1  # FPDFFont_GetFlags: the font's glyphs all have one width
+_THIN = 2.0  # points: a path this thin in one direction is a rule
+_SHORT = 6.0  # points: a rule shorter than this (a plot's tick) bounds no cell
+_MAX_DEPTH = 8  # forms nested deeper than this are not read (a hostile file's loop)
+Matrix = tuple[float, float, float, float, float, float]
+Box = tuple[float, float, float, float]  # left, bottom, right, top
+IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+class PageReader:
+    """Reads the runs and rules of one document's pages; fonts are looked up once."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self._buffer = ctypes.create_string_buffer(2 * _BUFFER_CHARS)
+        self._wide = ctypes.cast(self._buffer, ctypes.POINTER(ctypes.c_ushort))
+        self._fonts: dict[int, tuple[bool, bool]] = {}
+        self._box = [ctypes.c_float() for _ in range(4)]
+        self._matrix = raw.FS_MATRIX()
+        self._size = ctypes.c_float()
+
+    def read(self, page: Any, textpage: Any, height: float) -> tuple[list[Span], list[Rule]]:
+        """The page's text runs and rules, top-down."""
+        spans: list[Span] = []
+        rules: list[Rule] = []
+        text_kind = self.raw.FPDF_PAGEOBJ_TEXT
+        for obj, kind, matrix in self._objects(page.raw, IDENTITY, 0):
+            box = self._bounds(obj)
+            if matrix is not IDENTITY:
+                box = _transform(box, matrix)
+            if kind == text_kind:
+                span = self._span(obj, textpage.raw, box, matrix, height)
+                if span is not None:
+                    spans.append(span)
+            elif box[2] - box[0] < _THIN or box[3] - box[1] < _THIN:
+                rules.extend(_rules(box, height))
+        return spans, rules
+
+    def _objects(
+        self, parent: Any, matrix: Matrix, depth: int
+    ) -> Iterator[tuple[Any, int, Matrix]]:
+        raw = self.raw
+        wanted = (raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_PATH)
+        if depth:
+            count, get = raw.FPDFFormObj_CountObjects(parent), raw.FPDFFormObj_GetObject
+        else:
+            count, get = raw.FPDFPage_CountObjects(parent), raw.FPDFPage_GetObject
+        kind_of = raw.FPDFPageObj_GetType
+        for index in range(max(0, count)):
+            obj = get(parent, index)
+            kind = kind_of(obj)
+            if kind in wanted:
+                yield obj, kind, matrix
+            elif kind == raw.FPDF_PAGEOBJ_FORM and depth < _MAX_DEPTH:
+                yield from self._objects(obj, _compose(self._matrix_of(obj), matrix), depth + 1)
+
+    def _bounds(self, obj: Any) -> Box:
+        left, bottom, right, top = self._box
+        self.raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
+        return left.value, bottom.value, right.value, top.value
+
+    def _matrix_of(self, obj: Any) -> Matrix:
+        m = self._matrix
+        if not self.raw.FPDFPageObj_GetMatrix(obj, m):
+            return IDENTITY
+        found = (m.a, m.b, m.c, m.d, m.e, m.f)
+        return IDENTITY if found == IDENTITY else found
+
+    def _span(
+        self, obj: Any, textpage: Any, box: Box,
+        matrix: Matrix, height: float,
+    ) -> Span | None:
+        raw = self.raw
+        length = raw.FPDFTextObj_GetText(obj, textpage, self._wide, _BUFFER_CHARS)
+        text = ctypes.string_at(self._buffer, max(0, length - 2)).decode("utf-16-le", "replace")
+        if not text.strip():
+            return None
+        own = _compose(self._matrix_of(obj), matrix)
+        if abs(own[1]) > abs(own[0]) or abs(own[2]) > abs(own[3]):
+            return None  # turned on its side: a margin's stamp, not the page's text
+        raw.FPDFTextObj_GetFontSize(obj, self._size)
+        scale = abs(_determinant(own)) ** 0.5
+        bold, mono = self._font(raw.FPDFTextObj_GetFont(obj))
+        left, bottom, right, top = box
+        size = round(self._size.value * scale, 1)
+        return Span(text, left, height - top, right, height - bottom, size, bold, mono)
+
+    def _font(self, font: Any) -> tuple[bool, bool]:
+        key = ctypes.c_void_p.from_buffer(font).value or 0
+        found = self._fonts.get(key)
+        if found is None:
+            raw = self.raw
+            length = raw.FPDFFont_GetBaseFontName(font, self._buffer, 2 * _BUFFER_CHARS)
+            name = ctypes.string_at(self._buffer, max(0, length - 1)).decode("latin-1").lower()
+            bold = raw.FPDFFont_GetWeight(font) >= 600 or any(n in name for n in _BOLD_NAMES)
+            fixed = bool(raw.FPDFFont_GetFlags(font) & _FIXED_PITCH)
+            found = (bold, fixed or any(n in name for n in _MONO_NAMES))
+            self._fonts[key] = found
+        return found
+
+
+def _rules(box: Box, height: float) -> list[Rule]:
+    """A thin path as a rule; a framed box as its four sides."""
+    left, bottom, right, top = box
+    top_down, bottom_down = height - top, height - bottom
+    if right - left < _THIN and top - bottom > _SHORT:
+        return [Rule(False, (left + right) / 2, top_down, bottom_down)]
+    if top - bottom < _THIN and right - left > _SHORT:
+        return [Rule(True, (top_down + bottom_down) / 2, left, right)]
+    return []
+
+
+def _compose(inner: Matrix, outer: Matrix) -> Matrix:
+    if outer is IDENTITY:
+        return inner
+    a, b, c, d, e, f = inner
+    A, B, C, D, E, F = outer
+    return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D,
+            e * A + f * C + E, e * B + f * D + F)
+
+
+def _determinant(m: Matrix) -> float:
+    return m[0] * m[3] - m[1] * m[2]
+
+
+def _transform(box: Box, m: Matrix) -> Box:
+    if m is IDENTITY:
+        return box
+    left, bottom, right, top = box
+    xs, ys = [], []
+    for x, y in ((left, bottom), (left, top), (right, bottom), (right, top)):
+        xs.append(m[0] * x + m[2] * y + m[4])
+        ys.append(m[1] * x + m[3] * y + m[5])
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def outline(pdf: Any, raw: Any) -> list[OutlineEntry]:
+    """The document's bookmarks in order, each with its depth and 0-based page."""
+    found: list[OutlineEntry] = []
+    buffer = ctypes.create_string_buffer(2048)
+    seen: set[int] = set()
+
+    def walk(bookmark: Any, depth: int) -> None:
+        while bookmark and depth < 16 and len(found) < 10_000:
+            address = ctypes.cast(bookmark, ctypes.c_void_p).value or 0
+            if address in seen:  # a cyclic outline
+                return
+            seen.add(address)
+            length = raw.FPDFBookmark_GetTitle(bookmark, buffer, len(buffer))
+            size = max(0, min(length, len(buffer)) - 2)
+            title = ctypes.string_at(buffer, size).decode("utf-16-le", "replace")
+            dest = raw.FPDFBookmark_GetDest(pdf.raw, bookmark)
+            page = raw.FPDFDest_GetDestPageIndex(pdf.raw, dest) if dest else -1
+            found.append(OutlineEntry(" ".join(title.split()), depth, page))
+            walk(raw.FPDFBookmark_GetFirstChild(pdf.raw, bookmark), depth + 1)
+            bookmark = raw.FPDFBookmark_GetNextSibling(pdf.raw, bookmark)
+
+    walk(raw.FPDFBookmark_GetFirstChild(pdf.raw, None), 0)
+    return found
