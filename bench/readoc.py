@@ -10,7 +10,9 @@ scored in the same run on the same files:
   words F1         bag-of-words F1 of the output's words against the truth's, per file,
                    averaged (markup and HTML comments, freshline's page lines, aside)
   markers          U+FFFE, U+0002 and soft hyphens left in the output, in all
-  seconds          converting every file once, in the best of --repeat runs
+  seconds          CPU seconds converting every file once, the least of --repeat rounds
+                   (freshline's two converters take turns in each round; an anchor is
+                   timed once, in its own process, by the wall clock)
 
 The rows: freshline's converter; today's plain pypdfium2 extraction (the converter
 before version 2: each page's text as pdfium gives it), which is the time baseline
@@ -137,16 +139,19 @@ def words_f1(truth: str, output: str) -> float:
 
 
 def timed(
-    convert: Callable[[Path], str], pdfs: list[Path], repeat: int
-) -> tuple[float, dict[str, str]]:
-    """The best time of `repeat` runs over every PDF, and the texts of the last."""
-    texts: dict[str, str] = {}
-    times = []
+    converters: dict[str, Callable[[Path], str]], pdfs: list[Path], repeat: int
+) -> dict[str, tuple[float, dict[str, str]]]:
+    """Each converter's least CPU time over `repeat` rounds (the converters take turns
+    within a round, so a busy spell of a shared machine weighs on each alike), and its
+    texts."""
+    best = dict.fromkeys(converters, float("inf"))
+    texts: dict[str, dict[str, str]] = {}
     for _ in range(repeat):
-        start = time.perf_counter()
-        texts = {str(pdf): convert(pdf) for pdf in pdfs}
-        times.append(time.perf_counter() - start)
-    return min(times), texts
+        for name, convert in converters.items():
+            start = time.process_time()
+            texts[name] = {str(pdf): convert(pdf) for pdf in pdfs}
+            best[name] = min(best[name], time.process_time() - start)
+    return {name: (best[name], texts[name]) for name in converters}
 
 
 def anchor(python: str, name: str, pdfs: list[Path]) -> tuple[float, dict[str, str]]:
@@ -185,8 +190,7 @@ def main() -> None:
     if not pairs:
         sys.exit(f"readoc: no pdf/NAME.pdf beside markdown/NAME.md under {args.corpus}")
     pdfs = [pdf for pdf, _ in pairs]
-    rows = {"plain pypdfium2 (v1)": timed(plain, pdfs, args.repeat),
-            "freshline (v2)": timed(freshline, pdfs, args.repeat)}
+    rows = timed({"plain pypdfium2 (v1)": plain, "freshline (v2)": freshline}, pdfs, args.repeat)
     if args.anchors:
         for name in ("pymupdf4llm", "markitdown"):
             rows[name] = anchor(args.anchors, name, pdfs)

@@ -49,6 +49,8 @@ def _body_size(pages: Sequence[Sequence[Block]]) -> float:
 def _short(block: Block) -> bool:
     if block.kind not in (Kind.PARAGRAPH, Kind.ITEM) or not 0 < len(block.lines) <= MAX_LINES:
         return False
+    if sum(len(line.text) for line in block.lines) > MAX_CHARS + MAX_LINES:
+        return False
     text = block.text
     return len(text) <= MAX_CHARS and any(len(w) > 1 and w.isalpha() for w in _WORD.findall(text))
 

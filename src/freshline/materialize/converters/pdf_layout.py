@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 WORD_GAP = 0.18  # of the larger font size: a wider gap between runs is a space
 MONO_WORD_GAP = 0.35  # the same between monospaced runs (their glyphs' boxes are narrow)
@@ -20,9 +21,9 @@ MIN_SPLIT_BANDS = 3  # bands with pieces on both sides before a gutter is believ
 BAND_OVERLAP = 0.4  # of the shorter run's height: runs overlapping more share a band
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """One run of text: one font and size, on one line; top-down coordinates."""
+class Span(NamedTuple):
+    """One run of text: one font and size, on one line; top-down coordinates (a tuple:
+    a page makes hundreds)."""
 
     text: str
     x0: float
@@ -34,8 +35,7 @@ class Span:
     mono: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """A straight rule the page draws: horizontal at y `at` from `start` to `end`, or
     vertical at x `at`."""
 
@@ -74,20 +74,21 @@ class Line:
 def make_line(spans: list[Span]) -> Line:
     """A line of `spans` (left to right), measured."""
     weights: dict[float, int] = {}
+    x0 = top = float("inf")
+    x1 = bottom = largest = 0.0
+    bold = mono = True
     for s in spans:
-        weights[s.size] = weights.get(s.size, 0) + len(s.text.strip())
-    lettered = [s for s in spans if any(c.isalpha() for c in s.text)]
-    mono = all(s.mono for s in spans if s.text.strip())
-    return Line(
-        spans,
-        min(s.x0 for s in spans), min(s.top for s in spans),
-        max(s.x1 for s in spans), max(s.bottom for s in spans),
-        max(weights, key=lambda size: (weights[size], size)),
-        max((s.size for s in lettered), default=0.0),
-        all(s.bold for s in lettered),
-        mono,
-        _joined(spans, mono),
-    )
+        text = s.text
+        weights[s.size] = weights.get(s.size, 0) + len(text)
+        x0, top = min(x0, s.x0), min(top, s.top)
+        x1, bottom = max(x1, s.x1), max(bottom, s.bottom)
+        if not text.isspace():
+            mono = mono and s.mono
+            if text.upper() != text.lower():  # has letters (a C-speed test)
+                largest = max(largest, s.size)
+                bold = bold and s.bold
+    size = max(weights, key=lambda size: (weights[size], size))
+    return Line(spans, x0, top, x1, bottom, size, largest, bold, mono, _joined(spans, mono))
 
 
 def _joined(spans: list[Span], mono: bool) -> str:
@@ -142,23 +143,18 @@ def _bands(spans: Iterable[Span]) -> list[list[Span]]:
     its largest run, so a superscript joins its line and never bridges two lines."""
     bands: list[list[Span]] = []
     main: Span | None = None
-    for span in sorted(spans, key=lambda s: ((s.top + s.bottom) / 2, s.x0)):
-        if main is not None and _overlap(main, span) >= BAND_OVERLAP * _height(span, main):
-            bands[-1].append(span)
-            if span.size > main.size:
-                main = span
-        else:
-            bands.append([span])
-            main = span
+    for span in sorted(spans, key=lambda s: (s.top + s.bottom, s.x0)):
+        if main is not None:
+            overlap = min(main.bottom, span.bottom) - max(main.top, span.top)
+            shorter = max(0.1, min(main.bottom - main.top, span.bottom - span.top))
+            if overlap >= BAND_OVERLAP * shorter:
+                bands[-1].append(span)
+                if span.size > main.size:
+                    main = span
+                continue
+        bands.append([span])
+        main = span
     return bands
-
-
-def _overlap(a: Span, b: Span) -> float:
-    return min(a.bottom, b.bottom) - max(a.top, b.top)
-
-
-def _height(a: Span, b: Span) -> float:
-    return max(0.1, min(a.bottom - a.top, b.bottom - b.top))
 
 
 def _pieces(band: Sequence[Span]) -> list[Line]:

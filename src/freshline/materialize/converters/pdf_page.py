@@ -10,7 +10,6 @@ their forms' matrices. Coordinates are turned top-down (y grows down the page).
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator
 from typing import Any
 
 from freshline.materialize.converters.pdf_layout import OutlineEntry, Rule, Span
@@ -40,44 +39,62 @@ class PageReader:
         self._size = ctypes.c_float()
 
     def read(self, page: Any, textpage: Any, height: float) -> tuple[list[Span], list[Rule]]:
-        """The page's text runs and rules, top-down."""
+        """The page's text runs and rules, top-down. One loop over every object with the
+        library's functions bound once: a page has hundreds of objects, a paper thousands
+        of pages' worth, and this loop is most of a conversion's time."""
+        raw = self.raw
+        text_kind, path_kind, form_kind = (
+            raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM)
+        kind_of, bounds, get_text = (
+            raw.FPDFPageObj_GetType, raw.FPDFPageObj_GetBounds, raw.FPDFTextObj_GetText)
+        font_size, font_of, matrix_of = (
+            raw.FPDFTextObj_GetFontSize, raw.FPDFTextObj_GetFont, raw.FPDFPageObj_GetMatrix)
+        left, bottom, right, top = self._box
+        m, size, buffer, wide = self._matrix, self._size, self._buffer, self._wide
+        fonts = self._fonts
         spans: list[Span] = []
         rules: list[Rule] = []
-        text_kind = self.raw.FPDF_PAGEOBJ_TEXT
-        for obj, kind, matrix in self._objects(page.raw, IDENTITY, 0):
-            box = self._bounds(obj)
-            if matrix is not IDENTITY:
-                box = _transform(box, matrix)
-            if kind == text_kind:
-                span = self._span(obj, textpage.raw, box, matrix, height)
-                if span is not None:
-                    spans.append(span)
-            elif box[2] - box[0] < _THIN or box[3] - box[1] < _THIN:
-                rules.extend(_rules(box, height))
+        stack: list[tuple[Any, Matrix, int]] = [(page.raw, IDENTITY, 0)]
+        while stack:
+            parent, outer, depth = stack.pop()
+            if depth:
+                count, get = raw.FPDFFormObj_CountObjects(parent), raw.FPDFFormObj_GetObject
+            else:
+                count, get = raw.FPDFPage_CountObjects(parent), raw.FPDFPage_GetObject
+            for index in range(max(0, count)):
+                obj = get(parent, index)
+                kind = kind_of(obj)
+                if kind == form_kind:
+                    if depth < _MAX_DEPTH:
+                        stack.append((obj, _compose(self._matrix_of(obj), outer), depth + 1))
+                    continue
+                if kind != text_kind and kind != path_kind:
+                    continue
+                bounds(obj, left, bottom, right, top)
+                box = (left.value, bottom.value, right.value, top.value)
+                if outer is not IDENTITY:
+                    box = _transform(box, outer)
+                if kind == path_kind:
+                    if box[2] - box[0] < _THIN or box[3] - box[1] < _THIN:
+                        rules.extend(_rules(box, height))
+                    continue
+                length = get_text(obj, textpage.raw, wide, _BUFFER_CHARS)
+                text = ctypes.string_at(buffer, max(0, length - 2)).decode("utf-16-le", "replace")
+                if not text or text.isspace():
+                    continue
+                own = (m.a, m.b, m.c, m.d) if matrix_of(obj, m) else (1.0, 0.0, 0.0, 1.0)
+                if outer is not IDENTITY:
+                    own = _compose((*own, 0.0, 0.0), outer)[:4]
+                if abs(own[1]) > abs(own[0]) or abs(own[2]) > abs(own[3]):
+                    continue  # turned on its side: a margin's stamp, not the page's text
+                font_size(obj, size)
+                scale = abs(own[0] * own[3] - own[1] * own[2]) ** 0.5
+                font = font_of(obj)
+                key = ctypes.c_void_p.from_buffer(font).value or 0
+                style = fonts.get(key) or self._font(font, key)
+                spans.append(Span(text, box[0], height - box[3], box[2], height - box[1],
+                                  round(size.value * scale, 1), style[0], style[1]))
         return spans, rules
-
-    def _objects(
-        self, parent: Any, matrix: Matrix, depth: int
-    ) -> Iterator[tuple[Any, int, Matrix]]:
-        raw = self.raw
-        wanted = (raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_PATH)
-        if depth:
-            count, get = raw.FPDFFormObj_CountObjects(parent), raw.FPDFFormObj_GetObject
-        else:
-            count, get = raw.FPDFPage_CountObjects(parent), raw.FPDFPage_GetObject
-        kind_of = raw.FPDFPageObj_GetType
-        for index in range(max(0, count)):
-            obj = get(parent, index)
-            kind = kind_of(obj)
-            if kind in wanted:
-                yield obj, kind, matrix
-            elif kind == raw.FPDF_PAGEOBJ_FORM and depth < _MAX_DEPTH:
-                yield from self._objects(obj, _compose(self._matrix_of(obj), matrix), depth + 1)
-
-    def _bounds(self, obj: Any) -> Box:
-        left, bottom, right, top = self._box
-        self.raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
-        return left.value, bottom.value, right.value, top.value
 
     def _matrix_of(self, obj: Any) -> Matrix:
         m = self._matrix
@@ -86,36 +103,14 @@ class PageReader:
         found = (m.a, m.b, m.c, m.d, m.e, m.f)
         return IDENTITY if found == IDENTITY else found
 
-    def _span(
-        self, obj: Any, textpage: Any, box: Box,
-        matrix: Matrix, height: float,
-    ) -> Span | None:
+    def _font(self, font: Any, key: int) -> tuple[bool, bool]:
+        """Whether a font is bold and whether it is monospaced, looked up once."""
         raw = self.raw
-        length = raw.FPDFTextObj_GetText(obj, textpage, self._wide, _BUFFER_CHARS)
-        text = ctypes.string_at(self._buffer, max(0, length - 2)).decode("utf-16-le", "replace")
-        if not text.strip():
-            return None
-        own = _compose(self._matrix_of(obj), matrix)
-        if abs(own[1]) > abs(own[0]) or abs(own[2]) > abs(own[3]):
-            return None  # turned on its side: a margin's stamp, not the page's text
-        raw.FPDFTextObj_GetFontSize(obj, self._size)
-        scale = abs(_determinant(own)) ** 0.5
-        bold, mono = self._font(raw.FPDFTextObj_GetFont(obj))
-        left, bottom, right, top = box
-        size = round(self._size.value * scale, 1)
-        return Span(text, left, height - top, right, height - bottom, size, bold, mono)
-
-    def _font(self, font: Any) -> tuple[bool, bool]:
-        key = ctypes.c_void_p.from_buffer(font).value or 0
-        found = self._fonts.get(key)
-        if found is None:
-            raw = self.raw
-            length = raw.FPDFFont_GetBaseFontName(font, self._buffer, 2 * _BUFFER_CHARS)
-            name = ctypes.string_at(self._buffer, max(0, length - 1)).decode("latin-1").lower()
-            bold = raw.FPDFFont_GetWeight(font) >= 600 or any(n in name for n in _BOLD_NAMES)
-            fixed = bool(raw.FPDFFont_GetFlags(font) & _FIXED_PITCH)
-            found = (bold, fixed or any(n in name for n in _MONO_NAMES))
-            self._fonts[key] = found
+        length = raw.FPDFFont_GetBaseFontName(font, self._buffer, 2 * _BUFFER_CHARS)
+        name = ctypes.string_at(self._buffer, max(0, length - 1)).decode("latin-1").lower()
+        bold = raw.FPDFFont_GetWeight(font) >= 600 or any(n in name for n in _BOLD_NAMES)
+        fixed = bool(raw.FPDFFont_GetFlags(font) & _FIXED_PITCH)
+        found = self._fonts[key] = (bold, fixed or any(n in name for n in _MONO_NAMES))
         return found
 
 
@@ -137,10 +132,6 @@ def _compose(inner: Matrix, outer: Matrix) -> Matrix:
     A, B, C, D, E, F = outer
     return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D,
             e * A + f * C + E, e * B + f * D + F)
-
-
-def _determinant(m: Matrix) -> float:
-    return m[0] * m[3] - m[1] * m[2]
 
 
 def _transform(box: Box, m: Matrix) -> Box:
