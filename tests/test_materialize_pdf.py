@@ -71,6 +71,21 @@ def test_headings_of_three_sizes_get_three_levels(tmp_path: Path) -> None:
     ]
 
 
+def test_a_paragraph_cut_by_a_columns_end_is_whole_and_contents_lines_are_no_headings(
+    tmp_path: Path,
+) -> None:
+    left = [Text(72, 700 - 14 * n, f"Left words line {n} goes on") for n in range(6)]
+    right = [Text(320, 700, "and ends in the right column."),
+             *[Text(320, 686 - 14 * n, f"Right line {n} stays apart.") for n in range(5)]]
+    contents = [Text(72, 760, "1 Introduction . . . . . . . . 1", font="bold")]
+    text = convert(write_layout_pdf(tmp_path / "cut.pdf", [contents + left + right]))
+    assert body(text)[:2] == [
+        "1 Introduction . . . . . . . . 1",
+        " ".join(t.text for t in left) + " and ends in the right column. "
+        + " ".join(t.text for t in right[1:]),
+    ]
+
+
 def test_ruled_table_is_a_markdown_table(tmp_path: Path) -> None:
     xs, ys = (72, 200, 330), (700, 680, 660, 640)
     grid: list[Text | Stroke] = [Stroke(72, y, 330, y) for y in ys]

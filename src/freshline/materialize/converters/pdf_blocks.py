@@ -75,7 +75,22 @@ def blocks(lines: Sequence[Line], tables: Sequence[Table]) -> list[Block]:
             found.append(Block(kind, [line]))
     for table in tables:
         _place(found, table)
-    return found
+    return _rejoined(found)
+
+
+def _rejoined(found: list[Block]) -> list[Block]:
+    """A paragraph a column's end cut (no full stop, the next column going on in lower
+    case) made whole again."""
+    out: list[Block] = []
+    for block in found:
+        last = out[-1] if out else None
+        if (last is not None and last.kind is block.kind is Kind.PARAGRAPH
+                and last.lines[-1].column != block.lines[0].column
+                and last.text[-1:] not in ".!?:" and block.lines[0].text[:1].islower()):
+            last.lines.extend(block.lines)
+        else:
+            out.append(block)
+    return out
 
 
 def _kind_of(line: Line) -> Kind:

@@ -21,6 +21,7 @@ MAX_LINES = 3
 LARGER = 1.1  # a heading's size is at least this times the body's
 NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,3})\.?|([IVX]{1,5})\.|([A-H])\.)\s+[A-Z]")
 _WORD = re.compile(r"\w+")
+_CONTENTS_LINE = re.compile(r"(?:\.\s*){4,}\S{1,6}$")  # `2 Usage . . . . 5`: a table of contents
 
 
 def mark_headings(pages: Sequence[Sequence[Block]], outline: Sequence[OutlineEntry]) -> None:
@@ -52,7 +53,9 @@ def _short(block: Block) -> bool:
     if sum(len(line.text) for line in block.lines) > MAX_CHARS + MAX_LINES:
         return False
     text = block.text
-    return len(text) <= MAX_CHARS and any(len(w) > 1 and w.isalpha() for w in _WORD.findall(text))
+    if len(text) > MAX_CHARS or _CONTENTS_LINE.search(text):
+        return False
+    return any(len(w) > 1 and w.isalpha() for w in _WORD.findall(text))
 
 
 def _heading_sizes(pages: Sequence[Sequence[Block]], body: float) -> list[float]:
