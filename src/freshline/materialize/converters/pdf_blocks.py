@@ -23,6 +23,9 @@ ITEM = re.compile(
     rf"^(?:[{re.escape(BULLETS)}]\s*|\(?(?:\d{{1,3}}|[a-z]|[ivx]{{1,4}})[.)]\s+)(?=\S)"
 )
 PARAGRAPH_SKIP = 1.6  # of the font size, middle to middle: more is a new paragraph
+SPACING_SKIP = 1.3  # of the page's usual step between lines of a size: more is one too
+MIN_STEPS = 5  # steps between lines of one size before their usual one is believed
+MAX_SPACING = 2.5  # of the font size: the widest usual step (double spacing is about 2)
 INDENT = 0.8  # of the font size: a line starting this far right opens a paragraph
 MONO_WIDTH = 0.6  # of the font size: a monospaced glyph's advance, for indentation
 
@@ -66,10 +69,11 @@ class Block:
 def blocks(lines: Sequence[Line], tables: Sequence[Table]) -> list[Block]:
     """The page's blocks in reading order, its tables placed among them."""
     found: list[Block] = []
+    spacing = _spacing(lines)
     for line in lines:
         kind = _kind_of(line)
         last = found[-1] if found else None
-        if last is not None and last.lines and _continues(last, line, kind):
+        if last is not None and last.lines and _continues(last, line, kind, spacing):
             last.lines.append(line)
         else:
             found.append(Block(kind, [line]))
@@ -99,13 +103,32 @@ def _kind_of(line: Line) -> Kind:
     return Kind.ITEM if ITEM.match(line.text) else Kind.PARAGRAPH
 
 
-def _continues(block: Block, line: Line, kind: Kind) -> bool:
+def _spacing(lines: Sequence[Line]) -> dict[float, float]:
+    """The usual step from one line to the next, by size (a double-spaced preprint's is
+    twice a book's): the median of the steps between lines of one size in one column."""
+    steps: dict[float, list[float]] = {}
+    for previous, line in zip(lines, lines[1:], strict=False):
+        step = _middle(line) - _middle(previous)
+        same = line.column == previous.column and line.size == previous.size
+        if same and 0 < step < 3 * line.size:
+            steps.setdefault(line.size, []).append(step)
+    return {
+        size: min(sorted(found)[len(found) // 2], MAX_SPACING * size)
+        for size, found in steps.items() if len(found) >= MIN_STEPS
+    }
+
+
+def _middle(line: Line) -> float:
+    return (line.top + line.bottom) / 2
+
+
+def _continues(block: Block, line: Line, kind: Kind, spacing: dict[float, float]) -> bool:
     previous = block.lines[-1]
     if line.column != previous.column or block.kind is Kind.TABLE:
         return False
     size = max(previous.size, line.size)
-    step = (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2
-    if not 0 < step <= PARAGRAPH_SKIP * size:
+    step = _middle(line) - _middle(previous)
+    if not 0 < step <= max(PARAGRAPH_SKIP * size, SPACING_SKIP * spacing.get(size, 0.0)):
         return False
     if block.kind is Kind.CODE or kind is Kind.CODE:
         return block.kind is kind
@@ -114,7 +137,8 @@ def _continues(block: Block, line: Line, kind: Kind) -> bool:
     if block.kind is Kind.ITEM:  # an item's own lines stand right of its bullet
         return line.x0 > block.lines[0].x0 + INDENT * line.size / 2
     indented = line.x0 - previous.x0 > INDENT * line.size
-    return not indented or (len(block.lines) == 1 and line.x0 < previous.x0)
+    centered = abs(line.x0 + line.x1 - previous.x0 - previous.x1) < line.size  # a title's
+    return not indented or centered or (len(block.lines) == 1 and line.x0 < previous.x0)
 
 
 def _place(found: list[Block], table: Table) -> None:

@@ -24,7 +24,7 @@ _WORD = re.compile(r"\w+")
 _CONTENTS_LINE = re.compile(r"(?:\.\s*){4,}\S{1,6}$")  # `2 Usage . . . . 5`: a table of contents
 
 
-def mark_headings(pages: Sequence[Sequence[Block]], outline: Sequence[OutlineEntry]) -> None:
+def mark_headings(pages: Sequence[list[Block]], outline: Sequence[OutlineEntry]) -> None:
     """Set kind and level on each block of `pages` that is a heading."""
     body = _body_size(pages)
     sizes = _heading_sizes(pages, body)
@@ -92,28 +92,48 @@ def _depth(numbered: re.Match[str]) -> int:
 
 
 def _mark_outline(
-    pages: Sequence[Sequence[Block]], outline: Sequence[OutlineEntry], offset: int
+    pages: Sequence[list[Block]], outline: Sequence[OutlineEntry], offset: int
 ) -> None:
     for entry in outline:
         title = _normal(entry.title)
         if not title or entry.page < 0:
             continue
         for page in (entry.page, entry.page + 1):
-            block = _titled(pages[page] if page < len(pages) else (), title)
+            block = _titled(pages[page], title) if page < len(pages) else None
             if block is not None:
                 block.kind, block.level = Kind.HEADING, min(entry.depth + offset, 6)
                 break
 
 
-def _titled(blocks: Sequence[Block], title: str) -> Block | None:
-    for block in blocks:
-        if block.kind is Kind.CODE or block.kind is Kind.TABLE or len(block.lines) > MAX_LINES:
+def _titled(blocks: list[Block], title: str) -> Block | None:
+    """The block the outline's `title` names: a short block whose text is the title (or
+    starts with it), or a line of a paragraph that is, split out of it."""
+    for index, block in enumerate(blocks):
+        if block.kind is Kind.CODE or block.kind is Kind.TABLE:
             continue
-        text = _normal(block.text)
-        begins = len(title) > 3 and text.startswith(title) and len(text) < 2 * len(title) + 8
-        if text == title or begins:
+        if len(block.lines) <= MAX_LINES and _names(_normal(block.text), title):
             return block
+        for at, line in enumerate(block.lines):
+            if _normal(line.text) == title:
+                return _split(blocks, index, at)
     return None
+
+
+def _names(text: str, title: str) -> bool:
+    begins = len(title) > 3 and text.startswith(title) and len(text) < 2 * len(title) + 8
+    return text == title or begins
+
+
+def _split(blocks: list[Block], index: int, at: int) -> Block:
+    """Line `at` of block `index` made a block of its own (what came before and after it
+    stay blocks of the old kind); returns it."""
+    block = blocks[index]
+    before, line, after = block.lines[:at], block.lines[at], block.lines[at + 1:]
+    parts = [Block(block.kind, before)] if before else []
+    alone = Block(Kind.PARAGRAPH, [line])
+    parts += [alone, *([Block(block.kind, after)] if after else [])]
+    blocks[index:index + 1] = parts
+    return alone
 
 
 def _normal(text: str) -> str:

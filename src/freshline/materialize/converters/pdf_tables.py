@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from freshline.materialize.converters.pdf_layout import Rule, Span
 
 TOUCH = 2.0  # points: rules this close meet
-MAX_RULES = 2000  # a page drawing more (a chart, a map) is not searched for grids
+MAX_RULES = 600  # a page drawing more (a chart, a map) is not searched for grids
 
 
 @dataclass(frozen=True)
