@@ -86,6 +86,17 @@ def test_a_paragraph_cut_by_a_columns_end_is_whole_and_contents_lines_are_no_hea
     ]
 
 
+def test_a_run_in_heading_is_a_heading_of_its_own(tmp_path: Path) -> None:
+    path = write_layout_pdf(tmp_path / "run-in.pdf", [[
+        Text(72, 700, "Abstract.", font="bold"),
+        Text(125, 700, "We study how words run on after a bold lead."),
+        Text(72, 686, "The paragraph goes on here."),
+    ]])
+    assert body(convert(path)) == [
+        "# Abstract", "We study how words run on after a bold lead. The paragraph goes on here."
+    ]
+
+
 def test_ruled_table_is_a_markdown_table(tmp_path: Path) -> None:
     xs, ys = (72, 200, 330), (700, 680, 660, 640)
     grid: list[Text | Stroke] = [Stroke(72, y, 330, y) for y in ys]

@@ -48,11 +48,11 @@ def test_an_older_versions_snapshot_is_ready_and_made_again_only_when_read(pdfs:
         assert (first.status, first.older) == (DocStatus.READY, "1")
         again = m.ensure("p", 2, sources)
         assert again.converted == [] and again.complete  # not all at once
-        assert upgrades(m.store, sources) == [Upgrade("pdf", ("1",), "2", 3)]
+        assert upgrades(m.store.headers()) == [Upgrade("pdf", ("1",), "2", 3)]
         read = m.for_reading(PDFS[0], sources[0])
         assert (read.status, read.older) == (DocStatus.READY, None)
         assert read.snapshot is not None and "<!-- page 1 -->" in read.snapshot.read_text()
-        assert upgrades(m.store, sources) == [Upgrade("pdf", ("1",), "2", 2)]
+        assert upgrades(m.store.headers()) == [Upgrade("pdf", ("1",), "2", 2)]
         assert m.store.read_header(PDFS[1]).version == "1"  # the others wait to be read
 
 

@@ -128,14 +128,12 @@ class Upgrade:
                 "version": self.version, "count": self.count}
 
 
-def upgrades(store: SnapshotStore, entries: Iterable[IndexEntry]) -> list[Upgrade]:
-    """The converters whose other versions made snapshots of documents among `entries`
-    (each snapshot's first line is read; no document is)."""
+def upgrades(headers: Iterable[SnapshotHeader]) -> list[Upgrade]:
+    """The converters whose other versions made snapshots among `headers`."""
     found: dict[str, tuple[set[str], str, int]] = {}
-    for entry in entries:
-        converter = converter_for(entry.path)
-        header = store.read_header(entry.path) if converter is not None else None
-        if converter is None or header is None or header.converter != converter.name:
+    for header in headers:
+        converter = converter_for(header.source)
+        if converter is None or header.converter != converter.name:
             continue
         if header.version != converter.version:
             older, _, count = found.get(converter.name, (set(), converter.version, 0))

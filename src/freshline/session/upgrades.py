@@ -3,8 +3,9 @@
 A new version of a converter (the PDF one's version 2 writes Markdown with headings) makes
 each old snapshot again as its document is next read (`Materializer.for_reading`), not
 all at once. Agents that read the old snapshots must know that their lines moved: the
-first time a process looks at a project whose documents have snapshots an older version
-made, it logs one `converter` entry per such converter in the project's change log, and
+first time a process looks at a project (its first turn, or a watcher's start) it reads
+the first line of each snapshot of the project's documents, and for each converter whose
+older versions made some it logs one `converter` entry in the project's change log:
 every session of the project hears it once, on its next turn, however many documents it
 covers. The meta key `converters.told.<project>` keeps the versions already told, so a
 document never read again is not told twice.
@@ -16,10 +17,10 @@ import json
 from typing import Protocol
 
 from freshline.config import Config
-from freshline.materialize import Materializer, is_document, upgrades
-from freshline.session.inscope import InScope
+from freshline.materialize import Materializer, upgrades
 from freshline.store import Change, ChangeKind, Store
 from freshline.tracker.changelog import append
+from freshline.tracker.scoping import in_scope
 
 
 class _Base(Protocol):
@@ -28,7 +29,6 @@ class _Base(Protocol):
     config: Config
     store: Store
     materializer: Materializer
-    in_scope: InScope
     upgrades_checked: set[str]
 
 
@@ -43,8 +43,11 @@ def announce_upgrades(base: _Base, project: str) -> None:
     if project in base.upgrades_checked:
         return
     base.upgrades_checked.add(project)
-    documents = [e for e in base.in_scope.entries(project) if is_document(e.path)]
-    found = upgrades(base.materializer.store, documents)
+    # The snapshots, not the project's files: a process's first turn never lists a
+    # project for this (its cost follows the documents, not the workspace).
+    scope = base.config.project(project).scope
+    found = upgrades(h for h in base.materializer.store.headers()
+                     if in_scope(scope, base.store.index_get(h.source)))
     if not found:
         return
     key = told_key(project)

@@ -14,13 +14,14 @@ from collections import Counter
 from collections.abc import Sequence
 
 from freshline.materialize.converters.pdf_blocks import Block, Kind
-from freshline.materialize.converters.pdf_layout import OutlineEntry
+from freshline.materialize.converters.pdf_layout import OutlineEntry, make_line
 
 MAX_CHARS = 200  # a heading is short
 MAX_LINES = 3
 LARGER = 1.1  # a heading's size is at least this times the body's
 NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,3})\.?|([IVX]{1,5})\.|([A-H])\.)\s+[A-Z]")
 _WORD = re.compile(r"\w+")
+_RUN_IN_ENDS = ".:—– "  # what ends a run-in heading, and starts its paragraph
 _CONTENTS_LINE = re.compile(r"(?:\.\s*){4,}\S{1,6}$")  # `2 Usage . . . . 5`: a table of contents
 
 
@@ -34,8 +35,43 @@ def mark_headings(pages: Sequence[list[Block]], outline: Sequence[OutlineEntry])
             level = _level(block, body, sizes, below)
             if level:
                 block.kind, block.level = Kind.HEADING, min(level, 6)
+        _split_run_in(blocks, min(below, 6))
     if outline:
         _mark_outline(pages, outline, 1 + any(b.level == 1 for p in pages for b in p))
+
+
+def _split_run_in(blocks: list[Block], level: int) -> None:
+    """A paragraph that opens with a few words in bold (`Abstract—`, `Motivation.`) has
+    them as a heading of its own, the paragraph after it."""
+    index = 0
+    while index < len(blocks):
+        block = blocks[index]
+        lead = _run_in(block) if block.kind is Kind.PARAGRAPH else 0
+        if lead:
+            first = block.lines[0]
+            head, rest = make_line(first.spans[:lead]), make_line(first.spans[lead:])
+            head.text, rest.text = head.text.rstrip(_RUN_IN_ENDS), rest.text.lstrip(_RUN_IN_ENDS)
+            head.column = rest.column = first.column
+            heading = Block(Kind.HEADING, [head], level=level)
+            blocks[index:index + 1] = [heading, Block(Kind.PARAGRAPH, [rest, *block.lines[1:]])]
+        index += 1
+
+
+def _run_in(block: Block) -> int:
+    """How many runs of the block's first line make a run-in heading (0: none): bold
+    ones, one to four words, ending in `.`, `:` or a dash, or one word alone, before
+    text that is not bold."""
+    spans = block.lines[0].spans
+    lead = 0
+    while lead < len(spans) and (spans[lead].bold or not spans[lead].text.strip()):
+        lead += 1
+    if lead == len(spans) > 1 and spans[1].text.lstrip()[:1] in ("—", "–"):
+        lead = 1  # all in bold (an IEEE abstract): the dash still ends the heading
+    if lead == 0 or lead == len(spans):
+        return 0
+    words = " ".join(s.text for s in spans[:lead]).split()
+    ends = words[-1][-1:] in _RUN_IN_ENDS or spans[lead].text.lstrip()[:1] in _RUN_IN_ENDS
+    return lead if 0 < len(words) <= 4 and (ends or len(words) == 1) else 0
 
 
 def _body_size(pages: Sequence[Sequence[Block]]) -> float:
