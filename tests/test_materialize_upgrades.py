@@ -92,3 +92,11 @@ def test_each_session_hears_of_an_upgrade_once_in_one_line(pdfs: Workspace):
         assert deliver(third, sessions[0]).updates is None
     finally:
         third.close()
+
+
+def test_scan_and_changes_print_an_upgrade_in_words() -> None:
+    from freshline.interfaces.cli.answers import change_dict, change_line
+    from freshline.store import Change, ChangeKind
+
+    logged = Change(ChangeKind.CONVERTER, "", detail=Upgrade("pdf", ("1",), "2", 3).detail())
+    assert change_line(change_dict(logged)) == "converter pdf 1 → 2: 3 snapshots made again as read"
