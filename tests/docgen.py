@@ -80,11 +80,21 @@ class Stroke:
     y1: float
 
 
+@dataclass(frozen=True)
+class Frame:
+    """A rectangle stroked as one path (`re`), from (x, y) at its bottom left."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+
 _FONTS = {"regular": "F1", "bold": "F2", "mono": "F3"}
 
 
 def layout_pdf_bytes(
-    pages: Sequence[Sequence[Text | Stroke]], outline: Sequence[tuple[str, int, int]] = ()
+    pages: Sequence[Sequence[Text | Stroke | Frame]], outline: Sequence[tuple[str, int, int]] = ()
 ) -> bytes:
     """A PDF drawing each page's items in the order given, with an outline of
     (title, 0-based page, depth 0 or 1) entries."""
@@ -94,6 +104,8 @@ def layout_pdf_bytes(
         for item in items:
             if isinstance(item, Stroke):
                 ops.append(f"0.5 w {item.x0} {item.y0} m {item.x1} {item.y1} l S")
+            elif isinstance(item, Frame):
+                ops.append(f"0.5 w {item.x} {item.y} {item.width} {item.height} re S")
             else:
                 font = _FONTS[item.font]
                 ops.append(f"BT /{font} {item.size} Tf {item.x} {item.y} Td "
@@ -174,7 +186,7 @@ def _outline_objects(
 
 
 def write_layout_pdf(
-    path: Path, pages: Sequence[Sequence[Text | Stroke]],
+    path: Path, pages: Sequence[Sequence[Text | Stroke | Frame]],
     outline: Sequence[tuple[str, int, int]] = (),
 ) -> Path:
     """Write a PDF (see layout_pdf_bytes) and return its path."""

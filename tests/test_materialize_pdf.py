@@ -17,7 +17,7 @@ from freshline.materialize.converters.pdf import PdfConverter
 from freshline.materialize.converters.pdf_blocks import reflow
 from freshline.materialize.converters.pdf_layout import Rule, Span, lines
 from freshline.materialize.converters.pdf_tables import find_tables
-from tests.docgen import Stroke, Text, write_layout_pdf
+from tests.docgen import Frame, Stroke, Text, write_layout_pdf
 
 LEFT = [f"Left column sentence number {n} goes on here." for n in range(1, 9)]
 RIGHT = [f"Right column sentence number {n} goes on too." for n in range(1, 9)]
@@ -112,6 +112,16 @@ def test_ruled_table_is_a_markdown_table(tmp_path: Path) -> None:
     ]
 
 
+def test_a_table_of_framed_cells_is_a_markdown_table(tmp_path: Path) -> None:
+    cells: list[Text | Stroke | Frame] = []
+    for row, (left, right) in enumerate([("Key", "Value"), ("alpha", "1")]):
+        y = 680 - 20 * row
+        cells += [Frame(72, y, 128, 20), Frame(200, y, 128, 20),
+                  Text(78, y + 6, left), Text(206, y + 6, right)]
+    text = convert(write_layout_pdf(tmp_path / "framed.pdf", [cells]))
+    assert body(text) == ["| Key | Value |", "| --- | --- |", "| alpha | 1 |"]
+
+
 def test_outline_names_headings_the_sizes_do_not(tmp_path: Path) -> None:
     text_lines = ["Introduction", "We begin here with words.", "Method",
                   "Then we go on with more words.", "Setup", "The setup is described."]
@@ -202,15 +212,21 @@ def test_reading_order_joins_a_word_drawn_in_two_runs() -> None:
     assert [line.text for line in lines(spans)] == ["additive white"]
 
 
-def test_tables_need_a_grid_of_two_cells() -> None:
-    frame = [Rule(True, 10, 0, 100), Rule(True, 50, 0, 100),
-             Rule(False, 0, 10, 50), Rule(False, 100, 10, 50)]
-    inside = [Span("boxed", 5, 20, 40, 30, 10)]
-    assert find_tables(frame, inside) == ([], inside)
-    split = [*frame, Rule(False, 50, 10, 50)]
-    second = Span("two", 60, 20, 90, 30, 10)
-    tables, rest = find_tables(split, [*inside, second])
-    assert rest == [] and [t.rows for t in tables] == [[["boxed", "two"]]]
+def test_tables_need_two_rows_two_columns_and_text_in_most_cells() -> None:
+    def grid(xs: range, ys: range) -> list[Rule]:
+        return ([Rule(True, y, xs[0], xs[-1]) for y in ys]
+                + [Rule(False, x, ys[0], ys[-1]) for x in xs])
+
+    def cell(text: str, x: float, y: float) -> Span:
+        return Span(text, x + 5, y + 5, x + 30, y + 15, 10)
+
+    one_row = [cell("a", 0, 0), cell("b", 50, 0)]
+    assert find_tables(grid(range(0, 101, 50), range(0, 21, 20)), one_row) == ([], one_row)
+    plot = [cell("0.1", 0, 0), cell("0.2", 0, 20)]  # two labels in a 4 x 4 grid
+    assert find_tables(grid(range(0, 201, 50), range(0, 81, 20)), plot) == ([], plot)
+    filled = [cell(t, x, y) for t, x, y in (("k", 0, 0), ("v", 50, 0), ("a", 0, 20))]
+    tables, rest = find_tables(grid(range(0, 101, 50), range(0, 41, 20)), filled)
+    assert rest == [] and [t.rows for t in tables] == [[["k", "v"], ["a", ""]]]
 
 
 def test_page_markers_count_pages(tmp_path: Path) -> None:

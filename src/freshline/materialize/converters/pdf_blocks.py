@@ -61,10 +61,6 @@ class Block:
     def size(self) -> float:
         return self.lines[0].size if self.lines else 0.0
 
-    @property
-    def top(self) -> float:
-        return self.table.top if self.table else self.lines[0].top
-
 
 def blocks(lines: Sequence[Line], tables: Sequence[Table]) -> list[Block]:
     """The page's blocks in reading order, its tables placed among them."""

@@ -75,8 +75,9 @@ class PageReader:
                 if outer is not IDENTITY:
                     box = _transform(box, outer)
                 if kind == path_kind:
-                    if box[2] - box[0] < _THIN or box[3] - box[1] < _THIN:
-                        rules.extend(_rules(box, height))
+                    found = _rules(box, height)
+                    rules.extend(_sides(box, height) if found is None and self._framed(obj)
+                                 else found or [])
                     continue
                 length = get_text(obj, textpage.raw, wide, _BUFFER_CHARS)
                 text = ctypes.string_at(buffer, max(0, length - 2)).decode("utf-16-le", "replace")
@@ -103,6 +104,15 @@ class PageReader:
         found = (m.a, m.b, m.c, m.d, m.e, m.f)
         return IDENTITY if found == IDENTITY else found
 
+    def _framed(self, obj: Any) -> bool:
+        """Whether a path is a stroked four-sided shape (a cell's frame, when its box is
+        not thin: a writer that strokes each cell with `re`)."""
+        raw = self.raw
+        if raw.FPDFPath_CountSegments(obj) not in (4, 5):
+            return False
+        fill, stroke = ctypes.c_int(), ctypes.c_int()
+        return bool(raw.FPDFPath_GetDrawMode(obj, fill, stroke)) and bool(stroke.value)
+
     def _font(self, font: Any, key: int) -> tuple[bool, bool]:
         """Whether a font is bold and whether it is monospaced, looked up once."""
         raw = self.raw
@@ -114,15 +124,25 @@ class PageReader:
         return found
 
 
-def _rules(box: Box, height: float) -> list[Rule]:
-    """A thin path as a rule; a framed box as its four sides."""
+def _rules(box: Box, height: float) -> list[Rule] | None:
+    """A path thin in one direction as a rule (none when short: a plot's tick); None for
+    a box big enough to frame a cell (its sides count if it is stroked)."""
     left, bottom, right, top = box
     top_down, bottom_down = height - top, height - bottom
-    if right - left < _THIN and top - bottom > _SHORT:
-        return [Rule(False, (left + right) / 2, top_down, bottom_down)]
-    if top - bottom < _THIN and right - left > _SHORT:
-        return [Rule(True, (top_down + bottom_down) / 2, left, right)]
-    return []
+    if right - left < _THIN:
+        long = top - bottom > _SHORT
+        return [Rule(False, (left + right) / 2, top_down, bottom_down)] if long else []
+    if top - bottom < _THIN:
+        long = right - left > _SHORT
+        return [Rule(True, (top_down + bottom_down) / 2, left, right)] if long else []
+    return None if right - left > _SHORT and top - bottom > _SHORT else []
+
+
+def _sides(box: Box, height: float) -> list[Rule]:
+    left, bottom, right, top = box
+    top_down, bottom_down = height - top, height - bottom
+    return [Rule(True, top_down, left, right), Rule(True, bottom_down, left, right),
+            Rule(False, left, top_down, bottom_down), Rule(False, right, top_down, bottom_down)]
 
 
 def _compose(inner: Matrix, outer: Matrix) -> Matrix:

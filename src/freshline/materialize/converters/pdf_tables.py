@@ -1,8 +1,9 @@
 """Tables a page draws as a grid of rules, with the text of each cell (pure).
 
 Rules that meet make a grid; its distinct rule positions cut it into rows and columns,
-and each run whose middle lies in a cell is that cell's text. A grid of one cell (a
-framed box) is not a table. Tables drawn without vertical rules are read as text.
+and each run whose middle lies in a cell is that cell's text. A grid of fewer than two
+rows or columns (a framed box) is not a table, nor one whose cells are mostly empty (a
+plot's grid). Tables drawn without vertical rules are read as text.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from freshline.materialize.converters.pdf_layout import Rule, Span
 
 TOUCH = 2.0  # points: rules this close meet
+FILLED = 0.4  # the least share of a table's cells that hold text
 MAX_RULES = 600  # a page drawing more (a chart, a map) is not searched for grids
 
 
@@ -37,7 +39,7 @@ def find_tables(rules: Sequence[Rule], spans: Sequence[Span]) -> tuple[list[Tabl
     for grid in _grids(rules):
         ys = _positions(r.at for r in grid if r.horizontal)
         xs = _positions(r.at for r in grid if not r.horizontal)
-        if len(ys) < 2 or len(xs) < 2 or (len(ys) - 1) * (len(xs) - 1) < 2:
+        if len(ys) < 3 or len(xs) < 3:  # fewer than two rows or columns: a frame, a box
             continue
         inside = [s for s in rest if _within(s, xs, ys)]
         table = _table(inside, xs, ys)
@@ -94,8 +96,8 @@ def _table(spans: Sequence[Span], xs: list[float], ys: list[float]) -> Table | N
         row = bisect_right(ys, (span.top + span.bottom) / 2) - 1
         column = bisect_right(xs, (span.x0 + span.x1) / 2) - 1
         cells.setdefault((row, column), []).append(span)
-    if len(cells) < 2:
-        return None
+    if len(cells) < FILLED * (len(xs) - 1) * (len(ys) - 1):
+        return None  # mostly empty: a plot's grid, not a table
     rows = [
         [_cell_text(cells.get((r, c), [])) for c in range(len(xs) - 1)]
         for r in range(len(ys) - 1)
