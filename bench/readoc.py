@@ -22,6 +22,7 @@ never freshline's dependencies; pymupdf is AGPL). Goals: heading recall >= the b
 anchor's, words F1 >= 0.97 x the best, 0 markers.
 
 Usage: python bench/readoc.py CORPUS [--anchors /tmp/anchors/bin/python] [--repeat 3]
+(without CORPUS it says it skipped, for `make bench`)
 """
 
 from __future__ import annotations
