@@ -38,7 +38,7 @@ from freshline.config import Config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import NotFoundError, UsageError
 from freshline.interfaces.mcp.documents import DocumentText, document_text, plain_text, withheld
-from freshline.materialize import DocStatus, is_document
+from freshline.materialize import is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.paths import shown, to_abs
 from freshline.session import SessionManager
@@ -343,12 +343,9 @@ class FreshlineService:
         self, session: str | None, rel: str, progress: ProgressFn | None
     ) -> DocumentText:
         m = self.manager
-        entry = m.entry(rel)
-        probe = m.materializer.probe(rel, entry)
-        if entry is not None and probe.status in (DocStatus.PENDING, DocStatus.STALE):
-            # Converted now, this one document (its own single-flight key).
-            m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
-            probe = m.materializer.probe(rel, entry)
+        # Converted now when it is not (or an older converter made its snapshot): this one
+        # document, on its own single-flight key.
+        probe = m.materializer.for_reading(rel, m.entry(rel), progress)
         document = document_text(rel, probe.status, probe.snapshot, probe.reason,
                                  self.config.root)
         return self._noted(session, rel, snapshot_fingerprint(probe), document)
