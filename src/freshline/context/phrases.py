@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from freshline.materialize.status import DocStatus
+from freshline.materialize.status import DocStatus, Upgrade
 from freshline.refs import short_ref
 from freshline.scope import Pattern, PatternKind
 from freshline.store.records import ChangeGroup, ChangeKind
@@ -29,6 +29,13 @@ UPDATES_INSTRUCTION = (
 RESUMED = (
     "This conversation was closed for a while: the project may have changed in the meantime."
 )
+
+
+def forked(origin: str) -> str:
+    """The manifest's line for a fork's first turn: `origin` names the conversation it
+    continues and where ("session 3f2a9c1b7d4e, where its turn 3 began")."""
+    return (f"This conversation is a fork of {origin}: the history before that point is "
+            "shared; the project may have changed since.")
 FORGOTTEN = (
     "The change log no longer reaches your last turn, so what changed since cannot be "
     "listed: the project as it is now is in the manifest delivered with this block. "
@@ -298,6 +305,16 @@ def _files_call(channel: Channel, project: str) -> str:
     """`project_files(project="vault", page=1)`, as an MCP-tool channel names it."""
     name = show_text(project).replace('"', "&quot;")
     return f'{_MCP_TOOLS[channel]}project_files(project="{name}", page=1)'
+
+
+def upgraded(up: Upgrade) -> str:
+    """One line for all the project's snapshots a converter's new version makes again."""
+    older = ", ".join(show_text(v, 20) for v in up.older)
+    documents = f"{count(up.count)} document{'' if up.count == 1 else 's'}"
+    return (f"freshline's {show_text(up.converter, 40)} converter is now version "
+            f"{show_text(up.version, 20)} (was {older}): the snapshots of {documents} in "
+            "this project are made again as each is next read, and may read differently "
+            "(other line numbers); read a snapshot again before citing it.")
 
 
 def rewound(r: Rewound) -> str:

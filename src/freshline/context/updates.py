@@ -190,6 +190,7 @@ def updates_plan(
         for refresh in u.refreshed:
             parts += _refresh(b, refresh)
         parts += [GitLine(i, _git_writer(op)) for i, op in enumerate(u.git)]
+        parts += [Text(phrases.upgraded(up), essential=True) for up in u.upgraded]
         parts += _changes(b, list(u.changes))
     parts += _documents(b)
     if not any(_says_something(part) for part in [stale, *parts]):

@@ -41,6 +41,7 @@ from freshline.session.manifest import BuiltManifest, dirty_key
 from freshline.session.owners import refuse_other_owner
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
+from freshline.session.upgrades import announce_upgrades
 from freshline.store import (
     Change,
     ChangeKind,
@@ -233,6 +234,7 @@ class SessionManager(SessionBase):
         if flush:
             self.tracker.flush()
         held, rebuilt = self._hold(s)
+        announce_upgrades(self, s.project)  # after the hold: no landing rebuilt for it
         if rebuilt is not None:
             # The fresh manifest covers everything up to its epoch: announce only what
             # follows it, and carry the documents it left in progress.
