@@ -401,10 +401,18 @@ def test_updates_name_every_path_without_a_budget(changes: list[Change], data: s
     text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, documents=docs))
     assert (text is None) == (not changes)
     found = groups(text or "")
+    renamed = {c.path for c in changes if c.kind is K.RENAMED}
     for kind, heading in PATH_GROUPS.items():
         shown = [entry.split(" (")[0] for entry in found[heading]]  # no "(" in these paths
         assert len(set(shown)) == len(shown)
-        assert set(shown) == {expected_entry(c) for c in changes if c.kind is kind}
+        # a path renamed and modified is one entry, on the rename's line
+        told = [c for c in changes if c.kind is kind
+                and not (kind is K.MODIFIED and c.path in renamed)]
+        assert set(shown) == {expected_entry(c) for c in told}
+    edited = {c.path for c in changes if c.kind is K.MODIFIED} & renamed
+    for entry in found["Renamed:"]:
+        target = entry.split(" (")[0].split(" → ")[1][len(ROOT) + 1:]
+        assert ("its content changed too" in entry) == (target in edited)
 
 
 @st.composite

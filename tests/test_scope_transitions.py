@@ -156,10 +156,13 @@ def test_a_config_exclusion_names_its_pattern(
     assert ENTERED in block
 
 
-def test_a_rename_out_of_the_project_is_still_a_deletion_of_the_old_path(
+def test_a_rename_out_of_the_project_left_it_and_where_it_went_is_not_said(
     tagged: Workspace, manager: SessionManager
 ) -> None:
     session = opened(manager)
-    (tagged.root / "notes/plan.md").rename(tagged.root / "plan.md")
+    (tagged.root / "private").mkdir()
+    (tagged.root / "notes/plan.md").rename(tagged.root / "private/plan.md")
     block = told(manager, session)
-    assert f"Deleted:\n- {tagged.root}/notes/plan.md" in block
+    assert f"{LEFT}\n- {tagged.root}/notes/plan.md (moved or renamed out of the project)" \
+        in block
+    assert "private" not in block and "Deleted:" not in block

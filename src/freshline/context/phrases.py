@@ -39,6 +39,7 @@ FOLDED_HEADING = (
     "each count says the epochs it spans, and may include changes you were told before):"
 )
 LEFT_HEADING = "Left the project (the files are still there):"
+EDITED_TOO = "its content changed too"
 ENTERED_HEADING = "Entered the project:"
 STALE_HEADING = (
     "Files you read or wrote that changed since (read them again before relying on them):"
@@ -217,6 +218,8 @@ def stale_line(root: str, stale: StaleRead) -> str:
     verb = "wrote" if stale.wrote else "read"
     if stale.change is ChangeKind.DELETED:
         since = "it was deleted since"
+    elif stale.change is ChangeKind.LEFT:
+        since = "it has left the project since, though the file is still there"
     elif stale.change is ChangeKind.RENAMED:
         since = f"it was renamed to {show(root, stale.new_path or '')} since"
     else:

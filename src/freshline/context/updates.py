@@ -55,13 +55,15 @@ since (`UpdatesInput.stale`, from the session's read ledger), each with the turn
 changed it, as proven (`Source`): another session, a git operation, a refresh, or
 "outside freshline". Its entries are kept listed until nothing else can fold. A change
 another session's tool wrote carries that session (`UpdatesInput.writers`).
-A file that crossed the scope's edge where it stands (its tags or properties changed, or
-the config did) entered or left the project, with the reason when the tracker knew it
-(`phrases.reason`). Changes older than the log's start come counted per folder with their
-epochs (`UpdatesInput.folded`), and fold further like other path changes. A document
-among the changes carries its state in parentheses
-(`UpdatesInput.documents`, looked up by path; a rename also looks up its old path, whose
-snapshot is then invalid).
+A file renamed and edited is one entry, on its rename's line (`its content changed too`):
+a block names each path under one kind. A file that crossed the scope's edge where it
+stands (its tags or properties changed, or the config did), was hidden by an ignore rule
+or was moved out entered or left the project, with the reason when the tracker knew it
+(`phrases.reason`; a file moved out never says where it went). Changes older than the
+log's start come counted per folder with their epochs (`UpdatesInput.folded`), and fold
+further like other path changes. A document among the changes carries its state in
+parentheses (`UpdatesInput.documents`, looked up by path; a rename also looks up its old
+path, whose snapshot is then invalid).
 A log that no longer reaches back even as counts (`compacted`: the manifest comes with
 the block) replaces every log-derived section (counts, scope, refresh, path changes) with
 one line; a rewind, not from the log, is still told, and so are the document sections,
@@ -122,6 +124,9 @@ class _Builder:
         self.priority = frozenset(priority)
         self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in u.documents}
         self.writers: Mapping[str, Source] = dict(u.writers)
+        renamed = {c.path for c in u.changes if c.kind is ChangeKind.RENAMED}
+        # renamed and edited: one entry, on the rename's line
+        self.edited = {c.path for c in u.changes if c.kind is ChangeKind.MODIFIED} & renamed
 
     def entry(
         self, path: str, label: str, text: str | None = None, key: str = "",
@@ -231,6 +236,8 @@ def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
     sizes = Counter(children.values())
     lists: dict[ChangeKind, list[Entry]] = {kind: [] for kind, _ in _GROUPS}
     for c in changes:
+        if c.kind is ChangeKind.MODIFIED and c.path in b.edited:
+            continue  # its rename's line says so: a path is named under one kind
         if c.kind is ChangeKind.RENAMED and _is_folder(c):
             text = _folder_renamed(b, c, sizes[folders.index(c)])
             lists[c.kind].append(Entry(c.path, text, key=c.old_path or ""))
@@ -268,7 +275,8 @@ def _renamed(b: _Builder, change: Change) -> str:
     moved = f"{show(b.u.root, old)}{ARROW}{show(b.u.root, change.path)}"
     doc = b.docs.get(change.path)
     now = phrases.state_note(b.u.root, doc) if doc else None
-    return phrases.annotated(moved, [b.gone(old), now, b.writer(change.path)])
+    edited = phrases.EDITED_TOO if change.path in b.edited else None
+    return phrases.annotated(moved, [edited, b.gone(old), now, b.writer(change.path)])
 
 
 def _folder_renamed(b: _Builder, change: Change, moved: int) -> str:
