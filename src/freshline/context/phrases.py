@@ -160,16 +160,30 @@ def group(root: str, path: str, counts: Counter[str], order: Sequence[str]) -> s
     return f"{folder(root, path)}: {tally(counts, order)}"
 
 
-def git_operation(op: GitOperation, grouped: Counter[str] | None) -> str:
+def git_operation(
+    op: GitOperation, grouped: Mapping[str, Counter[str]] | None, others: bool = False
+) -> str:
     """`HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project`, and whether
-    they are listed below or counted here (`grouped`: counts by kind of those folded)."""
+    they are listed below or counted here (`grouped`: counts by kind of those folded, per
+    folder; "" alone counts them in this line, other folders in lines that follow it;
+    `others`: some of its paths are told below all the same)."""
     head = _head_moved(op)
     if op.count == 0:
         return f"{head}: no paths in this project changed."
     paths = f"{count(op.count)} path{'' if op.count == 1 else 's'} in this project"
     if grouped is None:
         return f"{head}: {paths}, listed below."
-    return f"{head}: {paths}; counted here, not listed one by one: {tally(grouped, CHANGE_LABELS)}."
+    total: Counter[str] = Counter()
+    for counts in grouped.values():
+        total.update(counts)
+    counted = tally(total, CHANGE_LABELS)
+    if set(grouped) == {""}:
+        rest = "; the others below" if others else ""
+        return f"{head}: {paths}; counted here, not listed one by one: {counted}{rest}."
+    if others:
+        n = count(sum(total.values()))
+        return f"{head}: {paths}; {n} counted by folder ({counted}), the others below:"
+    return f"{head}: {paths}, counted by folder, not listed one by one ({counted}):"
 
 
 def _head_moved(op: GitOperation) -> str:
@@ -262,11 +276,12 @@ def changes_way_back(budget: Budget | None, project: str, since: int) -> str:
     if channel in _MCP_TOOLS:
         session = show_text((budget.session if budget else None) or "SESSION")
         return (f'{lead}page the full list with {_MCP_TOOLS[channel]}project_changes('
-                f'session="{session}", since={since}, page=1).')
+                f'session="{session}", since={since}, page=1) (one folder\'s: folder="…").')
     cli = f"`{_paged(budget, 'changes', project, '--since', str(since))}`"
     if channel in _BUILT_IN:
         return f"{lead}page the full list with the changes tool (since={since}), or run {cli}."
-    return f"{lead}run {cli} for the full list, a page at a time."
+    return (f"{lead}run {cli} for the full list, a page at a time; add `--folder FOLDER` for "
+            "one folder's.")
 
 
 def files_way_back(budget: Budget | None, project: str) -> str:

@@ -78,14 +78,25 @@ entries in groups per folder, with a last line naming the way to the full list.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from freshline.materialize.status import DocStatus
 from freshline.store.records import Change, ChangeKind
 
 from . import phrases
 from .budget import Budget
-from .layout import Entry, GitLine, Groups, Part, Plan, Pool, Section, Text, WayBack
+from .layout import (
+    Entry,
+    GitLine,
+    GitWriter,
+    Groups,
+    Part,
+    Plan,
+    Pool,
+    Section,
+    Text,
+    WayBack,
+)
 from .model import (
     ConfigChange,
     DocumentInfo,
@@ -124,7 +135,8 @@ class _Builder:
         self.priority = frozenset(priority)
         self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in u.documents}
         self.writers: Mapping[str, Source] = dict(u.writers)
-        renamed = {c.path for c in u.changes if c.kind is ChangeKind.RENAMED}
+        renamed = {c.path for c in u.changes
+                   if c.kind is ChangeKind.RENAMED and not _is_folder(c)}
         # renamed and edited: one entry, on the rename's line
         self.edited = {c.path for c in u.changes if c.kind is ChangeKind.MODIFIED} & renamed
 
@@ -211,8 +223,8 @@ def _says_something(part: Part) -> bool:
     return not isinstance(part, Section) or bool(part.entries) or part.sticky
 
 
-def _git_writer(op: GitOperation) -> Callable[[Counter[str] | None], str]:
-    return lambda grouped: phrases.git_operation(op, grouped)
+def _git_writer(op: GitOperation) -> GitWriter:
+    return lambda grouped, others: phrases.git_operation(op, grouped, others)
 
 
 def _changes(b: _Builder, changes: list[Change]) -> list[Part]:

@@ -69,26 +69,29 @@ def changes_page(
     channel: Channel = Channel.SEND,
     meter: Meter | None = None,
     limit: int | None = None,
+    folder: str = "",
 ) -> ChangesPage:
     """One page of every change to the session's project after epoch `since` (default:
-    the session's cursor), each page within `channel`'s budget and `limit` characters:
-    the full list behind a rolled-up block. Confined to the session's project; moves no
-    cursor. UsageError for an epoch the project never had, or a page past the last."""
+    the session's cursor), or of those under `folder`, each page within `channel`'s
+    budget and `limit` characters: the full list behind a rolled-up block. Confined to
+    the session's project; moves no cursor. UsageError for an epoch the project never
+    had, a folder outside the workspace, or a page past the last."""
     s = manager.get(session_id)
     manager.tracker.flush()
     start = since if since is not None else s.cursor if s.cursor is not None else 0
     isolated = s.mode == Mode.ISOLATED.value
     root = manager.conversations.worktree(s.id) if isolated else manager.config.root
     budget = delivery_budget(manager.config, channel, meter, s.id, limit)
-    return project_changes_page(manager, s.project, start, page, budget, str(root))
+    return project_changes_page(manager, s.project, start, page, budget, str(root), folder)
 
 
 def project_changes_page(
     manager: SessionBase, project: str, since: int, page: int, budget: Budget,
-    root: str | None = None,
+    root: str | None = None, folder: str = "",
 ) -> ChangesPage:
     """One page of every change to `project` after epoch `since` as the index has them
-    (the caller flushed), paths shown under `root` (default: the workspace's)."""
+    (the caller flushed), or of those under `folder` (workspace-relative, or absolute
+    inside the workspace), paths shown under `root` (default: the workspace's)."""
     epoch = manager.tracker.epoch(project)
     if not 0 <= since <= epoch:
         raise UsageError(f"since={since}: project {project} has epochs 0 to {epoch}")
@@ -101,7 +104,7 @@ def project_changes_page(
         project, root or str(manager.config.root), since, answer.epoch,
         forgotten or answer.changes, documents=documents, folded=answer.folded,
     )
-    return page_changes(updates, page, budget)
+    return page_changes(updates, page, budget, _relative(root or manager.config.root, folder))
 
 
 def files_page(

@@ -260,6 +260,7 @@ class SessionManager(SessionBase):
         shown, updated = (self.withholder.text(b).text if b else b
                           for b in (blocks.manifest, blocks.updates))
         turn = PreparedTurn(s, message, shown, updated, held, fanout, staged, pending)
+        turn.listed = blocks.listed
         turn.number = s.turns + 1
         # A turn that carries nothing (an empty send) counts as no turn delivered.
         staged.turn = turn.number if turn.wire_prompt else 0
