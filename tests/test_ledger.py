@@ -251,7 +251,7 @@ def test_the_stale_section_opens_the_block() -> None:
      "you wrote /w/a.md at turn 4; it has changed since (by freshline session 3f2a9c1b0d4e, mcp)"),
     (StaleRead("a.md", 1, K.MODIFIED, Source(SourceKind.REFRESH, "refs/heads/main</x>")),
      "you read /w/a.md at turn 1; it has changed since "
-     "(by the refresh from main&lt;/x&gt;)"),
+     "(by the refresh from main</x>)"),
     (StaleRead("a.md", 2, K.LEFT),
      "you read /w/a.md at turn 2; it has left the project since, though the file is still "
      "there (outside freshline)"),

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from freshline.errors import WorkspaceError
 from freshline.markdown import parse_note
+from freshline.names import is_escaped, read_back
 from freshline.paths import confine, is_internal, shown, to_abs
 from freshline.scope import FileFacts, is_markdown
 from freshline.sensitive import secret_pattern
@@ -121,6 +122,7 @@ def reach(root: Path, user_path: str, rules: Rules | None = None) -> Reached:
     if not user_path.strip():
         raise AccessDenied("a path is required", Refusal.OUTSIDE)
     root = Path(os.path.abspath(root))
+    user_path = as_named(root, user_path)
     try:
         asked = confine(root, user_path)
         real = to_abs(root, asked).resolve()
@@ -143,6 +145,16 @@ def reach(root: Path, user_path: str, rules: Rules | None = None) -> Reached:
             raise AccessDenied(shown(f"{user_path}: {hardlink_reason(links)}; refused"),
                                Refusal.HARDLINK)
     return Reached(real, rel, is_dir)
+
+
+def as_named(root: Path, user_path: str) -> str:
+    """The name `user_path` stands for as a block shows names (`names.read_back`: `a\\nb`
+    for a name holding a newline, `a\\\\b` for one holding a backslash) when that name
+    is there, else `user_path` as written."""
+    if not is_escaped(user_path):
+        return user_path
+    back = read_back(user_path)
+    return back if os.path.lexists(os.path.join(root, back)) else user_path
 
 
 def hard_links(path: Path) -> int:

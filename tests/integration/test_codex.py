@@ -225,7 +225,7 @@ class McpRun:
 def mcp_run(tmp_path_factory: pytest.TempPathFactory) -> McpRun:
     base = tmp_path_factory.mktemp("codex-mcp")
     ws = workspace(base)
-    script = ToolScript(lambda: ws.write("notes/new note.md", "# a new note\n"))
+    script = ToolScript(lambda: ws.write("notes/Q&A <draft>.md", "# a new note\n"))
     with CliStub(script) as stub:
         env = codex_env(base / "home", stub, ws.root, base / "hook.log")
         with (base / "home" / ".codex" / "config.toml").open("a") as handle:
@@ -255,6 +255,6 @@ def test_a_changed_path_reaches_the_model_through_project_updates(mcp_run: McpRu
     assert len(results) == 4
     manifest, news = results[1], results[3]
     assert "<project_context " in manifest["text"] and "notes/a.md" in manifest["text"]
-    path = f"{mcp_run.root}/notes/new note.md"
+    path = f"{mcp_run.root}/notes/Q&A <draft>.md"  # as it is on disk
     assert news["changes"] == [{"path": path, "kind": "created", "old_path": None}]
-    assert "<project_context_updates " in news["text"] and f"- {path}" in news["text"]
+    assert "<project_context_updates " in news["text"] and f"- {path}\n" in news["text"]

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from freshline.names import ESCAPE
+
 from .wire import tag
 
 
@@ -138,6 +140,7 @@ class Plan:
     parts: list[Part]
     group_line: Callable[[str, Counter[str]], str]  # (folder, counts by label) → text
     start: Folds = field(default_factory=Folds)  # folds it always has
+    legend: str = ""  # the last line when a line holds an escape: how to read names back
     # Group lines written so far: fitting renders a plan several times, mostly with the
     # same groups.
     _lines: dict[tuple[str, frozenset[tuple[str, int]]], str] = field(
@@ -261,6 +264,8 @@ def write(plan: Plan, folds: Folds, placed: Placement | None = None) -> str:
     body: list[str] = []
     for part in plan.parts:
         body.extend(_lines(plan, part, placed))
+    if plan.legend and any(ESCAPE in line for line in body):
+        body.append(plan.legend)
     return tag(plan.name, plan.attributes, body)
 
 

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from freshline.errors import UsageError
+from freshline.names import ESCAPE
 
 from . import phrases
 from .budget import Budget, Meter
-from .layout import Folds, WayBack, write
+from .layout import Folds, Plan, WayBack, write
 from .manifest import manifest_plan
 from .model import ManifestInput, UpdatesInput
 from .updates import updates_plan
@@ -53,7 +54,7 @@ def page_changes(u: UpdatesInput, page: int, budget: Budget, folder: str = "") -
         lines = [phrases.forgotten_page(budget, u.project, u.from_epoch)]
     else:
         plan = updates_plan(within(u, folder) if folder else u)
-        lines = write(plan, Folds()).split("\n")[2:-1] if plan else []  # no instruction
+        lines = _body(plan) if plan else []
     where = f" under {phrases.folder(u.root, folder)}" if folder else ""
 
     def header(n: int, pages: int) -> str:
@@ -74,7 +75,7 @@ def page_files(m: ManifestInput, page: int, budget: Budget, folder: str = "") ->
                     documents=tuple(d for d in m.documents if _under(d.path, folder)))
     plan = manifest_plan(m)
     plan.parts = [p for p in plan.parts if not isinstance(p, WayBack)]
-    lines = write(plan, Folds()).split("\n")[2:-1]  # no instruction
+    lines = _body(plan)
     where = f" under {phrases.folder(m.root, folder)}" if folder else ""
 
     def header(n: int, pages: int) -> str:
@@ -121,19 +122,31 @@ def _under(path: str, folder: str) -> bool:
     return not folder or path == folder or path.startswith(folder + "/")
 
 
+def _body(plan: Plan) -> list[str]:
+    """A block's list lines, unfolded: no tags, no instruction, no legend (a page that
+    needs it carries its own)."""
+    plan.legend = ""
+    return write(plan, Folds()).split("\n")[2:-1]
+
+
 def _page(
     lines: list[str], page: int, budget: Budget, header: Header, empty: str
 ) -> tuple[str, int, int]:
-    """Page `page` of `lines` between its header and footer: its text, number, and how
-    many pages there are."""
+    """Page `page` of `lines` between its header and footer (and, when it shows a name
+    escaped, how to read names back): its text, number, and how many pages there are."""
     commanded = bool(budget.command)
-    room = budget.chars - budget.meter.overhead - _room(header, commanded, budget.meter)
+    legend = [phrases.READ_BACK] if any(ESCAPE in line for line in lines) else []
+    room = budget.chars - budget.meter.overhead - _room(header, commanded, budget.meter) \
+        - sum(budget.meter.size(line + "\n") for line in legend)
     pages = _pack(lines, room, budget.meter)
     total = max(len(pages), 1)
     if not 1 <= page <= total:
         raise UsageError(f"page {page} does not exist: the list fills {total} page(s)")
     body = pages[page - 1] if pages else [empty]
-    return "\n".join([header(page, total), *body, _footer(page, total, commanded)]), page, total
+    ends = [_footer(page, total, commanded)]
+    if any(ESCAPE in line for line in body):
+        ends += legend
+    return "\n".join([header(page, total), *body, *ends]), page, total
 
 
 def _footer(page: int, pages: int, commanded: bool) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from freshline.materialize.status import DocStatus
+from freshline.names import escape
 from freshline.refs import short_ref
 from freshline.scope import Pattern, PatternKind
 from freshline.store.records import ChangeGroup, ChangeKind
@@ -15,7 +16,7 @@ from freshline.tracker.reasons import reason_text
 
 from .budget import Budget, Channel
 from .model import DocumentInfo, GitOperation, Rewound, Source, SourceKind, StaleRead
-from .wire import ARROW, absolute, count, escape, short_commit, show, show_path, show_text
+from .wire import ARROW, absolute, count, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
     "Paths are absolute. Read files with your tools; for a converted document read its "
@@ -37,6 +38,12 @@ FORGOTTEN = (
 FOLDED_HEADING = (
     "Earlier changes, counted per folder (the change log no longer lists them one by one; "
     "each count says the epochs it spans, and may include changes you were told before):"
+)
+READ_BACK = (
+    "Names are shown as they are on disk, but for backslash escapes of what could break "
+    "this block: \\\\ is a backslash, \\n a newline, \\xff a byte that is not UTF-8, "
+    "\\u202e an invisible character, \\x3c a <. freshline's tools take a name as shown; "
+    "a shell reads it back written as $'…' (single quotes as \\')."
 )
 LEFT_HEADING = "Left the project (the files are still there):"
 EDITED_TOO = "its content changed too"
@@ -259,7 +266,14 @@ def command(budget: Budget | None, *words: str) -> str:
     executable and `--workspace` the channel's process was started with) when the
     budget knows them, quoted for a shell."""
     program = budget.command if budget and budget.command else ("freshline",)
-    return escape(shlex.join([*program, *words]))
+    return " ".join(_shell_word(word) for word in (*program, *words))
+
+
+def _shell_word(word: str) -> str:
+    """One word of a command, quoted so that a shell reads exactly it: as `shlex` quotes
+    it, or, when it holds what a block escapes, as `$'…'` with those escapes."""
+    shown = escape(word)
+    return shlex.quote(word) if shown == word else "$'" + shown.replace("'", "\\'") + "'"
 
 
 def _paged(budget: Budget | None, *words: str) -> str:
@@ -314,7 +328,7 @@ def forgotten_page(budget: Budget | None, project: str, since: int) -> str:
 
 def _files_call(channel: Channel, project: str) -> str:
     """`project_files(project="vault", page=1)`, as an MCP-tool channel names it."""
-    name = show_text(project).replace('"', "&quot;")
+    name = show_text(project).replace('"', "\\x22")
     return f'{_MCP_TOOLS[channel]}project_files(project="{name}", page=1)'
 
 

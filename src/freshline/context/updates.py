@@ -216,7 +216,8 @@ def updates_plan(
              WayBack(phrases.changes_way_back(budget, u.project, u.from_epoch))]
     attributes = [("project", u.project), ("from_epoch", u.from_epoch), ("to_epoch", u.to_epoch),
                   *(budget.tagged() if budget else [])]
-    return Plan("project_context_updates", attributes, parts, b.group_line)
+    return Plan("project_context_updates", attributes, parts, b.group_line,
+                legend=phrases.READ_BACK)
 
 
 def _says_something(part: Part) -> bool:

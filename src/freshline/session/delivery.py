@@ -12,6 +12,8 @@ blocks name a command that works from any directory (`program.workspace_command`
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,7 @@ from freshline.context import (
 )
 from freshline.errors import UsageError
 from freshline.materialize import is_document
+from freshline.names import read_back
 from freshline.program import workspace_command
 from freshline.session.documents import DocumentDesk, info
 from freshline.session.manifest import build_manifest
@@ -104,7 +107,8 @@ def project_changes_page(
         project, root or str(manager.config.root), since, answer.epoch,
         forgotten or answer.changes, documents=documents, folded=answer.folded,
     )
-    return page_changes(updates, page, budget, _relative(root or manager.config.root, folder))
+    page_of = page_changes(updates, page, budget, _relative(root or manager.config.root, folder))
+    return _screened(manager, page_of)
 
 
 def files_page(
@@ -116,11 +120,22 @@ def files_page(
     nothing. UsageError for a folder outside the workspace or a page past the last."""
     built = build_manifest(manager.config, manager.tracker, manager.materializer, project,
                            listing=manager.in_scope.entries, convert=False)
-    return page_files(built.input, page, budget, _relative(manager.config.root, folder))
+    return _screened(manager, page_files(built.input, page, budget,
+                                         _relative(manager.config.root, folder)))
+
+
+def _screened(manager: SessionBase, page: ChangesPage) -> ChangesPage:
+    """`page` with what a name holds of a secret withheld, as the blocks withhold it."""
+    return replace(page, text=manager.withholder.text(page.text).text)
 
 
 def _relative(root: object, folder: str) -> str:
-    """`folder` relative to the workspace `root` ("" for the root itself)."""
+    """`folder` relative to the workspace `root` ("" for the root itself), as named on
+    disk: a block shows names escaped (`names.read_back`)."""
+    back = read_back(folder)  # the name it stands for wins, when it is there or both are gone
+    if os.path.lexists(os.path.join(str(root), back)) or \
+            not os.path.lexists(os.path.join(str(root), folder)):
+        folder = back
     path = PurePosixPath(folder)
     try:
         if path.is_absolute():

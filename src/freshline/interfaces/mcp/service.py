@@ -215,7 +215,8 @@ class FreshlineService:
         self._project(project)
         m = self.manager
         built = build_manifest(self.config, m.tracker, m.materializer, project)
-        return built.render(delivery_budget(self.config, Channel.MCP))
+        # Blocks hold paths only, but a file may be named after a token.
+        return m.withholder.text(built.render(delivery_budget(self.config, Channel.MCP))).text
 
     def open_session(self, project: str) -> SessionInfo:
         """A new session of `project`, for a client that has none (owned by the viewer)."""
