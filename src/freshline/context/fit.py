@@ -77,21 +77,33 @@ def render_blocks(
         return budget.fits(rendered[made].text or "")
 
     made = _shortest(len(sequence), fits)
-    folded = rendered.get(made) or _blocks(plans, sequence, made)
+    return _unfolded(plans, sequence, made, rendered.get(made), budget)
+
+
+def _unfolded(plans: Sequence[Plan | None], sequence: Sequence[Move], made: int,
+              folded: Blocks | None, budget: Budget) -> Blocks:
+    """The blocks of the first `made` folds, with the longest run of `unfolds` that fits
+    undone (`folded`: the blocks of those folds, when rendered already)."""
+    folded = folded or _blocks(plans, sequence, made)
     room = budget.chars - budget.meter.cost(folded.text or "")
     undone = unfolds(plans, _folds(plans, sequence, made), sequence[:made], room,
                      budget.meter)
-    if not undone:
-        return folded
+    tries: dict[int, Blocks] = {0: folded}
 
-    tries: dict[int, Blocks] = {}
-
-    def unfolded(count: int) -> bool:
+    def fits(count: int) -> bool:
         tries[count] = _blocks(plans, sequence, made, undone[:count])
         return budget.fits(tries[count].text or "")
 
-    kept = len(undone) if unfolded(len(undone)) else _longest(len(undone) - 1, unfolded)
-    return tries.get(kept) or (_blocks(plans, sequence, made, undone[:kept]) if kept else folded)
+    # The estimates miss little (a heading that appears): the whole run mostly fits, or
+    # all of it but its last.
+    total = len(undone)
+    if not total or fits(total):
+        kept = total
+    elif total > 1 and fits(total - 1):
+        kept = total - 1
+    else:
+        kept = _longest(total - 2, fits)
+    return tries.get(kept) or _blocks(plans, sequence, made, undone[:kept])
 
 
 def _shortest(most: int, fits: Callable[[int], bool]) -> int:

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from .layout import Entry, Folds, Key, Plan, Pool
 
@@ -56,22 +57,28 @@ class Move:
 
 def apply(folds: Folds, move: Move) -> None:
     """Make `move` in `folds` (the folds of its block)."""
-    if move.kind is MoveKind.RENAME:
-        folds.renames.add(int(move.target))
-    elif move.kind is MoveKind.FOLDER:
-        assert move.key is not None
-        folds.folded(move.key).add(str(move.target))
-    else:
-        folds.minimal = True
+    _fold(folds, move, True)
 
 
 def undo(folds: Folds, move: Move) -> None:
-    """Undo `move` in `folds` (a folder or folder rename fold)."""
+    """Undo `move` in `folds`."""
+    _fold(folds, move, False)
+
+
+def _fold(folds: Folds, move: Move, made: bool) -> None:
+    if move.kind is MoveKind.MINIMAL:
+        folds.minimal = made
+        return
     if move.kind is MoveKind.RENAME:
-        folds.renames.discard(int(move.target))
-    elif move.kind is MoveKind.FOLDER:
+        members: set[Any] = folds.renames
+        member: object = int(move.target)
+    else:
         assert move.key is not None
-        folds.folded(move.key).discard(str(move.target))
+        members, member = folds.folded(move.key), str(move.target)
+    if made:
+        members.add(member)
+    else:
+        members.discard(member)
 
 
 def _depth(folder: str) -> int:

@@ -133,7 +133,9 @@ class _Builder:
     def __init__(self, u: UpdatesInput, priority: Collection[str]) -> None:
         self.u = u
         self.priority = frozenset(priority)
-        self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in u.documents}
+        # sorted: a path given twice is told the same way whatever the input's order
+        self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in sorted(
+            u.documents, key=lambda d: (d.path, d.state.value, d.snapshot or "", d.reason or ""))}
         self.writers: Mapping[str, Source] = dict(u.writers)
         renamed = {c.path for c in u.changes
                    if c.kind is ChangeKind.RENAMED and not _is_folder(c)}
