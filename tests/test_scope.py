@@ -505,7 +505,7 @@ def test_error_messages_are_printable() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("plain/name.md", "plain/name.md"), ("back\\slash", "back\\\\slash"),
+    [("plain/name.md", "plain/name.md"), ("back\\slash", "back\\slash"),
      ("a\\b\n", "a\\\\b\\n"), (os.fsdecode(b"\xff\tx"), "\\xff\\tx")],
 )
 def test_shown_escapes_only_what_needs_it_and_unambiguously(text: str, expected: str) -> None:

@@ -8,7 +8,7 @@ def shown(text: str) -> str:
     """`text` made safe for a one-line message: control characters as escapes (`\\n`),
     bytes that are not UTF-8 (surrogate escapes) as `\\xNN`, and then backslashes doubled,
     so an escaped name cannot be mistaken for another one."""
-    if text.isprintable() and "\\" not in text:
+    if text.isprintable():
         return text
     return "".join(_escaped(c) for c in text)
 
