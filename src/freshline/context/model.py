@@ -195,10 +195,14 @@ class Source:
         _set(self, "kind", SourceKind(getattr(self.kind, "value", self.kind)))
 
 
+_STALE_KINDS = (ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED, ChangeKind.LEFT)
+
+
 @dataclass(frozen=True)
 class StaleRead:
     """A file the agent read (or its tool wrote) whose content changed since: at `turn`,
-    and how (MODIFIED, DELETED, or RENAMED to `new_path`), by `source`."""
+    and how (MODIFIED, DELETED, RENAMED to `new_path`, or LEFT the project: hidden by an
+    ignore rule or moved out, where the index no longer sees it), by `source`."""
 
     path: str
     turn: int
@@ -208,8 +212,8 @@ class StaleRead:
     new_path: str | None = None  # RENAMED: where it went
 
     def __post_init__(self) -> None:
-        if self.change not in (ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED):
-            raise FreshlineError(f"a stale read is modified, deleted or renamed: {self}")
+        if self.change not in _STALE_KINDS:
+            raise FreshlineError(f"a stale read is modified, deleted, renamed or left: {self}")
         if (self.change is ChangeKind.RENAMED) != bool(self.new_path):
             raise FreshlineError(f"a renamed stale read needs its new path, only it: {self}")
 
