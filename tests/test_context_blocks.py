@@ -421,8 +421,9 @@ def test_updates_name_every_path_without_a_budget(changes: list[Change], data: s
 @st.composite
 def updates_inputs(draw: st.DrawFn) -> UpdatesInput:
     paths = st.lists(rel_paths, max_size=3)
+    # a document has one state at a time: one entry per path
     docs = [DocumentInfo(p, draw(st.sampled_from(list(DocStatus))), f"{SNAP}/{i}.md", "why")
-            for i, p in enumerate(draw(paths))]
+            for i, p in enumerate(draw(st.lists(rel_paths, max_size=3, unique=True)))]
     config = [ConfigChange(include_added=draw(st.lists(patterns, max_size=2)),
                            newly_included=draw(paths)) for _ in range(draw(st.integers(0, 2)))]
     refreshed = [Refresh("main", "a" * 40, "b" * 40, draw(paths), draw(paths))

@@ -363,7 +363,9 @@ def test_updates_fit_and_name_every_path_or_its_group(
 
 @st.composite
 def manifest_inputs(draw: st.DrawFn) -> ManifestInput:
-    files = draw(st.lists(rel_paths, max_size=150, unique=True))
+    drawn = draw(st.lists(rel_paths, max_size=150, unique=True))
+    folders = {f[:i] for f in drawn for i, c in enumerate(f) if c == "/"}
+    files = [f for f in drawn if f not in folders]  # a path is a file or a folder, not both
     docs = [DocumentInfo(p, s, f".freshline/snapshots/{i}.md", "why") for i, (p, s) in
             enumerate(zip(files, draw(st.lists(st.sampled_from(
                 [DocStatus.READY, DocStatus.PENDING, DocStatus.STALE, DocStatus.FAILED]),
