@@ -26,7 +26,6 @@ from freshline.errors import WorkspaceError
 from freshline.paths import ignore_regex
 from freshline.secretscan import SecretKind, Withheld, scan
 from freshline.tablescan import withhold_cells
-from freshline.textforms import binary_texts, decoded
 
 CACHE_ENTRIES = 50_000  # blob ids remembered (a clean one costs a few dozen bytes)
 _SNIFF = 8192  # bytes looked at to tell text from binary
@@ -141,6 +140,8 @@ class Withholder:
         if not _binary(data[:_SNIFF]):
             withheld = self.text(data.decode("utf-8", "replace"), rel, read)
             return withheld.text.encode("utf-8") if withheld.count else data
+        from freshline.textforms import binary_texts, decoded  # a binary file's first screen
+
         other = decoded(data)
         if other is not None:
             withheld = self.text(other.text, rel, read)

@@ -16,7 +16,6 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -128,6 +127,8 @@ def _named(fd: int, rel: str) -> Iterator[Path]:
     """A path with the document's own name that opens the descriptor `fd` (a link in a
     private folder to this process's `/proc/<pid>/fd/<fd>`): libraries open a path, and
     this one cannot be swapped for another file."""
+    import tempfile  # in the conversion's own process, never a hook's
+
     proc = Path(f"/proc/{os.getpid()}/fd/{fd}")
     folder = Path(tempfile.mkdtemp(prefix="freshline-doc-"))
     link = folder / (rel.rsplit("/", 1)[-1] or "document")
