@@ -35,6 +35,7 @@ from freshline.store.files import Stats
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
 from freshline.tracker.listing import (
+    UNSTATED,
     fs_clock,
     listed_entry,
     twin_blobs,
@@ -46,7 +47,9 @@ from freshline.tracker.renames import folder_renames, pair_renames
 from freshline.tracker.similarity import TEXT_CAP, sketch
 
 RACY_WINDOW_NS = 2_000_000_000
-_UNKNOWN = (-1, -1, -1)  # index stats no file has: the file is read again
+# Index stats no file has, nor an entry listed by name (`UNSTATED`: one that is stat'ed,
+# not read, while its file is untouched since the listing): the file is read again.
+_UNKNOWN = (UNSTATED - 1, UNSTATED - 1, UNSTATED - 1)
 
 _INTERNAL = frozenset(os.fsencode(name) for name in INTERNAL_NAMES)
 
