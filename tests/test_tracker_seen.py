@@ -30,6 +30,20 @@ SEEN: dict[str, tuple[type[RuleBasedStateMachine], Steps]] = {
         ("edit_config", {"scope": ["a", "#t"]}),
         ("deferred_flush", {}),
     ]),
+    # Notes that left the scope and came back, then moved with their folder: told
+    # renamed and modified, though their content was what the reader held
+    # (`coalesce.net_lookups` never looked at it: the new path had changed but once).
+    "left, back, folder renamed": (ListingMachine, [
+        ("rename_folder", {"pair": ("a", "d")}),
+        ("edit_config", {"scope": ["a", "#t"]}),
+        ("deferred_flush", {}),
+        ("edit_config", {"scope": ["a"]}),
+        ("deferred_flush", {}),
+        ("edit_config", {"scope": ["a", "#t"]}),
+        ("deferred_flush", {}),
+        ("rename_folder", {"pair": ("d", "a")}),
+        ("deferred_flush", {}),
+    ]),
 }
 
 

@@ -24,6 +24,7 @@ content now, for the paths `net_lookups` names.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -65,12 +66,23 @@ def coalesce_sets(sets: Iterable[Iterable[Change]]) -> list[Change]:
     return net.result()
 
 
+def repeated(changes: Iterable[Change]) -> set[str]:
+    """The paths a span's logged changes changed more than once (a rename changes both
+    of its paths)."""
+    touched = Counter(p for c in changes for p in (c.path, c.old_path) if p)
+    return {p for p, n in touched.items() if n > 1}
+
+
 def net_lookups(changes: Iterable[Change], repeated: Collection[str]) -> list[str]:
     """The paths whose content now `net` needs: the modified ones among `repeated` (the
-    paths the span changed more than once: one change alone cannot have been undone),
-    and those that left the scope (which may be gone since)."""
+    paths the span changed more than once: one change alone cannot have been undone) or
+    renamed there (their history lies on the paths they came from), and those that left
+    the scope (which may be gone since)."""
+    changes = list(changes)
+    moved = {c.path for c in changes if c.kind is R}
     return [c.path for c in changes if c.kind is LEFT
-            or (c.kind is M and c.before is not None and c.path in repeated)]
+            or (c.kind is M and c.before is not None
+                and (c.path in repeated or c.path in moved))]
 
 
 def net(changes: list[Change], now: Mapping[str, str]) -> list[Change]:
