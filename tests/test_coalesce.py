@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from freshline.store.records import (
@@ -135,22 +135,35 @@ def replay(initial: Tree, final: Tree, net: list[Change]) -> Tree:
     return state
 
 
-@st.composite
-def batches(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
+Operate = Callable[[st.DrawFn, Tree, Tree, Iterator[int]], None]
+
+
+def evolve(draw: st.DrawFn, operate: Operate, most: int) -> tuple[Tree, list[tuple[Tree, Tree]]]:
+    """A tree, then one to four batches of up to `most` operations each: the tree at the
+    start, and each batch's tree before and after it."""
     lineage = iter(range(1, 1000))
     tree: Tree = {p: (next(lineage), 0) for p in draw(st.sets(st.sampled_from(PATHS)))}
-    initial, sets = dict(tree), []
+    initial, steps = dict(tree), []
     for _ in range(draw(st.integers(1, 4))):
         before = dict(tree)
-        for _ in range(draw(st.integers(0, 4))):
-            _operate(draw, tree, lineage)
-        changes = observe(before, tree)
+        for _ in range(draw(st.integers(0, most))):
+            operate(draw, tree, before, lineage)
+        steps.append((before, dict(tree)))
+    return initial, steps
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
+    initial, steps = evolve(draw, _operate, 4)
+    sets = []
+    for before, after in steps:
+        changes = observe(before, after)
         random.Random(draw(st.integers())).shuffle(changes)  # a set: any order
         sets.append(changes)
-    return initial, sets, tree
+    return initial, sets, steps[-1][1]
 
 
-def _operate(draw: st.DrawFn, tree: Tree, lineage: Iterator[int]) -> None:
+def _operate(draw: st.DrawFn, tree: Tree, _before: Tree, lineage: Iterator[int]) -> None:
     present, absent = sorted(tree), [p for p in PATHS if p not in tree]
     options = ["create"] if absent else []
     if present:
@@ -335,26 +348,28 @@ def moves_and_edits(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
     """Batches of edits that often bring a file back to what it held, and renames onto
     paths free before the batch, each observed as a scan logs it (with the content each
     change's path, a rename's old path, held before it)."""
-    lineage = iter(range(1, 1000))
-    tree: Tree = {p: (next(lineage), 0) for p in draw(st.sets(st.sampled_from(PATHS)))}
-    initial, sets = dict(tree), []
-    for _ in range(draw(st.integers(1, 4))):
-        before = dict(tree)
-        for _ in range(draw(st.integers(0, 3))):
-            free = [p for p in PATHS if p not in tree and p not in before]
-            if tree and free and draw(st.booleans()):
-                tree[draw(st.sampled_from(free))] = tree.pop(draw(st.sampled_from(sorted(tree))))
-            elif tree:
-                path = draw(st.sampled_from(sorted(tree)))
-                tree[path] = (tree[path][0], draw(st.integers(0, 2)))
-        observed = observe(before, tree)
+    initial, steps = evolve(draw, _move_or_edit, 3)
+    sets = []
+    for before, after in steps:
+        observed = observe(before, after)
         origin = {c.path: c.old_path for c in observed if c.kind is R}
         sets.append([replace(c, before=content(before[c.old_path or origin.get(c.path, c.path)])
                              if c.kind is not C else None) for c in observed])
-    return initial, sets, tree
+    return initial, sets, steps[-1][1]
+
+
+def _move_or_edit(draw: st.DrawFn, tree: Tree, before: Tree, _lineage: Iterator[int]) -> None:
+    free = [p for p in PATHS if p not in tree and p not in before]
+    if tree and free and draw(st.booleans()):
+        tree[draw(st.sampled_from(free))] = tree.pop(draw(st.sampled_from(sorted(tree))))
+    elif tree:
+        path = draw(st.sampled_from(sorted(tree)))
+        tree[path] = (tree[path][0], draw(st.integers(0, 1)))
 
 
 @given(moves_and_edits())
+@example(({"a": (1, 0)}, [[ch_b(M, "a", "1.0")], [ch_b(M, "a", "1.1")],
+                          [Change(R, "b", "a", before="1.0")]], {"b": (1, 0)}))
 def test_net_changes_with_renames_replay_exactly_and_tell_nothing_held(
     case: tuple[Tree, list[list[Change]], Tree],
 ) -> None:
