@@ -19,7 +19,13 @@ from freshline.store.records import (
     content_key,
     entry_content,
 )
-from freshline.tracker.coalesce import coalesce, coalesce_sets, net, net_lookups, repeated
+from freshline.tracker.coalesce import (
+    coalesce,
+    coalesce_sets,
+    net,
+    net_lookups,
+    repeated_paths,
+)
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
 
@@ -261,7 +267,7 @@ def test_net_drops_what_was_undone(
 def told(sets: list[list[Change]], now: dict[str, str]) -> list[Change]:
     """What the change log answers for `sets`: coalesced, less what `now` shows undone."""
     out = coalesce_sets(sets)
-    lookups = net_lookups(out, repeated(c for changes in sets for c in changes))
+    lookups = net_lookups(out, repeated_paths(c for changes in sets for c in changes))
     return net(out, {p: now[p] for p in lookups if p in now})
 
 

@@ -12,7 +12,7 @@ from itertools import groupby
 
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeGroup, LoggedChange
-from freshline.tracker.coalesce import coalesce_sets, net, net_lookups, repeated
+from freshline.tracker.coalesce import coalesce_sets, net, net_lookups, repeated_paths
 from freshline.tracker.compaction import fold, group_cap, merged, per_run
 
 
@@ -97,4 +97,4 @@ def _coalesced(entries: list[LoggedChange], undone: bool) -> tuple[list[Change],
     changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
     if undone:
         return changes, []
-    return changes, net_lookups(changes, repeated(e.change for e in entries))
+    return changes, net_lookups(changes, repeated_paths(e.change for e in entries))

@@ -66,7 +66,7 @@ def coalesce_sets(sets: Iterable[Iterable[Change]]) -> list[Change]:
     return net.result()
 
 
-def repeated(changes: Iterable[Change]) -> set[str]:
+def repeated_paths(changes: Iterable[Change]) -> set[str]:
     """The paths a span's logged changes changed more than once (a rename changes both
     of its paths)."""
     touched = Counter(p for c in changes for p in (c.path, c.old_path) if p)
