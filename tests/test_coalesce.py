@@ -286,9 +286,16 @@ def told(sets: list[list[Change]], now: dict[str, str]) -> list[Change]:
         # edited for good, then renamed: both told
         ([[ch_b(M, "a", "1")], [Change(R, "b", "a", before="2")]], {"b": "2"},
          [ch(M, "b"), ch(R, "b", "a")]),
+        # moved out of the scope (deleted for it), a copy came in elsewhere and moved back
+        ([[ch_b(D, "a/y", "1")], [moved(E, "d/y")], [Change(R, "a/y", "d/y", before="1")]],
+         {"a/y": "1"}, []),
+        # a file moved onto one deleted before, with the same bytes: the source is gone
+        ([[ch_b(D, "b", "1")], [Change(R, "b", "a", before="1")]], {"b": "1"}, [ch(D, "a")]),
+        ([[ch_b(D, "b", "1")], [Change(R, "b", "a", before="2")]], {"b": "2"},
+         [ch(D, "a"), ch(M, "b")]),
     ],
 )
-def test_a_rename_whose_content_came_back_is_a_rename_only(
+def test_content_that_came_back_by_a_rename_is_not_told_again(
     sets: list[list[Change]], now: dict[str, str], expected: list[Change]
 ) -> None:
     assert told(sets, now) == expected

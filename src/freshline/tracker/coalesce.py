@@ -192,7 +192,12 @@ class _Net:
             if kind is M:
                 out.pop((path, D), None)
             detail = fate.why if kind in (ENTERED, LEFT) else None
-            out[path, kind] = Change(kind, path, old, detail, fate.before)
+            before = fate.before
+            if kind is M and before is None and path in self.gone:
+                # Something arrived where the reader's file was lost: `net` finds it undone
+                # if it holds the reader's content.
+                before = self.gone[path].before
+            out[path, kind] = Change(kind, path, old, detail, before)
 
         for origin, lost in self.gone.items():
             if origin not in self.live:
