@@ -1,9 +1,9 @@
 """Step sequences the tracker's state machines once failed on, replayed exactly.
 
-Hypothesis found each on a loaded machine and could not always find it again (the bug
-showed only under some timing), so each is kept here as the steps it took, run on every
-backend with the machine's invariant checked after each step; beside it, the smallest
-case of its cause.
+Hypothesis found each once: under some timing on a loaded machine, or in a longer run than
+the suite's, and a rerun need not find it again. So each is kept here as the steps it
+took, run on every backend with the machine's invariant checked after each step; beside
+them, the smallest case of a cause.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Drawn:
 
     def draw(self, _strategy: object) -> object:
         return self.values.pop(0)
+
 
 SEEN: dict[str, tuple[type[RuleBasedStateMachine], Steps]] = {
     # A listed folder renamed, then a scope that starts to need tags: its notes, read at
@@ -68,7 +69,6 @@ SEEN: dict[str, tuple[type[RuleBasedStateMachine], Steps]] = {
         ("deferred_flush", {}),
     ]),
 }
-
 
 
 @pytest.mark.parametrize("name", SEEN)
