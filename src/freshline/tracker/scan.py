@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain
 from pathlib import Path
 
+from freshline.beneath import Kind, open_beneath
+from freshline.errors import WorkspaceError
 from freshline.ignore import Checks, IgnoreRules, IgnoreState
 from freshline.markdown import parse_note
 from freshline.paths import INTERNAL_NAMES, is_internal
@@ -287,6 +289,11 @@ class Scanner:
         result.ignore = self.rules.state()
         return result
 
+    def _hidden(self, raw: bytes, rel: str) -> bool:
+        """Whether a file the index had is still there, only ignored now: it left the
+        projects (the scope change logs why), it was not deleted."""
+        return self._skip(rel) and os.path.lexists(os.path.join(self.broot, raw))
+
     def _kept(self, rel: str) -> bool:
         return any(rel == k or rel.startswith(k + "/") for k in self.kept)
 
@@ -340,7 +347,7 @@ class Scanner:
             old, kept = old_entry(rel), self._kept(rel)
             if old is None or (kept and raw not in listed):
                 continue  # below a folder that cannot be listed: kept as it was
-            if not kept:
+            if not kept and not self._hidden(raw, rel):
                 deleted[rel] = old
             result.remove.append(rel)  # (a listed one below such a folder: never read)
         self._pair(result, deleted, created)
@@ -371,9 +378,9 @@ class Scanner:
         if rel not in self.sketches:
             return None
         try:
-            with open(os.path.join(self.broot, encode_path(rel)), "rb") as f:
-                return f.read(TEXT_CAP + 1)
-        except OSError:
+            with open_beneath(Path(self.root), rel, follow=False) as opened:
+                return opened.read(TEXT_CAP + 1) if opened.kind is Kind.FILE else None
+        except (OSError, WorkspaceError):
             return None
 
     def _count_under(self, folder: str) -> int:

@@ -46,6 +46,7 @@ from freshline.session.evidence import Moment, Witness
 from freshline.session.pinning import pinned_project, workspace_for
 from freshline.session.tooluse import quick_tool_use, record_tool_use
 from freshline.store import SessionState
+from freshline.store.sessions import session_title
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # the session manager loads only when a call gets that far
@@ -129,7 +130,18 @@ def answer(adapter: Adapter, payload: str, options: HookOptions, warm: Warm) -> 
     with warm.lock(root):
         if call.moment is Moment.TOOL:
             return _tool(adapter, call, options, warm, root)
-        return _deliver(adapter, call, options, warm, root)
+        answered = _deliver(adapter, call, options, warm, root)
+        if call.prompt is not None:
+            _name(warm.tracker(root), adapter.external_id(call.agent_session), call.prompt)
+        return answered
+
+
+def _name(tracker: Tracker, external: str, prompt: str) -> None:
+    """Title the agent's session with its first prompt (`session list` shows it), as a
+    chat's first message titles a chat's; a session that has one keeps it."""
+    title = session_title(prompt)
+    if title is not None:
+        tracker.store.session_name(external, title)
 
 
 def _deliver(

@@ -46,7 +46,7 @@ def parse(
         raise UsageError("hook payload has no session_id")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise UsageError("hook payload has no absolute cwd")
-    transcript = data.get("transcript_path")
+    transcript, prompt = data.get("transcript_path"), data.get("prompt")
     moment = events[event]
     return Call(
         event=event,
@@ -57,6 +57,7 @@ def parse(
         and os.path.isabs(transcript) else None,
         lost_context=moment is Moment.START and data.get("source") in lost,
         tool=tool(data) if moment is Moment.TOOL else None,
+        prompt=prompt if moment is Moment.PROMPT and isinstance(prompt, str) else None,
     )
 
 

@@ -57,6 +57,7 @@ class Call:
     transcript: Path | None = None  # the client's transcript, if the payload names one
     lost_context: bool = False  # a START after the agent compacted or cleared its context
     tool: ToolUse | None = None  # a TOOL call's tool
+    prompt: str | None = None  # a PROMPT call's message: the session's title, if it has none
 
 
 @dataclass(frozen=True)
