@@ -26,6 +26,7 @@ from freshline.session.evidence import Moment
 from freshline.session.transcripts.codex import TRUNCATED
 from freshline.store import LedgerKind
 from tests.conftest import Workspace
+from tests.test_listing_clock import wall_clock
 
 MANIFEST = "<project_context "
 UPDATES = "<project_context_updates"
@@ -280,10 +281,15 @@ def test_codex_context_stays_within_its_limit(two_projects: Workspace) -> None:
     assert MANIFEST in told and len(told.encode()) <= 9_000 < 10_017
 
 
-def test_codex_session_start_then_prompt(two_projects: Workspace) -> None:
-    """SessionStart's context goes out with the first prompt (in flight until then)."""
+def test_codex_session_start_then_prompt(
+    two_projects: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SessionStart's context goes out with the first prompt (in flight until then).
+    SessionStart lists the files with the wall clock a second behind the file system's:
+    a.md, written just before, is no change (a guess at the clocks' skew once told it)."""
     client = Client("codex", two_projects, two_projects.root / "notes")
-    started = client.call("SessionStart", source="startup")
+    with wall_clock(monkeypatch, -1_000_000_000):
+        started = client.call("SessionStart", source="startup")
     assert MANIFEST in started
     client.write(codex_hook(started))
     assert client.prompt() == ""

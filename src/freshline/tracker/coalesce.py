@@ -24,6 +24,7 @@ content now, for the paths `net_lookups` names.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -66,12 +67,23 @@ def coalesce_sets(sets: Iterable[Iterable[Change]]) -> list[Change]:
     return net.result()
 
 
+def repeated_paths(changes: Iterable[Change]) -> set[str]:
+    """The paths a span's logged changes changed more than once (a rename changes both
+    of its paths)."""
+    touched = Counter(p for c in changes for p in (c.path, c.old_path) if p)
+    return {p for p, n in touched.items() if n > 1}
+
+
 def net_lookups(changes: Iterable[Change], repeated: Collection[str]) -> list[str]:
     """The paths whose content now `net` needs: the modified ones among `repeated` (the
-    paths the span changed more than once: one change alone cannot have been undone),
-    and those that left the scope (which may be gone since)."""
+    paths the span changed more than once: one change alone cannot have been undone) or
+    renamed there (their history lies on the paths they came from), and those that left
+    the scope (which may be gone since)."""
+    changes = list(changes)
+    moved = {c.path for c in changes if c.kind is R}
     return [c.path for c in changes if _followed(c)
-            or (c.kind is M and c.before is not None and c.path in repeated)]
+            or (c.kind is M and c.before is not None
+                and (c.path in repeated or c.path in moved))]
 
 
 def _followed(c: Change) -> bool:
@@ -196,7 +208,12 @@ class _Net:
             if kind is M:
                 out.pop((path, D), None)
             detail = fate.why if kind in (ENTERED, LEFT) else None
-            out[path, kind] = Change(kind, path, old, detail, fate.before)
+            before = fate.before
+            if kind is M and before is None and path in self.gone:
+                # Something arrived where the reader's file was lost: `net` finds it undone
+                # if it holds the reader's content.
+                before = self.gone[path].before
+            out[path, kind] = Change(kind, path, old, detail, before)
 
         for origin, lost in self.gone.items():
             if origin not in self.live:

@@ -11,7 +11,8 @@ as git calls it). An entry whose mtime is that close to the scan is stored with
 mtime_ns = 0, so the next scan hashes it again instead of trusting its stat.
 
 A listing scan (an empty index, a caller that may defer) takes no lstat and reads no
-regular file: it stores their names, to be read by a later flush (`tracker/listing.py`).
+regular file: it stores their names, to be read by a later flush (`tracker/listing.py`);
+where the file system's clock cannot be read (`fs_clock`), it reads them as a full scan.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from freshline.store.files import Stats
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
 from freshline.tracker.listing import (
-    CLOCK_SLACK_NS,
+    UNSTATED,
+    fs_clock,
     listed_entry,
     twin_blobs,
     unstated,
@@ -47,7 +49,9 @@ from freshline.tracker.renames import folder_renames, pair_renames
 from freshline.tracker.similarity import TEXT_CAP, sketch
 
 RACY_WINDOW_NS = 2_000_000_000
-_UNKNOWN = (-1, -1, -1)  # index stats no file has: the file is read again
+# Index stats no file has, nor an entry listed by name (`UNSTATED`: one that is stat'ed,
+# not read, while its file is untouched since the listing): the file is read again.
+_UNKNOWN = (UNSTATED - 1, UNSTATED - 1, UNSTATED - 1)
 
 _INTERNAL = frozenset(os.fsencode(name) for name in INTERNAL_NAMES)
 
@@ -261,10 +265,11 @@ class Scanner:
             return self._untouched(st)
         return listed == (st.st_size, st.st_mtime_ns, st.st_ino)
 
-    def listed(self) -> ScanResult:
-        """An empty index filled from the folders' listings (`tracker/listing.py`): every
-        regular file by its name and inode, unread; a link (rare) read at once."""
-        result = ScanResult(from_empty=True, listed_at=time.time_ns() - CLOCK_SLACK_NS)
+    def listed(self, listed_at: int) -> ScanResult:
+        """An empty index filled from the folders' listings (`tracker/listing.py`), begun
+        at `listed_at` by the file system's clock: every regular file by its name and
+        inode, unread; a link (rare) read at once."""
+        result = ScanResult(from_empty=True, listed_at=listed_at)
         dev = os.stat(self.broot).st_dev
         for raw, e in self.names():
             rel = decode_path(raw)
@@ -393,9 +398,11 @@ def full_scan(
 ) -> ScanResult:
     """Compare the whole workspace with the whole index; the files at the stored paths
     `reparse` are read again whatever their stat (notes stored unparsed that a scope now
-    needs the tags of), and so are the `listed` ones (never read: path → stat listed)."""
-    if scanner.listing:
-        return scanner.listed()
+    needs the tags of), and so are the `listed` ones (never read: path → stat listed).
+    A listing scan lists instead, if it can read the file system's clock."""
+    listed_at = fs_clock(scanner.root) if scanner.listing else None
+    if listed_at is not None:
+        return scanner.listed(listed_at)
     stats = scanner.store.index_stats()
     empty = not stats
     for raw in chain(reparse, listed or ()):
