@@ -26,12 +26,13 @@ import stat
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
 from freshline.conversation.git import Git
+from freshline.conversation.looseobjects import ObjectDir
 from freshline.conversation.pointer import pointer
 from freshline.errors import GitError
 from freshline.withholding import Withholder
@@ -93,6 +94,14 @@ class Sink:
             return self.add("blob", path.read_bytes())
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
+    def missing(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` the repository lacks (one `cat-file` call)."""
+        return self.git.missing_objects(oids)
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """(kind, content) of an object this sink can read without git (None: ask git)."""
+        return None
 
     def _put(self, kind: str, data: bytes) -> None:
         raise NotImplementedError
@@ -215,6 +224,32 @@ class LooseSink(Sink):
         ).split()
         if written != [oid for _, oid in files]:
             raise GitError(f"git hash-object: {kind} ids differ from the ones computed")
+
+
+class DirectSink(Sink):
+    """Writes each object loose at once, in this process (looseobjects.ObjectDir), and
+    answers `missing` and `read` the same way: a checkpoint's few objects, no git run."""
+
+    def __init__(
+        self, git: Git, store: ObjectDir, max_blob: int | None = None,
+        screen: Withholder | None = None,
+    ) -> None:
+        super().__init__(git, max_blob, screen)
+        self.store = store
+
+    def missing(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` neither written here nor held by the repository."""
+        return {oid for oid in oids if oid not in self.written and not self.store.has(oid)}
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """A loose object of the repository (None when a pack holds it)."""
+        return self.store.read(oid)
+
+    def _put(self, kind: str, data: bytes) -> None:
+        self.store.write(kind, data)
+
+    def close(self) -> None:
+        """Nothing left to write: each object was written as it came."""
 
 
 def sink(

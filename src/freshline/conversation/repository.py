@@ -22,11 +22,13 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from freshline.conversation import objects
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
+from freshline.conversation.looseobjects import ObjectDir
 from freshline.errors import GitError, NotFoundError, UsageError
 from freshline.withholding import Withholder
 
@@ -158,6 +160,26 @@ class Repo:
         self.max_blob = max_blob  # live trees record larger files as pointers (pointer.py)
         self.screen = screen  # live trees withhold secrets and leave hard links out
         self._chains: dict[str, Chain] = {}  # the last chain read, per conversation
+
+    @cached_property
+    def loose(self) -> ObjectDir:
+        """Its objects as this process reads and writes them without git (looseobjects)."""
+        return ObjectDir(self.git_dir / "objects")
+
+    def ref_value(self, conversation: str) -> str | None:
+        """The commit the conversation's ref names, read from the ref's file or from
+        `packed-refs` without git (None: no such conversation)."""
+        ref = self.ref(conversation)
+        try:
+            return (self.git_dir / ref).read_text(encoding="ascii").strip() or None
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        try:
+            packed = (self.git_dir / "packed-refs").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        suffix = f" {ref}"
+        return next((line[:40] for line in packed.splitlines() if line.endswith(suffix)), None)
 
     def sink(self) -> objects.Sink:
         """Where one write's new objects go: a pack in freshline's own repository, loose

@@ -139,7 +139,7 @@ def _ensure_blobs(
     cap = out.max_blob
     blobs: dict[str, str | None] = {e.path: _entry(e, cap)[1] for e in entries}
     screened = _screened(entries, blobs, root, out)
-    missing = git.missing_objects(oid for p, oid in blobs.items() if oid and p not in screened)
+    missing = out.missing(oid for p, oid in blobs.items() if oid and p not in screened)
     for entry in entries:
         if entry.path in screened or blobs[entry.path] not in missing:
             continue

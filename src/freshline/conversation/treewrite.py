@@ -31,7 +31,7 @@ def update_tree(
     if not changes:
         return base or EMPTY_TREE
     dirs = _affected_dirs(changes)
-    old = _read_trees(git, base or EMPTY_TREE, dirs)
+    old = _read_trees(git, base or EMPTY_TREE, dirs, sink)
     inside: dict[str, list[tuple[str, str | None]]] = {d: [] for d in dirs}
     for path in (*(d for d in dirs if d), *changes):  # subdirectories first, files override
         inside[dirname(path)].append((path, path if path in dirs else None))
@@ -86,12 +86,41 @@ def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
     return dirs
 
 
-def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
-    """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
+def _read_trees(
+    git: Git, base: str, dirs: set[str], sink: Sink | None = None
+) -> dict[str, dict[str, Entry]]:
+    """The entries of each directory of `base` among `dirs` (absent ones are left out):
+    read by `sink` when it can read them all itself, else by one git call."""
     order = sorted(dirs)
+    found_here = _read_here(sink, base, order) if sink is not None else None
+    if found_here is not None:
+        return found_here
     found = batch.objects(git, [f"{base}:{d}" if d else base for d in order])
     return {d: _parse(data) for d, (kind, data) in zip(order, found, strict=True)
             if kind == "tree"}
+
+
+def _read_here(sink: Sink, base: str, order: list[str]) -> dict[str, dict[str, Entry]] | None:
+    """`_read_trees` through the sink's own reads (parents before children, as `order`
+    sorts them); None as soon as one tree is not readable there."""
+    read: dict[str, dict[str, Entry]] = {}
+    for d in order:
+        if d:
+            parent = read.get(dirname(d))
+            entry = parent.get(_name(d)) if parent is not None else None
+            if entry is None or entry[0] != TREE_MODE:
+                continue  # absent in `base`
+            oid = entry[1]
+        else:
+            oid = base
+        if oid == EMPTY_TREE:
+            read[d] = {}
+            continue
+        found = sink.read(oid)
+        if found is None or found[0] != "tree":
+            return None
+        read[d] = _parse(found[1])
+    return read
 
 
 def _parse(raw: bytes) -> dict[str, Entry]:

@@ -1,0 +1,152 @@
+"""A repository's objects read and written in this process, for the checkpoint's fast path.
+
+A checkpoint of another agent's prompt (checkpoints.py) writes a few blobs, the trees on
+their way and one commit; a git process per step would cost more than the whole answer
+may. So these few objects are written here as loose objects, exactly as git writes them
+(zlib at git's loose level, a temporary file linked into place, read-only), and read back
+the same way. Whether git has an object is answered from the loose files and the packs'
+`.idx` files of the repository and its alternates (a binary search in each index, no
+git process). An object that is not loose (a pack holds it) is not read here: the caller
+asks git for it (`batch.objects`).
+
+Loose objects pile up only as fast as checkpoints change files; `freshline gc` packs them
+with the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import zlib
+from pathlib import Path
+
+LOOSE_LEVEL = 1  # git's core.looseCompression default (best speed)
+_IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
+_FANOUT = 8  # the fan-out table's offset in a version 2 index
+_IDS = _FANOUT + 4 * 256  # where the sorted object ids begin
+
+
+class PackIndex:
+    """One `.idx` file (version 2), mapped: the object ids its pack holds."""
+
+    def __init__(self, path: Path) -> None:
+        with path.open("rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        if self._map[:8] != _IDX_MAGIC:
+            self._map.close()
+            raise ValueError(f"{path} is not a version 2 pack index")
+        self.count = self._fanout(255)
+
+    def _fanout(self, byte: int) -> int:
+        start = _FANOUT + 4 * byte
+        return int.from_bytes(self._map[start : start + 4], "big")
+
+    def __contains__(self, oid: str) -> bool:
+        raw = bytes.fromhex(oid)
+        low = self._fanout(raw[0] - 1) if raw[0] else 0
+        high = self._fanout(raw[0])
+        while low < high:  # the ids are sorted: a binary search in [low, high)
+            middle = (low + high) // 2
+            at = _IDS + 20 * middle
+            found = self._map[at : at + 20]
+            if found == raw:
+                return True
+            low, high = (middle + 1, high) if found < raw else (low, middle)
+        return False
+
+    def close(self) -> None:
+        """Unmap the file."""
+        self._map.close()
+
+
+class ObjectDir:
+    """The objects of one repository (`<git dir>/objects`) and of its alternates."""
+
+    def __init__(self, objects: Path) -> None:
+        self.objects = objects
+        self._dirs = [objects, *_alternates(objects)]
+        self._packs: dict[Path, tuple[float, list[PackIndex]]] = {}
+
+    def has(self, oid: str) -> bool:
+        """Whether the repository (or an alternate) holds `oid`, loose or packed."""
+        for folder in self._dirs:
+            if _loose_path(folder, oid).exists():
+                return True
+        return any(oid in index for folder in self._dirs for index in self._indexes(folder))
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """(kind, content) of a loose object, or None when none is loose here."""
+        for folder in self._dirs:
+            try:
+                raw = zlib.decompress(_loose_path(folder, oid).read_bytes())
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            header, _, data = raw.partition(b"\0")
+            kind, _, size = header.partition(b" ")
+            if int(size) != len(data):
+                raise ValueError(f"object {oid} in {folder} is damaged")
+            return kind.decode(), data
+        return None
+
+    def write(self, kind: str, data: bytes) -> str:
+        """Write one object loose (unless the repository has it already); its id."""
+        raw = f"{kind} {len(data)}\0".encode() + data
+        oid = hashlib.sha1(raw).hexdigest()
+        if not self.has(oid):
+            _write_loose(self.objects, oid, zlib.compress(raw, LOOSE_LEVEL))
+        return oid
+
+    def _indexes(self, folder: Path) -> list[PackIndex]:
+        """The pack indexes of `folder`, mapped again when its pack folder changed."""
+        pack = folder / "pack"
+        try:
+            stamp = pack.stat().st_mtime
+        except FileNotFoundError:
+            return []
+        known = self._packs.get(folder)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        for index in known[1] if known else []:
+            index.close()
+        found = [PackIndex(p) for p in sorted(pack.glob("*.idx"))]
+        self._packs[folder] = (stamp, found)
+        return found
+
+    def close(self) -> None:
+        """Unmap the pack indexes."""
+        for _, indexes in self._packs.values():
+            for index in indexes:
+                index.close()
+        self._packs.clear()
+
+
+def _alternates(objects: Path) -> list[Path]:
+    """The object folders `info/alternates` names (relative ones from `objects`)."""
+    try:
+        lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    return [(objects / line.strip()).resolve() for line in lines
+            if line.strip() and not line.startswith("#")]
+
+
+def _loose_path(objects: Path, oid: str) -> Path:
+    return objects / oid[:2] / oid[2:]
+
+
+def _write_loose(objects: Path, oid: str, compressed: bytes) -> None:
+    """Put a compressed object in place as git does: a temporary file in its folder,
+    linked to its name (one already there is the same object), then read-only."""
+    folder = objects / oid[:2]
+    folder.mkdir(exist_ok=True)
+    temp = folder / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
+    with temp.open("wb") as out:
+        out.write(compressed)
+    os.chmod(temp, 0o444)
+    try:
+        os.link(temp, folder / oid[2:])
+    except FileExistsError:
+        pass  # another writer put the same object there first
+    finally:
+        temp.unlink()
