@@ -12,7 +12,8 @@ git process on its common path: the tree is the previous checkpoint's tree with 
 changes since applied (`trees.live_tree_delta`: only the directories on their way are
 read and written), each new blob, tree and the commit are written loose in this process
 (`objects.DirectSink`), each blob once (the repository's objects and packs are asked
-first), and only the ref moves through git (`update-ref`, compare-and-swap). The first
+first), and the ref moves by compare-and-swap through git's own lock file
+(`looseobjects.swap_ref`). The first
 checkpoint of a conversation writes the whole project as one pack, as a live
 conversation's root event does (`turns.open_conversation`).
 
@@ -59,8 +60,8 @@ def record(
     """Record a prompt on `conversation` (opened first when it does not exist yet): its
     tree is `delta` applied to its base when that tree is at hand, else written from
     `entries`. `wire`: what the prompt carried besides the message (the blocks), kept as
-    the event's `wire`. Call holding the conversation's turn lock; raises
-    ConversationMoved only when the ref keeps moving under it."""
+    the event's `wire`. Raises ConversationMoved only when the ref keeps moving under
+    it."""
     head = repo.ref_value(conversation)
     opened = head is None
     if head is None:
@@ -104,7 +105,7 @@ def _commit(
     when a rewind moved it meanwhile): (the commit, the head it follows)."""
     for _ in range(CAS_TRIES):
         commit = batch.commit_chain(repo.git, tree, [head], message, [], out)[0]
-        if repo.git.update_ref_cas(repo.ref(conversation), commit, head):
+        if repo.swap_ref(conversation, commit, head):
             return commit, head
         moved = repo.ref_value(conversation)
         if moved is None:

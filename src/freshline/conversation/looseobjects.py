@@ -1,13 +1,21 @@
-"""A repository's objects read and written in this process, for the checkpoint's fast path.
+"""A repository's objects and refs read and written in this process, for the checkpoint's
+fast path.
 
 A checkpoint of another agent's prompt (checkpoints.py) writes a few blobs, the trees on
-their way and one commit; a git process per step would cost more than the whole answer
-may. So these few objects are written here as loose objects, exactly as git writes them
-(zlib at git's loose level, a temporary file linked into place, read-only), and read back
-the same way. Whether git has an object is answered from the loose files and the packs'
-`.idx` files of the repository and its alternates (a binary search in each index, no
-git process). An object that is not loose (a pack holds it) is not read here: the caller
-asks git for it (`batch.objects`).
+their way and one commit, and moves one ref; a git process per step would cost more than
+the whole answer may (each is a few milliseconds to start). So these few objects are
+written here as loose objects, exactly as git writes them (zlib at git's loose level, a
+temporary file renamed into place, read-only), and read back the same way; the trees a
+process wrote or read stay in memory (`TREES`, bounded), so a tree written into a pack
+(a first checkpoint's) is read again without git. Whether git has an object is answered
+from the loose files and the packs' `.idx` files of the repository and its alternates (a
+binary search in each index, no git process). An object neither loose nor remembered is
+not read here: the caller asks git (`batch.objects`).
+
+A ref moves here as `git update-ref` moves it, through git's own lock file: `<ref>.lock`
+created exclusively, the old value compared (the ref's file, else `packed-refs`), the new
+one written and renamed into place; a lock held by someone else is left to git, which
+waits for it.
 
 Loose objects pile up only as fast as checkpoints change files; `freshline gc` packs them
 with the rest.
@@ -18,13 +26,47 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import threading
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 
 LOOSE_LEVEL = 1  # git's core.looseCompression default (best speed)
 _IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
 _FANOUT = 8  # the fan-out table's offset in a version 2 index
 _IDS = _FANOUT + 4 * 256  # where the sorted object ids begin
+
+
+class TreeCache:
+    """Tree objects by id, the most recently used kept up to `limit` bytes (threads share
+    it: the watcher answers hooks on one and converts on others)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._trees: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, oid: str) -> bytes | None:
+        """A tree's content, if remembered."""
+        with self._lock:
+            data = self._trees.get(oid)
+            if data is not None:
+                self._trees.move_to_end(oid)
+            return data
+
+    def put(self, oid: str, data: bytes) -> None:
+        """Remember a tree (the least recently used go past the limit)."""
+        with self._lock:
+            if oid in self._trees:
+                return
+            self._trees[oid] = data
+            self._size += len(data)
+            while self._size > self.limit and self._trees:
+                self._size -= len(self._trees.popitem(last=False)[1])
+
+
+TREES = TreeCache(64 << 20)  # a 100,000-file project's trees are a few megabytes
 
 
 class PackIndex:
@@ -76,7 +118,11 @@ class ObjectDir:
         return any(oid in index for folder in self._dirs for index in self._indexes(folder))
 
     def read(self, oid: str) -> tuple[str, bytes] | None:
-        """(kind, content) of a loose object, or None when none is loose here."""
+        """(kind, content) of a loose object or a remembered tree, or None when it is
+        neither here."""
+        tree = TREES.get(oid)
+        if tree is not None:
+            return "tree", tree
         for folder in self._dirs:
             try:
                 raw = zlib.decompress(_loose_path(folder, oid).read_bytes())
@@ -86,6 +132,8 @@ class ObjectDir:
             kind, _, size = header.partition(b" ")
             if int(size) != len(data):
                 raise ValueError(f"object {oid} in {folder} is damaged")
+            if kind == b"tree":
+                TREES.put(oid, data)
             return kind.decode(), data
         return None
 
@@ -136,17 +184,53 @@ def _loose_path(objects: Path, oid: str) -> Path:
 
 
 def _write_loose(objects: Path, oid: str, compressed: bytes) -> None:
-    """Put a compressed object in place as git does: a temporary file in its folder,
-    linked to its name (one already there is the same object), then read-only."""
+    """Put a compressed object in place as git does: a read-only temporary file in its
+    folder, renamed to its name (one already there holds the same bytes)."""
     folder = objects / oid[:2]
-    folder.mkdir(exist_ok=True)
-    temp = folder / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
-    with temp.open("wb") as out:
-        out.write(compressed)
-    os.chmod(temp, 0o444)
+    temp = folder / f"tmp_obj_{os.getpid()}_{threading.get_ident()}_{oid[2:10]}"
     try:
-        os.link(temp, folder / oid[2:])
-    except FileExistsError:
-        pass  # another writer put the same object there first
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileNotFoundError:
+        folder.mkdir(exist_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        os.write(fd, compressed)
     finally:
-        temp.unlink()
+        os.close(fd)
+    os.rename(temp, folder / oid[2:])
+
+
+def ref_value(git_dir: Path, ref: str) -> str | None:
+    """The commit `ref` names: its loose file, else its line in `packed-refs` (None:
+    neither)."""
+    try:
+        return (git_dir / ref).read_text(encoding="ascii").strip() or None
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    try:
+        packed = (git_dir / "packed-refs").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    suffix = f" {ref}"
+    return next((line[:40] for line in packed.splitlines() if line.endswith(suffix)), None)
+
+
+def swap_ref(git_dir: Path, ref: str, new: str, old: str) -> bool | None:
+    """Move `ref` from `old` to `new` through git's lock file: True when moved, False when
+    it was not at `old`, None when another writer holds its lock (ask git)."""
+    path = git_dir / ref
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return None
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            if ref_value(git_dir, ref) != old:
+                return False
+            out.write(new + "\n")
+        os.rename(lock, path)
+        return True
+    finally:
+        if os.path.exists(lock):
+            os.unlink(lock)

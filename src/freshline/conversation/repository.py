@@ -28,7 +28,7 @@ from pathlib import Path
 from freshline.conversation import objects
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
-from freshline.conversation.looseobjects import ObjectDir
+from freshline.conversation.looseobjects import ObjectDir, ref_value, swap_ref
 from freshline.errors import GitError, NotFoundError, UsageError
 from freshline.withholding import Withholder
 
@@ -167,19 +167,17 @@ class Repo:
         return ObjectDir(self.git_dir / "objects")
 
     def ref_value(self, conversation: str) -> str | None:
-        """The commit the conversation's ref names, read from the ref's file or from
-        `packed-refs` without git (None: no such conversation)."""
-        ref = self.ref(conversation)
-        try:
-            return (self.git_dir / ref).read_text(encoding="ascii").strip() or None
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-        try:
-            packed = (self.git_dir / "packed-refs").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        suffix = f" {ref}"
-        return next((line[:40] for line in packed.splitlines() if line.endswith(suffix)), None)
+        """The commit the conversation's ref names, read without git (None: no such
+        conversation)."""
+        return ref_value(self.git_dir, self.ref(conversation))
+
+    def swap_ref(self, conversation: str, new: str, old: str) -> bool:
+        """Move the conversation's ref from `old` to `new` (False: it was not at `old`),
+        through git's lock file in this process, or by git when another holds it."""
+        moved = swap_ref(self.git_dir, self.ref(conversation), new, old)
+        if moved is None:
+            return self.git.update_ref_cas(self.ref(conversation), new, old)
+        return moved
 
     def sink(self) -> objects.Sink:
         """Where one write's new objects go: a pack in freshline's own repository, loose

@@ -48,28 +48,27 @@ class Taken:
 def checkpoint(
     base: SessionBase, session_id: str, prompt: str, wire: str | None = None
 ) -> Taken:
-    """Record the session's next prompt as a checkpoint (the tracker flushed first, under
-    the conversation's turn lock, so no rewind moves files meanwhile) and open its turn.
-    UsageError for a session that takes no checkpoints."""
+    """Record the session's next prompt as a checkpoint (the tracker flushed first) and
+    open its turn. It takes no turn lock: a rewind recorded meanwhile moves the ref
+    first, and the checkpoint follows it (compare-and-swap), holding the files as the
+    prompt found them. UsageError for a session that takes no checkpoints."""
     s = base.store.session_get(session_id)
     if not s.checkpoints:
         raise UsageError(f"session {s.id} records its own conversation ({s.channel}): its "
                          "turns are recorded by freshline's send")
     from freshline.conversation import checkpoints
 
-    conversations = base.conversations
-    repo = conversations.live_repo(s.id)
-    with conversations.lock(s.id):
-        base.tracker.flush()
-        epoch = base.tracker.epoch(s.project)  # read first: the tree covers at least this
-        done = checkpoints.record(repo, s.id, prompt, live_delta(base, s),
-                                  lambda: base.in_scope.entries(s.project), s.project, wire)
-        with base.store.write():
-            s = base.store.session_get(s.id)
-            s = replace(s, turns=s.turns + 1, live_tree=done.tree, live_epoch=epoch,
-                        active_at=time.time(), title=s.title or _title(prompt))
-            base.store.session_put(s)
-            base.store.turn_state_put(s.id, TurnState(s.turns, time.time()))
+    repo = base.conversations.live_repo(s.id)
+    base.tracker.flush()
+    epoch = base.tracker.epoch(s.project)  # read first: the tree covers at least this
+    done = checkpoints.record(repo, s.id, prompt, live_delta(base, s),
+                              lambda: base.in_scope.entries(s.project), s.project, wire)
+    with base.store.write():
+        s = base.store.session_get(s.id)
+        s = replace(s, turns=s.turns + 1, live_tree=done.tree, live_epoch=epoch,
+                    active_at=time.time(), title=s.title or _title(prompt))
+        base.store.session_put(s)
+        base.store.turn_state_put(s.id, TurnState(s.turns, time.time()))
     base.note_withheld()
     return Taken(s.turns, done.head, done.rewinds)
 

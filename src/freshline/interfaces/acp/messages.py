@@ -133,6 +133,16 @@ def acknowledges(stop: str | None) -> bool:
     return stop is not None and stop not in _NOT_TAKEN
 
 
+def prompt_text(params: Any) -> str:
+    """The text of a `session/prompt`'s text blocks, a blank line between them (what its
+    checkpoint records as the prompt)."""
+    blocks = params.get("prompt") if isinstance(params, dict) else None
+    if not isinstance(blocks, list):
+        return ""
+    return "\n\n".join(b["text"] for b in blocks if isinstance(b, dict)
+                       and b.get("type") == "text" and isinstance(b.get("text"), str))
+
+
 def strip_blocks(text: str) -> str:
     """`text` without the freshline blocks it starts with (as it was when it has none)."""
     found = _BLOCKS.match(text)
