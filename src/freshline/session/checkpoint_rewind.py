@@ -75,7 +75,10 @@ def rewind_files(
                                             _differing(manager, s, events[index].tree or ""))
         written = own_writes(manager, s, events, index)
         overwrites = others_changed(manager, s, planned.restored, written)
-        planned = replace(planned, overwrites=overwrites)
+        # The agent knows its own writes since its last prompt (no event records them):
+        # every file the rewind writes is one to read again.
+        told = replace(planned.rewind, paths=planned.restored)
+        planned = replace(planned, overwrites=overwrites, rewind=told)
         if overwrites and not (confirm is not None and confirm(planned)):
             raise RewindStop(stop_message(planned), {o.path: o.by.value for o in overwrites})
         head = conversations.apply_rewind(planned)
