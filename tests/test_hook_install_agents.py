@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli.root import app
 from freshline.interfaces.hook import adapter
-from freshline.interfaces.hook.install import Scope, install
+from freshline.interfaces.hook.install import Scope, install, merge, unmerge
 from tests.conftest import Workspace
 
 THEIRS = {"type": "command", "command": "echo hi"}
@@ -104,3 +106,28 @@ def test_gemini_install_needs_no_trust_step(notes: Workspace) -> None:
     done = CliRunner().invoke(app, ["-w", str(notes.root), "hook", "install", "gemini-cli",
                                     "--json"])
     assert done.exit_code == 0 and json.loads(done.output)["to_trust"] is None
+
+
+_PATHS = st.lists(st.sampled_from([".gemini/freshline.ignore", ".myignore", "x"]), max_size=3)
+_GEMINI = st.fixed_dictionaries({}, optional={
+    "context": st.fixed_dictionaries({}, optional={
+        "fileFiltering": st.fixed_dictionaries({}, optional={
+            "customIgnoreFilePaths": _PATHS, "respectGitIgnore": st.booleans()}),
+        "other": st.integers()}),
+    "model": st.text(max_size=3)})
+
+
+@given(_GEMINI)
+def test_gemini_settings_merge_once_and_unmerge_to_the_users_own(settings: dict[str, Any]) -> None:
+    """The ignore file is listed once however often it is installed, and uninstalling
+    leaves exactly the user's settings (less our entry, and what it alone filled)."""
+    gemini = adapter("gemini-cli")
+    once = merge(gemini, settings, "freshline hook gemini-cli")
+    assert merge(gemini, once, "freshline hook gemini-cli") == once
+    listed = once["context"]["fileFiltering"]["customIgnoreFilePaths"]
+    assert listed.count(".gemini/freshline.ignore") == 1
+    assert unmerge(gemini, once) == unmerge(gemini, settings)
+    theirs = [p for p in settings.get("context", {}).get("fileFiltering", {}).get(
+        "customIgnoreFilePaths", []) if p != ".gemini/freshline.ignore"]
+    kept = unmerge(gemini, once).get("context", {}).get("fileFiltering", {})
+    assert kept.get("customIgnoreFilePaths", []) == theirs

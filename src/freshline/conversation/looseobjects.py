@@ -220,6 +220,7 @@ def swap_ref(git_dir: Path, ref: str, new: str, old: str) -> bool | None:
     it was not at `old`, None when another writer holds its lock (ask git)."""
     path = git_dir / ref
     lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)  # `pack-refs` removes emptied folders
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
