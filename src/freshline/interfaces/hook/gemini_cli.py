@@ -25,9 +25,10 @@ trigger `manual` (the hook is registered for that trigger only: Gemini fires it 
 `auto` before every turn, compressed or not).
 
 Gemini CLI shows its model every file of a folder it lists (`list_directory`) unless an
-ignore file hides it: `hook install` adds `.gemini/freshline.ignore` (`.freshline`) to its
-`context.fileFiltering.customIgnoreFilePaths`, so freshline's own folder stays out of
-sight.
+ignore file hides it: `hook install` adds `.freshline` to the workspace's `.geminiignore`,
+which Gemini reads whatever its settings say (0.61 builds the file service its tools use
+before it reads `context.fileFiltering.customIgnoreFilePaths`, so that setting hides
+nothing from them), and freshline's own folder stays out of sight.
 """
 
 from __future__ import annotations
@@ -59,9 +60,7 @@ TOOLS = {
 }
 SHELLS = frozenset({"run_shell_command"})  # tools that name no file: their window is theirs
 NO_LIMIT = 10_000_000  # none seen: the `hook` budget is the bound
-IGNORE_FILE = ".gemini/freshline.ignore"  # what hides `.freshline/` from Gemini's listings
-HIDE_FRESHLINE = Extra(("context", "fileFiltering", "customIgnoreFilePaths"), IGNORE_FILE,
-                       Path(IGNORE_FILE), ".freshline\n")
+HIDE_FRESHLINE = Extra(Path(".geminiignore"), ".freshline")  # out of Gemini's listings
 REWIND = "Gemini CLI keeps this conversation's transcript: rewind it there with /rewind"
 
 

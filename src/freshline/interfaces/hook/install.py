@@ -6,8 +6,9 @@ with exit 127 and nothing logged) and the workspace (`--workspace`), so it works
 directory. It is registered for the events its adapter names (`Adapter.events`; an event
 with a matcher, such as Claude Code's PostToolUse, only for the tools the read ledger
 follows; an entry's fields per event where the client wants them, such as Codex's
-SessionEnd timeout), plus the adapter's extra settings (`Adapter.extras`, such as Gemini
-CLI's ignore file). Installing merges into the settings file, keeping everything else in it;
+SessionEnd timeout), and in the project scope its lines in the workspace's files
+(`Adapter.extras`: `.freshline` in Gemini CLI's `.geminiignore`). Installing merges into
+the settings file, keeping everything else in it;
 installing again replaces freshline's entries (idempotent); `--uninstall` removes them and
 nothing else, and a settings file left holding nothing goes (its folder too, when empty).
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from freshline.compiled import compile_package
 from freshline.errors import UsageError
-from freshline.interfaces.hook.protocol import Adapter, Extra
+from freshline.interfaces.hook.protocol import Adapter
 from freshline.paths import shown
 from freshline.program import executable
 
@@ -66,8 +67,6 @@ def is_ours(adapter: Adapter, entry: Any) -> bool:
 def unmerge(adapter: Adapter, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` without freshline's hook entries (groups and events left empty go)."""
     out = dict(settings)
-    for extra in adapter.extras:
-        out = _without_extra(out, extra.keys, extra.value)
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
         return out
@@ -107,34 +106,6 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str) -> dict[str,
             entry = {"matcher": adapter.matchers[event], **entry}
         hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
     out["hooks"] = hooks
-    for extra in adapter.extras:
-        out = _with_extra(out, extra)
-    return out
-
-
-def _with_extra(settings: dict[str, Any], extra: Extra) -> dict[str, Any]:
-    """`settings` whose list at `extra.keys` holds `extra.value` (once)."""
-    head, *rest = extra.keys
-    inner = settings.get(head)
-    if rest:
-        nested = _with_extra(inner if isinstance(inner, dict) else {},
-                             Extra(tuple(rest), extra.value))
-        return {**settings, head: nested}
-    items = inner if isinstance(inner, list) else []
-    return {**settings, head: items if extra.value in items else [*items, extra.value]}
-
-
-def _without_extra(settings: dict[str, Any], keys: tuple[str, ...], value: str) -> dict[str, Any]:
-    """`settings` without `value` in the list at `keys` (what it empties goes too)."""
-    head, *rest = keys
-    inner = settings.get(head)
-    out = dict(settings)
-    if rest and isinstance(inner, dict):
-        out[head] = _without_extra(inner, tuple(rest), value)
-    elif not rest and isinstance(inner, list):
-        out[head] = [item for item in inner if item != value]
-    if out.get(head) in ({}, []):
-        del out[head]
     return out
 
 
@@ -202,7 +173,8 @@ def install(
     command = None if uninstall else hook_command(adapter, root, project)
     after = unmerge(adapter, before) if command is None else merge(adapter, before, command)
     changed = after != before
-    _put_extra_files(adapter, path.parent.parent, keep=command is not None)
+    if scope is Scope.PROJECT:
+        keep_extras(adapter, root, keep=command is not None)
     if changed and not after and path.exists():
         remove_settings(path)
     elif changed:
@@ -212,17 +184,24 @@ def install(
     return Installed(path, command, changed)
 
 
-def _put_extra_files(adapter: Adapter, base: Path, keep: bool) -> None:
-    """Write the files the adapter's extra settings name (beside its settings file), or
-    remove them on uninstall."""
+def keep_extras(adapter: Adapter, root: Path, keep: bool) -> None:
+    """Keep the adapter's lines in the workspace's files (`Adapter.extras`), or take them
+    out on uninstall (a file left empty goes)."""
     for extra in adapter.extras:
-        if extra.file is None:
-            continue
-        target = base / extra.file
-        if keep:
-            write_whole(target, extra.text)
-        else:
-            target.unlink(missing_ok=True)
+        path = root / extra.file
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            lines = []
+        mine = extra.line in lines
+        if keep and not mine:
+            write_whole(path, "\n".join([*lines, extra.line]) + "\n")
+        elif not keep and mine:
+            rest = [line for line in lines if line != extra.line]
+            if rest:
+                write_whole(path, "\n".join(rest) + "\n")
+            else:
+                path.unlink()
 
 
 def remove_settings(path: Path) -> None:

@@ -93,14 +93,11 @@ class Call:
 
 @dataclass(frozen=True)
 class Extra:
-    """A setting `hook install` merges beside the hooks (and `--uninstall` takes out):
-    `value` added to the list at `keys` of the settings file, and the file `file`
-    (relative to the workspace) written with `text`."""
+    """A line `hook install` keeps in a file of the workspace beside the client's settings
+    (and `--uninstall` takes out, the file with it when nothing else is left)."""
 
-    keys: tuple[str, ...]
-    value: str
-    file: Path | None = None
-    text: str = ""
+    file: Path  # relative to the workspace
+    line: str
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ class Adapter:
     entries: Mapping[str, Mapping[str, str | int]] = field(default_factory=dict)  # per event
     how_to_trust: str | None = None  # `{settings}`, `{root}`: the installed file, workspace
     rewind_hint: str = "rewind it in the agent itself"
-    extras: tuple[Extra, ...] = ()  # more settings `hook install` merges (install.Extra)
+    extras: tuple[Extra, ...] = ()  # lines `hook install` keeps in the workspace's files
 
     def external_id(self, agent_session: str) -> str:
         """The external id of the freshline session bound to one of the agent's."""
