@@ -28,21 +28,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from freshline.config import load_config
+from measure import watching
+
 from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.interfaces.hook.core import Warm, answer
 from freshline.interfaces.hook.protocol import HookOptions
 from freshline.session import checkpoints
 from freshline.session.base import SessionBase
-from freshline.tracker.hints import watcher_alive
-from freshline.tracker.watcher import Watcher
 
 QUICK = "--quick" in sys.argv
 NOTES = 2_000 if QUICK else 20_000
@@ -65,22 +62,6 @@ def build(root: Path, notes: int) -> None:
     past = time.time() - 3600  # at rest: no file racily clean
     for path in root.rglob("*.md"):
         os.utime(path, (past, past))
-
-
-@contextmanager
-def watching(root: Path) -> Iterator[None]:
-    """The workspace's watcher in a thread (alive before the block starts)."""
-    watcher = Watcher(load_config(root))
-    thread = threading.Thread(target=watcher.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 900
-        while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        yield
-    finally:
-        watcher.stop()
-        thread.join()
 
 
 class Agent:
