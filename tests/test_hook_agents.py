@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from freshline.errors import UsageError
 from freshline.interfaces.hook import adapter
@@ -317,3 +319,19 @@ def test_tools_feed_the_read_ledger(agent: str, two_projects: Workspace) -> None
             [("notes/a.md", LedgerKind.WRITE)]
     finally:
         manager.close()
+
+
+_INPUTS = st.dictionaries(st.text(max_size=5), st.text(max_size=5) | st.integers(), max_size=3)
+
+
+@given(st.text(min_size=1, max_size=10), _INPUTS, _INPUTS)
+def test_a_calls_key_is_its_id_else_its_name_and_input(
+    name: str, one: dict[str, Any], other: dict[str, Any]
+) -> None:
+    """A client without call ids ties a tool's end to its start by what it ran: the same
+    call gets the same key whatever the key order, a different input another key."""
+    same = call_key({"tool_name": name, "tool_input": one})
+    reordered = dict(reversed(list(one.items())))
+    assert call_key({"tool_name": name, "tool_input": reordered}) == same
+    assert (call_key({"tool_name": name, "tool_input": other}) == same) is (one == other)
+    assert call_key({"tool_name": name, "tool_input": one, "tool_use_id": "t9"}) == "t9"

@@ -75,7 +75,8 @@ class SessionManager(SessionBase):
     ) -> SessionRecord:
         """Open a session: build its manifest and, when `channel`'s agent is one freshline
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
-        not run, so they record none and write no tree. A clean landing of the same
+        not run (a hook's and the ACP proxy's record each prompt as a checkpoint when it
+        comes, `checkpoints.py`; MCP's record nothing). A clean landing of the same
         project and channel is reused; a dirty one never is. `convert=False` answers at
         once and converts the project's documents in the background (hooks); a session
         that records no conversation then also leaves a fresh workspace's files to be

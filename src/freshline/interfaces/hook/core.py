@@ -13,15 +13,21 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   else the one holding the project folder or the `cwd`;
 - START and PROMPT: first settles what was printed before from the client's transcript
   (found: acknowledged; dropped: told again; in flight: built upon), then answers with the
-  pending blocks, fitted to the `hook` budget and the client's output limit. A START after
-  a compact or clear delivers the manifest again (the agent lost it); a closed session
-  reopens as it was (the resumed conversation still holds what it was told);
-- END settles and closes the session; TOOL settles and feeds the read ledger with the
-  file the tool read or wrote (its content now), and prints nothing.
+  pending blocks, fitted to the `hook` budget and the client's output limit. A PROMPT is
+  first recorded as a checkpoint (`session/checkpoints.py`: the project's files as it
+  found them; its turn begins), and the rewinds recorded since the previous one are told
+  with it. A START after a compact or clear (or a COMPACT) delivers the manifest again
+  (the agent lost it; after a compaction the last block's changes come again too); a
+  closed session reopens as it was (the resumed conversation still holds what it was
+  told);
+- STOP ends the prompt's turn; END ends it, settles and closes the session;
+- TOOL: a shell's start notes where the project stands (its window opens); a tool's end
+  settles, then feeds the read ledger with what changed while a shell ran, or the files
+  the tool read or wrote (their content now). Prints nothing.
 
-The common prompt, with nothing to deliver, is answered without a session manager
-(`session.due.nothing_due_for`), and a TOOL call with nothing outstanding records with the
-tracker's store alone (`session.tooluse.quick_session`).
+The common session start, with nothing to deliver, is answered without a session manager
+(`session.due.nothing_due_for`), and a TOOL call with nothing outstanding, or a STOP,
+records with the tracker's store alone (`session.tooluse.quick_session`).
 
 `answer` keeps no state of its own: `Warm` holds the trackers and session managers of the
 workspaces it answered for, so a long-lived caller (the watcher, serving every hook event
@@ -244,8 +250,9 @@ def _tool_ran(tracker: Tracker, s: SessionRecord, call: Call, tool: ToolUse) -> 
 def _pin(
     adapter: Adapter, call: Call, options: HookOptions, manager: SessionManager, external: str
 ) -> tuple[SessionRecord, bool]:
-    """The freshline session of the agent's, and whether this call opened it (live, with
-    no conversation, its documents converted in the background)."""
+    """The freshline session of the agent's, and whether this call opened it (live, its
+    conversation opened by its first prompt's checkpoint, its documents converted in the
+    background)."""
     s = manager.by_external(external)
     if s is not None:
         return s, False
