@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freshline.conversation.looseobjects import ObjectDir, TreeCache, ref_value, swap_ref
+from freshline.conversation.looseobjects import ObjectDir, ref_value, swap_ref
 from freshline.conversation.objects import object_id
 from tests.conftest import git
 
@@ -95,12 +95,3 @@ def test_the_ref_moves_by_compare_and_swap_through_gits_lock(bare: Path) -> None
     assert swap_ref(bare, REF, one, two) is None
     lock.unlink()
     git(bare, "fsck", "--strict")
-
-
-def test_the_tree_cache_keeps_the_latest_within_its_bytes() -> None:
-    cache = TreeCache(limit=10)
-    cache.put("a", b"12345")
-    cache.put("b", b"12345")
-    assert cache.get("a") == b"12345"  # used: kept
-    cache.put("c", b"1")
-    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (b"12345", None, b"1")

@@ -9,8 +9,8 @@ temporary file renamed into place, read-only), and read back the same way; the t
 process wrote or read stay in memory (`TREES`, bounded), so a tree written into a pack
 (a first checkpoint's) is read again without git. Whether git has an object is answered
 from the loose files and the packs' `.idx` files of the repository and its alternates (a
-binary search in each index, no git process). An object neither loose nor remembered is
-not read here: the caller asks git (`batch.objects`).
+binary search in each index, no git process). An object that is not loose is not read
+here: the caller asks git (`batch.objects`).
 
 A ref moves here as `git update-ref` moves it, through git's own lock file: `<ref>.lock`
 created exclusively, the old value compared (the ref's file, else `packed-refs`), the new
@@ -28,45 +28,12 @@ import mmap
 import os
 import threading
 import zlib
-from collections import OrderedDict
 from pathlib import Path
 
 LOOSE_LEVEL = 1  # git's core.looseCompression default (best speed)
 _IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
 _FANOUT = 8  # the fan-out table's offset in a version 2 index
 _IDS = _FANOUT + 4 * 256  # where the sorted object ids begin
-
-
-class TreeCache:
-    """Tree objects by id, the most recently used kept up to `limit` bytes (threads share
-    it: the watcher answers hooks on one and converts on others)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._trees: OrderedDict[str, bytes] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def get(self, oid: str) -> bytes | None:
-        """A tree's content, if remembered."""
-        with self._lock:
-            data = self._trees.get(oid)
-            if data is not None:
-                self._trees.move_to_end(oid)
-            return data
-
-    def put(self, oid: str, data: bytes) -> None:
-        """Remember a tree (the least recently used go past the limit)."""
-        with self._lock:
-            if oid in self._trees:
-                return
-            self._trees[oid] = data
-            self._size += len(data)
-            while self._size > self.limit and self._trees:
-                self._size -= len(self._trees.popitem(last=False)[1])
-
-
-TREES = TreeCache(64 << 20)  # a 100,000-file project's trees are a few megabytes
 
 
 class PackIndex:
@@ -107,49 +74,45 @@ class ObjectDir:
 
     def __init__(self, objects: Path) -> None:
         self.objects = objects
-        self._dirs = [objects, *_alternates(objects)]
-        self._packs: dict[Path, tuple[float, list[PackIndex]]] = {}
+        self._dirs = [str(d) for d in (objects, *_alternates(objects))]
+        self._packs: dict[str, tuple[float, list[PackIndex]]] = {}
 
     def has(self, oid: str) -> bool:
         """Whether the repository (or an alternate) holds `oid`, loose or packed."""
         for folder in self._dirs:
-            if _loose_path(folder, oid).exists():
+            if os.path.exists(_loose_path(folder, oid)):
                 return True
         return any(oid in index for folder in self._dirs for index in self._indexes(folder))
 
     def read(self, oid: str) -> tuple[str, bytes] | None:
-        """(kind, content) of a loose object or a remembered tree, or None when it is
-        neither here."""
-        tree = TREES.get(oid)
-        if tree is not None:
-            return "tree", tree
+        """(kind, content) of a loose object, or None when none is loose here."""
         for folder in self._dirs:
             try:
-                raw = zlib.decompress(_loose_path(folder, oid).read_bytes())
+                with open(_loose_path(folder, oid), "rb") as handle:
+                    raw = zlib.decompress(handle.read())
             except (FileNotFoundError, NotADirectoryError):
                 continue
             header, _, data = raw.partition(b"\0")
             kind, _, size = header.partition(b" ")
             if int(size) != len(data):
                 raise ValueError(f"object {oid} in {folder} is damaged")
-            if kind == b"tree":
-                TREES.put(oid, data)
             return kind.decode(), data
         return None
 
     def write(self, kind: str, data: bytes) -> str:
-        """Write one object loose (unless the repository has it already); its id."""
+        """Write one object loose (unless the repository has it already: a commit, always
+        new, is not looked for); its id."""
         raw = f"{kind} {len(data)}\0".encode() + data
         oid = hashlib.sha1(raw).hexdigest()
-        if not self.has(oid):
-            _write_loose(self.objects, oid, zlib.compress(raw, LOOSE_LEVEL))
+        if kind == "commit" or not self.has(oid):
+            _write_loose(str(self.objects), oid, zlib.compress(raw, LOOSE_LEVEL))
         return oid
 
-    def _indexes(self, folder: Path) -> list[PackIndex]:
+    def _indexes(self, folder: str) -> list[PackIndex]:
         """The pack indexes of `folder`, mapped again when its pack folder changed."""
-        pack = folder / "pack"
+        pack = f"{folder}/pack"
         try:
-            stamp = pack.stat().st_mtime
+            stamp = os.stat(pack).st_mtime
         except FileNotFoundError:
             return []
         known = self._packs.get(folder)
@@ -157,7 +120,7 @@ class ObjectDir:
             return known[1]
         for index in known[1] if known else []:
             index.close()
-        found = [PackIndex(p) for p in sorted(pack.glob("*.idx"))]
+        found = [PackIndex(p) for p in sorted(Path(pack).glob("*.idx"))]
         self._packs[folder] = (stamp, found)
         return found
 
@@ -179,25 +142,26 @@ def _alternates(objects: Path) -> list[Path]:
             if line.strip() and not line.startswith("#")]
 
 
-def _loose_path(objects: Path, oid: str) -> Path:
-    return objects / oid[:2] / oid[2:]
+def _loose_path(objects: str, oid: str) -> str:
+    # Strings, not Paths: a checkpoint builds a few dozen of these per prompt.
+    return f"{objects}/{oid[:2]}/{oid[2:]}"
 
 
-def _write_loose(objects: Path, oid: str, compressed: bytes) -> None:
+def _write_loose(objects: str, oid: str, compressed: bytes) -> None:
     """Put a compressed object in place as git does: a read-only temporary file in its
     folder, renamed to its name (one already there holds the same bytes)."""
-    folder = objects / oid[:2]
-    temp = folder / f"tmp_obj_{os.getpid()}_{threading.get_ident()}_{oid[2:10]}"
+    folder = f"{objects}/{oid[:2]}"
+    temp = f"{folder}/tmp_obj_{os.getpid()}_{threading.get_ident()}_{oid[2:10]}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     except FileNotFoundError:
-        folder.mkdir(exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         os.write(fd, compressed)
     finally:
         os.close(fd)
-    os.rename(temp, folder / oid[2:])
+    os.rename(temp, f"{folder}/{oid[2:]}")
 
 
 def ref_value(git_dir: Path, ref: str) -> str | None:

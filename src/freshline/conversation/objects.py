@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from freshline.conversation.git import Git
-from freshline.conversation.looseobjects import TREES, ObjectDir
+from freshline.conversation.looseobjects import ObjectDir
 from freshline.conversation.pointer import pointer
 from freshline.errors import GitError
 from freshline.withholding import Withholder
@@ -73,15 +73,11 @@ class Sink:
         self.written: set[str] = set()
 
     def add(self, kind: str, data: bytes) -> str:
-        """Queue one object; returns its id (an object queued twice is written once). A
-        tree is remembered in this process too (`looseobjects.TREES`): the next write
-        reads it without git."""
+        """Queue one object; returns its id (an object queued twice is written once)."""
         oid = object_id(kind, data)
         if oid not in self.written:
             self.written.add(oid)
             self._put(kind, data)
-            if kind == "tree":
-                TREES.put(oid, data)
         return oid
 
     def add_path(self, path: Path) -> str | None:

@@ -34,6 +34,7 @@ from freshline.conversation import batch, recovery, views
 from freshline.conversation.conflicts import by_kind, path_kinds
 from freshline.conversation.events import Author, Event, Mode, Rewind, RewindMode, encode
 from freshline.conversation.journal import checkpoint
+from freshline.conversation.knowntrees import Entry
 from freshline.conversation.pointer import parse_pointer
 from freshline.conversation.refresh import PENDING_MESSAGE, PathFilter, advance
 from freshline.conversation.repository import Chain, Repo
@@ -43,7 +44,7 @@ from freshline.conversation.trees import (
     normalize_modes,
     snapshot_worktree,
 )
-from freshline.conversation.treewrite import Entry, update_tree
+from freshline.conversation.treewrite import update_tree
 from freshline.errors import ConflictStop, UsageError
 from freshline.paths import confine, is_internal
 from freshline.secretscan import WITHHELD_PREFIX

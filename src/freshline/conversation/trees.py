@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.conversation.git import Git, TreeChange
+from freshline.conversation.knowntrees import Entry
 from freshline.conversation.objects import Sink, sink
 from freshline.conversation.pointer import pointer, recorded_oid
 from freshline.conversation.policy import ModeDiff, exec_bit_restores
-from freshline.conversation.treewrite import Entry, update_tree
+from freshline.conversation.treewrite import update_tree
 from freshline.store.records import FileKind, IndexEntry
 
 LINK_MODE = "120000"
