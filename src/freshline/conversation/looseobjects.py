@@ -5,12 +5,11 @@ A checkpoint of another agent's prompt (checkpoints.py) writes a few blobs, the 
 their way and one commit, and moves one ref; a git process per step would cost more than
 the whole answer may (each is a few milliseconds to start). So these few objects are
 written here as loose objects, exactly as git writes them (zlib at git's loose level, a
-temporary file renamed into place, read-only), and read back the same way; the trees a
-process wrote or read stay in memory (`TREES`, bounded), so a tree written into a pack
-(a first checkpoint's) is read again without git. Whether git has an object is answered
-from the loose files and the packs' `.idx` files of the repository and its alternates (a
-binary search in each index, no git process). An object that is not loose is not read
-here: the caller asks git (`batch.objects`).
+temporary file renamed into place, read-only), and read back the same way (the trees a
+process wrote or read stay known besides: `knowntrees.KNOWN`). Whether git has an object
+is answered from the loose files and the packs' `.idx` files of the repository and its
+alternates (a binary search in each index, no git process). An object that is not loose
+is not read here: the caller asks git (`batch.objects`).
 
 A ref moves here as `git update-ref` moves it, through git's own lock file: `<ref>.lock`
 created exclusively, the old value compared (the ref's file, else `packed-refs`), the new
