@@ -316,8 +316,13 @@ def test_a_notice_names_the_prompt_the_user_saw(notes: Workspace, warm: Warm) ->
 # --- compaction ---------------------------------------------------------------------------------
 
 
-def test_compaction_tells_the_last_blocks_changes_again(notes: Workspace, warm: Warm) -> None:
-    agent = Agent(notes, warm)
+@pytest.mark.parametrize("agent_name", ["claude-code", "codex"])
+def test_compaction_tells_the_last_blocks_changes_again(
+    notes: Workspace, warm: Warm, agent_name: str
+) -> None:
+    """Claude Code's `/compact` (and Codex's compaction) end with a SessionStart whose
+    source is `compact`."""
+    agent = Agent(notes, warm, agent_name)
     agent.call("SessionStart", source="startup")
     agent.prompt("one")
     notes.write("notes/edited-before-compact.md", "# news\n")
