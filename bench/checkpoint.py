@@ -47,8 +47,11 @@ ROUNDS = 10 if QUICK else 30  # prompts timed per side
 FIRST_RUNS = 3 if QUICK else 5
 STORED_PROMPTS = 50
 EDITS = 3
+# git's own `gc --auto` would pack the baseline's loose objects midway: none here, as none
+# runs on freshline's side either (its `gc` is a command of its own).
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b", "GIT_CONFIG_NOSYSTEM": "1"}
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "0"}
 
 
 def build(root: Path, notes: int) -> None:
