@@ -55,7 +55,12 @@ def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
 def _isolated_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path_factory.mktemp("home")
+    isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Point the user's directories at `home` and drop what would reach outside (a module
+    fixture, set up before the autouse one, calls it under its own MonkeyPatch)."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",

@@ -233,14 +233,17 @@ class FakeConverter(Converter):
 
 
 class HangConverter(Converter):
-    """`.hang` files: record the worker's pid, then never finish."""
+    """`.hang` files: record the worker's pid in the file the document names (an absolute
+    path), then never finish."""
 
     name = "hang"
     version = "1"
     extensions = (".hang",)
 
     def extract(self, path: Path, limits: Limits) -> str:
-        path.with_suffix(".pid").write_text(str(os.getpid()))
+        record = Path(path.read_text().strip())
+        if record.is_absolute():
+            record.write_text(str(os.getpid()))
         time.sleep(3600)
         return ""
 

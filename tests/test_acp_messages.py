@@ -199,7 +199,7 @@ def test_params_that_are_not_an_object_pass_as_they_came() -> None:
 @pytest.mark.parametrize(("params", "text"), [
     ({"prompt": [{"type": "text", "text": "fix the parser"}]}, "fix the parser"),
     ({"prompt": [{"type": "text", "text": "a"}, {"type": "resource_link", "uri": "file:///x"},
-                 {"type": "text", "text": "b"}]}, "a\n\nb"),
+                 {"type": "text", "text": "b"}]}, "a\nb"),
     ({"prompt": [{"type": "image", "data": "…"}]}, ""),
     ({"prompt": "not a list"}, ""),
     ({"prompt": [{"type": "text", "text": 3}, "junk"]}, ""),

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from freshline.interfaces import watchclient
+from freshline.interfaces.cli.autostart import duration
 from freshline.store import Store
 from freshline.tracker import autowatch
 from freshline.tracker.autowatch import enabled
@@ -134,6 +135,28 @@ def test_the_first_command_of_a_workspace_without_its_data_folder_starts_the_wat
     assert freshline(notes, "scan", FRESHLINE_AUTOWATCH="1").returncode == 0
     wait_for(lambda: holder(notes.root) is not None)
     wait_for(lambda: watcher_alive(Store(notes.root / ".freshline")))
+
+
+def test_the_first_start_in_a_workspace_says_so_once(notes: Workspace) -> None:
+    """Seen: the first `project add` started a background process without a word."""
+    first = freshline(notes, "project", "add", "q", "--include", "n", FRESHLINE_AUTOWATCH="1")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("freshline now watches this workspace in a background "
+                              "process") == 1
+    assert "it exits after 1 min unused" in first.stderr
+    wait_for(lambda: holder(notes.root) is not None)
+    assert autowatch.stop(notes.root)
+    again = freshline(notes, "scan", FRESHLINE_AUTOWATCH="1")
+    assert again.returncode == 0 and "now watches" not in again.stderr
+    wait_for(lambda: holder(notes.root) is not None)  # started again, without a word
+
+
+@pytest.mark.parametrize(("seconds", "said"), [
+    (1, "1 s"), (59, "59 s"), (60, "1 min"), (90, "90 s"), (3600, "1 h"), (5400, "90 min"),
+    (86400, "1 d"), (2592000, "30 d"),
+])
+def test_a_watcher_s_idle_time_in_words(seconds: int, said: str) -> None:
+    assert duration(seconds) == said
 
 
 def test_the_watcher_leaves_after_its_idle_time(ws: Workspace) -> None:

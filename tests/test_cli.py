@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app
+from freshline.interfaces.cli.answers import config_text
 
 from .conftest import Workspace
 
@@ -270,3 +273,40 @@ def test_an_os_error_is_one_line_exit_1(ws: Workspace) -> None:
     result = runner.invoke(app, ["init", str(ws.root / "blocker" / "ws")])
     assert result.exit_code == 1
     assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_changes_names_the_ignore_file_whose_rules_changed(cli_ws: Workspace) -> None:
+    """Seen: `changes` printed a blank `config` line."""
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    as_json(cli_ws, "scan")
+    cli_ws.write(".gitignore", "notes/old/\n")
+    as_json(cli_ws, "scan")
+    code, out, err = run(cli_ws, "changes", "p")
+    assert code == 0, err
+    assert "config    ignore rules changed in .gitignore" in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("detail", "text"),
+    [
+        ({}, "the project's scope changed"),
+        ({"ignore_files": [".gitignore", "notes/.gitignore"]},
+         "ignore rules changed in .gitignore, notes/.gitignore"),
+        ({"include_added": ["#paper"], "include_removed": ["notes"], "newly_included": ["x"]},
+         "now included #paper; no longer included notes"),
+        ({"exclude_added": ["a\nb"]}, "now excluded a\\nb"),
+        ({"mode": {"from": "live", "to": "isolated"}}, "mode live → isolated"),
+        ({"mode": {"from": None, "to": "live"}, "ignore_removed": ["*.tmp"]},
+         "no longer ignored *.tmp; mode unset → live"),
+    ],
+)
+def test_a_config_change_in_words(detail: dict[str, object], text: str) -> None:
+    assert config_text(detail) == text
+
+
+@given(st.dictionaries(st.sampled_from(["include_added", "exclude_removed", "ignore_files",
+                                        "allow_secrets_added", "other"]),
+                       st.lists(st.text(max_size=8), max_size=3)))
+def test_a_config_change_is_one_line_never_blank(detail: dict[str, object]) -> None:
+    text = config_text(detail)
+    assert text.strip() and "\n" not in text

@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from freshline.errors import UsageError
+from freshline.interfaces.cli import app
 from freshline.interfaces.hook import adapter
 from freshline.interfaces.hook.core import Warm, answer
 from freshline.interfaces.hook.payload import call_key
@@ -241,6 +243,37 @@ def test_the_manifest_then_only_what_changed(agent: str, two_projects: Workspace
     told = client.prompt()
     assert UPDATES in told and MANIFEST not in told and "notes/b.md" in told
     assert client.prompt() == ""
+
+
+def test_session_list_tells_the_agents_apart(two_projects: Workspace) -> None:
+    """Seen: Claude Code, Gemini CLI and Codex sessions all listed on channel `hook`, the
+    Gemini and Codex ones without a title, an unused session as `landing`."""
+    prompts = {"claude-code": "UserPromptSubmit", **PROMPT_EVENT}
+    for name, event in prompts.items():
+        client = Client(name, two_projects, two_projects.root / "notes")
+        client.call(event, prompt=f"what is new, {name}?\nsecond line")
+        client.call(event, prompt="a later prompt")  # the first one titles the session
+    manager = SessionManager(two_projects.config())
+    try:
+        unused = manager.new("q").id
+    finally:
+        manager.close()
+    listed = CliRunner().invoke(app, ["-w", str(two_projects.root), "session", "list",
+                                      "--json"])
+    rows = {row["agent"]: row for row in json.loads(listed.stdout)}
+    assert {agent: (row["channel"], row["title"]) for agent, row in rows.items()} == {
+        "claude-code": ("hook", "what is new, claude-code?"),
+        "gemini-cli": ("hook", "what is new, gemini-cli?"),
+        "codex": ("hook", "what is new, codex?"),
+        "send": ("send", None),
+    }
+    table = CliRunner().invoke(app, ["-w", str(two_projects.root), "session", "list"]).stdout
+    header, *lines = table.splitlines()
+    assert header.split()[:4] == ["id", "project", "agent", "state"]
+    assert [line.split()[2:4] for line in lines] == [
+        ["claude-code", "active"], ["gemini-cli", "active"], ["codex", "active"],
+        ["send", "new"]]
+    assert unused in lines[-1] and "landing" not in table
 
 
 def test_dropped_context_is_told_again(agent: str, two_projects: Workspace) -> None:

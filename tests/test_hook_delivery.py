@@ -363,7 +363,7 @@ def test_session_list_shows_the_claude_session(two: Workspace) -> None:
         capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
     )
     assert row["title"] == "go"  # its first prompt, as `log` shows it
-    assert " go\n" in human.stdout
+    assert "claude-code" in human.stdout and row["title"] in human.stdout
 
 
 def test_post_tool_use_prints_nothing_and_settles_what_went_out(two: Workspace) -> None:

@@ -198,11 +198,9 @@ def confine(root: Path, user_path: str) -> str:
     WorkspaceError for `..` escapes, absolute paths outside `root`, and symlinks that
     resolve outside `root`.
     """
-    if "\0" in user_path:
-        raise WorkspaceError(f"{shown(user_path)}: contains a NUL byte")
     root = Path(os.path.abspath(root))
+    rel = lexical_rel(root, user_path)
     try:
-        rel = _lexical_rel(root, user_path)
         real_root, real = root.resolve(), to_abs(root, rel).resolve()
     except (RuntimeError, OSError) as exc:  # a symlink loop, an unreadable directory
         raise WorkspaceError(shown(f"{user_path}: cannot resolve ({exc})")) from None
@@ -211,7 +209,12 @@ def confine(root: Path, user_path: str) -> str:
     return rel
 
 
-def _lexical_rel(root: Path, user_path: str) -> str:
+def lexical_rel(root: Path, user_path: str) -> str:
+    """A user- or agent-given path as a workspace-relative POSIX path, folded lexically
+    (nothing resolved). Raises WorkspaceError for a NUL byte, a `..` escape, or an
+    absolute path outside `root`."""
+    if "\0" in user_path:
+        raise WorkspaceError(f"{shown(user_path)}: contains a NUL byte")
     candidate = Path(user_path)
     if not candidate.is_absolute():
         return normalize_rel(user_path)
@@ -224,7 +227,7 @@ def _relative_to_root(root: Path, path: Path, user_path: str) -> str:
     for base, candidate in ((root, path), (root.resolve(), path), (root.resolve(), None)):
         try:
             inside = (candidate or path.resolve()).relative_to(base)
-        except ValueError:
+        except (ValueError, RuntimeError, OSError):  # elsewhere, or a loop on the way
             continue
         return normalize_rel(inside.as_posix())
     raise WorkspaceError(f"{shown(user_path)}: outside the workspace {shown(str(root))}")

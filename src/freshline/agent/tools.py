@@ -26,18 +26,19 @@ import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from freshline.access import Rules, hard_links
+from freshline.access import Rules
 from freshline.agent import textview, tool_specs
 from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
-from freshline.agent.textview import is_binary, sniff
+from freshline.agent.textview import SNIFF, is_binary
 from freshline.agent.witness import Witness
-from freshline.errors import FreshlineError
+from freshline.beneath import Kind, Opened, files_under, open_beneath, open_entry
+from freshline.errors import FreshlineError, WorkspaceError
 from freshline.materialize.status import DocStatus, Probe
 from freshline.secretscan import WITHHELD_PREFIX
 from freshline.session.ledger import TurnLedger, snapshot_fingerprint
@@ -76,10 +77,11 @@ class _Outcome:
 
 @dataclass(frozen=True)
 class _Searched:
-    path: Path  # the file to read: the source, or a document's snapshot
     label: str  # how its hits are shown
     rel: str  # the source's root-relative path
-    view: Probe | None  # the document's probe, for a snapshot
+    text: str  # its text (a document's: its snapshot's), secrets withheld
+    withheld: bool  # whether any were
+    blob: str | None  # the content shown: the bytes read, or the document's fingerprint
 
 
 def _arg(args: dict[str, Any], name: str, kind: type, default: Any = ...) -> Any:
@@ -202,19 +204,19 @@ class Toolbox:
     # --- reading -----------------------------------------------------------------------------
 
     def _list(self, args: dict[str, Any]) -> _Outcome:
-        target = self.confinement.resolve(_arg(args, "path", str, "."))
-        if target.path.is_file():
-            raise ToolError(f"{target.shown}: a file; use read")
-        if not target.path.is_dir():
-            raise ToolError(f"{target.shown}: no such directory")
-        with os.scandir(target.path) as found:
-            entries = sorted(
-                (e for e in found if self._visible(_join(target.rel, e.name), e)),
-                key=lambda e: e.name,
-            )
+        with self.confinement.open(_arg(args, "path", str, ".")) as target:
+            if target.kind is Kind.FILE:
+                raise ToolError(f"{target.shown}: a file; use read")
+            if target.kind is not Kind.FOLDER:
+                raise ToolError(f"{target.shown}: no such directory")
+            with os.scandir(target.opened.fd) as found:  # the folder checked, not its name
+                entries = sorted(
+                    (e for e in found if self._visible(_join(target.rel, e.name), e)),
+                    key=lambda e: e.name,
+                )
+                lines = [self._describe(entry) for entry in entries[:LIST_LIMIT]]
         count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
-        lines = [f"{target.shown}/ ({count})"]
-        lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
+        lines.insert(0, f"{target.shown}/ ({count})")
         if len(entries) > LIST_LIMIT:
             lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")
         return _Outcome("\n".join(lines))
@@ -237,19 +239,20 @@ class Toolbox:
         return f"{entry.name}  ({info.st_size} bytes)"
 
     def _read(self, args: dict[str, Any]) -> _Outcome:
-        target = self.confinement.resolve(_arg(args, "path", str))
         start, end = _arg(args, "start", int, None), _arg(args, "end", int, None)
-        if target.path.is_dir():
-            raise ToolError(f"{target.shown}: a directory; use list")
-        if not target.path.is_file():
-            raise ToolError(f"{target.shown}: no such file")
-        view = self.read_document(target.rel)
-        if view is None:
-            blob = self.witness.content(target.path)  # first: an edit meanwhile is a change
-            outcome = _Outcome(self._text(target.path, target, start, end, blob))
-        else:
-            outcome = self._read_document(target, view, start, end)
-            blob = snapshot_fingerprint(view)
+        with self.confinement.open(_arg(args, "path", str)) as target:
+            if target.kind is Kind.FOLDER:
+                raise ToolError(f"{target.shown}: a directory; use list")
+            if target.kind is not Kind.FILE:
+                raise ToolError(f"{target.shown}: no such file")
+            view = self.read_document(target.rel)
+            blob: str | None
+            if view is None:
+                loaded = textview.load(target.opened, target.shown, target.rel, self.withholder)
+                outcome, blob = _Outcome(self._shown(loaded, target, start, end)), loaded.blob
+            else:
+                outcome = self._read_document(target, view, start, end)
+                blob = snapshot_fingerprint(view)
         if not outcome.is_error:
             self.witness.saw(target.rel, blob)
         return outcome
@@ -266,22 +269,25 @@ class Toolbox:
             why = f" ({view.reason})" if view.reason else ""
             return _Outcome(f"{target.shown}: converting this document to text failed{why}; "
                             "its content cannot be read.", is_error=True)
-        if view.snapshot is None or not view.snapshot.is_file():
+        if view.snapshot is None:
             raise ToolError(f"{target.shown}: its snapshot is missing; try again on a later turn")
+        with self.confinement.open_snapshot(view.snapshot) as snapshot:
+            if snapshot.kind is not Kind.FILE:
+                raise ToolError(f"{target.shown}: its snapshot is missing; try again on a "
+                                "later turn")
+            loaded = textview.load(snapshot, target.shown, target.rel, self.withholder)
         note = (" (an older snapshot: the document changed since; a new one is on its way)"
                 if view.status is DocStatus.STALE else "")
         header = f"[text snapshot of {target.shown}{note}]\n"
-        return _Outcome(header + self._text(view.snapshot, target, start, end))
+        return _Outcome(header + self._shown(loaded, target, start, end))
 
-    def _text(self, path: Path, target: Confined, start: int | None, end: int | None,
-              blob: str | None = None) -> str:
-        """The text of `path` (`target`'s file or snapshot), secrets withheld, whole or
-        the lines asked for, with a line saying how many secrets were withheld."""
+    def _shown(self, loaded: textview.FileText, target: Confined, start: int | None,
+               end: int | None) -> str:
+        """A file's (or snapshot's) text, whole or the lines asked for, with a line saying
+        how many secrets were withheld."""
         shown = target.shown
-        loaded = textview.load(path, shown, target.rel, self.withholder, blob)
         if start is None and end is None:
-            size = path.stat().st_size
-            return loaded.noted(textview.whole(loaded.text, shown, size, self.output_cap))
+            return loaded.noted(textview.whole(loaded.text, shown, loaded.size, self.output_cap))
         first = 1 if start is None else start
         return loaded.noted(textview.lines(loaded.text, shown, first, end, self.output_cap))
 
@@ -304,84 +310,90 @@ class Toolbox:
             regex = re.compile(pattern, flags)
         except re.error as exc:
             raise ToolError(f"invalid regular expression: {exc}") from exc
-        base = self.confinement.resolve(_arg(args, "path", str, "."))
         hits: list[str] = []
         searched = used = withheld = 0
         linked: list[str] = []
-        for source in self._searchable(base, linked):
-            searched += 1
-            shown_before = len(hits)
-            for number, line, had in self._matches(source, regex):
-                hit = f"{source.label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
-                hits.append(hit)
-                withheld += hit.count(WITHHELD_PREFIX) if had else 0
-                used += len(hit) + 1
-                if len(hits) >= MATCH_LIMIT or used > self.output_cap:
-                    self.witness.saw_source(source.rel, source.view, source.path)
-                    hits.append(f"[stopped after {len(hits)} matches; narrow the pattern or path]")
-                    return _Outcome(_search_notes(hits, withheld, linked))
-            if len(hits) > shown_before:
-                self.witness.saw_source(source.rel, source.view, source.path)
+        with self.confinement.open(_arg(args, "path", str, ".")) as base:
+            for source in self._searchable(base, linked):
+                searched += 1
+                found = self._matches(source, regex)
+                for number, line in found:
+                    hit = f"{source.label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
+                    hits.append(hit)
+                    withheld += hit.count(WITHHELD_PREFIX) if source.withheld else 0
+                    used += len(hit) + 1
+                    if len(hits) >= MATCH_LIMIT or used > self.output_cap:
+                        self.witness.saw(source.rel, source.blob)
+                        hits.append(f"[stopped after {len(hits)} matches; narrow the pattern "
+                                    "or path]")
+                        return _Outcome(_search_notes(hits, withheld, linked))
+                if found:
+                    self.witness.saw(source.rel, source.blob)
         if not hits:
             files = "1 file" if searched == 1 else f"{searched} files"
             hits = [f"no matches for /{pattern}/ in {files}"]
         return _Outcome(_search_notes(hits, withheld, linked))
 
     def _searchable(self, base: Confined, linked: list[str]) -> Iterator[_Searched]:
-        """Each text source the rules admit under `base`; files with more than one hard
-        link are left out and named in `linked` (unless the rules allow them)."""
-        for path, rel in self._walk(base):
-            shown = self.confinement.shown(rel)
-            try:
-                view = self.read_document(rel)
-                if not self.confinement.rules.allow_hardlinks and hard_links(path) > 1:
-                    linked.append(shown)
-                elif view is None:
-                    if path.stat().st_size <= SEARCH_FILE_LIMIT and not is_binary(sniff(path)):
-                        yield _Searched(path, shown, rel, None)
-                elif view.snapshot is not None and view.snapshot.is_file():
-                    yield _Searched(view.snapshot, f"{shown} (snapshot)", rel, view)
-            except OSError:
-                continue  # vanished or unreadable since the walk saw it
+        """Each text source the rules admit under `base`, read once and scanned; files
+        with more than one hard link are left out and named in `linked` (unless the rules
+        allow them)."""
+        for opened in self._walk(base):
+            with opened:
+                shown = self.confinement.shown(opened.rel)
+                try:
+                    source = self._source(opened, shown, linked)
+                except (OSError, ToolError):
+                    continue  # vanished, unreadable, or grew past what is scanned
+            if source is not None:
+                yield source
 
-    def _walk(self, base: Confined) -> Iterator[tuple[Path, str]]:
-        """Every regular file the rules admit under `base`, in path order, with its
-        root-relative path. Iterative: a tree thousands of levels deep is walked too."""
-        if not base.is_dir:
-            if base.path.is_file():
-                yield base.path, base.rel
+    def _source(self, opened: Opened, shown: str, linked: list[str]) -> _Searched | None:
+        """What search reads of one open file: its text, or its document's snapshot."""
+        view = self.read_document(opened.rel)
+        links = opened.info.st_nlink if opened.info is not None else 1
+        if links > 1 and not self.confinement.rules.allow_hardlinks:
+            linked.append(shown)
+            return None
+        if view is None:
+            if opened.size > SEARCH_FILE_LIMIT or is_binary(opened.read(SNIFF)):
+                return None
+            loaded = textview.load(opened, shown, opened.rel, self.withholder)
+            return _Searched(shown, opened.rel, loaded.text, bool(loaded.kinds), loaded.blob)
+        if view.snapshot is None:
+            return None
+        with self.confinement.open_snapshot(view.snapshot) as snapshot:
+            if snapshot.kind is not Kind.FILE:
+                return None
+            label = f"{shown} (snapshot)"
+            loaded = textview.load(snapshot, label, opened.rel, self.withholder)
+        return _Searched(label, opened.rel, loaded.text, bool(loaded.kinds),
+                         snapshot_fingerprint(view))
+
+    def _walk(self, base: Confined) -> Iterator[Opened]:
+        """Every regular file the rules admit under `base`, in path order, opened from its
+        folder's descriptor (no link followed). Iterative: a tree thousands of levels deep
+        is walked too."""
+        if base.kind is Kind.FILE:
+            yield replace(base.opened, fd=os.dup(base.opened.fd))
             return
-        stack = [(base.path, base.rel)]
-        while stack:
-            folder, rel_folder = stack.pop()
+        if base.kind is not Kind.FOLDER:
+            return
+        for folder_fd, name, rel in files_under(base.opened, self.confinement.visible):
             try:
-                with os.scandir(folder) as found:
-                    entries = sorted(found, key=lambda e: e.name, reverse=True)
+                opened = open_entry(folder_fd, name, rel)
             except OSError:
-                continue  # unreadable, or a path too long to open: skip that folder
-            files: list[tuple[Path, str]] = []
-            for entry in entries:
-                rel = _join(rel_folder, entry.name)
-                # symlinks are never followed: the walk sees only what lies here
-                if entry.is_dir(follow_symlinks=False):
-                    if self.confinement.visible(rel, folder=True):
-                        stack.append((Path(entry.path), rel))
-                elif entry.is_file(follow_symlinks=False) and self.confinement.visible(rel, False):
-                    files.append((Path(entry.path), rel))
-            yield from reversed(files)
+                continue  # unreadable since the walk saw it
+            if opened.kind is Kind.FILE:
+                yield opened
 
-    def _matches(
-        self, source: _Searched, regex: re.Pattern[str]
-    ) -> Iterator[tuple[int, str, bool]]:
-        """(number, line, whether the file had secrets withheld) of each matching line, searched
-        in the text with its secrets withheld: a pattern cannot probe a withheld value."""
-        try:
-            loaded = textview.load(source.path, source.label, source.rel, self.withholder)
-        except ToolError:
-            return  # grew past what is scanned since the walk
-        for number, line in enumerate(io.StringIO(loaded.text, newline=""), 1):
-            if regex.search(line):
-                yield number, line, bool(loaded.kinds)
+    @staticmethod
+    def _matches(source: _Searched, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+        """(number, line) of each matching line, searched in the text with its secrets
+        withheld: a pattern cannot probe a withheld value."""
+        return [(number, line)
+                for number, line in enumerate(io.StringIO(source.text, newline=""), 1)
+                if regex.search(line)]
 
     # --- changing (isolated mode) ------------------------------------------------------------
 
@@ -429,10 +441,12 @@ class Toolbox:
         """Refuse to write more `[secret withheld: …]` markers into a file than it holds,
         when it holds secrets: the agent was shown the markers, and writing them back
         would destroy what they stand for."""
-        if WITHHELD_PREFIX not in text or not target.path.is_file():
+        if WITHHELD_PREFIX not in text:
             return
-        with target.path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            old = handle.read()
+        data = self._current(target)
+        if data is None:
+            return
+        old = data.decode("utf-8", "replace")
         if text.count(WITHHELD_PREFIX) > old.count(WITHHELD_PREFIX) and \
                 self.withholder.text(old, target.rel).count:
             raise ToolError(f"{target.shown}: holds secrets withheld from you; writing "
@@ -453,15 +467,15 @@ class Toolbox:
     def _edit(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args, reads=True)
         old, new = _arg(args, "old", str), _arg(args, "new", str)
-        if not target.path.is_file():
+        data = self._current(target)
+        if data is None:
             raise ToolError(f"{target.shown}: no such file; use write to create it")
         if not old:
             raise ToolError("old must not be empty")
-        if is_binary(sniff(target.path)):
-            raise ToolError(f"{target.shown}: binary file, {target.path.stat().st_size} bytes")
+        if is_binary(data[:SNIFF]):
+            raise ToolError(f"{target.shown}: binary file, {len(data)} bytes")
         try:
-            with target.path.open(encoding="utf-8", newline="") as handle:
-                text = handle.read()
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ToolError(f"{target.shown}: not UTF-8 text; use write") from exc
         self.witness.guard(target)
@@ -472,6 +486,15 @@ class Toolbox:
                             "(include more surrounding text)")
         self._replace(target, text.replace(old, new, 1))
         return _Outcome(f"edited {target.shown}", changed=(target.rel,))
+
+    def _current(self, target: Confined) -> bytes | None:
+        """What the file a change names holds now (None: no file), read beneath the root
+        through no link: the name checked is the file read."""
+        try:
+            with open_beneath(self.confinement.root, target.rel, follow=False) as opened:
+                return opened.read() if opened.kind is Kind.FILE else None
+        except WorkspaceError as exc:
+            raise ToolError(f"{target.shown}: {exc}; refused") from None
 
     def _delete(self, args: dict[str, Any]) -> _Outcome:
         target = self._writable(args)

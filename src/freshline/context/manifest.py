@@ -81,7 +81,9 @@ def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
 
 def _plan(m: ManifestInput, budget: Budget | None) -> Plan:
     parts: list[Part] = [Text(phrases.MANIFEST_INSTRUCTION, essential=True)]
-    if m.resumed:
+    if m.forked:
+        parts.append(Text(phrases.forked(m.forked), essential=True))
+    elif m.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
     if not m.include:
         parts.append(Text("Sources: none (this project includes nothing yet).", essential=True))

@@ -236,6 +236,7 @@ class ManifestInput:
     files: tuple[str, ...] | None = None  # the project's files, when the caller has them
     documents: tuple[DocumentInfo, ...] = ()
     resumed: bool = False
+    forked: str = ""  # a fork's first manifest: the conversation it continues, and where
     list_files_max: int = 50  # file lines at most: past that, files are counted per folder
     file_groups: tuple[FileGroup, ...] = ()  # files counted per folder (with `files` set)
     pattern_files: tuple[str, ...] = ()  # files that folder patterns name, when grouped

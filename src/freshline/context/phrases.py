@@ -29,6 +29,13 @@ UPDATES_INSTRUCTION = (
 RESUMED = (
     "This conversation was closed for a while: the project may have changed in the meantime."
 )
+
+
+def forked(origin: str) -> str:
+    """The manifest's line for a fork's first turn: `origin` names the conversation it
+    continues and where ("session 3f2a9c1b7d4e, where its turn 3 began")."""
+    return (f"This conversation is a fork of {origin}: the history before that point is "
+            "shared; the project may have changed since.")
 FORGOTTEN = (
     "The change log no longer reaches your last turn, so what changed since cannot be "
     "listed: the project as it is now is in the manifest delivered with this block. "

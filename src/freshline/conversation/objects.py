@@ -22,7 +22,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import stat
 import struct
 import tempfile
 import zlib
@@ -31,10 +30,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
+from freshline.beneath import Kind, Outside, open_beneath
 from freshline.conversation.git import Git
 from freshline.conversation.looseobjects import ObjectDir
 from freshline.conversation.pointer import pointer
 from freshline.errors import GitError
+from freshline.tracker.hashing import blob_id_fd
 from freshline.withholding import Withholder
 
 _TYPES = {"commit": 1, "tree": 2, "blob": 3}
@@ -80,18 +81,23 @@ class Sink:
             self._put(kind, data)
         return oid
 
-    def add_path(self, path: Path) -> str | None:
-        """Queue the blob of a file (a symlink: its target), as it is now; returns its id,
-        or None when the path is gone. A file larger than `max_blob` becomes a pointer
-        blob naming its content's id (hashed in chunks, never read whole)."""
+    def add_path(self, root: Path, rel: str) -> str | None:
+        """Queue the blob of file `rel` of `root` (a symlink: its target), as it is now,
+        read beneath the root through no link; returns its id, or None when the path is
+        gone or no longer a file. A file larger than `max_blob` becomes a pointer blob
+        naming its content's id (hashed in chunks, never read whole)."""
         try:
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode):
-                return self.add("blob", os.fsencode(os.readlink(path)))
-            if self.max_blob is not None and info.st_size > self.max_blob:
-                blob, size = _hash_file(path)
-                return self.add("blob", pointer(blob, size))
-            return self.add("blob", path.read_bytes())
+            with open_beneath(root, rel, follow=False) as opened:
+                if opened.kind is not Kind.FILE:
+                    return None
+                if self.max_blob is not None and opened.size > self.max_blob:
+                    return self.add("blob", pointer(blob_id_fd(opened.fd), opened.size))
+                return self.add("blob", opened.read())
+        except Outside:  # a link: its target is its content
+            try:
+                return self.add("blob", os.fsencode(os.readlink(root / rel)))
+            except OSError:
+                return None
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
@@ -121,20 +127,6 @@ class Sink:
 
     def discard(self) -> None:
         """Drop what was queued (a failed write leaves nothing)."""
-
-
-def _hash_file(path: Path) -> tuple[str, int]:
-    """(git blob id, size) of a file, read in chunks."""
-    size = os.stat(path).st_size
-    digest = hashlib.sha1(b"blob %d\0" % size)
-    read = 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            read += len(chunk)
-    if read != size:  # it changed while read: hash what was there at the end
-        return _hash_file(path)
-    return digest.hexdigest(), size
 
 
 class PackSink(Sink):

@@ -18,7 +18,6 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from freshline.access import hard_links, hardlink_reason
 from freshline.errors import UsageError, WorkspaceError
 from freshline.materialize.converters import Converter, Limits, converter_for
 from freshline.materialize.locks import prune_locks, source_lock
@@ -274,12 +273,9 @@ class Materializer:
             if converter is None or _settled_meanwhile(before, now):
                 return now, False
             run.emit(entry.path, finished=False)
-            source = self.root / entry.path
-            links = 0 if self.withholder.allow_hardlinks else hard_links(source)
-            if links > 1:  # converting it would read what its other names hold
-                outcome = Outcome(fingerprint=entry.blob, reason=hardlink_reason(links))
-            else:
-                outcome = self.pool.run(Job(converter, source, self.settings.limits()))
+            job = Job(converter, self.root, entry.path, self.settings.limits(),
+                      self.withholder.allow_hardlinks)
+            outcome = self.pool.run(job)
             if outcome.cancelled:
                 return now, False
             after = self._record(entry, converter, outcome, now)

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Iterable
@@ -101,7 +102,11 @@ class SnapshotStore:
     def header_at(snapshot: Path) -> SnapshotHeader | None:
         """The header of the snapshot file at `snapshot`, or None if absent or unreadable."""
         try:
-            with snapshot.open(encoding="utf-8") as handle:
+            # Not through a link, and never waiting on a FIFO put in its place.
+            fd = os.open(snapshot, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with open(fd, encoding="utf-8") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
                 line = handle.readline(65536)
         except (OSError, UnicodeDecodeError):
             return None

@@ -66,17 +66,11 @@ def checkpoint(
     with base.store.write():
         s = base.store.session_get(s.id)
         s = replace(s, turns=s.turns + 1, live_tree=done.tree, live_epoch=epoch,
-                    active_at=time.time(), title=s.title or _title(prompt))
+                    active_at=time.time())
         base.store.session_put(s)
         base.store.turn_state_put(s.id, TurnState(s.turns, time.time()))
     base.note_withheld()
     return Taken(s.turns, done.head, done.rewinds)
-
-
-def _title(prompt: str) -> str | None:
-    from freshline.store.sessions import session_title
-
-    return session_title(prompt)
 
 
 def live_delta(base: SessionBase, s: SessionRecord) -> LiveDelta | None:

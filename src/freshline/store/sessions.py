@@ -248,6 +248,14 @@ class SessionTable:
             (when, title, check_session_id(session_id)),
         )
 
+    def session_name(self, external_id: str, title: str) -> None:
+        """Title the session bound to another agent's session, unless it has a title (a
+        statement of its own, as `session_touch`: it touches no index)."""
+        self.db.conn.execute(
+            "UPDATE sessions SET title = ? WHERE external_id = ? AND title IS NULL",
+            (title, external_id),
+        )
+
     def sessions_idle(self, channels: Iterable[str], before: float) -> list[SessionRecord]:
         """Open sessions of `channels` not used since `before`, oldest first."""
         wanted = sorted(channels)

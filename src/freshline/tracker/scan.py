@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain
 from pathlib import Path
 
+from freshline.beneath import Kind, open_beneath
+from freshline.errors import WorkspaceError
 from freshline.ignore import Checks, IgnoreRules, IgnoreState
 from freshline.markdown import parse_note
 from freshline.paths import INTERNAL_NAMES, is_internal
@@ -366,9 +368,9 @@ class Scanner:
         if rel not in self.sketches:
             return None
         try:
-            with open(os.path.join(self.broot, encode_path(rel)), "rb") as f:
-                return f.read(TEXT_CAP + 1)
-        except OSError:
+            with open_beneath(Path(self.root), rel, follow=False) as opened:
+                return opened.read(TEXT_CAP + 1) if opened.kind is Kind.FILE else None
+        except (OSError, WorkspaceError):
             return None
 
     def _count_under(self, folder: str) -> int:

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
-from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.output import note, say, warn
 from freshline.interfaces.cli.stops import NOT_MERGED, stopped
 from freshline.interfaces.hook import transcript_hint
 from freshline.interfaces.lines import (
+    live_lines,
     logged_line,
     overwrite_line,
     overwrite_lines,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from freshline.conversation.events import RewindMode
     from freshline.conversation.rewind import Overwrite, RewindPlan
     from freshline.session import SessionManager
+    from freshline.session.authorship import WorkspaceChanges
     from freshline.session.rewinding import Confirm, RewindResult
 
 LOG_WIDTH = 100  # characters of an event's content on its line
@@ -87,38 +89,50 @@ def diff(
     OTHER, the patch from this session's head to OTHER's (two forks compared); with
     --from (and --to), the patch between two of its turns (another agent's prompts too).
 
-    The conflicts it has not resolved yet follow, by kind, on standard error.
+    The conflicts it has not resolved yet follow, by kind, on standard error. A live
+    session's agent only reads your workspace: it has no work of its own, and what the
+    workspace did between its first turn and its last (and who did it) is said on
+    standard error instead.
 
     Example: freshline diff 3f2a9c1b7d4e --from 2 --to 5
     """
     from freshline.errors import UsageError
+    from freshline.session.authorship import workspace_changes
 
     if end is not None and start is None:
         raise UsageError("--to needs --from")
     if start is not None and other is not None:
         raise UsageError("give OTHER or --from, not both")
     conflicts: list[Conflict] = []
+    live: WorkspaceChanges | None = None
     with manager(ctx, flushes=False) as m:
-        m.get(session_id)
+        s = m.get(session_id)
         if start is not None:
             patch = m.conversations.diff_turns(session_id, start, end)
         elif other is not None:
             m.get(other)
             patch = m.conversations.diff_between(session_id, other)
+        elif s.mode == "live":
+            patch, live = "", workspace_changes(m, session_id)
         else:
             patch = m.conversations.diff(session_id)
             conflicts = m.conversations.unresolved_conflicts(session_id)
         head = m.conversations.head(session_id)
         other_head = m.conversations.head(other) if other is not None else None
-    data = {"session": session_id, "head": head, "patch": patch,
-            "conflicts": [asdict(c) for c in conflicts]}
+    data: dict[str, Any] = {"session": session_id, "head": head, "patch": patch,
+                            "conflicts": [asdict(c) for c in conflicts]}
     if other is not None:
         data |= {"other": other, "other_head": other_head}
+    if live is not None:
+        data["live"] = asdict(live)
 
     def human() -> None:
         print(patch, end="")
         for conflict in conflicts:
             warn(f"unresolved conflict ({conflict.kind}): {', '.join(conflict.paths)}")
+        if live is not None:
+            for line in live_lines(session_id, live):
+                note(line)
 
     emit(data, as_json, human)
 

@@ -22,6 +22,8 @@ from freshline.interfaces.cli import argv as words
 from freshline.interfaces.cli.answers import (
     changes_lines,
     load,
+    project_dict,
+    projects_lines,
     scan_data,
     scan_lines,
     sessions_lines,
@@ -48,7 +50,7 @@ def run(argv: Sequence[str]) -> int | None:
     """Run a hot command and return its exit code; None when typer should handle `argv`."""
     call = words.hot_command(argv)
     if call is None:
-        return None
+        return kept_help(argv)
     command, workspace, flags, args = call
     as_json = words.JSON in flags
     if command in (words.CHANGES, words.UPDATES, words.SESSIONS):
@@ -61,6 +63,8 @@ def run(argv: Sequence[str]) -> int | None:
             say(version_line())
         elif command == words.STATUS:
             status(workspace, as_json)
+        elif command == words.PROJECTS:
+            projects(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
         elif command == words.MCP:
@@ -84,6 +88,18 @@ def run(argv: Sequence[str]) -> int | None:
         if isinstance(exc, sqlite3.Error):
             return fail(machine_failure(exc), 1, as_json)
         raise
+    return 0
+
+
+def kept_help(argv: Sequence[str]) -> int | None:
+    """`--help` as typer printed it last time (`helptext`); None when none is kept."""
+    from freshline.interfaces.cli import helptext
+
+    path = helptext.asked(words.split_workspace(argv)[1])
+    text = helptext.cached(path) if path is not None else None
+    if text is None:
+        return None
+    sys.stdout.write(text)
     return 0
 
 
@@ -126,6 +142,15 @@ def asked(command: str, workspace: str | None, flags: frozenset[str], args: tupl
     return 0
 
 
+# --- project list -------------------------------------------------------------------------
+
+
+def projects(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
+    """`freshline project list`: the projects freshline.toml defines."""
+    data = [project_dict(p) for p in load(workspace).projects.values()]
+    emit(data, as_json, lambda: say_all(projects_lines(data)))
+
+
 # --- status -------------------------------------------------------------------------------
 
 
@@ -158,12 +183,12 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
     if answer is not None:
         data = answer["data"]
     else:
+        from freshline.interfaces.cli.autostart import watch
         from freshline.tracker import Tracker
-        from freshline.tracker.autowatch import ensure
 
         cfg = load(workspace)
         tracker = Tracker(cfg)
-        ensure(cfg, tracker.store)
+        watch(cfg, tracker.store)
         data = scan_data(tracker, full)
 
     def human() -> None:

@@ -36,7 +36,7 @@ def chat(
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         raise UsageError("chat needs a terminal (standard input and output are not one); "
                          "in scripts use `freshline send`")
-    from freshline.interfaces.tui.app import run_chat
+    from freshline.interfaces.tui.opening import run_chat
 
     session_id = run_chat(config(ctx), project, session, model, base_url, resume_last)
     say(f"session {session_id} (resume with: freshline chat --session {session_id})")

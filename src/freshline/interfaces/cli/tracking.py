@@ -11,7 +11,7 @@ from freshline.interfaces.cli import fast
 from freshline.interfaces.cli.answers import changes_data, changes_lines
 from freshline.interfaces.cli.common import JsonOption, config, emit, manager, state
 from freshline.interfaces.cli.output import say_all
-from freshline.interfaces.cli.pages import page_budget, print_page
+from freshline.interfaces.cli.pages import channel_named, page_budget, print_page
 
 if TYPE_CHECKING:
     from freshline.context import Budget
@@ -59,6 +59,7 @@ def changes(
 
     Example: freshline changes research --since 3 --page 1
     """
+    channel_named(channel)
     if page is not None:
         _changes_page(ctx, project, since, page,
                       page_budget(config(ctx), channel, as_json, project), as_json)

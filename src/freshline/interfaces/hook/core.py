@@ -52,6 +52,7 @@ from freshline.session.evidence import Moment, Witness
 from freshline.session.pinning import pinned_project, workspace_for
 from freshline.session.tooluse import quick_session, record_tool_use
 from freshline.store import SessionState
+from freshline.store.sessions import session_title
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # the session manager loads only when a call gets that far
@@ -138,7 +139,18 @@ def answer(adapter: Adapter, payload: str, options: HookOptions, warm: Warm) -> 
             return _tool(adapter, call, options, warm, root)
         if call.moment is Moment.STOP:
             return _stop(adapter, call, warm.tracker(root))
-        return _deliver(adapter, call, options, warm, root)
+        answered = _deliver(adapter, call, options, warm, root)
+        if call.prompt is not None:
+            _name(warm.tracker(root), adapter.external_id(call.agent_session), call.prompt)
+        return answered
+
+
+def _name(tracker: Tracker, external: str, prompt: str) -> None:
+    """Title the agent's session with its first prompt (`session list` shows it), as a
+    chat's first message titles a chat's; a session that has one keeps it."""
+    title = session_title(prompt)
+    if title is not None:
+        tracker.store.session_name(external, title)
 
 
 def _deliver(
@@ -176,7 +188,7 @@ def _deliver(
     rewinds: tuple[Rewind, ...] = ()
     flush = not opened
     if call.moment is Moment.PROMPT:
-        rewinds, flush = checkpoint(manager, s.id, call.prompt).rewinds, False
+        rewinds, flush = checkpoint(manager, s.id, call.prompt or "").rewinds, False
     meter = Meter.around(adapter.output(call, ""), adapter.encoding)
     issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
                           flush=flush, rewinds=rewinds)

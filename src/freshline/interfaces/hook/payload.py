@@ -64,7 +64,7 @@ def parse(
         and os.path.isabs(transcript) else None,
         lost=(lost or {}).get(str(why)) if moment in _LOSING else None,
         tool=used,
-        prompt=prompt if isinstance(prompt, str) else "",
+        prompt=prompt if moment is Moment.PROMPT and isinstance(prompt, str) else None,
     )
 
 

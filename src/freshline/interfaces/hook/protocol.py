@@ -83,7 +83,8 @@ class Call:
     transcript: Path | None = None  # the client's transcript, if the payload names one
     lost: Lost | None = None  # a START (or COMPACT) after the agent lost its context
     tool: ToolUse | None = None  # a TOOL call's tool
-    prompt: str = ""  # a PROMPT's text (its checkpoint's content)
+    prompt: str | None = None  # a PROMPT call's message: its checkpoint's content, and
+    #                            the session's title if it has none
 
     @property
     def lost_context(self) -> bool:

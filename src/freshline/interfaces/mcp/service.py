@@ -32,14 +32,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from freshline.access import AccessDenied, Reached, reach
+from freshline.access import AccessDenied, open_reached
+from freshline.beneath import Kind
 from freshline.config import Config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
 from freshline.errors import NotFoundError, UsageError
 from freshline.interfaces.mcp.documents import DocumentText, document_text, plain_text, withheld
 from freshline.materialize import DocStatus, is_document
 from freshline.materialize.runner import ProgressFn
-from freshline.paths import shown
+from freshline.paths import shown, to_abs
 from freshline.session import SessionManager
 from freshline.session.delivery import changes_page, delivery_budget, files_page
 from freshline.session.engine import TOKEN_BYTES, Deliveries
@@ -49,7 +50,6 @@ from freshline.session.rules import live_rules
 from freshline.session.users import OWNER, Viewer, give, may_use
 from freshline.store import Acknowledgement, Change, ChangeKind, SessionRecord
 from freshline.store.sessions import unknown_session
-from freshline.tracker.hashing import blob_of
 from freshline.tracker.rounds import Rounds
 
 SERVER_NAME = "freshline"
@@ -317,26 +317,27 @@ class FreshlineService:
 
         self._flush()
         try:
-            reached = reach(self.config.root, path, live_rules(m, projects))
+            opened = open_reached(self.config.root, path, live_rules(m, projects))
         except AccessDenied:
             if self.viewer().user is None:
                 raise
             # A user of a shared server learns nothing of files outside their grants.
             raise NotFoundError(shown(f"{path}: no such file in the workspace")) from None
-        rel = self._source_of_snapshot(reached) or reached.rel
-        if rel == reached.rel and not reached.path.is_file():
-            raise NotFoundError(shown(f"{path}: no such file in the workspace"))
-        if not is_document(rel):
-            # the content is hashed before it is read: an edit meanwhile reads as a change
-            blob = blob_of(reached.path)
-            return self._noted(session, rel, blob, plain_text(rel, reached.path))
+        with opened:  # read what was checked, never the name again
+            rel = self._source_of_snapshot(opened.rel) or opened.rel
+            if rel == opened.rel and opened.kind is not Kind.FILE:
+                raise NotFoundError(shown(f"{path}: no such file in the workspace"))
+            if not is_document(rel):
+                read, blob = plain_text(rel, opened)
+                return self._noted(session, rel, blob, read)
         return self._document(session, rel, progress)
 
-    def _source_of_snapshot(self, reached: Reached) -> str | None:
+    def _source_of_snapshot(self, rel: str) -> str | None:
         snapshots = self.manager.materializer.store
-        if reached.path.parent != snapshots.directory:
+        path = to_abs(self.config.root, rel)
+        if path.parent != snapshots.directory:
             return None
-        return snapshots.source_of(reached.path)
+        return snapshots.source_of(path)
 
     def _document(
         self, session: str | None, rel: str, progress: ProgressFn | None
@@ -348,7 +349,8 @@ class FreshlineService:
             # Converted now, this one document (its own single-flight key).
             m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
             probe = m.materializer.probe(rel, entry)
-        document = document_text(rel, probe.status, probe.snapshot, probe.reason)
+        document = document_text(rel, probe.status, probe.snapshot, probe.reason,
+                                 self.config.root)
         return self._noted(session, rel, snapshot_fingerprint(probe), document)
 
     def _noted(

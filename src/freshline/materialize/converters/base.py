@@ -32,8 +32,10 @@ class Converter(ABC):
     """Turns one document format into markdown text.
 
     Subclasses set `name`, `version` and `extensions` (lower case, with the dot) and
-    override `convert`. Instances are pickled into worker processes, so a converter must
-    be a module-level class whose state is plain data.
+    override `extract`. Instances are pickled into worker processes, so a converter must
+    be a module-level class whose state is plain data. The `path` given has the document's
+    own name and opens the very file freshline checked (a link in a private folder to the
+    worker's open descriptor): read it, as often as needed, but write nothing beside it.
     """
 
     name: ClassVar[str]
