@@ -89,8 +89,7 @@ class Agent:
         return seconds
 
 
-def counted_only(base: SessionBase, session_id: str, prompt: str,
-                 wire: str | None = None) -> checkpoints.Taken:
+def counted_only(base: SessionBase, session_id: str, prompt: str) -> checkpoints.Taken:
     """The baseline's checkpoint: the flush and the turn counted, no tree, no commit (its
     tree's epoch moves on, so the next real checkpoint applies only its own round)."""
     base.tracker.flush()

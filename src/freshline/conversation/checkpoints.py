@@ -55,18 +55,15 @@ def record(
     delta: LiveDelta | None,
     entries: Entries,
     project: str | None = None,
-    wire: str | None = None,
 ) -> Checkpoint:
     """Record a prompt on `conversation` (opened first when it does not exist yet): its
     tree is `delta` applied to its base when that tree is at hand, else written from
-    `entries`. `wire`: what the prompt carried besides the message (the blocks), kept as
-    the event's `wire`. Raises ConversationMoved only when the ref keeps moving under
-    it."""
+    `entries`. Raises ConversationMoved only when the ref keeps moving under it."""
     head = repo.ref_value(conversation)
     opened = head is None
     if head is None:
         head = open_conversation(repo, conversation, Mode.LIVE, None, entries(), project)
-    event = screened_event(Event(Author.USER, prompt, wire=wire), repo.screen)
+    event = screened_event(Event(Author.USER, prompt), repo.screen)
     with repo.writing():
         out = DirectSink(repo.git, repo.loose, repo.max_blob, repo.screen)
         # The root event's tree is the project now: it was written just above.

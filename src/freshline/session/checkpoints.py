@@ -9,10 +9,10 @@ prompts are the session's turns: the n-th prompt is turn n, in `log`, in `rewind
 read ledger and in what the updates block says ("you read X at turn 7").
 
 Between a prompt and the end of its answer the agent is mid-turn (`TurnState`): a rewind
-then waits (`rewinding.py`). A shell tool's run is a window in that turn: what changed in
-the project between the tool's start and its end is the agent's own write (`tool_window`,
-`close_window`), since a shell names no file; an edit someone else made in that same
-window is counted with it.
+is refused meanwhile (`checkpoint_rewind.py`). A shell tool's run is a window in that
+turn: what changed in the project between the tool's start and its end is the agent's own
+write (`tool_window`, `close_window`), since a shell names no file; an edit someone else
+made in that same window is counted with it.
 """
 
 from __future__ import annotations
@@ -45,9 +45,7 @@ class Taken:
     rewinds: tuple[Rewind, ...] = ()
 
 
-def checkpoint(
-    base: SessionBase, session_id: str, prompt: str, wire: str | None = None
-) -> Taken:
+def checkpoint(base: SessionBase, session_id: str, prompt: str) -> Taken:
     """Record the session's next prompt as a checkpoint (the tracker flushed first) and
     open its turn. It takes no turn lock: a rewind recorded meanwhile moves the ref
     first, and the checkpoint follows it (compare-and-swap), holding the files as the
@@ -62,7 +60,7 @@ def checkpoint(
     base.tracker.flush()
     epoch = base.tracker.epoch(s.project)  # read first: the tree covers at least this
     done = checkpoints.record(repo, s.id, prompt, live_delta(base, s),
-                              lambda: base.in_scope.entries(s.project), s.project, wire)
+                              lambda: base.in_scope.entries(s.project), s.project)
     with base.store.write():
         s = base.store.session_get(s.id)
         s = replace(s, turns=s.turns + 1, live_tree=done.tree, live_epoch=epoch,
