@@ -35,6 +35,7 @@ from pathlib import Path
 
 from measure import watching
 
+from freshline.conversation.checkpoints import Recording
 from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.interfaces.hook.core import Warm, answer
 from freshline.interfaces.hook.protocol import HookOptions
@@ -97,7 +98,7 @@ def counted_only(base: SessionBase, session_id: str, prompt: str) -> checkpoints
         s = base.store.session_get(session_id)
         s = replace(s, turns=s.turns + 1, live_epoch=base.tracker.epoch(s.project))
         base.store.session_put(s)
-    return checkpoints.Taken(s.turns, "")
+    return checkpoints.Taken(s.turns, (), Recording(s.live_tree or "", ()))
 
 
 def edit(root: Path, round_: int, count: int = EDITS) -> None:
@@ -153,7 +154,8 @@ def first_checkpoints(root: Path) -> list[tuple[float, float, float, float]]:
             manager = warm.manager(root)
             s = manager.by_external(f"claude-code:first-{n}")
             assert s is not None
-            ours = timed_cpu(lambda: checkpoints.checkpoint(manager, s.id, "first"))  # noqa: B023
+            ours = timed_cpu(
+                lambda: checkpoints.checkpoint(manager, s.id, "first").done())  # noqa: B023
         finally:
             warm.close()
         with tempfile.TemporaryDirectory() as tmp:

@@ -110,6 +110,13 @@ def test_each_taken_delivery_counts_a_turn_and_nothing_new_counts_none(
     assert a.get(s).turns == 2
 
 
+def prompted(m: SessionManager, session: str, prompt: str) -> int:
+    """A prompt recorded as the hook records it; its turn."""
+    taken = checkpoint(m, session, prompt)
+    taken.done()
+    return taken.turn
+
+
 def test_a_hook_sessions_turns_are_its_prompts_whatever_was_delivered(
     notes: Workspace, two: tuple[SessionManager, SessionManager]
 ) -> None:
@@ -121,10 +128,10 @@ def test_a_hook_sessions_turns_are_its_prompts_whatever_was_delivered(
     first = Deliveries(a).issue(s, Channel.HOOK)  # at the session's start
     assert first is not None and first.record is not None and first.record.staged["turn"] == 0
     assert Deliveries(b).acknowledge(s, first.token).turns == 0
-    assert [checkpoint(a, s, f"prompt {n}").turn for n in (1, 2)] == [1, 2]
+    assert [prompted(a, s, f"prompt {n}") for n in (1, 2)] == [1, 2]
     assert Deliveries(a).issue(s, Channel.HOOK) is None  # the second prompt: nothing new
     notes.write("notes/b.md", "# B\n")
-    assert checkpoint(a, s, "prompt 3").turn == 3
+    assert prompted(a, s, "prompt 3") == 3
     in_flight = Deliveries(a).issue(s, Channel.HOOK)
     assert in_flight is not None
     notes.write("notes/c.md", "# C\n")

@@ -23,6 +23,7 @@ old head stops at the previous human event), for the prompt to tell the agent.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -48,6 +49,26 @@ class Checkpoint:
     rewinds: tuple[Rewind, ...] = ()  # rewinds recorded since the previous prompt
 
 
+@dataclass
+class Recording:
+    """A prompt being recorded: its tree and the rewinds before it are known; its objects
+    and its ref are written by a thread of its own (`done` waits for it)."""
+
+    tree: str
+    rewinds: tuple[Rewind, ...]
+    head: str = ""  # the prompt's event, once written
+    error: BaseException | None = None
+    thread: threading.Thread | None = None
+
+    def done(self) -> Checkpoint:
+        """The checkpoint, once written (what the writing raised, raised here)."""
+        if self.thread is not None:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return Checkpoint(self.head, self.tree, self.rewinds)
+
+
 def record(
     repo: Repo,
     conversation: str,
@@ -55,21 +76,46 @@ def record(
     delta: LiveDelta | None,
     entries: Entries,
     project: str | None = None,
-) -> Checkpoint:
+) -> Recording:
     """Record a prompt on `conversation` (opened first when it does not exist yet): its
     tree is `delta` applied to its base when that tree is at hand, else written from
-    `entries`. Raises ConversationMoved only when the ref keeps moving under it."""
+    `entries`. The tree is worked out here; the few objects a delta makes and the ref
+    are written by a thread while the caller goes on (the answer is prepared meanwhile:
+    a new file costs a few hundred microseconds of some file systems' time), and the
+    objects lock is held until the ref names them. `Recording.done` raises
+    ConversationMoved when the ref kept moving under it."""
     head = repo.ref_value(conversation)
     opened = head is None
     if head is None:
         head = open_conversation(repo, conversation, Mode.LIVE, None, entries(), project)
-    event = screened_event(Event(Author.USER, prompt), repo.screen)
+    message = encode(screened_event(Event(Author.USER, prompt), repo.screen))
     with repo.writing():
         out = DirectSink(repo.git, repo.loose, repo.max_blob, repo.screen)
         # The root event's tree is the project now: it was written just above.
         tree = _head_tree(repo, head) if opened else _tree(repo, head, delta, entries, out)
-        commit, old = _commit(repo, conversation, head, tree, encode(event), out)
-    return Checkpoint(commit, tree, () if opened else _rewinds_since(repo, conversation, old))
+        done = Recording(tree, () if opened else _rewinds_since(repo, conversation, head))
+        locked = threading.Event()
+        done.thread = threading.Thread(target=_write, name="freshline-checkpoint", args=(
+            repo, conversation, head, message, out, done, locked), daemon=True)
+        done.thread.start()
+        locked.wait()  # the thread holds the objects lock before this call lets it go
+    return done
+
+
+def _write(
+    repo: Repo, conversation: str, head: str, message: str, out: DirectSink, done: Recording,
+    locked: threading.Event,
+) -> None:
+    """The recording's objects, then its commit and the ref (a thread's work)."""
+    try:
+        with repo.writing():
+            locked.set()
+            out.close()
+            done.head = _commit(repo, conversation, head, done.tree, message, out)
+    except BaseException as exc:  # handed to `done()`, in the caller's thread
+        done.error = exc
+    finally:
+        locked.set()
 
 
 def files_now(
@@ -80,7 +126,9 @@ def files_now(
     head = repo.head(conversation)
     with repo.writing():
         out = DirectSink(repo.git, repo.loose, repo.max_blob, repo.screen)
-        return _tree(repo, head, delta, entries, out)
+        tree = _tree(repo, head, delta, entries, out)
+        out.close()
+        return tree
 
 
 def _tree(
@@ -97,13 +145,14 @@ def _tree(
 
 def _commit(
     repo: Repo, conversation: str, head: str, tree: str, message: str, out: DirectSink
-) -> tuple[str, str]:
+) -> str:
     """Write the event's commit on `head` and move the ref to it (on the ref's new value
-    when a rewind moved it meanwhile): (the commit, the head it follows)."""
+    when a rewind moved it meanwhile); the commit."""
     for _ in range(CAS_TRIES):
         commit = batch.commit_chain(repo.git, tree, [head], message, [], out)[0]
+        out.close()
         if repo.swap_ref(conversation, commit, head):
-            return commit, head
+            return commit
         moved = repo.ref_value(conversation)
         if moved is None:
             break

@@ -154,13 +154,22 @@ def _write_loose(objects: str, oid: str, compressed: bytes) -> None:
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
+        _fan_out(objects)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         os.write(fd, compressed)
     finally:
         os.close(fd)
     os.rename(temp, f"{folder}/{oid[2:]}")
+
+
+def _fan_out(objects: str) -> None:
+    """Make every one of the 256 folders loose objects go in, at once: the first loose
+    write after a repository was made or packed (`gc` removes the emptied ones) pays for
+    all of them, the next prompts for none (a folder's creation costs as much as the rest
+    of an object's write)."""
+    for byte in range(256):
+        os.makedirs(f"{objects}/{byte:02x}", exist_ok=True)
 
 
 def ref_value(git_dir: Path, ref: str) -> str | None:

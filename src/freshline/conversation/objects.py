@@ -219,8 +219,9 @@ class LooseSink(Sink):
 
 
 class DirectSink(Sink):
-    """Writes each object loose at once, in this process (looseobjects.ObjectDir), and
-    answers `missing` and `read` the same way: a checkpoint's few objects, no git run."""
+    """Writes loose objects in this process (looseobjects.ObjectDir) when it is closed, and
+    answers `missing` and `read` the same way: a checkpoint's few objects, no git run. What
+    it queued is held in memory until then, so closing may be left to another thread."""
 
     def __init__(
         self, git: Git, store: ObjectDir, max_blob: int | None = None,
@@ -228,6 +229,7 @@ class DirectSink(Sink):
     ) -> None:
         super().__init__(git, max_blob, screen)
         self.store = store
+        self._queued: list[tuple[str, bytes]] = []
 
     def missing(self, oids: Iterable[str]) -> set[str]:
         """The ids among `oids` neither written here nor held by the repository."""
@@ -238,10 +240,16 @@ class DirectSink(Sink):
         return self.store.read(oid)
 
     def _put(self, kind: str, data: bytes) -> None:
-        self.store.write(kind, data)
+        self._queued.append((kind, data))
 
     def close(self) -> None:
-        """Nothing left to write: each object was written as it came."""
+        """Write every object queued, in order (a tree after the blobs it names)."""
+        queued, self._queued = self._queued, []
+        for kind, data in queued:
+            self.store.write(kind, data)
+
+    def discard(self) -> None:
+        self._queued = []
 
 
 def sink(

@@ -30,6 +30,7 @@ from freshline.store.sessions import TurnState
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # git loads with the first checkpoint
+    from freshline.conversation.checkpoints import Recording
     from freshline.conversation.events import Rewind
     from freshline.conversation.trees import LiveDelta
 
@@ -38,18 +39,24 @@ _PROJECT_LEVEL = (ChangeKind.CONFIG, ChangeKind.COMPACTED, ChangeKind.GIT)
 
 @dataclass(frozen=True)
 class Taken:
-    """A prompt recorded: its turn, its event, and the rewinds to tell with it."""
+    """A prompt recorded: its turn, the rewinds to tell with it, and `done`, which waits
+    for its objects and ref to be written (they are while the answer is prepared)."""
 
     turn: int
-    head: str
-    rewinds: tuple[Rewind, ...] = ()
+    rewinds: tuple[Rewind, ...]
+    recording: Recording
+
+    def done(self) -> str:
+        """The prompt's event, once written (ConversationMoved when the ref kept moving)."""
+        return self.recording.done().head
 
 
 def checkpoint(base: SessionBase, session_id: str, prompt: str) -> Taken:
     """Record the session's next prompt as a checkpoint (the tracker flushed first) and
-    open its turn. It takes no turn lock: a rewind recorded meanwhile moves the ref
-    first, and the checkpoint follows it (compare-and-swap), holding the files as the
-    prompt found them. UsageError for a session that takes no checkpoints."""
+    open its turn; call `Taken.done` once the answer is prepared. It takes no turn lock:
+    a rewind recorded meanwhile moves the ref first, and the checkpoint follows it
+    (compare-and-swap), holding the files as the prompt found them. UsageError for a
+    session that takes no checkpoints."""
     s = base.store.session_get(session_id)
     if not s.checkpoints:
         raise UsageError(f"session {s.id} records its own conversation ({s.channel}): its "
@@ -68,7 +75,7 @@ def checkpoint(base: SessionBase, session_id: str, prompt: str) -> Taken:
         base.store.session_put(s)
         base.store.turn_state_put(s.id, TurnState(s.turns, time.time()))
     base.note_withheld()
-    return Taken(s.turns, done.head, done.rewinds)
+    return Taken(s.turns, done.rewinds, done)
 
 
 def live_delta(base: SessionBase, s: SessionRecord) -> LiveDelta | None:

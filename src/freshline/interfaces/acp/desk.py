@@ -231,6 +231,7 @@ class Desk:
         taken = checkpoint(manager, bound.session, said)
         issued = Deliveries(manager).issue(bound.session, Channel.ACP, flush=False,
                                            rewinds=taken.rewinds)
+        taken.done()  # written while the block was prepared
         if issued is None:
             return None
         if issued.converting:

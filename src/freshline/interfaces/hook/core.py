@@ -56,7 +56,6 @@ from freshline.store.sessions import session_title
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # the session manager loads only when a call gets that far
-    from freshline.conversation.events import Rewind
     from freshline.session import SessionManager
     from freshline.store import SessionRecord
 
@@ -185,13 +184,15 @@ def _deliver(
         return Answer()  # the next prompt brings the manifest and the changes again
     if s.state is SessionState.CLOSED:
         s = manager.reopen(s.id)
-    rewinds: tuple[Rewind, ...] = ()
-    flush = not opened
+    taken = None
     if call.moment is Moment.PROMPT:
-        rewinds, flush = checkpoint(manager, s.id, call.prompt or "").rewinds, False
+        taken = checkpoint(manager, s.id, call.prompt or "")
     meter = Meter.around(adapter.output(call, ""), adapter.encoding)
     issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
-                          flush=flush, rewinds=rewinds)
+                          flush=not opened and taken is None,
+                          rewinds=taken.rewinds if taken else ())
+    if taken is not None:
+        taken.done()  # its objects were written while the blocks were prepared
     if issued is None:
         return Answer("", watch)
     convert = (FollowUp(Follow.CONVERT, root, s.project),) if issued.converting else ()
