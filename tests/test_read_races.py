@@ -54,7 +54,8 @@ INSIDE = "inside words\n"
 OUTSIDE = "OUTSIDE-MARK"  # in every file the race must never show
 T = TypeVar("T")
 CALLS = 1000
-TOKEN = "ghp_" + "Zq7Lk2Vx9Rt4Nw8Pb3Hm6Yc1Jd5Fs0Ga8KeT"  # a GitHub token (36 characters): withheld wherever scanned
+# a GitHub token (36 characters): withheld wherever scanned
+TOKEN = "ghp_" + "Zq7Lk2Vx9Rt4Nw8Pb3Hm6Yc1Jd5Fs0Ga8KeT"
 
 
 @contextmanager
