@@ -124,6 +124,8 @@ def test_changes_since_outside_the_epochs_is_bad_input(cli_ws: Workspace, since:
     (["changes", "p", "--since", str(10**30), "--page", "1"], f"--since {10**30}: project p"),
     (["changes", "p", "--channel", "telepathy", "--page", "1"], "--channel telepathy"),
     (["changes", "nope", "--page", "1"], "unknown project 'nope'"),
+    (["changes", "p", "--folder", "/elsewhere"], "outside the workspace"),
+    (["changes", "p", "--folder", "../x", "--page", "1"], "outside the workspace"),
     (["project", "files", "p", "--page", "9"], "page 9 does not exist"),
     (["project", "files", "p", "--page", "1", "--folder", "/elsewhere"], "outside the workspace"),
     (["project", "files", "p", "--page", "1", "--folder", "../x"], "outside the workspace"),
@@ -157,6 +159,10 @@ def test_pages_of_changes_and_files_in_text_and_json(cli_ws: Workspace) -> None:
     folder = run(cli_ws, "project", "files", "p", "--page", "1", "--folder", "notes/batch 1")[1]
     assert "new note 100.md" in folder and "batch 0/" not in folder
     assert "This is the last page." in folder
+    # one folder's changes: --folder pages them from page 1
+    one = run(cli_ws, "changes", "p", "--folder", str(cli_ws.root / "notes/batch 2"))[1]
+    assert f"Changes to p under {cli_ws.root}/notes/batch 2/ after epoch 0" in one
+    assert "new note 299.md" in one and "batch 1/" not in one and "last page" in one
 
 
 def test_changes_says_what_compaction_counted(ws: Workspace) -> None:

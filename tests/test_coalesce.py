@@ -67,6 +67,10 @@ def test_rules(sequence: list[Change], expected: list[Change]) -> None:
             [[ch(D, "c")], [ch(R, "c", "a")], [ch(R, "a", "b")]],
             [ch(M, "a"), ch(D, "b"), ch(M, "c")],
         ),
+        # a flush's scope change said keep left, its batch that keep moved: one rename,
+        # never "deleted keep" beside "renamed keep → new"
+        ([[Change(ChangeKind.LEFT, "keep", detail={"why": "ignored"})], [ch(R, "new", "keep")]],
+         [ch(R, "new", "keep")]),
     ],
 )
 def test_sets(sets: list[list[Change]], expected: list[Change]) -> None:
@@ -182,12 +186,19 @@ def test_coalesced_sets_applied_to_the_old_tree_give_the_new_tree(
     for c in net:  # no content change hidden behind a rename
         if c.kind is R and initial[c.old_path or ""] != final[c.path]:
             assert ch(M, c.path) in net
+    kinds: dict[str, set[ChangeKind]] = {}
+    for c in net:  # one kind per path (a rename's edit is told on its line)
+        kinds.setdefault(c.path, set()).add(c.kind)
+    assert all(len(k) == 1 or k == {R, M} for k in kinds.values())
+    moved = {c.old_path for c in net if c.kind is R}
+    assert not moved & {c.path for c in net if c.kind is D}  # never moved and deleted
 
 
 # -- scope transitions, and what was undone ----------------------------------------------
 
 E, L = ChangeKind.ENTERED, ChangeKind.LEFT
 WHY = {"why": "tagged", "pattern": "#personal"}
+IGNORED, MOVED = {"why": "ignored"}, {"why": "moved"}
 
 
 def ch_b(kind: ChangeKind, path: str, before: str) -> Change:
@@ -234,6 +245,9 @@ def test_scope_transition_rules(sequence: list[Change], expected: list[Change]) 
         ([Change(L, "a", detail=WHY, before="1")], {"a": "1"}, [moved(L, "a")]),
         # left and back as it was
         ([Change(L, "a", detail=WHY, before="1"), moved(E, "a")], {"a": "1"}, []),
+        # hidden by an ignore rule or moved out: the index cannot see it, it is not gone
+        ([Change(L, "a", detail=IGNORED, before="1")], {}, [Change(L, "a", detail=IGNORED)]),
+        ([Change(L, "a", detail=MOVED, before="1")], {}, [Change(L, "a", detail=MOVED)]),
     ],
 )
 def test_net_drops_what_was_undone(

@@ -57,7 +57,7 @@ def test_every_format_converted_and_bad_ones_fail_with_reasons(env: Env) -> None
     assert sorted(result.converted) == sorted(result.statuses)
     page = result.snapshots["page.html"].read_text()
     assert "Hello world" in page and "nope" not in page
-    assert "## Page 2\n\nPage two text" in result.snapshots["paper.pdf"].read_text()
+    assert "<!-- page 2 -->\n\nPage two text" in result.snapshots["paper.pdf"].read_text()
     m = env.materializers[0]
     for path, reason in result.failures.items():
         assert m.store.read_marker(path).reason == reason

@@ -3,6 +3,8 @@
 - A folder swapped for a symlink (`renameat2(RENAME_EXCHANGE)` in a tight loop) never lets
   MCP `read_document`, the agent's `read` or its `search` show a file outside the
   workspace, git's own files or a secret folder's (seen: 16 of 600, 5 of 300, 12 of 100).
+- The same swap between an isolated tool's check and its change never lets `write`,
+  `delete` or `chmod` land outside (they change a file through its folder's descriptor).
 - A file swapped for a FIFO never blocks a reader, and the service answers after.
 - A file whose content flips during the agent's `read` never reaches it unscanned (seen:
   the scan's verdict was looked up by the content hashed just before the read, 11-15 of
@@ -54,8 +56,7 @@ INSIDE = "inside words\n"
 OUTSIDE = "OUTSIDE-MARK"  # in every file the race must never show
 T = TypeVar("T")
 CALLS = 1000
-# a GitHub token (36 characters): withheld wherever scanned
-TOKEN = "ghp_" + "Zq7Lk2Vx9Rt4Nw8Pb3Hm6Yc1Jd5Fs0Ga8KeT"
+TOKEN = "ghp_" + "Zq7Lk2Vx9Rt4Nw8Pb3Hm6Yc1Jd5Fs0Ga8KeT"  # a GitHub token: withheld wherever scanned
 
 
 @contextmanager
@@ -162,6 +163,24 @@ def test_a_folder_swapped_between_the_check_and_the_read_is_not_followed(
     result = tools.run(ToolCall("c", tool, args)).content
     assert (root / "notes/sub").is_symlink()  # the swap happened, mid-call
     assert OUTSIDE not in result and INSIDE.strip() in result
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("write", {"path": "notes/sub/new.md", "content": "written\n"}),
+    ("delete", {"path": "notes/sub/a.md"}),
+    ("chmod", {"path": "notes/sub/a.md", "executable": True}),
+])
+def test_a_folder_swapped_between_the_check_and_the_change_is_not_followed(
+    swapped: Workspace, tmp_path: Path, tool: str, args: dict[str, object]
+) -> None:
+    root, outside = swapped.root, tmp_path / "outside"
+    before = {p.name: (p.read_bytes(), p.stat().st_mode) for p in outside.iterdir()}
+    tools = Toolbox(root, mode="isolated",
+                    rules=swapping_rules(root / "notes/sub", root / "notes/out"))
+    result = tools.run(ToolCall("c", tool, args))
+    assert (root / "notes/sub").is_symlink()  # the swap happened, mid-call
+    assert result.is_error and "refused" in result.content
+    assert {p.name: (p.read_bytes(), p.stat().st_mode) for p in outside.iterdir()} == before
 
 
 def bounded(call: Callable[[], T], fifos: list[Path], limit_s: float = 20.0) -> T:

@@ -39,6 +39,7 @@ from pathlib import Path
 from freshline.beneath import Kind, Opened, Outside, open_beneath
 from freshline.errors import WorkspaceError
 from freshline.markdown import parse_note
+from freshline.names import is_escaped, read_back
 from freshline.paths import is_internal, lexical_rel, shown, to_abs
 from freshline.scope import FileFacts, is_markdown
 from freshline.sensitive import secret_pattern
@@ -142,6 +143,7 @@ def open_reached(root: Path, user_path: str, rules: Rules | None = None) -> Open
     if not user_path.strip():
         raise AccessDenied("a path is required", Refusal.OUTSIDE)
     root = Path(os.path.abspath(root))
+    user_path = as_named(root, user_path)
     try:
         asked = lexical_rel(root, user_path)
         opened = open_beneath(root, asked)
@@ -172,6 +174,16 @@ def _check(user_path: str, asked: str, opened: Opened, rules: Rules) -> None:
     if links > 1 and not rules.allow_hardlinks:
         raise AccessDenied(shown(f"{user_path}: {hardlink_reason(links)}; refused"),
                            Refusal.HARDLINK)
+
+
+def as_named(root: Path, user_path: str) -> str:
+    """The name `user_path` stands for as a block shows names (`names.read_back`: `a\\nb`
+    for a name holding a newline, `a\\\\b` for one holding a backslash) when that name
+    is there, else `user_path` as written."""
+    if not is_escaped(user_path):
+        return user_path
+    back = read_back(user_path)
+    return back if os.path.lexists(os.path.join(root, back)) else user_path
 
 
 def hard_links(path: Path) -> int:

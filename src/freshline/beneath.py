@@ -239,6 +239,48 @@ def _under_root(root: Path, target: str) -> str | None:
     return None
 
 
+def folder_fd(root: Path, rel: str, create: bool = False) -> int:
+    """A descriptor of the folder `rel` under `root` entered through no link at all (`rel`
+    is a real path, as `Opened.rel` gives one), made on the way when `create`. Raises
+    Outside where a component is now a link, OSError where it is not a folder; the caller
+    closes the fd."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in (p for p in rel.split("/") if p):
+            nxt = _enter_made(fd, name, create, rel)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _enter_made(fd: int, name: str, create: bool, rel: str) -> int:
+    for _ in range(RETRIES):
+        try:
+            return os.open(name, _DIR, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
+                raise Outside(f"{rel}: a link stands where a folder was") from None
+            raise
+        try:
+            os.mkdir(name, dir_fd=fd)
+        except FileExistsError:
+            pass  # made meanwhile by another: enter it
+    raise Outside(f"{rel}: kept changing while it was made")
+
+
+def _is_link(fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 def read_regular(path: str | Path) -> bytes | None:
     """What the regular file at `path` holds (a path outside any workspace, read as the
     system resolves it), never waiting on a FIFO; None when it is not a regular file."""

@@ -10,7 +10,9 @@ second and adds two with one `apply_patch` in the third. Each hook context reach
 model as a `developer` message of its own; a resumed request carries the whole history, so
 the last request shows every block the conversation was ever given. Then the files are
 rewound to where the second turn began. A second Codex home gets freshline as an MCP
-server (`freshline mcp install codex`) and one turn.
+server (`freshline mcp install codex`: for the trusted project, required) and one turn in
+Codex's classic tool mode, in which the stub model calls open_session, project_updates,
+acknowledge and project_updates again, a note being created between the two deliveries.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +97,7 @@ class Run:
     session: str  # the freshline session of Codex's
 
 
-def tools(body: dict[str, Any]) -> dict[str, Any] | None:
+def tools(body: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The model's tool call in the second and third turns (none once its output came)."""
     items = body.get("input", [])
     if items and items[-1].get("type") in ("function_call_output", "custom_tool_call_output"):
@@ -102,12 +105,12 @@ def tools(body: dict[str, Any]) -> dict[str, Any] | None:
     users = [i for i in items if i.get("role") == "user"]
     asked = json.dumps(users[-1]) if users else ""
     if "second question" in asked:
-        return {"type": "function_call", "id": "fc_1", "call_id": "call_shell",
-                "name": "exec_command", "status": "completed",
-                "arguments": json.dumps({"cmd": "printf 'by the shell\\n' >> notes/b.md"})}
+        return [{"type": "function_call", "id": "fc_1", "call_id": "call_shell",
+                 "name": "exec_command", "status": "completed",
+                 "arguments": json.dumps({"cmd": "printf 'by the shell\\n' >> notes/b.md"})}]
     if "third question" in asked:
-        return {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_patch",
-                "name": "apply_patch", "input": PATCH, "status": "completed"}
+        return [{"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_patch",
+                 "name": "apply_patch", "input": PATCH, "status": "completed"}]
     return None
 
 
@@ -147,7 +150,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     log = base / "hook.log"
     requests: list[dict[str, Any]] = []
     printed: list[str] = []
-    with CliStub(responses=tools) as stub:
+    with CliStub(responder=tools) as stub:
         env = codex_env(base / "home", stub, ws.root, log, writes=True)
 
         def turn(*args: str) -> None:
@@ -227,24 +230,86 @@ def test_context_stays_within_codex_limit(run: Run) -> None:
     assert all(len(t.encode()) <= 9_000 for t in blocks(run.requests[-1]))
 
 
+class ToolScript:
+    """The stub model's side of one Codex turn with freshline's MCP tools: each request
+    answered by the next call, from what the last tool result said; `between` runs once
+    the first delivery came."""
+
+    def __init__(self, between: Any) -> None:
+        self.between = between
+        self.session = ""
+
+    @staticmethod
+    def results(body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tool results a request carries, as the model reads them (JSON after
+        Codex's `Output:` line)."""
+        return [json.loads(str(item["output"]).split("Output:\n", 1)[1])
+                for item in body.get("input", []) if item.get("type") == "function_call_output"]
+
+    def __call__(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        results = self.results(body)
+        step = len(results)
+        if step == 0:
+            return self.call(step, "open_session", project="p")
+        last = results[-1]
+        if step == 1:
+            self.session = last["session"]
+            return self.call(step, "project_updates", session=self.session)
+        if step == 2:
+            self.between()
+            return self.call(step, "acknowledge", session=self.session, token=last["token"])
+        if step == 3:
+            return self.call(step, "project_updates", session=self.session)
+        return None  # the text answer
+
+    @staticmethod
+    def call(step: int, name: str, **arguments: Any) -> list[dict[str, Any]]:
+        return [{"type": "function_call", "id": f"fc_{step}", "call_id": f"call_{step}",
+                 "namespace": "mcp__freshline", "name": name,
+                 "arguments": json.dumps(arguments), "status": "completed"}]
+
+
+@dataclass
+class McpRun:
+    root: Path
+    requests: list[dict[str, Any]]  # every request of the turn, in order
+    config: Path  # where the install went
+
+
 @pytest.fixture(scope="module")
-def mcp_request(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def mcp_run(tmp_path_factory: pytest.TempPathFactory) -> McpRun:
     base = tmp_path_factory.mktemp("codex-mcp")
     ws = workspace(base)
-    with CliStub() as stub:
+    script = ToolScript(lambda: ws.write("notes/Q&A <draft>.md", "# a new note\n"))
+    with CliStub(script) as stub:
         env = codex_env(base / "home", stub, ws.root, base / "hook.log")
-        config = base / "home" / ".codex" / "config.toml"
-        done = CliRunner().invoke(app, ["-w", str(ws.root), "mcp", "install", "codex",
-                                        "--config", str(config)])
+        with (base / "home" / ".codex" / "config.toml").open("a") as handle:
+            handle.write("\n[features]\ncode_mode = false\n")  # the classic tool mode
+        done = CliRunner().invoke(app, ["-w", str(ws.root), "mcp", "install", "codex"],
+                                  env={"CODEX_HOME": env["CODEX_HOME"]})
         assert done.exit_code == 0, done.output
         codex(env, ws.root, *EXEC, "first question")
-        body: dict[str, Any] = stub.bodies("/v1/responses")[0]
-        return body
+        return McpRun(ws.root, stub.bodies("/v1/responses"), ws.root / ".codex" / "config.toml")
 
 
-def test_codex_starts_the_installed_mcp_server(mcp_request: dict[str, Any]) -> None:
-    """`required = true`: Codex waited for freshline's server and gave the model its tools
-    (it would have failed the turn had the server not started)."""
-    tools = json.dumps(mcp_request.get("tools", []))
+def test_codex_starts_the_server_installed_for_the_project(mcp_run: McpRun) -> None:
+    """Installed in the trusted project's .codex/config.toml, `required`: Codex waited for
+    freshline's server and gave the model its tools; Codex's own config holds no server."""
+    tools = json.dumps(mcp_run.requests[0].get("tools", []))
     assert "project_updates" in tools and "open_session" in tools
     assert "start of every turn" in tools
+    assert tomllib.loads(mcp_run.config.read_text())["mcp_servers"]["freshline"]["required"]
+    codex_home = mcp_run.root.parent / "home" / ".codex" / "config.toml"
+    assert "mcp_servers" not in tomllib.loads(codex_home.read_text())
+
+
+def test_a_changed_path_reaches_the_model_through_project_updates(mcp_run: McpRun) -> None:
+    """Seen: Codex passes only a tool's structured content to its model, and
+    project_updates' held only {session, token, covers}: no change reached the model."""
+    results = ToolScript.results(mcp_run.requests[-1])
+    assert len(results) == 4
+    manifest, news = results[1], results[3]
+    assert "<project_context " in manifest["text"] and "notes/a.md" in manifest["text"]
+    path = f"{mcp_run.root}/notes/Q&A <draft>.md"  # as it is on disk
+    assert news["changes"] == [{"path": path, "kind": "created", "old_path": None}]
+    assert "<project_context_updates " in news["text"] and f"- {path}\n" in news["text"]

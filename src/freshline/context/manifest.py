@@ -95,7 +95,7 @@ def _plan(m: ManifestInput, budget: Budget | None) -> Plan:
     def group_line(folder: str, counts: Counter[str]) -> str:
         return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)
 
-    return Plan("project_context", attributes, parts, group_line)
+    return Plan("project_context", attributes, parts, group_line, legend=phrases.READ_BACK)
 
 
 def _sources(m: ManifestInput) -> list[Part]:

@@ -19,7 +19,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -114,6 +114,14 @@ class SnapshotStore:
             return None
         body = line.rstrip("\n")[len(HEADER_START) : -len(HEADER_END)]
         return _load(SnapshotHeader, body)
+
+    def headers(self) -> Iterator[SnapshotHeader]:
+        """The header of every snapshot in the store (each file's first line only)."""
+        for entry in self._entries():
+            if entry.name.endswith(SNAPSHOT_SUFFIX):
+                header = self.header_at(entry)
+                if header is not None:
+                    yield header
 
     def read_marker(self, source: str) -> FailureMarker | None:
         """The failure marker of `source`, or None if absent or unreadable."""

@@ -42,6 +42,7 @@ from freshline.session.manifest import BuiltManifest, dirty_key
 from freshline.session.owners import refuse_other_owner
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
+from freshline.session.upgrades import announce_upgrades
 from freshline.store import (
     Change,
     ChangeKind,
@@ -236,6 +237,7 @@ class SessionManager(SessionBase):
         if flush:
             self.tracker.flush()
         held, rebuilt = self._hold(s)
+        announce_upgrades(self, s.project)  # after the hold: no landing rebuilt for it
         if rebuilt is not None:
             # The fresh manifest covers everything up to its epoch: announce only what
             # follows it, and carry the documents it left in progress.
@@ -263,6 +265,7 @@ class SessionManager(SessionBase):
         shown, updated = (self.withholder.text(b).text if b else b
                           for b in (blocks.manifest, blocks.updates))
         turn = PreparedTurn(s, message, shown, updated, held, fanout, staged, pending)
+        turn.listed = blocks.listed
         # A checkpoint session's prompt was counted when it was recorded (checkpoints.py).
         turn.number = s.turns if s.checkpoints else s.turns + 1
         # A turn that carries nothing (an empty send) counts as no turn delivered.
@@ -292,14 +295,15 @@ class SessionManager(SessionBase):
         if manifest is None and updates.compacted:
             manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id)
-        return render_blocks(manifest, updates, budget, self.priority(s)).text
+        blocks = render_blocks(manifest, updates, budget, self.priority(s)).text
+        return self.withholder.text(blocks).text if blocks else blocks
 
     def manifest_text(self, session_id: str, channel: Channel | None = None) -> str:
         """The session's manifest block as stored, rendered to `channel`'s budget (none:
         with no budget)."""
         s = self.get(session_id)
         budget = delivery_budget(self.config, channel, session=s.id) if channel else None
-        return render_manifest(self._manifest_input(s), budget)
+        return self.withholder.text(render_manifest(self._manifest_input(s), budget)).text
 
     def _fresh_manifest(self, s: SessionRecord, staged: Staged) -> ManifestInput:
         """The project as it is now, for a session the change log no longer reaches (not

@@ -284,6 +284,11 @@ class Scanner:
         result.ignore = self.rules.state()
         return result
 
+    def _hidden(self, raw: bytes, rel: str) -> bool:
+        """Whether a file the index had is still there, only ignored now: it left the
+        projects (the scope change logs why), it was not deleted."""
+        return self._skip(rel) and os.path.lexists(os.path.join(self.broot, raw))
+
     def _kept(self, rel: str) -> bool:
         return any(rel == k or rel.startswith(k + "/") for k in self.kept)
 
@@ -337,7 +342,7 @@ class Scanner:
             old, kept = old_entry(rel), self._kept(rel)
             if old is None or (kept and raw not in listed):
                 continue  # below a folder that cannot be listed: kept as it was
-            if not kept:
+            if not kept and not self._hidden(raw, rel):
                 deleted[rel] = old
             result.remove.append(rel)  # (a listed one below such a folder: never read)
         self._pair(result, deleted, created)

@@ -157,6 +157,11 @@ def change_line(c: dict[str, Any]) -> str:
         return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
     if c["kind"] == "config":
         return f"{'config':<9} {config_text(c['detail'] or {})}"
+    if c["kind"] == "converter":
+        d = c["detail"] or {}
+        older = ", ".join(map(str, d.get("older", ())))
+        return (f"converter {d.get('converter')} {older} → {d.get('version')}: "
+                f"{d.get('count')} snapshots made again as read")
     if c["old_path"] is not None:
         return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
     if c["kind"] in ("entered", "left"):  # a file that crossed the scope's edge: say why

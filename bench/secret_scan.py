@@ -14,7 +14,7 @@ a throwaway folder, where pip can reach it):
                                                                  (goal ≤ 1 per 1,000 files)
   throughput     MB/s of `scan` over the same source, new ÷ today's (CPU time, best of 3)
 
-Usage: python bench/secrets.py [--quick]   (--quick: 1,500 files, no detect-secrets)
+Usage: python bench/secret_scan.py [--quick]   (--quick: 1,500 files, no detect-secrets)
 """
 
 from __future__ import annotations
