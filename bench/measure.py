@@ -1,13 +1,17 @@
-"""What the bench scripts share: timing one process by wall clock and by CPU."""
+"""What the bench scripts share: timing one process by wall clock and by CPU, and a
+workspace's watcher running in a thread."""
 
 from __future__ import annotations
 
 import resource
 import statistics
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -69,3 +73,23 @@ def paired(a: Callable[[], Run], b: Callable[[], Run], runs: int,
         statistics.median(x.wall / y.wall for x, y in pairs),
         statistics.median(x.cpu / max(y.cpu, 1e-3) for x, y in pairs),
     )
+
+
+@contextmanager
+def watching(root: Path) -> Iterator[None]:
+    """The workspace's watcher running in a thread (alive before the block starts)."""
+    from freshline.config import load_config
+    from freshline.tracker.hints import watcher_alive
+    from freshline.tracker.watcher import Watcher
+
+    watcher = Watcher(load_config(root))
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 900
+        while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield
+    finally:
+        watcher.stop()
+        thread.join()

@@ -402,7 +402,8 @@ def watcher_serving(ws: Workspace) -> Iterator[Served]:
 # worker idles at the end. The Makefile's `--no-loadscope-reorder` keeps this order (xdist
 # otherwise sorts files by their number of tests).
 SLOW_FIRST = ("test_acp.py", "test_mcp.py", "test_watcher_service.py", "test_inspector.py",
-              "test_acp_claude_code.py", "test_claude_code.py", "test_delivery_budget.py",
+              "test_acp_claude_code.py", "test_claude_code.py", "test_claude_code_rewind.py",
+              "test_delivery_budget.py",
               "test_cli_conversations.py", "test_crash_recovery.py", "test_chat.py",
               "test_hostile_input.py", "test_bulk_changes.py", "test_hook.py",
               "test_hook_install.py", "test_cli_finish.py", "test_serve_connections.py",

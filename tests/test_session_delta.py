@@ -10,6 +10,7 @@ import pytest
 
 from freshline.conversation import LiveDelta, Mode
 from freshline.session import SessionManager
+from freshline.session.checkpoints import live_delta
 from tests.conftest import Workspace
 from tests.test_session import Make, deliver, started, unused
 
@@ -40,7 +41,7 @@ def delta_ready(m: SessionManager, sid: str) -> bool:
     """Whether the next turn can be written from a delta (flushes like `prepare`)."""
     m.reload_config()
     m.tracker.flush()
-    return m._live_delta(m.get(sid)) is not None
+    return live_delta(m, m.get(sid)) is not None
 
 
 def rename(ws: Workspace, old: str, new: str) -> None:

@@ -2,7 +2,8 @@
 request: Gemini's `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (and its
 helpers `:generateContent`, `:countTokens`), and the OpenAI Responses API Codex streams
 (`POST /v1/responses`). Each answers a short text, unless a `responder` given to
-`CliStub` answers a Responses request with output items of its own (a tool call).
+`CliStub` answers a Responses request with output items of its own (a tool call), or its
+`gemini` caller a Gemini request with a `functionCall`.
 
     with CliStub() as stub:
         env = {"GOOGLE_GEMINI_BASE_URL": stub.url, ...}   # or base_url = stub.url + "/v1"
@@ -18,10 +19,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ANSWER = "Noted."
-_GEMINI_CHUNK = {"candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]},
-                                 "finishReason": "STOP", "index": 0}],
-                 "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2,
-                                   "totalTokenCount": 7}}
+_GEMINI_CHUNK: dict[str, Any] = {
+    "candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]},
+                    "finishReason": "STOP", "index": 0}],
+    "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7}}
 _USAGE = {"input_tokens": 5, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 2,
           "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 7}
 _MESSAGE = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
@@ -30,6 +31,17 @@ _MESSAGE = {"type": "message", "id": "msg_1", "role": "assistant", "status": "co
 
 Responder = Callable[[dict[str, Any]], list[dict[str, Any]] | None]
 """Output items for a Responses request's body (None: the short text answer)."""
+Caller = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""The `functionCall` for a Gemini request's body (None: the short text answer)."""
+
+
+def _gemini_chunk(call: dict[str, Any] | None) -> dict[str, Any]:
+    """Gemini's streamed answer: the text, or a `functionCall` part."""
+    if call is None:
+        return _GEMINI_CHUNK
+    candidate = {**_GEMINI_CHUNK["candidates"][0],
+                 "content": {"role": "model", "parts": [{"functionCall": call}]}}
+    return {**_GEMINI_CHUNK, "candidates": [candidate]}
 
 
 def _responses_events(items: list[dict[str, Any]]) -> bytes:
@@ -63,7 +75,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.seen.append((self.path, body))
         if "streamGenerateContent" in self.path:
-            data = b"data: " + json.dumps(_GEMINI_CHUNK).encode() + b"\r\n\r\n"
+            call = self.server.gemini(body) if self.server.gemini else None
+            data = b"data: " + json.dumps(_gemini_chunk(call)).encode() + b"\r\n\r\n"
             return self._send(200, "text/event-stream", data)
         if ":generateContent" in self.path:
             return self._send(200, "application/json", json.dumps(_GEMINI_CHUNK).encode())
@@ -87,6 +100,7 @@ class _Server(ThreadingHTTPServer):
     seen: list[tuple[str, dict[str, Any]]]
     lock: threading.Lock
     responder: Responder | None
+    gemini: Caller | None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up mid-answer: nothing to report
@@ -95,10 +109,10 @@ class _Server(ThreadingHTTPServer):
 class CliStub:
     """The stub server on 127.0.0.1 (a free port), recording (path, body) per request."""
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(self, responder: Responder | None = None, gemini: Caller | None = None) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.seen, self._server.lock = [], threading.Lock()
-        self._server.responder = responder
+        self._server.responder, self._server.gemini = responder, gemini
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
 

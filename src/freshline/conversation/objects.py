@@ -25,13 +25,14 @@ import os
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
 from freshline.beneath import Kind, Outside, open_beneath
 from freshline.conversation.git import Git
+from freshline.conversation.looseobjects import ObjectDir
 from freshline.conversation.pointer import pointer
 from freshline.errors import GitError
 from freshline.tracker.hashing import blob_id_fd
@@ -99,6 +100,14 @@ class Sink:
                 return None
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
+    def missing(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` the repository lacks (one `cat-file` call)."""
+        return self.git.missing_objects(oids)
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """(kind, content) of an object this sink can read without git (None: ask git)."""
+        return None
 
     def _put(self, kind: str, data: bytes) -> None:
         raise NotImplementedError
@@ -207,6 +216,40 @@ class LooseSink(Sink):
         ).split()
         if written != [oid for _, oid in files]:
             raise GitError(f"git hash-object: {kind} ids differ from the ones computed")
+
+
+class DirectSink(Sink):
+    """Writes loose objects in this process (looseobjects.ObjectDir) when it is closed, and
+    answers `missing` and `read` the same way: a checkpoint's few objects, no git run. What
+    it queued is held in memory until then, so closing may be left to another thread."""
+
+    def __init__(
+        self, git: Git, store: ObjectDir, max_blob: int | None = None,
+        screen: Withholder | None = None,
+    ) -> None:
+        super().__init__(git, max_blob, screen)
+        self.store = store
+        self._queued: list[tuple[str, bytes]] = []
+
+    def missing(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` neither written here nor held by the repository."""
+        return {oid for oid in oids if oid not in self.written and not self.store.has(oid)}
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """A loose object of the repository (None when a pack holds it)."""
+        return self.store.read(oid)
+
+    def _put(self, kind: str, data: bytes) -> None:
+        self._queued.append((kind, data))
+
+    def close(self) -> None:
+        """Write every object queued, in order (a tree after the blobs it names)."""
+        queued, self._queued = self._queued, []
+        for kind, data in queued:
+            self.store.write(kind, data)
+
+    def discard(self) -> None:
+        self._queued = []
 
 
 def sink(

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.conversation.git import Git, TreeChange
+from freshline.conversation.knowntrees import Entry
 from freshline.conversation.objects import Sink, sink
 from freshline.conversation.pointer import pointer, recorded_oid
 from freshline.conversation.policy import ModeDiff, exec_bit_restores
-from freshline.conversation.treewrite import Entry, update_tree
+from freshline.conversation.treewrite import update_tree
 from freshline.store.records import FileKind, IndexEntry
 from freshline.withholding import TreeContent
 
@@ -140,7 +141,7 @@ def _ensure_blobs(
     """
     cap = out.max_blob
     blobs: dict[str, str | None] = {e.path: _entry(e, cap)[1] for e in entries}
-    missing = git.missing_objects(oid for oid in blobs.values() if oid)
+    missing = out.missing(oid for oid in blobs.values() if oid)
     for entry in entries:
         oid = blobs[entry.path]
         if out.screen is not None and entry.kind is not FileKind.LINK and oid == entry.blob:

@@ -20,7 +20,8 @@ and keep it from coming up, while each client has a process of its own to do the
      "workspace": W, "project": P, "env": {...}}    → {"ok": true, "text": "<hook output>"}
 
 A hook call is answered whole in the watcher (`hook/served.py`: delivering with its warm
-store and config; a TOOL or END call is acknowledged once the watcher holds it).
+store and config; a tool's end, a STOP, a COMPACT or an END call is acknowledged once the
+watcher holds it).
 
 This is the server half, in the watcher's process; the client half (`ask`,
 `workspace_root`) is `watchclient.py`, which imports nothing beyond the standard library.

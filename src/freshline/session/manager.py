@@ -33,6 +33,7 @@ from freshline.context import (
 )
 from freshline.errors import FreshlineError, UsageError
 from freshline.session.base import SessionBase
+from freshline.session.checkpoints import live_delta
 from freshline.session.claims import claim_turn
 from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # git loads only for sessions that record a conversation
     from freshline.conversation import PendingTurn
     from freshline.conversation import Refresh as MergeInfo
     from freshline.conversation.events import Rewind
-    from freshline.conversation.trees import LiveDelta
     from freshline.materialize.runner import ProgressFn
 
 
@@ -76,7 +76,8 @@ class SessionManager(SessionBase):
     ) -> SessionRecord:
         """Open a session: build its manifest and, when `channel`'s agent is one freshline
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
-        not run, so they record none and write no tree. A clean landing of the same
+        not run (a hook's and the ACP proxy's record each prompt as a checkpoint when it
+        comes, `checkpoints.py`; MCP's record nothing). A clean landing of the same
         project and channel is reused; a dirty one never is. `convert=False` answers at
         once and converts the project's documents in the background (hooks); a session
         that records no conversation then also leaves a fresh workspace's files to be
@@ -203,6 +204,7 @@ class SessionManager(SessionBase):
         flush: bool = True,
         limit: int | None = None,
         known: SessionRecord | None = None,
+        rewinds: Sequence[Rewind] = (),
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
@@ -217,7 +219,8 @@ class SessionManager(SessionBase):
         been taken (in order). `flush=False` is for a caller that flushed a moment ago (it
         just opened the session): the turn covers the index as it is. `known` is the
         session as the caller read it a moment ago (not read again; one that records a
-        conversation is, for its recovery).
+        conversation is, for its recovery). `rewinds`: rewinds to tell that the turn does
+        not read from a conversation of its own (a checkpoint session's).
         """
         self.reload_config()
         s = known
@@ -249,7 +252,7 @@ class SessionManager(SessionBase):
         recorded = conversation and s.records_conversation
         pending = self._conversation_turn(s, message) if recorded else None
         staged, updates = self._updates(s, pending.merges if pending else (),
-                                        pending.rewinds if pending else ())
+                                        pending.rewinds if pending else rewinds)
         staged.origin = origin
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
@@ -263,7 +266,8 @@ class SessionManager(SessionBase):
                           for b in (blocks.manifest, blocks.updates))
         turn = PreparedTurn(s, message, shown, updated, held, fanout, staged, pending)
         turn.listed = blocks.listed
-        turn.number = s.turns + 1
+        # A checkpoint session's prompt was counted when it was recorded (checkpoints.py).
+        turn.number = s.turns if s.checkpoints else s.turns + 1
         # A turn that carries nothing (an empty send) counts as no turn delivered.
         staged.turn = turn.number if turn.wire_prompt else 0
         turn.ledger = self.ledger.for_turn(s, turn.number)
@@ -335,22 +339,10 @@ class SessionManager(SessionBase):
         # Read first: whatever is listed next is at least this new, so the tree covers it.
         epoch = self.tracker.epoch(s.project)
         pending = self.conversations.prepare_turn(
-            s.id, message, self._lazy_entries(s.project), delta=self._live_delta(s)
+            s.id, message, self._lazy_entries(s.project), delta=live_delta(self, s)
         )
         self._live_written[s.id] = (pending.tree, epoch)  # stored by `_accept`
         return pending
-
-    def _live_delta(self, s: SessionRecord) -> LiveDelta | None:
-        """What changed in scope since the session's last live tree was written, to apply to
-        that tree (a live turn's tree is the project now, whatever the head's is), or None."""
-        if s.live_tree is None or s.live_epoch is None:
-            return None
-        delta = self.in_scope.since(s.project, s.live_epoch)
-        if delta is None:
-            return None
-        from freshline.conversation import LiveDelta
-
-        return LiveDelta(tuple(delta.changed.values()), tuple(delta.removed), s.live_tree)
 
     def _lazy_entries(self, project: str) -> Iterator[IndexEntry]:
         # Listed only if iterated: a turn the delta covers never walks the project.

@@ -23,7 +23,7 @@ and what the session must forget or be told again:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -87,16 +87,17 @@ def rewind(
         written: dict[str, str | None] = {}
         if live and mode.restores_files:
             manager.tracker.flush()
-            written = {p: blob for p, blob in _own_writes(manager, s, events, index).items()
+            written = {p: blob for p, blob in own_writes(manager, s, events, index).items()
                        if not is_secret(p, project.allow_secrets)}
         # A live tree holds only the project's files; an isolated one the whole checkout.
         in_scope = None if live else project.scope.matches_path
         planned = conversations.plan_rewind(s.id, turn, mode, in_scope, written)
-        if live:
-            planned = replace(planned, overwrites=_live_overwrites(manager, s, planned, written))
+        if live:  # a path whose last write is not known: nothing to prove
+            known = [p for p in planned.restored if written.get(p) is not None]
+            planned = replace(planned, overwrites=others_changed(manager, s, known, written))
         if planned.overwrites and not (confirm is not None and confirm(planned)):
             by = {o.path: o.by.value for o in planned.overwrites}
-            raise RewindStop(_stop_message(planned), by)
+            raise RewindStop(stop_message(planned), by)
         head = conversations.apply_rewind(planned)
     if mode.restores_transcript:
         _forget(manager, s.id)
@@ -104,7 +105,8 @@ def rewind(
                         events[index].content)
 
 
-def _stop_message(planned: RewindPlan) -> str:
+def stop_message(planned: RewindPlan) -> str:
+    """The one line of a rewind refused for the others' changes it would overwrite."""
     count = len(planned.overwrites)
     return (f"the rewind to turn {planned.rewind.turn} would overwrite {count} "
             f"{'path' if count == 1 else 'paths'} changed by someone other than this "
@@ -112,7 +114,7 @@ def _stop_message(planned: RewindPlan) -> str:
             "was changed (confirm, or --yes)")
 
 
-def _own_writes(
+def own_writes(
     manager: SessionBase, s: SessionRecord, events: list[Event], index: int
 ) -> dict[str, str | None]:
     """The paths the conversation itself wrote after turn `index` began → the content it
@@ -127,16 +129,15 @@ def _own_writes(
     return written
 
 
-def _live_overwrites(
-    manager: SessionBase, s: SessionRecord, planned: RewindPlan,
+def others_changed(
+    manager: SessionBase, s: SessionRecord, paths: Sequence[str],
     written: Mapping[str, str | None],
 ) -> tuple[Overwrite, ...]:
-    """The restored paths whose content is not what the conversation last wrote there
-    (`""`: it deleted the file), each with who changed it as far as it is provable
-    (`authorship.authors`)."""
-    now = {p: _now(manager, p) or "" for p in planned.restored}
-    changed = {p: blob for p, blob in now.items()  # a path's last write unknown: no proof
-               if written.get(p) is not None and blob != written[p]}
+    """Of `paths`, those whose content now is not what the conversation last wrote there
+    (`written`; `""`: it deleted the file; absent: it never wrote it), each with who
+    changed it as far as it is provable (`authorship.authors`)."""
+    now = {p: _now(manager, p) or "" for p in paths}
+    changed = {p: blob for p, blob in now.items() if blob != written.get(p)}
     found = authors(manager, s.id, changed)
     return tuple(Overwrite(path, found[path].by, found[path].name) for path in changed)
 

@@ -47,6 +47,7 @@ from freshline.paths import shown
 from freshline.program import workspace_command
 from freshline.secretscan import WITHHELD_PREFIX, Withheld
 from freshline.session import SessionManager
+from freshline.session.checkpoints import checkpoint, end_turn
 from freshline.session.engine import Deliveries, Issued
 from freshline.session.owners import OWNER_ENV
 from freshline.session.pinning import project_for
@@ -213,9 +214,10 @@ class Desk:
 
     @_guarded
     def prepare(self, acp_session: str, said: str = "") -> Delivery | None:
-        """The block for the session's next prompt; None when it has nothing to tell (the
-        cursor then moves past epochs that held only the agent's own writes). The user's
-        words `said` title a session that has no title yet (`session list` shows it)."""
+        """Record the session's next prompt, the user's words `said`, as a checkpoint (the
+        project's files as it finds them), and the block for it; None when it has nothing
+        to tell (the cursor then moves past epochs that held only the agent's own writes).
+        `said` also titles a session that has no title yet (`session list` shows it)."""
         bound = self._bound.get(acp_session)
         if bound is None:
             return None
@@ -226,13 +228,23 @@ class Desk:
         # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
         # when idle, so a long session asks again: one heartbeat read while it runs).
         ensure_watcher(manager.config, manager.store)
-        issued = Deliveries(manager).issue(bound.session, Channel.ACP)
+        taken = checkpoint(manager, bound.session, said)
+        issued = Deliveries(manager).issue(bound.session, Channel.ACP, flush=False,
+                                           rewinds=taken.rewinds)
+        taken.done()  # written while the block was prepared
         if issued is None:
             return None
         if issued.converting:
             # Documents announced as converting: convert them while the agent works.
             manager.materialize_async(bound.project)
         return Delivery(issued.blocks, issued, bound.root)
+
+    @_guarded
+    def answered(self, acp_session: str) -> None:
+        """The agent's answer to a prompt ended: its turn is over (a rewind may run)."""
+        bound = self._bound.get(acp_session)
+        if bound is not None:
+            end_turn(self._managers[bound.root].store, bound.session)
 
     @_guarded
     def accept(self, delivery: Delivery) -> None:

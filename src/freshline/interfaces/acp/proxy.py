@@ -210,6 +210,7 @@ class Proxy:
                 self._submit(self.desk.accept, taken)
         finally:
             self._prompting.discard(acp_session)
+            self._submit(self.desk.answered, acp_session)
             # What the turn queued (its reads, writes, acceptance) is in before the client
             # hears the turn ended: an edit the user makes next is always a change.
             await self._run(_nothing)

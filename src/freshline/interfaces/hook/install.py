@@ -5,7 +5,10 @@ hooks with a PATH of its own, where `freshline` may be missing: the hook would t
 with exit 127 and nothing logged) and the workspace (`--workspace`), so it works from any
 directory. It is registered for the events its adapter names (`Adapter.events`; an event
 with a matcher, such as Claude Code's PostToolUse, only for the tools the read ledger
-follows). Installing merges into the settings file, keeping everything else in it;
+follows; an entry's fields per event where the client wants them, such as Codex's
+SessionEnd timeout), and in the project scope its lines in the workspace's files
+(`Adapter.extras`: `.freshline` in Gemini CLI's `.geminiignore`). Installing merges into
+the settings file, keeping everything else in it;
 installing again replaces freshline's entries (idempotent); `--uninstall` removes them and
 nothing else, and a settings file left holding nothing goes (its folder too, when empty).
 
@@ -97,7 +100,7 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str) -> dict[str,
     hooks = dict(out.get("hooks") or {})
     for event in adapter.events:
         groups = hooks.get(event)
-        hook = {**adapter.entry, "type": "command", "command": command}
+        hook = {**adapter.entry_for(event), "type": "command", "command": command}
         entry: dict[str, Any] = {"hooks": [hook]}
         if event in adapter.matchers:
             entry = {"matcher": adapter.matchers[event], **entry}
@@ -170,6 +173,8 @@ def install(
     command = None if uninstall else hook_command(adapter, root, project)
     after = unmerge(adapter, before) if command is None else merge(adapter, before, command)
     changed = after != before
+    if scope is Scope.PROJECT:
+        keep_extras(adapter, root, keep=command is not None)
     if changed and not after and path.exists():
         remove_settings(path)
     elif changed:
@@ -177,6 +182,26 @@ def install(
     if command is not None:
         compile_package()  # the hook starts from bytecode even under PYTHONDONTWRITEBYTECODE
     return Installed(path, command, changed)
+
+
+def keep_extras(adapter: Adapter, root: Path, keep: bool) -> None:
+    """Keep the adapter's lines in the workspace's files (`Adapter.extras`), or take them
+    out on uninstall (a file left empty goes)."""
+    for extra in adapter.extras:
+        path = root / extra.file
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            lines = []
+        mine = extra.line in lines
+        if keep and not mine:
+            write_whole(path, "\n".join([*lines, extra.line]) + "\n")
+        elif not keep and mine:
+            rest = [line for line in lines if line != extra.line]
+            if rest:
+                write_whole(path, "\n".join(rest) + "\n")
+            else:
+                path.unlink()
 
 
 def remove_settings(path: Path) -> None:

@@ -3,11 +3,12 @@
 The hook process (`cli/fast.hook`) sends its payload over the workspace's socket
 (`watchsock.py`, op "hook") and prints the answer; the watcher answers with `core.answer`
 over its warm trackers, session managers and parsed configs (`core.Warm`), one call at a
-time, in the order they arrived. A START or PROMPT waits for its answer. A TOOL or END
-call is acknowledged as soon as the watcher holds it (its place in the queue) and done
-after: the agent's next call queues behind it, so it finds the record written and the
-session closed. A failure is logged to the hook log the hook process names and answered
-with nothing, as the hook process itself does (`process.run`).
+time, in the order they arrived. A START or PROMPT waits for its answer, and so does a
+tool's start (a shell's window must open before it runs). A tool's end, a STOP, a
+COMPACT or an END call is acknowledged as soon as the watcher holds it (its place in the
+queue) and done after: the agent's next call queues behind it, so it finds the record
+written and the session closed. A failure is logged to the hook log the hook process
+names and answered with nothing, as the hook process itself does (`process.run`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,18 @@ from freshline.errors import UsageError
 from freshline.interfaces.hook import adapter as adapter_named
 from freshline.interfaces.hook.core import Answer, Follow, Warm, answer
 from freshline.interfaces.hook.process import follow_up, log
-from freshline.interfaces.hook.protocol import Adapter, HookOptions
+from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions, Phase
 from freshline.session.evidence import Moment
 
 T = TypeVar("T")
-HANDED_OVER = frozenset({Moment.TOOL, Moment.END})  # acknowledged once queued
+HANDED_OVER = frozenset({Moment.TOOL, Moment.STOP, Moment.COMPACT, Moment.END})  # once queued
+
+
+def handed_over(call: Call) -> bool:
+    """Whether a call is acknowledged once queued (its answer is always empty, and the
+    agent need not wait for its work): not a start, a prompt or a tool's start."""
+    starting = call.tool is not None and call.tool.phase is Phase.START
+    return call.moment in HANDED_OVER and not starting
 
 
 class HookService:
@@ -47,12 +55,12 @@ class HookService:
                                        str(project) if project else None, env)
         payload = str(request.get("payload", ""))
         try:
-            moment = chosen.parse(payload).moment
+            call = chosen.parse(payload)
         except UsageError as exc:
             log(chosen.name, f"{type(exc).__name__}: {exc}", env)
             return {"ok": True, "text": ""}
         job = self._queue.submit(self._answer, chosen, payload, options, env)
-        return {"ok": True, "text": "" if moment in HANDED_OVER else job.result()}
+        return {"ok": True, "text": "" if handed_over(call) else job.result()}
 
     def _answer(
         self, chosen: Adapter, payload: str, options: HookOptions, env: Mapping[str, str]
