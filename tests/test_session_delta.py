@@ -185,3 +185,23 @@ def test_since_names_files_only_never_a_renamed_folder(ws: Workspace, managers: 
     assert delta is not None and delta.epoch == m.tracker.epoch("p")
     assert sorted(delta.changed) == ["notes/moved/c.md", "notes/moved/e.md"]
     assert delta.removed == {"notes/sub/c.md", "notes/sub/e.md"}
+
+
+def test_a_path_a_rename_left_and_made_again_is_in_the_listing(
+    ws: Workspace, managers: Make
+) -> None:
+    """Seen on PostgreSQL (the session state machine): `renamed b → sub/c` and `created
+    b` in one span dropped the new b from the in-scope listing when the rename came last
+    in path order."""
+    seed(ws)
+    m, sid = started(ws, managers, PROJECT)
+    m.in_scope.entries("p")  # the listing, cached at this epoch
+    epoch = m.tracker.epoch("p")
+    rename(ws, "notes/b.md", "notes/sub/c9.md")
+    m.tracker.flush()
+    ws.write("notes/b.md", "b again\n")
+    m.tracker.flush()
+    delta = m.in_scope.since("p", epoch)
+    assert delta is not None and "notes/b.md" in delta.changed
+    assert "notes/b.md" not in delta.removed
+    assert m.in_scope.entries("p") == m.tracker.files_in_scope("p")
