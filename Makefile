@@ -1,9 +1,14 @@
-# The two commands of the README's quick start: `make demo` and `make test`.
+# The commands of the README's quick start: `make demo`, `make install` and `make test`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Where `make install` links freshline when neither pipx nor uv is here: the folder both
+# of them put their commands in.
+BINDIR ?= $(HOME)/.local/bin
+PIPX := $(shell command -v pipx 2>/dev/null)
+UV := $(shell command -v uv 2>/dev/null)
 
-.PHONY: demo test lint bench clean postgres clients
+.PHONY: demo install test lint bench clean postgres clients
 
 # Bytecode is written as modules are first imported, whatever the caller's environment:
 # with PYTHONDONTWRITEBYTECODE set, each of the suite's processes (four test workers, a few
@@ -27,6 +32,24 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/pip
 
 demo: $(BIN)/freshline
 	$(BIN)/freshline demo
+
+# `freshline` on PATH: pipx or uv give it an environment of its own that follows this
+# checkout (editable); without either, a link to .venv's in $(BINDIR). Then it says
+# whether the shell finds it, and if not, what to add to PATH.
+ifneq ($(PIPX),)
+install:
+	$(PIPX) install --force --editable .
+else ifneq ($(UV),)
+install:
+	$(UV) tool install --force --editable .
+else
+install: $(BIN)/freshline
+	mkdir -p $(BINDIR)
+	ln -sfn $(abspath $(BIN)/freshline) $(BINDIR)/freshline
+endif
+	@found=$$(command -v freshline) && echo "freshline is on your PATH: $$found" || \
+		echo "freshline is installed in $(BINDIR), which is not on your PATH: add" \
+		"'export PATH=\"$(BINDIR):\$$PATH\"' to your shell's profile"
 
 # The suite starts a PostgreSQL server of its own: install Debian's package if absent.
 postgres:

@@ -1,5 +1,5 @@
 """What the bench scripts share: timing one process by wall clock and by CPU, and a
-service of the bench's own user."""
+workspace's watcher running in a thread, and a service of the bench's own user."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import resource
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +72,24 @@ def paired(a: Callable[[], Run], b: Callable[[], Run], runs: int,
         statistics.median(x.wall / y.wall for x, y in pairs),
         statistics.median(x.cpu / max(y.cpu, 1e-3) for x, y in pairs),
     )
+
+
+@contextmanager
+def watching(root: Path) -> Iterator[None]:
+    """The workspace's watcher running in a thread (alive before the block starts)."""
+    from freshline.config import load_config
+    from freshline.tracker.hints import watcher_alive
+    from freshline.tracker.watcher import Watcher
+
+    watcher = Watcher(load_config(root))
+    watcher.start()
+    try:
+        deadline = time.monotonic() + 900
+        while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield
+    finally:
+        watcher.close()
 
 
 # --- the service, private to the bench ---------------------------------------------------

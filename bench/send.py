@@ -28,18 +28,17 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from measure import watching
 
 from freshline.config import load_config
 from freshline.conversation import Author, Event
 from freshline.session import PreparedTurn, SessionManager
 from freshline.store import LedgerEntry, LedgerKind
 from freshline.tracker.hashing import blob_of
-from freshline.tracker.hints import watcher_alive
-from freshline.tracker.watcher import Watcher
 from freshline.withholding import KEEP, Withheld, Withholder
 
 ROUNDS = 5
@@ -198,20 +197,6 @@ def measure_scan(root: Path) -> dict[str, float]:
                 "own": sum(t.seconds for t in on) / LEDGER_ROUNDS}
     finally:
         m.close()
-
-
-@contextmanager
-def watching(root: Path) -> Iterator[None]:
-    """The workspace's watcher running in a thread (alive before the block starts)."""
-    watcher = Watcher(load_config(root))
-    watcher.start()
-    try:
-        deadline = time.monotonic() + 600
-        while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        yield
-    finally:
-        watcher.close()
 
 
 def run_size(

@@ -60,20 +60,26 @@ def _isolated_env(
     folder of its own (short: the service's socket lives there), so it never finds or
     talks to a service another test or a developer started. A service the test left
     running is stopped, and fails the test."""
-    home = tmp_path_factory.mktemp("home")
     runtime = Path(tempfile.mkdtemp(prefix="fl-", dir="/tmp"))
+    isolate(monkeypatch, tmp_path_factory.mktemp("home"), runtime)
+    yield
+    left = autostart.stop()
+    shutil.rmtree(runtime, ignore_errors=True)
+    assert left is None, f"the test left a service running (pid {left})"
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, runtime: Path | None = None) -> None:
+    """Point the user's directories at `home` (the runtime folder at `runtime`, else in
+    `home`) and drop what would reach outside (a module fixture, set up before the
+    autouse one, calls it under its own MonkeyPatch)."""
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime or home / "run"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
                 STORE_URL, "XDG_CACHE_HOME", "FRESHLINE_NOTIFIER", "FRESHLINE_AUTOWATCH"):
         monkeypatch.delenv(key, raising=False)
-    yield
-    left = autostart.stop()
-    shutil.rmtree(runtime, ignore_errors=True)
-    assert left is None, f"the test left a service running (pid {left})"
 
 
 def close_pools() -> None:
@@ -388,7 +394,8 @@ def hook_in_process(stdin: str, env: dict[str, str] | None = None, agent: str = 
 # worker idles at the end. The Makefile's `--no-loadscope-reorder` keeps this order (xdist
 # otherwise sorts files by their number of tests).
 SLOW_FIRST = ("test_acp.py", "test_mcp.py", "test_service.py", "test_inspector.py",
-              "test_acp_claude_code.py", "test_claude_code.py", "test_delivery_budget.py",
+              "test_acp_claude_code.py", "test_claude_code.py", "test_claude_code_rewind.py",
+              "test_delivery_budget.py",
               "test_cli_conversations.py", "test_crash_recovery.py", "test_chat.py",
               "test_hostile_input.py", "test_bulk_changes.py", "test_hook.py",
               "test_hook_install.py", "test_cli_finish.py", "test_serve_connections.py",

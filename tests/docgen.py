@@ -11,6 +11,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.materialize.converters import ConversionFailed, Converter, Limits
@@ -54,21 +55,87 @@ def pdf_bytes(pages: Sequence[Sequence[str]], *, text: bool = True) -> bytes:
 
     With text=False the pages carry only drawn lines (what a scan looks like to a parser).
     """
-    objects: list[bytes] = []
-    n = len(pages)
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(n))
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for i, lines in enumerate(pages):
-        content = _text_stream(lines) if text else b"72 72 m 500 700 l S"
+    streams = [_text_stream(lines) if text else b"72 72 m 500 700 l S" for lines in pages]
+    return _pdf_file(streams)
+
+
+@dataclass(frozen=True)
+class Text:
+    """Text drawn at (x, y) from the page's bottom left, in a font of `_FONTS`."""
+
+    x: float
+    y: float
+    text: str
+    size: float = 11
+    font: str = "regular"  # regular | bold | mono
+
+
+@dataclass(frozen=True)
+class Stroke:
+    """A straight line drawn from (x0, y0) to (x1, y1)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A rectangle stroked as one path (`re`), from (x, y) at its bottom left."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+_FONTS = {"regular": "F1", "bold": "F2", "mono": "F3"}
+
+
+def layout_pdf_bytes(
+    pages: Sequence[Sequence[Text | Stroke | Frame]], outline: Sequence[tuple[str, int, int]] = ()
+) -> bytes:
+    """A PDF drawing each page's items in the order given, with an outline of
+    (title, 0-based page, depth 0 or 1) entries."""
+    streams = []
+    for items in pages:
+        ops = []
+        for item in items:
+            if isinstance(item, Stroke):
+                ops.append(f"0.5 w {item.x0} {item.y0} m {item.x1} {item.y1} l S")
+            elif isinstance(item, Frame):
+                ops.append(f"0.5 w {item.x} {item.y} {item.width} {item.height} re S")
+            else:
+                font = _FONTS[item.font]
+                ops.append(f"BT /{font} {item.size} Tf {item.x} {item.y} Td "
+                           f"{_pdf_string(item.text)} Tj ET")
+        streams.append("\n".join(ops).encode("latin-1"))
+    return _pdf_file(streams, outline)
+
+
+def _pdf_file(streams: Sequence[bytes], outline: Sequence[tuple[str, int, int]] = ()) -> bytes:
+    n = len(streams)
+    first_page = 6  # objects 1-5: catalog, pages, three fonts
+    page_ids = [first_page + 2 * i for i in range(n)]
+    outline_id = first_page + 2 * n
+    kids = " ".join(f"{p} 0 R" for p in page_ids)
+    outlines = f" /Outlines {outline_id} 0 R" if outline else ""
+    objects = [
+        f"<< /Type /Catalog /Pages 2 0 R{outlines} >>".encode(),
+        f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+    ]
+    fonts = "/F1 3 0 R /F2 4 0 R /F3 5 0 R"
+    for i, content in enumerate(streams):
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>".encode()
+            f"/Resources << /Font << {fonts} >> >> /Contents {page_ids[i] + 1} 0 R >>".encode()
         )
-        objects.append(
-            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
-        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    objects.extend(_outline_objects(outline, outline_id, page_ids))
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -82,6 +149,50 @@ def pdf_bytes(pages: Sequence[Sequence[str]], *, text: bool = True) -> bytes:
         xref,
     )
     return bytes(out)
+
+
+def _outline_objects(
+    outline: Sequence[tuple[str, int, int]], root: int, page_ids: list[int]
+) -> list[bytes]:
+    """The outline's dictionaries: the root, then one per entry (object root + 1 + i)."""
+    if not outline:
+        return []
+    ids = [root + 1 + i for i in range(len(outline))]
+    parents = []
+    for i, (_title, _page, depth) in enumerate(outline):
+        parent = root
+        if depth:
+            parent = max(ids[j] for j in range(i) if outline[j][2] == 0)
+        parents.append(parent)
+    siblings: dict[int, list[int]] = {}
+    for entry_id, parent in zip(ids, parents, strict=True):
+        siblings.setdefault(parent, []).append(entry_id)
+
+    def family(entry_id: int) -> str:
+        kids = siblings.get(entry_id, [])
+        return f" /First {kids[0]} 0 R /Last {kids[-1]} 0 R /Count {len(kids)}" if kids else ""
+
+    objects = [f"<< /Type /Outlines{family(root)} >>".encode()]
+    for entry_id, parent, (title, page, _depth) in zip(ids, parents, outline, strict=True):
+        row = siblings[parent]
+        at = row.index(entry_id)
+        links = (f" /Prev {row[at - 1]} 0 R" if at else "") + (
+            f" /Next {row[at + 1]} 0 R" if at + 1 < len(row) else "")
+        objects.append(
+            f"<< /Title {_pdf_string(title)} /Parent {parent} 0 R{links}{family(entry_id)} "
+            f"/Dest [{page_ids[page]} 0 R /XYZ 0 792 0] >>".encode("latin-1")
+        )
+    return objects
+
+
+def write_layout_pdf(
+    path: Path, pages: Sequence[Sequence[Text | Stroke | Frame]],
+    outline: Sequence[tuple[str, int, int]] = (),
+) -> Path:
+    """Write a PDF (see layout_pdf_bytes) and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(layout_pdf_bytes(pages, outline))
+    return path
 
 
 def write_pdf(path: Path, pages: Sequence[Sequence[str]], *, text: bool = True) -> Path:
@@ -233,14 +344,17 @@ class FakeConverter(Converter):
 
 
 class HangConverter(Converter):
-    """`.hang` files: record the worker's pid, then never finish."""
+    """`.hang` files: record the worker's pid in the file the document names (an absolute
+    path), then never finish."""
 
     name = "hang"
     version = "1"
     extensions = (".hang",)
 
     def extract(self, path: Path, limits: Limits) -> str:
-        path.with_suffix(".pid").write_text(str(os.getpid()))
+        record = Path(path.read_text().strip())
+        if record.is_absolute():
+            record.write_text(str(os.getpid()))
         time.sleep(3600)
         return ""
 

@@ -9,17 +9,22 @@ with the same keys.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
+import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 from mcp import Client
@@ -187,3 +192,72 @@ def client_credentials(
     return ClientCredentialsOAuthProvider(url, storage, client, SECRET,
                                           token_endpoint_auth_method="client_secret_post",
                                           issuer=issuer)
+
+
+class LocalIssuer:
+    """A stand-in issuer on 127.0.0.1 for tests that sign tokens themselves (malformed
+    ones included): its metadata and its JWKS (the public half of `keys`, which a test may
+    change at any time), served by the standard library in a thread; counts its JWKS
+    fetches."""
+
+    def __init__(self) -> None:
+        self.keys = signing_keys(1)
+        self.fetches = 0
+        issuer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+                if self.path == "/.well-known/oauth-authorization-server":
+                    body = {"issuer": issuer.url, "jwks_uri": f"{issuer.url}/jwks"}
+                elif self.path == "/jwks":
+                    issuer.fetches += 1
+                    body = {"keys": [public(k) for k in issuer.keys]}
+                else:
+                    self.send_error(404)
+                    return
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,),
+                                       daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+    def sign(self, claims: dict[str, Any], key: int = 0, **header: Any) -> str:
+        """A token of `claims` signed with the `key`th key, `header` over its own."""
+        jwk = self.keys[key]
+        fields = {"typ": "at+jwt", "kid": jwk["kid"], **header}
+        return jwt.encode(claims, private_key(json.dumps(jwk)), algorithm=jwk["alg"],
+                          headers=fields)
+
+    def claims(self, audience: str, subject: str = "alice", **more: Any) -> dict[str, Any]:
+        """Valid claims for `audience` from this issuer, with `more`."""
+        now = int(time.time())
+        return {"iss": self.url, "aud": audience, "sub": subject, "iat": now,
+                "exp": now + 300, **more}
+
+
+@functools.cache
+def private_key(jwk: str) -> Any:
+    """The key object of a private JWK (JSON; made once: RSA's checks are slow)."""
+    parsed = json.loads(jwk)
+    signer = RSAAlgorithm if parsed["kty"] == "RSA" else ECAlgorithm
+    return signer.from_jwk(parsed)
+
+
+def public(jwk: dict[str, Any]) -> dict[str, Any]:
+    """The public half of a private JWK."""
+    return {k: v for k, v in jwk.items() if k not in ("d", "p", "q", "dp", "dq", "qi")}

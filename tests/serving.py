@@ -4,6 +4,7 @@ client of it: shared by tests/test_serve.py and bench/serve.py."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import ssl
@@ -36,16 +37,18 @@ def self_signed(where: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def start_server(root: Path, port: int, *options: str) -> subprocess.Popen[bytes]:
-    """`freshline serve` on `port` with `options`, once it accepts connections (its log:
+def start_server(root: Path, port: int, *options: str,
+                 files: int | None = None) -> subprocess.Popen[bytes]:
+    """`freshline serve` on `port` with `options`, once it serves (its log:
     serve-PORT.log beside the workspace, a file so a chatty server never blocks on a full
-    pipe)."""
-    return start_servers(root, (port, *options))[0]
+    pipe); `files`: its open-files limit, soft and hard."""
+    return start_servers(root, (port, *options), files=files)[0]
 
 
-def start_servers(root: Path, *runs: tuple[int | str, ...]) -> list[subprocess.Popen[bytes]]:
+def start_servers(root: Path, *runs: tuple[int | str, ...],
+                  files: int | None = None) -> list[subprocess.Popen[bytes]]:
     """A `freshline serve` per run (its port, then its options), started at once (their
-    start-ups overlap), once each accepts connections."""
+    start-ups overlap), once each serves."""
     procs: list[subprocess.Popen[bytes]] = []
     for port, *options in runs:
         with (root.parent / f"serve-{port}.log").open("wb") as log:
@@ -53,10 +56,11 @@ def start_servers(root: Path, *runs: tuple[int | str, ...]) -> list[subprocess.P
                 [sys.executable, "-m", "freshline", "--workspace", str(root), "serve",
                  "--port", str(port), *map(str, options)],
                 stdout=subprocess.DEVNULL, stderr=log, env={**os.environ},
+                preexec_fn=None if files is None else lambda: _limit_files(files),
             ))
     try:
         for proc, (port, *_options) in zip(procs, runs, strict=True):
-            _await_serving(proc, int(port), root.parent / f"serve-{port}.log")
+            _await_serving(proc, root.parent / f"serve-{port}.log")
     except BaseException:
         for proc in procs:
             proc.kill()
@@ -65,16 +69,18 @@ def start_servers(root: Path, *runs: tuple[int | str, ...]) -> list[subprocess.P
     return procs
 
 
-def _await_serving(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
+def _limit_files(files: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
+
+def _await_serving(proc: subprocess.Popen[bytes], log_path: Path) -> None:
+    """Wait for its `serving …` line (the port is bound earlier: a client that connects
+    before waits for the server in the port's backlog)."""
     deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"serve did not start: {log_path.read_text()}") from None
-            time.sleep(0.05)
+    while b"serving " not in log_path.read_bytes():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"serve did not start: {log_path.read_text()}")
+        time.sleep(0.05)
 
 
 def stop_server(*procs: subprocess.Popen[bytes]) -> None:

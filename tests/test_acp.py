@@ -7,8 +7,11 @@ be given is read off that log, what the user saw off the test's client (`Recorde
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,9 @@ async def test_the_first_prompt_carries_the_manifest_for_the_agent_only(
     # The user was shown the agent's answer, nothing of freshline's.
     assert run.client.said() == "ok"
     assert not any("project_context" in str(u) for u in run.client.updates)
+    # The first prompt titles the session in `session list`.
+    listed = CliRunner().invoke(app, ["-w", str(notes.root), "session", "list", "--json"])
+    assert [(s["agent"], s["title"]) for s in json.loads(listed.stdout)] == [("acp", "hello")]
 
 
 async def test_the_agent_runs_marked_as_the_proxys_so_hooks_inside_it_stay_silent(
@@ -334,6 +340,40 @@ def test_what_cannot_start_is_refused_in_one_line(
     assert result.exit_code == 2
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ") and message in line
+
+
+def test_a_project_the_cwd_s_workspace_lacks_is_refused(
+    notes: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(notes.root)
+    result = CliRunner().invoke(app, ["acp", "--project", "nope", "--", "true"])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: unknown project 'nope'")
+
+
+@pytest.mark.parametrize(
+    ("args", "inside", "message"),
+    [
+        ([], False, "standard output is a file: freshline acp talks to an ACP client over "
+                    "pipes"),
+        (["--project", "nope"], True, "unknown project 'nope'"),
+    ],
+)
+def test_output_to_a_file_is_refused_in_one_line(
+    notes: Workspace, tmp_path: Path, args: list[str], inside: bool, message: str
+) -> None:
+    """Seen: `freshline acp -- cat > out.txt` printed a 138-line traceback ("Pipe transport
+    is only for pipes…"), and so did `--project nope`."""
+    out = tmp_path / "out.txt"
+    with out.open("wb") as stdout:
+        done = subprocess.run([sys.executable, "-m", "freshline", "acp", *args, "--", "cat"],
+                              cwd=notes.root if inside else tmp_path, stdout=stdout,
+                              stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              timeout=60)
+    assert done.returncode == 2 and out.read_bytes() == b""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"error: {message}")
 
 
 @pytest.mark.parametrize("where", ["same proxy", "new proxy"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from freshline.interfaces.acp.desk import Desk, in_data_dir
+from freshline.interfaces.acp.messages import prompt_text
 from freshline.session import SessionManager
 from freshline.store import LedgerKind, SessionState
 from freshline.tracker.hashing import blob_id_bytes, blob_of
@@ -49,6 +50,11 @@ def manager_of(ws: Workspace) -> SessionManager:
 def test_a_loaded_session_finds_its_freshline_session_in_another_desk(
     notes: Workspace, desk: Desk, log: Logged
 ) -> None:
+    manager = manager_of(notes)
+    try:  # page.html converted first: a conversion ending between the desks would be news
+        manager.materialize("p")
+    finally:
+        manager.close()
     first = desk.open("acp-1", str(notes.root), again=False)
     delivery = desk.prepare("acp-1")
     assert first is not None and delivery is not None
@@ -160,3 +166,30 @@ def test_freshlines_data_is_found_as_given_and_where_it_leads(
     assert not in_data_dir(str(root / ".freshline"))  # the folder itself is no file to write
     stray = tmp_path / "stray" / ".freshline" / "x.md"  # no workspace holds it
     assert not in_data_dir(str(stray))
+
+
+def test_each_prompt_through_the_proxy_is_a_checkpoint(
+    notes: Workspace, desk: Desk, log: Logged
+) -> None:
+    """The agent behind the proxy keeps its transcript; its prompts are still turns whose
+    trees are the project's files as each found them, and its answer ends the turn."""
+    bound = desk.open("acp-1", str(notes.root), again=False)
+    assert bound is not None
+    params = {"sessionId": "acp-1", "prompt": [{"type": "text", "text": "first"},
+                                               {"type": "image", "data": "…"}]}
+    delivery = desk.prepare("acp-1", prompt_text(params))
+    assert delivery is not None
+    desk.accept(delivery)
+    manager = manager_of(notes)
+    try:
+        assert manager.store.turn_state(bound.session) is not None  # mid-turn
+        desk.answered("acp-1")
+        assert manager.store.turn_state(bound.session) is None
+        notes.write("notes/b.md", "# B\n")
+        desk.prepare("acp-1", "second")
+        events = [e for e in manager.conversations.log(bound.session) if e.author == "user"]
+        assert [e.content for e in events] == ["first", "second"]
+        assert manager.get(bound.session).turns == 2
+    finally:
+        manager.close()
+    assert log == []

@@ -15,6 +15,7 @@ from freshline.interfaces.acp.messages import (
     acknowledges,
     context_block,
     is_output,
+    prompt_text,
     stdio_server,
     stop_reason,
     strip_blocks,
@@ -193,3 +194,16 @@ def test_the_clients_servers_stay_first_and_freshline_appears_once(
 def test_params_that_are_not_an_object_pass_as_they_came() -> None:
     assert with_mcp_server(None, OURS) is None
     assert with_mcp_server([1], OURS) == [1]
+
+
+@pytest.mark.parametrize(("params", "text"), [
+    ({"prompt": [{"type": "text", "text": "fix the parser"}]}, "fix the parser"),
+    ({"prompt": [{"type": "text", "text": "a"}, {"type": "resource_link", "uri": "file:///x"},
+                 {"type": "text", "text": "b"}]}, "a\nb"),
+    ({"prompt": [{"type": "image", "data": "…"}]}, ""),
+    ({"prompt": "not a list"}, ""),
+    ({"prompt": [{"type": "text", "text": 3}, "junk"]}, ""),
+    (["not", "an", "object"], ""),
+])
+def test_a_prompts_text_is_what_its_checkpoint_records(params: Any, text: str) -> None:
+    assert prompt_text(params) == text

@@ -30,10 +30,10 @@ class GatedDesk(Desk):
         self.preparing = threading.Event()
         self.go = threading.Event()
 
-    def prepare(self, acp_session: str) -> Delivery | None:
+    def prepare(self, acp_session: str, said: str = "") -> Delivery | None:
         self.preparing.set()
         self.go.wait(60)
-        return super().prepare(acp_session)
+        return super().prepare(acp_session, said)
 
 
 def methods(log: Path) -> list[str]:

@@ -260,9 +260,9 @@ def test_read_empty_file(live: Toolbox, root: Path) -> None:
 
 
 @pytest.fixture
-def docs(root: Path, tmp_path: Path) -> Toolbox:
-    snapshots = tmp_path / "snapshots"
-    snapshots.mkdir()
+def docs(root: Path) -> Toolbox:
+    snapshots = root / ".freshline" / "snapshots"  # where the materializer keeps them
+    snapshots.mkdir(parents=True)
     (snapshots / "paper.md").write_text("Converted paper text\nsecond page words\n")
     for name in ["paper.pdf", "old.pdf", "new.pdf", "broken.pdf", "gone.pdf"]:
         (root / name).write_bytes(b"%PDF-1.4\n\0binary")

@@ -22,9 +22,9 @@ from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import UsageError
 from freshline.interfaces.service.daemon import Service
 from freshline.interfaces.tui import ChatApp, open_session, run_chat
-from freshline.interfaces.tui.app import StatusBar
 from freshline.interfaces.tui.commands import Command, Invocation, parse
 from freshline.interfaces.tui.status import Status
+from freshline.interfaces.tui.widgets import StatusBar
 from freshline.refs import short_ref
 from freshline.session import SessionManager
 

@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app
+from freshline.interfaces.cli.answers import config_text
 
 from .conftest import Workspace
 
@@ -121,6 +124,8 @@ def test_changes_since_outside_the_epochs_is_bad_input(cli_ws: Workspace, since:
     (["changes", "p", "--since", str(10**30), "--page", "1"], f"--since {10**30}: project p"),
     (["changes", "p", "--channel", "telepathy", "--page", "1"], "--channel telepathy"),
     (["changes", "nope", "--page", "1"], "unknown project 'nope'"),
+    (["changes", "p", "--folder", "/elsewhere"], "outside the workspace"),
+    (["changes", "p", "--folder", "../x", "--page", "1"], "outside the workspace"),
     (["project", "files", "p", "--page", "9"], "page 9 does not exist"),
     (["project", "files", "p", "--page", "1", "--folder", "/elsewhere"], "outside the workspace"),
     (["project", "files", "p", "--page", "1", "--folder", "../x"], "outside the workspace"),
@@ -154,6 +159,10 @@ def test_pages_of_changes_and_files_in_text_and_json(cli_ws: Workspace) -> None:
     folder = run(cli_ws, "project", "files", "p", "--page", "1", "--folder", "notes/batch 1")[1]
     assert "new note 100.md" in folder and "batch 0/" not in folder
     assert "This is the last page." in folder
+    # one folder's changes: --folder pages them from page 1
+    one = run(cli_ws, "changes", "p", "--folder", str(cli_ws.root / "notes/batch 2"))[1]
+    assert f"Changes to p under {cli_ws.root}/notes/batch 2/ after epoch 0" in one
+    assert "new note 299.md" in one and "batch 1/" not in one and "last page" in one
 
 
 def test_changes_says_what_compaction_counted(ws: Workspace) -> None:
@@ -270,3 +279,40 @@ def test_an_os_error_is_one_line_exit_1(ws: Workspace) -> None:
     result = runner.invoke(app, ["init", str(ws.root / "blocker" / "ws")])
     assert result.exit_code == 1
     assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_changes_names_the_ignore_file_whose_rules_changed(cli_ws: Workspace) -> None:
+    """Seen: `changes` printed a blank `config` line."""
+    run(cli_ws, "project", "add", "p", "--include", "notes")
+    as_json(cli_ws, "scan")
+    cli_ws.write(".gitignore", "notes/old/\n")
+    as_json(cli_ws, "scan")
+    code, out, err = run(cli_ws, "changes", "p")
+    assert code == 0, err
+    assert "config    ignore rules changed in .gitignore" in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("detail", "text"),
+    [
+        ({}, "the project's scope changed"),
+        ({"ignore_files": [".gitignore", "notes/.gitignore"]},
+         "ignore rules changed in .gitignore, notes/.gitignore"),
+        ({"include_added": ["#paper"], "include_removed": ["notes"], "newly_included": ["x"]},
+         "now included #paper; no longer included notes"),
+        ({"exclude_added": ["a\nb"]}, "now excluded a\\nb"),
+        ({"mode": {"from": "live", "to": "isolated"}}, "mode live → isolated"),
+        ({"mode": {"from": None, "to": "live"}, "ignore_removed": ["*.tmp"]},
+         "no longer ignored *.tmp; mode unset → live"),
+    ],
+)
+def test_a_config_change_in_words(detail: dict[str, object], text: str) -> None:
+    assert config_text(detail) == text
+
+
+@given(st.dictionaries(st.sampled_from(["include_added", "exclude_removed", "ignore_files",
+                                        "allow_secrets_added", "other"]),
+                       st.lists(st.text(max_size=8), max_size=3)))
+def test_a_config_change_is_one_line_never_blank(detail: dict[str, object]) -> None:
+    text = config_text(detail)
+    assert text.strip() and "\n" not in text

@@ -13,7 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app
+from freshline.session import SessionManager
 from freshline.tracker import Tracker
+from freshline.tracker.hashing import blob_id_bytes
 
 from .conftest import Workspace, git
 from .fake_model_servers import FakeModelServer, FakeReply, closed_port
@@ -282,7 +284,7 @@ def test_init_inside_a_workspace_refuses_unless_nested(notes: Workspace) -> None
 def test_session_show_reads_as_prose(notes: Workspace) -> None:
     session = new_session(notes)
     _code, out, _err = run(notes, "session", "show", session)
-    assert f"Session {session} on project notes (live), landing" in out
+    assert f"Session {session} on project notes (live), new" in out
     assert "The next send delivers the project manifest (built at epoch 0)." in out
     for raw in ("None", "[]", "{}", "cursor:", "created_at"):
         assert raw not in out
@@ -298,7 +300,37 @@ def test_diff_has_json(notes: Workspace) -> None:
     session = new_session(notes)
     data = ok_json(notes, "diff", session)
     assert data == {"session": session, "head": data["head"], "patch": "",  # type: ignore[index]
-                    "conflicts": []}
+                    "conflicts": [], "live": {"first_turn": 0, "last_turn": 0, "changes": []}}
+
+
+def test_a_live_diff_is_empty_and_says_what_the_workspace_did(notes: Workspace) -> None:
+    """Seen: `diff` on a live session showed the user's own edits as the conversation's
+    own work, though a live agent cannot write."""
+    session = new_session(notes)
+    run(notes, "send", session, "one")
+    other = new_session(notes)  # (an unused session of the project is handed out again)
+    notes.write("notes/a.md", "# A, edited by hand\n")
+    written = b"# B, by another session's tool\n"
+    notes.write("notes/b.md", written.decode())
+    manager = SessionManager(notes.config())
+    try:
+        manager.tracker.flush()
+        manager.record_write(other, "notes/b.md", blob_id_bytes(written))
+    finally:
+        manager.close()
+    run(notes, "send", session, "two")
+    code, out, err = run(notes, "diff", session)
+    assert code == 0 and out == ""
+    assert err.splitlines() == [
+        f"no changes of its own: session {session} is live, its agent only reads your "
+        "workspace",
+        "between turn 1 and turn 2 the workspace changed in 2 paths:",
+        "  notes/a.md (changed outside freshline)",
+        f"  notes/b.md (written by session {other})",
+    ]
+    live = ok_json(notes, "diff", session)["live"]  # type: ignore[index]
+    assert live["changes"] == [{"path": "notes/a.md", "by": "outside", "name": ""},
+                               {"path": "notes/b.md", "by": "session", "name": other}]
 
 
 def test_log_is_one_line_per_event(notes: Workspace) -> None:

@@ -113,6 +113,22 @@ def test_fork_at_a_turn_then_diff_the_two_heads(session: tuple[Path, str]) -> No
     assert code == 2 and "no turn 3" in err
 
 
+def test_a_fork_prints_its_bare_id_and_says_what_it_is(session: tuple[Path, str]) -> None:
+    """Seen: `F=$(freshline session fork …)` got a sentence; the fork had the original's
+    title; its first block said it had been closed for a while."""
+    root, s = session
+    code, out, err = cli(root, "session", "fork", s, "--at", "2")
+    assert code == 0, err
+    forked = out.strip()
+    assert out == f"{forked}\n" and f"forked {s} into {forked}" in err
+    titles = {row["id"]: row["title"] for row in json.loads(cli(root, "session", "list",
+                                                                  "--json")[1])}
+    assert titles == {s: "add b", forked: "fork at turn 2: add b"}
+    _code, blocks, _err = cli(root, "updates", forked)
+    assert f"This conversation is a fork of session {s}, where its turn 2 began" in blocks
+    assert "closed for a while" not in blocks
+
+
 ASK = "import sys\nfrom freshline.interfaces.cli import main\nsys.exit(main())\n"
 
 

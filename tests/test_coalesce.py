@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from freshline.store.records import (
@@ -19,7 +19,13 @@ from freshline.store.records import (
     content_key,
     entry_content,
 )
-from freshline.tracker.coalesce import coalesce, coalesce_sets, net, net_lookups
+from freshline.tracker.coalesce import (
+    coalesce,
+    coalesce_sets,
+    net,
+    net_lookups,
+    repeated_paths,
+)
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
 
@@ -67,6 +73,10 @@ def test_rules(sequence: list[Change], expected: list[Change]) -> None:
             [[ch(D, "c")], [ch(R, "c", "a")], [ch(R, "a", "b")]],
             [ch(M, "a"), ch(D, "b"), ch(M, "c")],
         ),
+        # a flush's scope change said keep left, its batch that keep moved: one rename,
+        # never "deleted keep" beside "renamed keep → new"
+        ([[Change(ChangeKind.LEFT, "keep", detail={"why": "ignored"})], [ch(R, "new", "keep")]],
+         [ch(R, "new", "keep")]),
     ],
 )
 def test_sets(sets: list[list[Change]], expected: list[Change]) -> None:
@@ -135,22 +145,35 @@ def replay(initial: Tree, final: Tree, net: list[Change]) -> Tree:
     return state
 
 
-@st.composite
-def batches(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
+Operate = Callable[[st.DrawFn, Tree, Tree, Iterator[int]], None]
+
+
+def evolve(draw: st.DrawFn, operate: Operate, most: int) -> tuple[Tree, list[tuple[Tree, Tree]]]:
+    """A tree, then one to four batches of up to `most` operations each: the tree at the
+    start, and each batch's tree before and after it."""
     lineage = iter(range(1, 1000))
     tree: Tree = {p: (next(lineage), 0) for p in draw(st.sets(st.sampled_from(PATHS)))}
-    initial, sets = dict(tree), []
+    initial, steps = dict(tree), []
     for _ in range(draw(st.integers(1, 4))):
         before = dict(tree)
-        for _ in range(draw(st.integers(0, 4))):
-            _operate(draw, tree, lineage)
-        changes = observe(before, tree)
+        for _ in range(draw(st.integers(0, most))):
+            operate(draw, tree, before, lineage)
+        steps.append((before, dict(tree)))
+    return initial, steps
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
+    initial, steps = evolve(draw, _operate, 4)
+    sets = []
+    for before, after in steps:
+        changes = observe(before, after)
         random.Random(draw(st.integers())).shuffle(changes)  # a set: any order
         sets.append(changes)
-    return initial, sets, tree
+    return initial, sets, steps[-1][1]
 
 
-def _operate(draw: st.DrawFn, tree: Tree, lineage: Iterator[int]) -> None:
+def _operate(draw: st.DrawFn, tree: Tree, _before: Tree, lineage: Iterator[int]) -> None:
     present, absent = sorted(tree), [p for p in PATHS if p not in tree]
     options = ["create"] if absent else []
     if present:
@@ -182,12 +205,19 @@ def test_coalesced_sets_applied_to_the_old_tree_give_the_new_tree(
     for c in net:  # no content change hidden behind a rename
         if c.kind is R and initial[c.old_path or ""] != final[c.path]:
             assert ch(M, c.path) in net
+    kinds: dict[str, set[ChangeKind]] = {}
+    for c in net:  # one kind per path (a rename's edit is told on its line)
+        kinds.setdefault(c.path, set()).add(c.kind)
+    assert all(len(k) == 1 or k == {R, M} for k in kinds.values())
+    moved = {c.old_path for c in net if c.kind is R}
+    assert not moved & {c.path for c in net if c.kind is D}  # never moved and deleted
 
 
 # -- scope transitions, and what was undone ----------------------------------------------
 
 E, L = ChangeKind.ENTERED, ChangeKind.LEFT
 WHY = {"why": "tagged", "pattern": "#personal"}
+IGNORED, MOVED = {"why": "ignored"}, {"why": "moved"}
 
 
 def ch_b(kind: ChangeKind, path: str, before: str) -> Change:
@@ -234,6 +264,9 @@ def test_scope_transition_rules(sequence: list[Change], expected: list[Change]) 
         ([Change(L, "a", detail=WHY, before="1")], {"a": "1"}, [moved(L, "a")]),
         # left and back as it was
         ([Change(L, "a", detail=WHY, before="1"), moved(E, "a")], {"a": "1"}, []),
+        # hidden by an ignore rule or moved out: the index cannot see it, it is not gone
+        ([Change(L, "a", detail=IGNORED, before="1")], {}, [Change(L, "a", detail=IGNORED)]),
+        ([Change(L, "a", detail=MOVED, before="1")], {}, [Change(L, "a", detail=MOVED)]),
     ],
 )
 def test_net_drops_what_was_undone(
@@ -243,6 +276,43 @@ def test_net_drops_what_was_undone(
     repeated = {c.path for c in sequence if sum(d.path == c.path for d in sequence) > 1}
     lookups = net_lookups(out, repeated | {"b"})
     assert net(out, {p: now[p] for p in lookups if p in now}) == expected
+
+
+def told(sets: list[list[Change]], now: dict[str, str]) -> list[Change]:
+    """What the change log answers for `sets`: coalesced, less what `now` shows undone."""
+    out = coalesce_sets(sets)
+    lookups = net_lookups(out, repeated_paths(c for changes in sets for c in changes))
+    return net(out, {p: now[p] for p in lookups if p in now})
+
+
+@pytest.mark.parametrize(
+    ("sets", "now", "expected"),
+    [
+        # edited and back, then renamed
+        ([[ch_b(M, "a", "1")], [ch_b(M, "a", "2")], [Change(R, "b", "a", before="1")]],
+         {"b": "1"}, [ch(R, "b", "a")]),
+        # renamed and edited, edited back, renamed again: the path between is not told
+        ([[Change(R, "b", "a", before="1"), ch_b(M, "b", "1")], [ch_b(M, "b", "2")],
+          [Change(R, "c", "b", before="1")]], {"c": "1"}, [ch(R, "c", "a")]),
+        # left the scope, back, then moved with its folder (the listing machine saw it)
+        ([[Change(L, "d/y", detail=WHY, before="1")], [moved(E, "d/y")],
+          [Change(R, "a/y", "d/y", before="1")]], {"a/y": "1"}, [ch(R, "a/y", "d/y")]),
+        # edited for good, then renamed: both told
+        ([[ch_b(M, "a", "1")], [Change(R, "b", "a", before="2")]], {"b": "2"},
+         [ch(M, "b"), ch(R, "b", "a")]),
+        # moved out of the scope (deleted for it), a copy came in elsewhere and moved back
+        ([[ch_b(D, "a/y", "1")], [moved(E, "d/y")], [Change(R, "a/y", "d/y", before="1")]],
+         {"a/y": "1"}, []),
+        # a file moved onto one deleted before, with the same bytes: the source is gone
+        ([[ch_b(D, "b", "1")], [Change(R, "b", "a", before="1")]], {"b": "1"}, [ch(D, "a")]),
+        ([[ch_b(D, "b", "1")], [Change(R, "b", "a", before="2")]], {"b": "2"},
+         [ch(D, "a"), ch(M, "b")]),
+    ],
+)
+def test_content_that_came_back_by_a_rename_is_not_told_again(
+    sets: list[list[Change]], now: dict[str, str], expected: list[Change]
+) -> None:
+    assert told(sets, now) == expected
 
 
 def test_a_head_move_seen_in_steps_is_one_move_over_the_paths_still_told() -> None:
@@ -289,14 +359,54 @@ def test_net_changes_are_exactly_the_difference(
     case: tuple[dict[str, int], list[list[Change]], dict[str, int]],
 ) -> None:
     initial, sets, final = case
-    out = coalesce_sets(sets)
-    touched = Counter(c.path for changes in sets for c in changes)
-    lookups = net_lookups(out, {p for p, n in touched.items() if n > 1})
-    told = {(c.kind, c.path) for c in net(out, {p: str(final[p]) for p in lookups if p in final})}
+    answer = {(c.kind, c.path) for c in told(sets, {p: str(v) for p, v in final.items()})}
     expected = {(M, p) for p in initial.keys() & final.keys() if initial[p] != final[p]}
     expected |= {(D, p) for p in initial.keys() - final.keys()}
     expected |= {(C, p) for p in final.keys() - initial.keys()}
-    assert told == expected
+    assert answer == expected
+
+
+def content(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+@st.composite
+def moves_and_edits(draw: st.DrawFn) -> tuple[Tree, list[list[Change]], Tree]:
+    """Batches of edits that often bring a file back to what it held, and renames onto
+    paths free before the batch, each observed as a scan logs it (with the content each
+    change's path, a rename's old path, held before it)."""
+    initial, steps = evolve(draw, _move_or_edit, 3)
+    sets = []
+    for before, after in steps:
+        observed = observe(before, after)
+        origin = {c.path: c.old_path for c in observed if c.kind is R}
+        sets.append([replace(c, before=content(before[c.old_path or origin.get(c.path, c.path)])
+                             if c.kind is not C else None) for c in observed])
+    return initial, sets, steps[-1][1]
+
+
+def _move_or_edit(draw: st.DrawFn, tree: Tree, before: Tree, _lineage: Iterator[int]) -> None:
+    free = [p for p in PATHS if p not in tree and p not in before]
+    if tree and free and draw(st.booleans()):
+        tree[draw(st.sampled_from(free))] = tree.pop(draw(st.sampled_from(sorted(tree))))
+    elif tree:
+        path = draw(st.sampled_from(sorted(tree)))
+        tree[path] = (tree[path][0], draw(st.integers(0, 1)))
+
+
+@given(moves_and_edits())
+@example(({"a": (1, 0)}, [[ch_b(M, "a", "1.0")], [ch_b(M, "a", "1.1")],
+                          [Change(R, "b", "a", before="1.0")]], {"b": (1, 0)}))
+def test_net_changes_with_renames_replay_exactly_and_tell_nothing_held(
+    case: tuple[Tree, list[list[Change]], Tree],
+) -> None:
+    initial, sets, final = case
+    answer = told(sets, {p: content(v) for p, v in final.items()})
+    assert replay(initial, final, answer) == final
+    held = {c.path: initial[c.old_path or ""] for c in answer if c.kind is R}
+    for c in answer:
+        if c.kind is M:
+            assert held.get(c.path, initial.get(c.path)) != final[c.path], c
 
 
 def test_a_listed_file_is_never_found_back_to_its_content() -> None:

@@ -47,10 +47,12 @@ def test_server_settings_are_read(tmp_path: Path) -> None:
                             'public_url = "https://fl.example"\n'
                             'trusted_proxies = ["10.0.0.0/8", "::1"]\nheader_timeout_s = 1\n'
                             "body_timeout_s = 2\nkeepalive_timeout_s = 3\n"
-                            "max_connections_per_address = 4\njwks_refetch_s = 5\n")
+                            "max_connections_per_address = 4\njwks_refetch_s = 5\n"
+                            "max_connections = 100\n"
+                            'oauth_token_types = ["at+jwt", "JWT"]\noauth_scopes = ["mcp:use"]\n')
     assert config.server == ServerSettings(
         "https://auth.example/realms/t", "api://freshline", "https://fl.example",
-        ("10.0.0.0/8", "::1"), 1, 2, 3, 4, 5)
+        ("10.0.0.0/8", "::1"), 1, 2, 3, 4, 5, 100, ("at+jwt", "JWT"), ("mcp:use",))
 
 
 def test_model_settings_are_read(tmp_path: Path) -> None:
@@ -91,6 +93,12 @@ def test_model_settings_are_read(tmp_path: Path) -> None:
         ('[server]\ntrusted_proxies = ["10.0.0.0/33"]\n',
          "server.trusted_proxies[0]: not an IP address or network (CIDR)"),
         ("[server]\nport = 1\n", "server.port: unknown key (expected one of: oauth_issuer, "),
+        ("[server]\nmax_connections = 8\n", "server.max_connections: must be between 16 and"),
+        ('[server]\noauth_token_types = "at+jwt"\n',
+         "server.oauth_token_types: expected an array of strings"),
+        ('[server]\noauth_scopes = ["read write"]\n',
+         "server.oauth_scopes[0]: not a scope or type (printable, no space"),
+        ('[server]\noauth_scopes = [""]\n', "server.oauth_scopes[0]: not a scope or type"),
     ],
 )
 def test_bad_settings_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:

@@ -256,11 +256,14 @@ def test_relative_root_is_refused() -> None:
 
 
 @pytest.mark.parametrize(("path", "shown"), [
-    ("/w/plain name ü.md", "/w/plain name ü.md"), ("/w/a\\b", "/w/a\\b"),
-    ("/w/a\nb", "/w/a\\nb"), ("/w/a\u2028b", "/w/a\\u2028b"), ("/w/a  ", "/w/a\\u0020\\u0020"),
-    ("/w/</tag>", "/w/&lt;/tag&gt;"), ("/w/a & b", "/w/a &amp; b"),
+    ("/w/plain name ü.md", "/w/plain name ü.md"), ("/w/a\\b", "/w/a\\\\b"),
+    ("/w/a\nb", "/w/a\\nb"), ("/w/a\u2028b", "/w/a\\u2028b"), ("/w/a  ", "/w/a\\x20\\x20"),
+    ("/w/</tag>", "/w/</tag>"), ("/w/a & b", "/w/a & b"),
+    ("/w/Q&A <draft>.md", "/w/Q&A <draft>.md"),
+    ("/w/x</project_context>", "/w/x\\x3c/project_context>"),
+    ("/w/<PROJECT_CONTEXT_updates a>", "/w/\\x3cPROJECT_CONTEXT_updates a>"),
     ("/w/a → b", "/w/a \\u2192 b"), ("/w/a→b", "/w/a→b"), ("/w/\u202egnp.exe", "/w/\\u202egnp.exe"),
-    ("/w/\udcff.md", "/w/\\xff.md"), ("/w/\x1b[31m", "/w/\\u001b[31m"), ("/w/\x85", "/w/\\u0085"),
+    ("/w/\udcff.md", "/w/\\xff.md"), ("/w/\x1b[31m", "/w/\\x1b[31m"), ("/w/\x85", "/w/\\u0085"),
     ("/w/zero\u200bwidth", "/w/zero\\u200bwidth"), ("/w/tag\U000e0041", "/w/tag\\U000e0041"),
 ])
 def test_show_path(path: str, shown: str) -> None:
@@ -268,9 +271,9 @@ def test_show_path(path: str, shown: str) -> None:
 
 
 def test_show_text_flattens_shortens_and_escapes() -> None:
-    assert show_text("a\n\tb  </c>") == "a b &lt;/c&gt;"
+    assert show_text("a\n\tb  </c>") == "a b </c>"
     assert show_text("x" * 500, 10) == "x" * 9 + "…"
-    assert show_text("<" * 500, 3) == "&lt;&lt;…"  # shortened first: no escape is cut
+    assert show_text("\\" * 500, 3) == "\\\\\\\\…"  # shortened first: no escape is cut
 
 
 def test_short_commit() -> None:
@@ -346,7 +349,7 @@ def test_manifest_with_exactly_the_small_limit_lists_files() -> None:
 
 def test_blocks_are_wrapped_in_their_tags() -> None:
     m = render_manifest(ManifestInput("p&q", ROOT, 9, include=["x"]))
-    assert m.startswith('<project_context project="p&amp;q" workspace="/home/u/vault" '
+    assert m.startswith('<project_context project="p&q" workspace="/home/u/vault" '
                         'epoch="9" mode="live">\n')
     assert m.endswith("\n</project_context>")
     u = render_updates(UpdatesInput("p", ROOT, 2, 9, resumed=True))
@@ -401,17 +404,26 @@ def test_updates_name_every_path_without_a_budget(changes: list[Change], data: s
     text = render_updates(UpdatesInput("p", ROOT, 1, 2, changes=changes, documents=docs))
     assert (text is None) == (not changes)
     found = groups(text or "")
+    renamed = {c.path for c in changes if c.kind is K.RENAMED}
     for kind, heading in PATH_GROUPS.items():
         shown = [entry.split(" (")[0] for entry in found[heading]]  # no "(" in these paths
         assert len(set(shown)) == len(shown)
-        assert set(shown) == {expected_entry(c) for c in changes if c.kind is kind}
+        # a path renamed and modified is one entry, on the rename's line
+        told = [c for c in changes if c.kind is kind
+                and not (kind is K.MODIFIED and c.path in renamed)]
+        assert set(shown) == {expected_entry(c) for c in told}
+    edited = {c.path for c in changes if c.kind is K.MODIFIED} & renamed
+    for entry in found["Renamed:"]:
+        target = entry.split(" (")[0].split(" → ")[1][len(ROOT) + 1:]
+        assert ("its content changed too" in entry) == (target in edited)
 
 
 @st.composite
 def updates_inputs(draw: st.DrawFn) -> UpdatesInput:
     paths = st.lists(rel_paths, max_size=3)
+    # a document has one state at a time: one entry per path
     docs = [DocumentInfo(p, draw(st.sampled_from(list(DocStatus))), f"{SNAP}/{i}.md", "why")
-            for i, p in enumerate(draw(paths))]
+            for i, p in enumerate(draw(st.lists(rel_paths, max_size=3, unique=True)))]
     config = [ConfigChange(include_added=draw(st.lists(patterns, max_size=2)),
                            newly_included=draw(paths)) for _ in range(draw(st.integers(0, 2)))]
     refreshed = [Refresh("main", "a" * 40, "b" * 40, draw(paths), draw(paths))

@@ -11,6 +11,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -175,11 +176,51 @@ def test_the_agent_s_paths_stay_listed_while_the_rest_is_grouped() -> None:
     assert any("papers/bad 0.pdf (conversion failed: corrupt)" in line for line in listed)
 
 
-def test_a_checkout_is_one_line_with_its_counts() -> None:
+def test_a_checkout_counts_its_paths_by_folder_under_its_line() -> None:
     text = render_updates(checkout(), Budget(2_000)) or ""
-    assert ("HEAD moved a1b2c3d → e4f5a6b by checkout: 5,000 paths in this project; counted "
-            "here, not listed one by one: 1,500 created, 3,000 modified, 500 deleted.") in text
+    assert ("HEAD moved a1b2c3d → e4f5a6b by checkout: 5,000 paths in this project, counted "
+            "by folder, not listed one by one (1,500 created, 3,000 modified, 500 deleted):\n"
+            f"- {ROOT}/src/pkg0/: 500 modified\n") in text
+    assert all(f"- {ROOT}/src/pkg{i}/" in text for i in range(10))
     assert f"- {ROOT}/notes/idea.md" in text and f"- {ROOT}/notes/todo.md" in text
+
+
+def checkout_in_folders(n: int, folders: int) -> UpdatesInput:
+    """A checkout of `n` paths spread over `folders` top folders, a third of each created,
+    modified and deleted."""
+    paths = [f"area{i % folders:02}/module/file {i:05}.py" for i in range(n)]
+    kinds = [K.CREATED, K.MODIFIED, K.DELETED]
+    changes = [Change(kinds[i % 3], p) for i, p in enumerate(paths)]
+    return UpdatesInput.from_changes("code", ROOT, 1, 2, [*changes, git_entry(paths)])
+
+
+def test_a_2000_path_checkout_names_its_folders_in_the_hook_s_budget() -> None:
+    text = render_updates(checkout_in_folders(2_000, 20), Budget(9_000, Channel.HOOK, HOOK))
+    assert text is not None and HOOK.cost(text) <= 9_000
+    named = {f for f in range(20) if f"{ROOT}/area{f:02}/" in text}
+    assert len(named) >= 18, text
+
+
+def test_a_git_operation_collapses_to_its_line_alone_at_the_least() -> None:
+    text = render_updates(checkout_in_folders(2_000, 20), Budget(2_000, Channel.HOOK, HOOK))
+    assert text is not None and HOOK.cost(text) <= 2_000
+    assert ("2,000 paths in this project; counted here, not listed one by one: 667 created, "
+            "667 modified, 666 deleted.") in text or text.count(f"- {ROOT}/area") >= 18
+
+
+def test_news_beside_many_ready_snapshots_keeps_its_folders() -> None:
+    """1,000 new notes in 40 folders beside 300 snapshots that became ready: the documents
+    fold, and the room left names the notes' folders again (not `notes/: 1,000 created`)."""
+    notes = created_notes()
+    ready = [DocumentInfo(f"papers/paper {i:03}.pdf", DocStatus.READY, f"{SNAPSHOTS}/p{i}.md")
+             for i in range(300)]
+    u = replace(notes, ready_documents=tuple(ready))
+    folders = {c.path.rpartition("/")[0] for c in notes.changes}
+    for chars, least in ((2_000, 25), (9_000, 40)):
+        text = render_updates(u, Budget(chars, Channel.HOOK, HOOK)) or ""
+        assert HOOK.cost(text) <= chars
+        named = {f for f in folders if f"{ROOT}/{f}/" in text}
+        assert len(named) >= least, text
 
 
 def test_a_folder_renamed_as_a_whole_is_one_line() -> None:
@@ -322,7 +363,9 @@ def test_updates_fit_and_name_every_path_or_its_group(
 
 @st.composite
 def manifest_inputs(draw: st.DrawFn) -> ManifestInput:
-    files = draw(st.lists(rel_paths, max_size=150, unique=True))
+    drawn = draw(st.lists(rel_paths, max_size=150, unique=True))
+    folders = {f[:i] for f in drawn for i, c in enumerate(f) if c == "/"}
+    files = [f for f in drawn if f not in folders]  # a path is a file or a folder, not both
     docs = [DocumentInfo(p, s, f".freshline/snapshots/{i}.md", "why") for i, (p, s) in
             enumerate(zip(files, draw(st.lists(st.sampled_from(
                 [DocStatus.READY, DocStatus.PENDING, DocStatus.STALE, DocStatus.FAILED]),

@@ -24,7 +24,7 @@ from freshline.errors import ConfigError, UsageError
 from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.tui.commands import Command, Invocation, run
 from freshline.session import SessionManager
-from tests.conftest import Workspace, hook_answer
+from tests.conftest import Workspace, git, hook_answer
 
 CLAUDE_CODE_LIMIT = 10_000  # characters of hook output shown whole
 CLAUDE_CODE_PREVIEW = 2_000  # what the model sees of a longer one
@@ -68,6 +68,32 @@ def hook_call(ws: Workspace, session: str = "claude-1") -> str:
     return hook_answer(ws.root / "notes", session)
 
 
+def test_a_2000_path_checkout_through_the_hook_names_its_folders(ws: Workspace) -> None:
+    """Seen: a 2,000-path `git checkout` through the Claude Code hook was one line naming
+    none of its 20 folders, with 8,400 of the hook's 9,000 characters unused."""
+    commits = []
+    for n, branch in enumerate(("main", "topic")):  # two versions of 2,000 files in 20 folders
+        commits.append(f"commit refs/heads/{branch}\ncommitter t <t@t> {n} +0000\n"
+                       f"data {len(branch)}\n{branch}\n")
+        for i in range(2_000):
+            data = f"# {branch} {i}\n"
+            commits.append(f"M 100644 inline src/area{i % 20:02}/module/file {i:04}.py\n"
+                           f"data {len(data)}\n{data}")
+        commits.append("\n")
+    git(ws.root, "init", "-q", "-b", "main")
+    git(ws.root, "fast-import", "--quiet", input="".join(commits).encode())
+    git(ws.root, "reset", "-q", "--hard")
+    ws.configure({"code": {"include": ["src"]}})
+    assert hook_answer(ws.root)  # the manifest
+    git(ws.root, "checkout", "-q", "topic")
+    out = hook_answer(ws.root)
+    assert 0 < len(out) <= CHANNEL_BUDGETS["hook"]
+    seen = claude_code_sees(out)
+    assert "by checkout: 2,000 paths in this project" in seen
+    named = [f for f in range(20) if f"{ws.root}/src/area{f:02}/" in seen]
+    assert len(named) >= 18, seen
+
+
 @pytest.mark.parametrize("hook_budget", [None, 4_000])
 def test_the_hook_stays_within_budget_and_claude_code_sees_the_closing_tags(
     big: Workspace, hook_budget: int | None,
@@ -85,7 +111,7 @@ def test_the_hook_stays_within_budget_and_claude_code_sees_the_closing_tags(
     assert seen.endswith(CLOSE_UPDATES)
     assert "Changes grouped by folder (counts by kind):" in seen
     assert " changes notes --since 0 --channel hook --page 1` for the full list, a page at " \
-        "a time." in seen
+        "a time; add `--folder FOLDER` for one folder's." in seen
     assert hook_call(big) == ""  # delivered: the cursor covers the rolled-up epochs
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from freshline.context import Channel
 from freshline.errors import UsageError
 from freshline.session import SessionManager, Staged
+from freshline.session.checkpoints import checkpoint
 from freshline.session.claims import Outcome, outcome
 from freshline.session.engine import RULES, Deliveries
 from freshline.session.owners import owner_of
@@ -94,13 +95,43 @@ def test_each_taken_delivery_counts_a_turn_and_nothing_new_counts_none(
     notes: Workspace, two: tuple[SessionManager, SessionManager]
 ) -> None:
     a, b = two
-    s = hook_session(a)
-    first = Deliveries(a).issue(s, Channel.HOOK)
+    s = a.new("p", channel=Channel.MCP).id
+    first = Deliveries(a).issue(s, Channel.MCP)
     assert first is not None and first.record is not None and first.record.staged["turn"] == 1
     assert "told" not in first.record.staged  # the updates as data stay in-process
     assert Staged.from_json(first.record.staged) == replace(first.turn.staged, told=None)
     assert Deliveries(b).acknowledge(s, first.token).turns == 1
     notes.write("notes/b.md", "# B\n")
+    second = Deliveries(a).issue(s, Channel.MCP)
+    assert second is not None and second.record is not None
+    assert second.record.staged["turn"] == 2
+    assert Deliveries(b).acknowledge(s, second.token).turns == 2
+    assert Deliveries(a).issue(s, Channel.MCP) is None
+    assert a.get(s).turns == 2
+
+
+def prompted(m: SessionManager, session: str, prompt: str) -> int:
+    """A prompt recorded as the hook records it; its turn."""
+    taken = checkpoint(m, session, prompt)
+    taken.done()
+    return taken.turn
+
+
+def test_a_hook_sessions_turns_are_its_prompts_whatever_was_delivered(
+    notes: Workspace, two: tuple[SessionManager, SessionManager]
+) -> None:
+    """Its notices say "turn 10" of the user's 10th prompt: each prompt's checkpoint
+    counts one turn, and deliveries (one at the start, none for a prompt with nothing
+    new, several in flight) count none."""
+    a, b = two
+    s = hook_session(a)
+    first = Deliveries(a).issue(s, Channel.HOOK)  # at the session's start
+    assert first is not None and first.record is not None and first.record.staged["turn"] == 0
+    assert Deliveries(b).acknowledge(s, first.token).turns == 0
+    assert [prompted(a, s, f"prompt {n}") for n in (1, 2)] == [1, 2]
+    assert Deliveries(a).issue(s, Channel.HOOK) is None  # the second prompt: nothing new
+    notes.write("notes/b.md", "# B\n")
+    assert prompted(a, s, "prompt 3") == 3
     in_flight = Deliveries(a).issue(s, Channel.HOOK)
     assert in_flight is not None
     notes.write("notes/c.md", "# C\n")
@@ -108,7 +139,6 @@ def test_each_taken_delivery_counts_a_turn_and_nothing_new_counts_none(
     assert built is not None and built.record is not None and built.record.staged["turn"] == 3
     Deliveries(a).acknowledge(s, in_flight.token)
     assert Deliveries(b).acknowledge(s, built.token).turns == 3
-    assert Deliveries(a).issue(s, Channel.HOOK) is None
     assert a.get(s).turns == 3
 
 
@@ -129,7 +159,7 @@ def test_a_backend_accepted_delivery_is_claimed_in_process_and_never_stored(
     assert issued is not None and issued.record is None and issued.token == ""
     assert a.store.deliveries_of(s.id) == []
     Deliveries.accept(issued)
-    assert not a.get(s.id).needs_manifest and a.get(s.id).turns == 1
+    assert not a.get(s.id).needs_manifest and a.get(s.id).turns == 0  # turns are prompts
 
 
 def test_unknown_tokens_and_other_sessions_tokens_are_refused(

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from freshline.interfaces.demo import PDF_LINES, WIDTH, pdf_bytes, run_demo
+from freshline.interfaces.demo import PDF_LINES, TRY_IT, WIDTH, pdf_bytes, run_demo
 from freshline.interfaces.told import wire_blocks
+from freshline.program import as_typed
+
+TRY = "Try it on your own folder of notes:"
 
 
 def _run(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -98,10 +103,37 @@ def test_the_generated_pdf_has_real_text() -> None:
 
 
 def test_it_reads_as_a_story_within_80_columns(output: str) -> None:
-    assert all(len(line) <= WIDTH for line in output.splitlines())
+    story = output[: output.index(TRY)]  # the commands after it are never wrapped
+    assert all(len(line) <= WIDTH for line in story.splitlines())
     for debug in ("cursor 0 → ", ": True", ": False", "head unchanged", "None", "[]"):
         assert debug not in output
     assert "/tmp/" not in output.split("\n", 6)[-1]  # temp paths are shown as <workspace>
+
+
+def test_its_last_lines_run_as_printed(output: str, tmp_path: Path) -> None:
+    """Seen: "Try it on your own folder: `freshline init` …" gave `command not found`."""
+    commands = [line.strip() for line in output[output.index(TRY):].splitlines()[1:]]
+    assert len(commands) == len(TRY_IT) and commands[0].endswith(" init ~/notes")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    for command in commands[:2]:  # the last one opens the chat
+        done = subprocess.run(["bash", "-c", command], env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, (command, done.stderr)
+    assert "[projects.notes]" in (tmp_path / "notes" / "freshline.toml").read_text()
+
+
+def test_freshline_is_named_as_it_can_be_typed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = Path(sys.executable).parent / "freshline"  # the console script of this venv
+    monkeypatch.setattr(sys, "argv", [str(script), "demo"])
+    monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
+    assert as_typed() == ("freshline", True)
+    elsewhere = tmp_path / "bin"
+    elsewhere.mkdir()
+    (elsewhere / "freshline").symlink_to("/bin/true")  # another program of that name
+    monkeypatch.setenv("PATH", f"{elsewhere}{os.pathsep}/usr/bin:/bin")
+    assert as_typed() == (str(script.resolve()), False)
 
 
 @pytest.mark.parametrize(

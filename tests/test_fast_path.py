@@ -28,17 +28,19 @@ HEAVY = ("typer", "click", "rich", "pydantic", "yaml", "sqlite3", "freshline.sto
          "freshline.interfaces.hook.core", "freshline.paths", "json", "re", "enum",
          "pathlib", "typing", "collections")
 # What the first hook call in a fresh workspace (no service, no index: the hook does the
-# work itself) never needs, so never loads: the front ends, git and the conversation layer
-# (a hook's session records none), conversion workers, converters and thread pools (the
-# project has no document to convert), and the heavier standard modules they bring
-# (`secrets` loads `random`: tokens and ids are `os.urandom`'s).
+# work itself) never needs, so never loads: the front ends, the agent, rewinds and remotes
+# (its prompt records a checkpoint: the conversation layer's writing half loads, and the
+# first one writes the project as a pack through a temporary file), conversion workers
+# and converters (the project has no document to convert), and the heavier standard
+# modules they bring (`secrets` too: tokens and ids are `os.urandom`'s).
 FIRST_CALL_NEVER = (
     "typer", "click", "rich", "pydantic", "yaml", "tomlkit", "freshline.agent",
-    "freshline.conversation", "freshline.session.rewinding", "freshline.session.sharing",
-    "freshline.materialize.converters.pdf", "freshline.materialize.converters.word",
-    "freshline.materialize.converters.slides", "freshline.materialize.converters.sheets",
-    "freshline.materialize.converters.web", "multiprocessing", "concurrent", "logging",
-    "socket", "uuid", "platform", "tempfile", "secrets", "random",
+    "freshline.session.rewinding", "freshline.session.sharing",
+    "freshline.session.checkpoint_rewind", "freshline.conversation.remotes",
+    "freshline.conversation.exchange", "freshline.materialize.converters.pdf",
+    "freshline.materialize.converters.word", "freshline.materialize.converters.slides",
+    "freshline.materialize.converters.sheets", "freshline.materialize.converters.web",
+    "multiprocessing", "socket", "uuid", "platform", "secrets",
 )
 # The last full scan (each `updates` flushes: with no service, a full scan), and who
 # watches (the service says it does; with none, nobody).

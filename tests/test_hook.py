@@ -177,8 +177,8 @@ def test_broken_store(notes: Any, log: Path) -> None:
 
 
 def test_other_events_are_logged_and_ignored(notes: Any, log: Path) -> None:
-    assert hook(payload("pre_tool_use", notes.root)) == ""
-    _assert_logged_once(log, "unsupported hook event 'PreToolUse'")
+    assert hook(payload("pre_tool_use", notes.root, hook_event_name="Notification")) == ""
+    _assert_logged_once(log, "unsupported hook event 'Notification'")
 
 
 def test_log_defaults_to_the_user_cache(
@@ -201,7 +201,8 @@ def test_log_defaults_to_the_user_cache(
     [
         ("", "not JSON"),
         ("[]", "not a JSON object"),
-        ('{"hook_event_name": "Stop", "session_id": "s", "cwd": "/x"}', "unsupported"),
+        ('{"hook_event_name": "SubagentStop", "session_id": "s", "cwd": "/x"}',
+         "unsupported"),
         ('{"hook_event_name": "SessionStart", "cwd": "/x"}', "no session_id"),
         ('{"hook_event_name": "SessionStart", "session_id": "s"}', "no absolute cwd"),
         ('{"hook_event_name": "SessionStart", "session_id": "s", "cwd": "rel"}', "absolute"),

@@ -14,16 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from freshline.errors import UsageError
+from freshline.interfaces.cli import app
 from freshline.interfaces.hook import adapter
 from freshline.interfaces.hook.core import Warm, answer
-from freshline.interfaces.hook.protocol import Adapter, HookOptions, ToolUse
+from freshline.interfaces.hook.payload import call_key
+from freshline.interfaces.hook.protocol import Adapter, HookOptions, Phase, ToolUse
 from freshline.session import SessionManager
 from freshline.session.evidence import Moment
 from freshline.session.transcripts.codex import TRUNCATED
 from freshline.store import LedgerKind
 from tests.conftest import Workspace
+from tests.test_listing_clock import wall_clock
 
 MANIFEST = "<project_context "
 UPDATES = "<project_context_updates"
@@ -133,11 +139,16 @@ def epochs(block: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize(("agent_name", "event", "moment"), [
     ("gemini-cli", "BeforeAgent", Moment.PROMPT),
+    ("gemini-cli", "BeforeTool", Moment.TOOL),
     ("gemini-cli", "AfterTool", Moment.TOOL),
+    ("gemini-cli", "AfterAgent", Moment.STOP),
+    ("gemini-cli", "PreCompress", Moment.COMPACT),
     ("gemini-cli", "SessionEnd", Moment.END),
     ("codex", "SessionStart", Moment.START),
     ("codex", "UserPromptSubmit", Moment.PROMPT),
+    ("codex", "PreToolUse", Moment.TOOL),
     ("codex", "PostToolUse", Moment.TOOL),
+    ("codex", "Stop", Moment.STOP),
     ("codex", "SessionEnd", Moment.END),
 ])
 def test_each_event_maps_to_its_moment(agent_name: str, event: str, moment: Moment) -> None:
@@ -149,7 +160,7 @@ def test_each_event_maps_to_its_moment(agent_name: str, event: str, moment: Mome
 
 @pytest.mark.parametrize(("agent_name", "event"), [
     ("gemini-cli", "SessionStart"),  # not answered: its context breaks Gemini's --resume
-    ("codex", "Stop"),
+    ("codex", "SubagentStop"),
     ("gemini-cli", "UserPromptSubmit"),
 ])
 def test_events_it_does_not_answer_are_refused(agent_name: str, event: str) -> None:
@@ -159,12 +170,15 @@ def test_events_it_does_not_answer_are_refused(agent_name: str, event: str) -> N
 
 
 @pytest.mark.parametrize(("tool", "fields", "response", "expected"), [
-    ("read_file", {"file_path": "/w/a.md"}, {}, ToolUse("/w/a.md", LedgerKind.READ)),
-    ("read_file", {"absolute_path": "/w/a.md"}, {}, ToolUse("/w/a.md", LedgerKind.READ)),
-    ("write_file", {"file_path": "b.md", "content": "x"}, {}, ToolUse("b.md", LedgerKind.WRITE)),
-    ("replace", {"file_path": "/w/a.md"}, {}, ToolUse("/w/a.md", LedgerKind.WRITE)),
-    ("replace", {"file_path": "/w/a.md"}, {"error": "no match"}, ToolUse("/w/a.md", None)),
-    ("run_shell_command", {"command": "cat a.md"}, {}, ToolUse("", None)),
+    ("read_file", {"file_path": "/w/a.md"}, {}, ToolUse(("/w/a.md",), LedgerKind.READ)),
+    ("read_file", {"absolute_path": "/w/a.md"}, {}, ToolUse(("/w/a.md",), LedgerKind.READ)),
+    ("write_file", {"file_path": "b.md", "content": "x"}, {},
+     ToolUse(("b.md",), LedgerKind.WRITE)),
+    ("replace", {"file_path": "/w/a.md"}, {}, ToolUse(("/w/a.md",), LedgerKind.WRITE)),
+    ("replace", {"file_path": "/w/a.md"}, {"error": "no match"}, ToolUse(("/w/a.md",), None)),
+    ("run_shell_command", {"command": "cat a.md"}, {},
+     ToolUse((), None, window=call_key({"tool_name": "run_shell_command",
+                                         "tool_input": {"command": "cat a.md"}}))),
 ])
 def test_gemini_tools_feed_the_ledger(
     tool: str, fields: dict[str, Any], response: dict[str, Any], expected: ToolUse
@@ -175,17 +189,47 @@ def test_gemini_tools_feed_the_ledger(
 
 
 PATCH = "*** Begin Patch\n*** Update File: notes/a.md\n@@\n-# A\n+# A2\n*** End Patch\n"
+MANY = ("*** Begin Patch\n*** Add File: notes/p1.md\n+one\n*** Update File: notes/a.md\n"
+        "*** Move to: notes/moved.md\n@@\n-# A\n+# A2\n*** Delete File: notes/old.md\n"
+        "*** End Patch\n")
 
 
-@pytest.mark.parametrize(("fields", "expected"), [
-    ({"command": PATCH}, ToolUse("notes/a.md", LedgerKind.WRITE)),
-    ({"input": PATCH.replace("Update", "Add")}, ToolUse("notes/a.md", LedgerKind.WRITE)),
-    ({"command": "cat notes/a.md"}, ToolUse("", None)),
+@pytest.mark.parametrize(("fields", "paths", "kind"), [
+    ({"command": PATCH}, ("notes/a.md",), LedgerKind.WRITE),
+    ({"input": PATCH.replace("Update", "Add")}, ("notes/a.md",), LedgerKind.WRITE),
+    ({"command": MANY}, ("notes/p1.md", "notes/a.md", "notes/moved.md", "notes/old.md"),
+     LedgerKind.WRITE),
+    ({"command": "cat notes/a.md"}, (), None),
 ])
-def test_codex_patches_are_writes(fields: dict[str, Any], expected: ToolUse) -> None:
+def test_codex_patches_are_writes_of_every_file_they_name(
+    fields: dict[str, Any], paths: tuple[str, ...], kind: LedgerKind | None
+) -> None:
+    """Every file of a multi-file patch (only the first was before), and the patch's own
+    window: what changed while it ran is its too."""
     data = {"hook_event_name": "PostToolUse", "session_id": "s", "cwd": "/w",
-            "tool_name": "apply_patch", "tool_input": fields}
-    assert adapter("codex").parse(json.dumps(data)).tool == expected
+            "tool_name": "apply_patch", "tool_input": fields, "tool_use_id": "call_2"}
+    assert adapter("codex").parse(json.dumps(data)).tool == ToolUse(paths, kind, "call_2")
+
+
+@pytest.mark.parametrize(("agent_name", "start", "end", "tool", "key"), [
+    ("claude-code", "PreToolUse", "PostToolUse", "Bash", "toolu_1"),
+    ("codex", "PreToolUse", "PostToolUse", "Bash", "toolu_1"),
+    ("codex", "PreToolUse", "PostToolUse", "apply_patch", "toolu_1"),
+    ("gemini-cli", "BeforeTool", "AfterTool", "run_shell_command", None),
+])
+def test_a_shells_start_and_end_share_its_window(
+    agent_name: str, start: str, end: str, tool: str, key: str | None
+) -> None:
+    """A shell names no file: its start and its end are tied by the call's id, or (Gemini
+    CLI gives none) by its name and input."""
+    data = {"session_id": "s", "cwd": "/w", "tool_name": tool, "tool_input": {"command": "x"}}
+    if key is not None:
+        data["tool_use_id"] = key
+    began = adapter(agent_name).parse(json.dumps({**data, "hook_event_name": start})).tool
+    ended = adapter(agent_name).parse(json.dumps({**data, "hook_event_name": end})).tool
+    assert began is not None and ended is not None
+    assert (began.phase, ended.phase) == (Phase.START, Phase.END)
+    assert began.window == ended.window == (key or call_key(data))
 
 
 # --- delivery -------------------------------------------------------------------------------
@@ -200,6 +244,37 @@ def test_the_manifest_then_only_what_changed(agent: str, two_projects: Workspace
     told = client.prompt()
     assert UPDATES in told and MANIFEST not in told and "notes/b.md" in told
     assert client.prompt() == ""
+
+
+def test_session_list_tells_the_agents_apart(two_projects: Workspace) -> None:
+    """Seen: Claude Code, Gemini CLI and Codex sessions all listed on channel `hook`, the
+    Gemini and Codex ones without a title, an unused session as `landing`."""
+    prompts = {"claude-code": "UserPromptSubmit", **PROMPT_EVENT}
+    for name, event in prompts.items():
+        client = Client(name, two_projects, two_projects.root / "notes")
+        client.call(event, prompt=f"what is new, {name}?\nsecond line")
+        client.call(event, prompt="a later prompt")  # the first one titles the session
+    manager = SessionManager(two_projects.config())
+    try:
+        unused = manager.new("q").id
+    finally:
+        manager.close()
+    listed = CliRunner().invoke(app, ["-w", str(two_projects.root), "session", "list",
+                                      "--json"])
+    rows = {row["agent"]: row for row in json.loads(listed.stdout)}
+    assert {agent: (row["channel"], row["title"]) for agent, row in rows.items()} == {
+        "claude-code": ("hook", "what is new, claude-code?"),
+        "gemini-cli": ("hook", "what is new, gemini-cli?"),
+        "codex": ("hook", "what is new, codex?"),
+        "send": ("send", None),
+    }
+    table = CliRunner().invoke(app, ["-w", str(two_projects.root), "session", "list"]).stdout
+    header, *lines = table.splitlines()
+    assert header.split()[:4] == ["id", "project", "agent", "state"]
+    assert [line.split()[2:4] for line in lines] == [
+        ["claude-code", "active"], ["gemini-cli", "active"], ["codex", "active"],
+        ["send", "new"]]
+    assert unused in lines[-1] and "landing" not in table
 
 
 def test_dropped_context_is_told_again(agent: str, two_projects: Workspace) -> None:
@@ -247,10 +322,15 @@ def test_codex_context_stays_within_its_limit(two_projects: Workspace) -> None:
     assert MANIFEST in told and len(told.encode()) <= 9_000 < 10_017
 
 
-def test_codex_session_start_then_prompt(two_projects: Workspace) -> None:
-    """SessionStart's context goes out with the first prompt (in flight until then)."""
+def test_codex_session_start_then_prompt(
+    two_projects: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SessionStart's context goes out with the first prompt (in flight until then).
+    SessionStart lists the files with the wall clock a second behind the file system's:
+    a.md, written just before, is no change (a guess at the clocks' skew once told it)."""
     client = Client("codex", two_projects, two_projects.root / "notes")
-    started = client.call("SessionStart", source="startup")
+    with wall_clock(monkeypatch, -1_000_000_000):
+        started = client.call("SessionStart", source="startup")
     assert MANIFEST in started
     client.write(codex_hook(started))
     assert client.prompt() == ""
@@ -278,3 +358,19 @@ def test_tools_feed_the_read_ledger(agent: str, two_projects: Workspace) -> None
             [("notes/a.md", LedgerKind.WRITE)]
     finally:
         manager.close()
+
+
+_INPUTS = st.dictionaries(st.text(max_size=5), st.text(max_size=5) | st.integers(), max_size=3)
+
+
+@given(st.text(min_size=1, max_size=10), _INPUTS, _INPUTS)
+def test_a_calls_key_is_its_id_else_its_name_and_input(
+    name: str, one: dict[str, Any], other: dict[str, Any]
+) -> None:
+    """A client without call ids ties a tool's end to its start by what it ran: the same
+    call gets the same key whatever the key order, a different input another key."""
+    same = call_key({"tool_name": name, "tool_input": one})
+    reordered = dict(reversed(list(one.items())))
+    assert call_key({"tool_name": name, "tool_input": reordered}) == same
+    assert (call_key({"tool_name": name, "tool_input": other}) == same) is (one == other)
+    assert call_key({"tool_name": name, "tool_input": one, "tool_use_id": "t9"}) == "t9"

@@ -362,7 +362,8 @@ def test_session_list_shows_the_claude_session(two: Workspace) -> None:
         [sys.executable, "-m", "freshline", "--workspace", str(two.root), "session", "list"],
         capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
     )
-    assert "claude-code 7eacfd42-5faf-4092" in human.stdout
+    assert row["title"] == "go"  # its first prompt, as `log` shows it
+    assert "claude-code" in human.stdout and row["title"] in human.stdout
 
 
 def test_post_tool_use_prints_nothing_and_settles_what_went_out(two: Workspace) -> None:
@@ -375,11 +376,13 @@ def test_post_tool_use_prints_nothing_and_settles_what_went_out(two: Workspace) 
     assert not session_of(two, claude).needs_manifest  # acknowledged at PostToolUse
 
 
-# --- 5. a hook session records no conversation ------------------------------------------------
+# --- 5. a hook session's prompts are checkpoints in freshline's own repository ----------------
 
 
 @pytest.mark.parametrize("checkout", [True, False])
-def test_a_hook_session_writes_no_conversation_tree(two: Workspace, checkout: bool) -> None:
+def test_a_hook_sessions_checkpoints_stay_out_of_the_users_repository(
+    two: Workspace, checkout: bool
+) -> None:
     if checkout:
         git(two.root, "init", "--quiet")
     claude = Claude(two, two.root / "notes")
@@ -389,4 +392,7 @@ def test_a_hook_session_writes_no_conversation_tree(two: Workspace, checkout: bo
     if checkout:
         assert git(two.root, "for-each-ref", "refs/freshline") == ""
         assert git(two.root, "count-objects").startswith("0 objects")
-    assert not (two.root / ".freshline" / "conversations.git").exists()
+    private = two.root / ".freshline" / "conversations.git"
+    [ref] = git(private, "for-each-ref", "--format=%(refname)", "refs/freshline").split()
+    tree = git(private, "ls-tree", "-r", "--name-only", ref).split()
+    assert tree == ["notes/a.md", "notes/b.md"]  # the second prompt's files, in scope only

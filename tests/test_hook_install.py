@@ -59,16 +59,19 @@ def test_merge_adds_the_hook_for_each_event_and_keeps_the_rest() -> None:
     settings = {"model": "x", "hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [THEIRS]}],
                                         "Stop": [{"hooks": [THEIRS]}]}}
     merged = merge(settings, COMMAND)
-    assert merged["model"] == "x" and merged["hooks"]["Stop"] == [{"hooks": [THEIRS]}]
+    assert merged["model"] == "x" and merged["hooks"]["Stop"][0] == {"hooks": [THEIRS]}
     for event in EVENTS:
         ours = [h for g in merged["hooks"][event] for h in g["hooks"] if is_ours(h)]
         assert ours == [{"type": "command", "command": COMMAND}]
     assert merged["hooks"]["PostToolUse"][0] == {"matcher": "Bash", "hooks": [THEIRS]}
     assert settings["hooks"]["PostToolUse"] == [{"matcher": "Bash", "hooks": [THEIRS]}]
-    # PostToolUse runs the hook only for the tools the read ledger follows
+    # PostToolUse runs the hook only for the tools freshline follows, PreToolUse only for
+    # the shell (its window opens)
     assert merged["hooks"]["PostToolUse"][1]["matcher"] == MATCHER
-    assert all("matcher" not in g for e in ("SessionStart", "UserPromptSubmit", "SessionEnd")
-               for g in merged["hooks"][e])
+    assert merged["hooks"]["PreToolUse"][0]["matcher"] == "Bash"
+    assert all("matcher" not in g
+               for e in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+               for g in merged["hooks"][e][-1:])
 
 
 def test_merge_replaces_an_older_install_and_unmerge_removes_only_ours() -> None:

@@ -39,7 +39,8 @@ def test_gemini_cli_hook_goes_into_gemini_settings(notes: Workspace) -> None:
     assert done.changed and done.path == path and done.command is not None
     settings = json.loads(path.read_text())
     assert settings["model"] == {"name": "x"}
-    assert set(settings["hooks"]) == {"BeforeAgent", "AfterTool", "SessionEnd"}  # no SessionStart
+    assert set(settings["hooks"]) == {"BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent",
+                                      "PreCompress", "SessionEnd"}  # no SessionStart
     assert settings["hooks"]["BeforeAgent"][0] == {"matcher": "*", "hooks": [THEIRS]}
     entry = ours(settings, "BeforeAgent")
     assert entry == [{"name": "freshline", "timeout": 60_000, "type": "command",
@@ -48,11 +49,18 @@ def test_gemini_cli_hook_goes_into_gemini_settings(notes: Workspace) -> None:
     assert Path(words[0]).is_absolute() and words[-4:] == ["hook", "gemini-cli", "--project",
                                                            "notes"]
     assert str(notes.root) in words
-    assert settings["hooks"]["AfterTool"][0]["matcher"] == "read_file|write_file|replace"
+    assert settings["hooks"]["AfterTool"][0]["matcher"] == (
+        "read_file|write_file|replace|run_shell_command")
+    assert settings["hooks"]["BeforeTool"][0]["matcher"] == "run_shell_command"
+    assert settings["hooks"]["PreCompress"][0]["matcher"] == "manual"  # auto: every turn
+    # Gemini CLI's listings hide freshline's folder: a line in the workspace's .geminiignore
+    ignore = notes.root / ".geminiignore"
+    assert ignore.read_text() == ".freshline\n"
     assert not install(adapter("gemini-cli"), notes.root, Scope.PROJECT, "notes").changed
     gone = install(adapter("gemini-cli"), notes.root, Scope.PROJECT, uninstall=True)
     assert gone.changed and json.loads(path.read_text()) == {
         "model": {"name": "x"}, "hooks": {"BeforeAgent": [{"matcher": "*", "hooks": [THEIRS]}]}}
+    assert not ignore.exists()
 
 
 def test_codex_hook_in_the_user_hooks_file(
@@ -63,11 +71,15 @@ def test_codex_hook_in_the_user_hooks_file(
     path = tmp_path / "home" / ".codex" / "hooks.json"
     assert done.path == path
     settings = json.loads(path.read_text())
-    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PostToolUse",
-                                      "SessionEnd"}
+    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                                      "PostToolUse", "Stop", "SessionEnd"}
     assert ours(settings, "UserPromptSubmit") == [{"timeout": 60, "type": "command",
                                                    "command": done.command}]
-    assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    # Codex clamps a SessionEnd hook's timeout to 3 s (and warns on every run)
+    assert ours(settings, "SessionEnd")[0]["timeout"] == 3
+    # only the tools freshline follows (every tool's PostToolUse ran the hook before)
+    assert settings["hooks"]["PostToolUse"][0]["matcher"] == "Bash|apply_patch"
+    assert settings["hooks"]["PreToolUse"][0]["matcher"] == "Bash|apply_patch"
     install(adapter("codex"), notes.root, Scope.USER, uninstall=True)
     assert not path.exists() and not path.parent.exists()  # a file left empty goes
 
@@ -91,3 +103,14 @@ def test_gemini_install_needs_no_trust_step(notes: Workspace) -> None:
     done = CliRunner().invoke(app, ["-w", str(notes.root), "hook", "install", "gemini-cli",
                                     "--json"])
     assert done.exit_code == 0 and json.loads(done.output)["to_trust"] is None
+
+
+
+def test_the_geminiignore_line_is_kept_once_beside_the_users_own(notes: Workspace) -> None:
+    ignore = notes.write(".geminiignore", "build/\n*.log")
+    gemini = adapter("gemini-cli")
+    for _ in range(2):
+        install(gemini, notes.root, Scope.PROJECT)
+    assert ignore.read_text() == "build/\n*.log\n.freshline\n"
+    install(gemini, notes.root, Scope.PROJECT, uninstall=True)
+    assert ignore.read_text() == "build/\n*.log\n"

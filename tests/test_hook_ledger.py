@@ -86,16 +86,19 @@ def test_the_recorded_payloads_parse() -> None:
     ]:
         call = parse(recorded(name, Path("/w")))
         assert call.moment is Moment.TOOL and call.event == "PostToolUse"
-        assert call.tool == ToolUse(f"/w{path}", kind)
-    assert MATCHER == "Read|Write|Edit|MultiEdit|NotebookEdit"
+        assert call.tool == ToolUse((f"/w{path}",), kind)
+    assert MATCHER == "Read|Write|Edit|MultiEdit|NotebookEdit|Bash"
 
 
 @pytest.mark.parametrize(("data", "use"), [
-    ({"tool_name": "Bash", "tool_input": {"command": "ls"}}, ToolUse("", None)),
-    ({"tool_name": "Bash", "tool_input": {"file_path": "x.md"}}, ToolUse("x.md", None)),
-    ({"tool_name": "Read", "tool_input": "odd"}, ToolUse("", None)),
+    ({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"},
+     ToolUse((), None, window="t1")),
+    ({"tool_name": "Bash", "tool_input": {"file_path": "x.md"}, "tool_use_id": "t2"},
+     ToolUse((), None, window="t2")),
+    ({"tool_name": "Grep", "tool_input": {"file_path": "x.md"}}, ToolUse(("x.md",), None)),
+    ({"tool_name": "Read", "tool_input": "odd"}, ToolUse((), None)),
     ({"tool_name": "NotebookEdit", "tool_input": {"notebook_path": "n.ipynb"},
-      "tool_response": {"error": "Cell not found"}}, ToolUse("n.ipynb", None)),
+      "tool_response": {"error": "Cell not found"}}, ToolUse(("n.ipynb",), None)),
 ])
 def test_tool_uses_the_ledger_ignores(data: dict[str, Any], use: ToolUse) -> None:
     assert tool_use(data) == use

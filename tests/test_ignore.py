@@ -256,7 +256,7 @@ def test_an_ignore_file_change_is_announced_as_a_config_change(vault: Workspace)
     detail = config_detail(found)
     assert detail["ignore_files"] == [".gitignore"]
     assert detail["no_longer_included"] == ["drafts/b.md"]
-    assert (D, "drafts/b.md") in [(c.kind, c.path) for c in found]
+    assert (ChangeKind.LEFT, "drafts/b.md") in [(c.kind, c.path) for c in found]
     assert files(vault) == ["a.md"]
 
     vault.write(".gitignore", "node_modules/\n")  # un-ignores .venv and drafts

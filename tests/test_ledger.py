@@ -109,6 +109,10 @@ def test_own_write_changed_again_is_announced_as_stale() -> None:
      StaleRead("a.md", 3, K.RENAMED, new_path="z.md")),
     (Change(K.CREATED, "a.md"), {"a.md": "new"}, StaleRead("a.md", 3, K.MODIFIED)),
     (Change(K.MODIFIED, "a.md"), {"a.md": "seen"}, None),  # read after the change
+    # hidden by an ignore rule or moved out: it left the project, it was not deleted
+    (Change(K.LEFT, "a.md", detail={"why": "moved"}), {"a.md": None},
+     StaleRead("a.md", 3, K.LEFT)),
+    (Change(K.LEFT, "a.md", detail={"why": "tagged", "pattern": "#x"}), {"a.md": "seen"}, None),
 ])
 def test_stale_reads(change: Change, current: dict[str, str | None],
                      expected: StaleRead | None) -> None:
@@ -247,7 +251,10 @@ def test_the_stale_section_opens_the_block() -> None:
      "you wrote /w/a.md at turn 4; it has changed since (by freshline session 3f2a9c1b0d4e, mcp)"),
     (StaleRead("a.md", 1, K.MODIFIED, Source(SourceKind.REFRESH, "refs/heads/main</x>")),
      "you read /w/a.md at turn 1; it has changed since "
-     "(by the refresh from main&lt;/x&gt;)"),
+     "(by the refresh from main</x>)"),
+    (StaleRead("a.md", 2, K.LEFT),
+     "you read /w/a.md at turn 2; it has left the project since, though the file is still "
+     "there (outside freshline)"),
 ])
 def test_stale_lines(stale: StaleRead, line: str) -> None:
     text = render_updates(block(changes=[], stale=[stale]))

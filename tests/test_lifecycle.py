@@ -22,7 +22,7 @@ from freshline.context import Channel
 from freshline.conversation.storage import disk_usage
 from freshline.errors import ConfigError, NotFoundError, SessionBusy, UsageError
 from freshline.interfaces.cli import app
-from freshline.interfaces.tui.app import open_session
+from freshline.interfaces.tui import open_session
 from freshline.session import SessionManager, lifecycle
 from freshline.store import LedgerEntry, LedgerKind, SessionState, Store
 from freshline.store.schema import MIGRATIONS
@@ -86,7 +86,7 @@ def test_list_shows_channel_times_title_and_size(notes: Workspace) -> None:
     assert rows[sid]["size_bytes"] > 0 and rows[hook]["size_bytes"] is None
     assert [r["id"] for r in json.loads(out)][-1] == hook  # used last, listed last
     code, out, _ = cli(notes, "session", "list")
-    assert code == 0 and "What" in out and "chat" in out and "hook" in out
+    assert code == 0 and "What" in out and "chat" in out and "claude-code" in out
 
 
 def test_chat_continue_resumes_the_chat_session_used_last(notes: Workspace) -> None:

@@ -85,10 +85,10 @@ def test_unregistering_a_replacement_brings_the_builtin_back() -> None:
 def test_pdf_text_per_page(tmp_path: Path) -> None:
     pages = [["Alpha (one)", "back\\slash"], ["Bravo two"], ["Charlie three"], ["Delta four"]]
     text = convert(docgen.write_pdf(tmp_path / "a.pdf", pages))
-    headers = re.findall(r"^## Page (\d+)$", text, re.MULTILINE)
+    headers = re.findall(r"^<!-- page (\d+) -->$", text, re.MULTILINE)
     assert headers == ["1", "2", "3", "4"]
     for number, lines in enumerate(pages, 1):
-        section = text.split(f"## Page {number}\n")[1].split("## Page")[0]
+        section = text.split(f"<!-- page {number} -->\n")[1].split("<!-- page")[0]
         assert all(line in section for line in lines)
 
 
@@ -274,7 +274,51 @@ def test_docx_numbered_list_items(tmp_path: Path) -> None:
         document.add_paragraph(step, style="List Number")
     document.save(str(tmp_path / "s.docx"))
 
-    assert convert(tmp_path / "s.docx") == "## Steps\n\n- mix\n- bake\n"
+    assert convert(tmp_path / "s.docx") == "## Steps\n\n1. mix\n1. bake\n"
+
+
+def test_docx_nested_list_keeps_its_levels(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Before the list.")
+    for text, style in (("fruit", "List Bullet"), ("apple", "List Bullet 2"),
+                        ("pear", "List Bullet 2"), ("bread", "List Bullet")):
+        document.add_paragraph(text, style=style)
+    document.save(str(tmp_path / "n.docx"))
+    assert convert(tmp_path / "n.docx") == (
+        "Before the list.\n\n- fruit\n  - apple\n  - pear\n- bread\n"
+    )
+
+
+def test_pptx_body_paragraphs_are_a_nested_list(tmp_path: Path) -> None:
+    import pptx
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Plan"
+    frame = slide.placeholders[1].text_frame
+    frame.text = "first"
+    for text, level in (("detail", 1), ("second", 0)):
+        paragraph = frame.add_paragraph()
+        paragraph.text, paragraph.level = text, level
+    deck.save(str(tmp_path / "p.pptx"))
+    assert convert(tmp_path / "p.pptx") == "## Slide 1: Plan\n\n- first\n  - detail\n- second\n"
+
+
+def test_soft_hyphens_leave_no_word_broken_in_any_format(tmp_path: Path) -> None:
+    # Issue 45: a marker inside a word (`manip\u00adulation`) made `search` miss it.
+    word = "manip\u00adulation"
+    paths = [
+        docgen.write_docx(tmp_path / "w.docx", word, [word], [[word, "x"]]),
+        docgen.write_pptx(tmp_path / "s.pptx", [(word, word, word)]),
+        docgen.write_xlsx(tmp_path / "x.xlsx", {"S": [[word]]}),
+        tmp_path / "h.html",
+    ]
+    paths[-1].write_text(f"<p>manip&shy;ulation and {word}</p>", encoding="utf-8")
+    for path in paths:
+        text = convert(path)
+        assert "manipulation" in text and "\u00ad" not in text, path.name
 
 
 @given(st.text(alphabet="ab./\\ PDFpdf", max_size=12))

@@ -57,7 +57,7 @@ def test_every_format_converted_and_bad_ones_fail_with_reasons(env: Env) -> None
     assert sorted(result.converted) == sorted(result.statuses)
     page = result.snapshots["page.html"].read_text()
     assert "Hello world" in page and "nope" not in page
-    assert "## Page 2\n\nPage two text" in result.snapshots["paper.pdf"].read_text()
+    assert "<!-- page 2 -->\n\nPage two text" in result.snapshots["paper.pdf"].read_text()
     m = env.materializers[0]
     for path, reason in result.failures.items():
         assert m.store.read_marker(path).reason == reason
@@ -65,7 +65,7 @@ def test_every_format_converted_and_bad_ones_fail_with_reasons(env: Env) -> None
 
 
 def test_hang_times_out_and_the_worker_is_gone(env: Env) -> None:
-    hang = env.write("stuck.hang", "x")
+    hang = env.write("stuck.hang", str(env.root / "stuck.pid"))
     good = env.write("fine.fake", "fine text")
     m = env.materializer(timeout_s=2.0)
 
@@ -137,7 +137,7 @@ def test_zip_bomb_past_the_size_check_hits_the_memory_limit(env: Env) -> None:
 
 
 def test_close_cancels_a_running_conversion_without_a_marker(env: Env) -> None:
-    hang = env.write("stuck.hang", "x")
+    hang = env.write("stuck.hang", str(env.root / "stuck.pid"))
     m = env.materializer()
     future = m.submit("p", 1, [hang])
     wait_for(lambda: (env.root / "stuck.pid").exists(), "the conversion to start")

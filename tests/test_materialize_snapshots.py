@@ -19,8 +19,11 @@ from freshline.materialize import (
     probe,
     snapshot_id,
 )
+from freshline.materialize.converters.pdf import PdfConverter
 from freshline.materialize.snapshots import TEMP_MAX_AGE_S
 from tests.docgen import entry
+
+PDF = PdfConverter()
 
 # Paths may hold lone surrogates: Python's spelling of bytes that are not UTF-8.
 paths = st.text(
@@ -107,12 +110,13 @@ def test_prune_without_a_snapshot_dir(tmp_path: Path) -> None:
 
 def test_probe_statuses(tmp_path: Path) -> None:
     store = SnapshotStore(tmp_path / ".freshline")
+    now = PDF.version
     (tmp_path / "a.pdf").write_bytes(b"version one")
     one = entry(tmp_path, "a.pdf")
     assert probe(store, tmp_path, "a.pdf", one).status is DocStatus.PENDING
     assert probe(store, tmp_path, "a.pdf", None).status is DocStatus.PENDING
 
-    store.write_snapshot(SnapshotHeader("a.pdf", one.blob, "pdf", "1", "t"), "text")
+    store.write_snapshot(SnapshotHeader("a.pdf", one.blob, "pdf", now, "t"), "text")
     ready = probe(store, tmp_path, "a.pdf", one)
     assert (ready.status, ready.snapshot) == (DocStatus.READY, store.snapshot_path("a.pdf"))
 
@@ -121,9 +125,9 @@ def test_probe_statuses(tmp_path: Path) -> None:
     stale = probe(store, tmp_path, "a.pdf", two)
     assert (stale.status, stale.snapshot) == (DocStatus.STALE, store.snapshot_path("a.pdf"))
 
-    store.write_marker(FailureMarker("a.pdf", one.blob, "old failure", "pdf", "1", "t"))
+    store.write_marker(FailureMarker("a.pdf", one.blob, "old failure", "pdf", now, "t"))
     assert probe(store, tmp_path, "a.pdf", two).status is DocStatus.STALE  # older version
-    store.write_marker(FailureMarker("a.pdf", two.blob, "bad", "pdf", "1", "t"))
+    store.write_marker(FailureMarker("a.pdf", two.blob, "bad", "pdf", now, "t"))
     failed = probe(store, tmp_path, "a.pdf", two)
     assert (failed.status, failed.reason, failed.snapshot) == (
         DocStatus.FAILED, "bad", store.snapshot_path("a.pdf"),
@@ -134,16 +138,23 @@ def test_probe_statuses(tmp_path: Path) -> None:
     assert (gone.status, gone.snapshot) == (DocStatus.DELETED, None)
 
 
-def test_snapshot_or_marker_of_another_converter_version_is_not_current(tmp_path: Path) -> None:
+def test_snapshot_of_another_converter_version_is_ready_and_older(tmp_path: Path) -> None:
+    # Made again when read (`Materializer.for_reading`), not all at once.
     store = SnapshotStore(tmp_path / ".freshline")
     (tmp_path / "a.pdf").write_bytes(b"content")
     live = entry(tmp_path, "a.pdf")
     store.write_snapshot(SnapshotHeader("a.pdf", live.blob, "pdf", "0", "t"), "old text")
-    assert probe(store, tmp_path, "a.pdf", live).status is DocStatus.STALE
+    found = probe(store, tmp_path, "a.pdf", live)
+    assert (found.status, found.older) == (DocStatus.READY, "0")
     store.write_marker(FailureMarker("a.pdf", live.blob, "old bug", "pdf", "0", "t"))
-    assert probe(store, tmp_path, "a.pdf", live).status is DocStatus.STALE
-    store.write_marker(FailureMarker("a.pdf", live.blob, "still bad", "pdf", "1", "t"))
-    assert probe(store, tmp_path, "a.pdf", live).reason == "still bad"
+    assert probe(store, tmp_path, "a.pdf", live).older == "0"  # another version's failure
+    store.write_marker(FailureMarker("a.pdf", live.blob, "still bad", "pdf", PDF.version, "t"))
+    kept = probe(store, tmp_path, "a.pdf", live)  # this version failed: the old one stays
+    assert (kept.status, kept.older, kept.snapshot) == (
+        DocStatus.READY, None, store.snapshot_path("a.pdf"))
+    store.clear_marker("a.pdf")
+    store.write_snapshot(SnapshotHeader("a.pdf", live.blob, "other", "1", "t"), "text")
+    assert probe(store, tmp_path, "a.pdf", live).status is DocStatus.STALE  # not pdf's
 
 
 def test_every_public_name_resolves() -> None:

@@ -133,19 +133,27 @@ async def test_blocks_are_text_content_and_updates_come_once_acknowledged(
         assert shown.startswith('<project_context project="p"') and "notes/b.md" in shown
         assert "\\n" not in shown  # not a JSON string
         data = fields(first)
-        assert set(data) == {"session", "token", "covers"}
+        assert set(data) == {"session", "token", "covers", "text", "changes"}
         assert data["token"] == token_of(shown) and "acknowledge" in shown
+        assert data["text"] == shown  # structured content carries what the text carries
         await call(client, "acknowledge", session=session, token=data["token"])
 
         notes.write("notes/c.md", "# C\n")
+        (notes.root / "notes/b.md").rename(notes.root / "notes/b2.md")
         update = await call(client, "project_updates", session=session)
         assert "notes/c.md" in text(update) and "notes/a.md" not in text(update)
+        assert fields(update)["text"] == text(update)
+        assert fields(update)["changes"] == [
+            {"path": f"{notes.root}/notes/b2.md", "kind": "renamed",
+             "old_path": f"{notes.root}/notes/b.md"},
+            {"path": f"{notes.root}/notes/c.md", "kind": "created", "old_path": None}]
         ack = fields(await call(client, "acknowledge", session=session,
                                 token=fields(update)["token"]))
         assert ack["cursor"] == fields(update)["covers"]
 
         nothing = await call(client, "project_updates", session=session)
         assert fields(nothing)["token"] is None and "Nothing new" in text(nothing)
+        assert fields(nothing)["changes"] == [] and fields(nothing)["text"] == text(nothing)
 
 
 async def test_a_rolled_up_delivery_fits_the_budget_and_pages_the_rest(notes: Workspace) -> None:
@@ -161,10 +169,16 @@ async def test_a_rolled_up_delivery_fits_the_budget_and_pages_the_rest(notes: Wo
         assert "Files (402):" in text(result) and "counted per folder" in text(result)
         await call(client, "acknowledge", session=session, token=fields(result)["token"])
         notes.write("notes/one more.md", "# new\n")
+        notes.write("notes/later/two more.md", "# new\n")
         page = await call(client, "project_changes", session=session, since=0)
         assert len(text(page)) <= 3_000
         data = fields(page)
         assert data["page"] == 1 and data["pages"] >= 1 and "one more.md" in text(page)
+        assert data["text"] == text(page)
+        one = await call(client, "project_changes", session=session, since=0,
+                         folder=str(notes.root / "notes" / "later"))
+        assert "two more.md" in text(one) and "one more.md" not in text(one)
+        assert f"Changes to p under {notes.root}/notes/later/ after epoch 0" in text(one)
         message = await call_error(client, "project_changes", session=session, page=99)
         assert "page 99 does not exist" in message
         message = await call_error(client, "project_changes", session=session, since=10**30)
@@ -241,7 +255,8 @@ async def test_read_document_serves_every_path_a_block_names(notes: Workspace) -
                      "notes/report.docx"):
             read = await call(client, "read_document", path=path, session=session)
             assert "Quarterly figures are up." in text(read)
-            assert fields(read) == {"path": "notes/report.docx", "status": "ready", "note": None}
+            assert fields(read) == {"path": "notes/report.docx", "status": "ready", "note": None,
+                                    "text": text(read)}
 
 
 async def test_a_replaced_document_is_never_read_stale(notes: Workspace) -> None:
@@ -270,7 +285,8 @@ async def test_read_document_text_binary_and_failures(notes: Workspace) -> None:
     async with connect(notes.root) as client:
         plain = await call(client, "read_document", path="notes/a.md")
         assert text(plain) == "# A\n"
-        assert fields(plain) == {"path": "notes/a.md", "status": "text", "note": None}
+        assert fields(plain) == {"path": "notes/a.md", "status": "text", "note": None,
+                                 "text": "# A\n"}
         absolute = await call(client, "read_document", path=str(notes.root / "notes/b.md"))
         assert text(absolute) == "# B\n"
         binary = await call(client, "read_document", path="notes/blob.bin")

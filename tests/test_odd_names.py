@@ -138,3 +138,44 @@ def test_a_tool_call_naming_an_odd_file_is_recorded_and_read_back(tmp_path: Path
     commit = Git(repo).commit_tree(EMPTY_TREE, [], encode(event))
     message = Git(repo).run("cat-file", "commit", commit).split(b"\n\n", 1)[1]
     assert decode(message.decode("utf-8")) == event
+
+
+def test_a_name_as_a_block_shows_it_reads_the_file(tmp_path: Path) -> None:
+    """Seen (issue 47 item 10): names holding a newline or bytes that are not UTF-8 were
+    listed escaped but could not be read by that name, and a literal backslash made the
+    escapes ambiguous. Each shown name now reads its own file, through the agent's tools,
+    MCP read_document and `changes --folder`."""
+    from freshline.context.wire import show
+    from freshline.interfaces.mcp.service import FreshlineService
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    add_project(root, "notes", ["notes"])
+    put(root, b"notes/a.md")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--workspace", str(root), "scan"]).exit_code == 0
+    odd = {put(root, b"notes/new\nline.md", b"a newline\n"): "a newline",
+           put(root, b"notes/new\\nline.md", b"a backslash\n"): "a backslash",
+           put(root, b"notes/caf\xe9.md", b"latin-1\n"): "latin-1",
+           put(root, b"notes/dir\nname/in.md", b"inside\n"): "inside"}
+    shown = {show(str(root), path): text for path, text in odd.items()}
+    assert len(shown) == 4 and f"{root}/notes/new\\\\nline.md" in shown  # unambiguous
+    service = FreshlineService(load_config(root))
+    try:
+        for path, text in shown.items():
+            assert service.read_document(path).text == f"{text}\n"
+        manager = service.manager
+        s = manager.new("notes")
+        turn = [*({"tool": "read", "args": {"path": p}} for p in shown), {"say": "done"}]
+        target = tmp_path / "script.json"
+        target.write_text(json.dumps({"turns": [turn]}))
+        result = send(manager, s.id, "read them", get_backend(f"scripted:{target}"))
+        reads = [e.content for e in result.events if e.extra.get("tool") == "read"]
+        assert [text in read for read, text in zip(reads, shown.values(), strict=True)]
+        assert all(text in read for read, text in zip(reads, shown.values(), strict=True))
+    finally:
+        service.close()
+    folder = show(str(root), "notes/dir\nname")
+    page = runner.invoke(app, ["--workspace", str(root), "changes", "notes", "--folder", folder])
+    assert page.exit_code == 0, page.output
+    assert f"{folder}/in.md" in page.stdout and "caf" not in page.stdout

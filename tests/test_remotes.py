@@ -122,7 +122,7 @@ def test_round_trip_live_and_isolated_and_continue_on_the_other_machine(
     assert not b.conversations.repo_of(iso.id).private
     assert b.conversations.head(live.id) == a.conversations.head(live.id)
 
-    from freshline.interfaces.tui.app import open_session  # what `chat --session` does
+    from freshline.interfaces.tui import open_session  # what `chat --session` does
 
     assert open_session(b, None, live.id) == live.id
     turn(b, live.id, "second on b")  # continued on the other machine
@@ -283,7 +283,7 @@ def test_git_daemon_remote_by_url_through_the_cli(
     assert code == 0 and "session fork" in out
     code, out, err = cli(b.config.root, "session", "fork", s.id, "--from", daemon)
     assert code == 0, err
-    forked = out.split()[1]
+    forked = out.strip()
     assert said(b, forked) == ["over the daemon", "a again"]
 
 

@@ -1,7 +1,10 @@
 """A note whose content moves it out of a project (or into one) "left the project" or
 "entered the project", with the reason, and reads so in every channel: the blocks
 (send, ACP), the hook, MCP and `freshline changes`. A file that left and was then
-deleted is one `deleted`. Scope changes by config read the same way."""
+deleted is one `deleted`. Scope changes by config read the same way, and so do exits: a
+file hidden by an ignore rule or moved out left the project (it is still there), never
+deleted. Renames only where the content shows one, and a block names each path under one
+kind."""
 
 from __future__ import annotations
 
@@ -156,10 +159,65 @@ def test_a_config_exclusion_names_its_pattern(
     assert ENTERED in block
 
 
-def test_a_rename_out_of_the_project_is_still_a_deletion_of_the_old_path(
+def test_a_rename_out_of_the_project_left_it_and_where_it_went_is_not_said(
     tagged: Workspace, manager: SessionManager
 ) -> None:
     session = opened(manager)
-    (tagged.root / "notes/plan.md").rename(tagged.root / "plan.md")
+    (tagged.root / "private").mkdir()
+    (tagged.root / "notes/plan.md").rename(tagged.root / "private/plan.md")
     block = told(manager, session)
-    assert f"Deleted:\n- {tagged.root}/notes/plan.md" in block
+    assert f"{LEFT}\n- {tagged.root}/notes/plan.md (moved or renamed out of the project)" \
+        in block
+    assert "private" not in block and "Deleted:" not in block
+
+
+HIDERS = {
+    ".gitignore": lambda ws: ws.write(".gitignore", "plan.md\n"),
+    "obsidian": lambda ws: ws.write(".obsidian/app.json",
+                                    json.dumps({"userIgnoreFilters": ["notes/plan.md"]})),
+    "[workspace] ignore": lambda ws: ws.configure(
+        {"vault": {"include": ["notes"], "exclude": ["#personal"]}}, ignore=["notes/plan.md"]),
+}
+
+
+@pytest.mark.parametrize("hider", sorted(HIDERS))
+def test_a_file_hidden_by_an_ignore_rule_left_the_project(
+    tagged: Workspace, manager: SessionManager, hider: str
+) -> None:
+    """Seen: a new ignore rule told the files it hides as "Deleted"."""
+    session = opened(manager)
+    HIDERS[hider](tagged)
+    block = told(manager, session)
+    assert f"{LEFT}\n- {tagged.root}/notes/plan.md (now ignored)\n" in block
+    assert "Deleted:" not in block
+
+
+def test_a_very_small_file_is_renamed_only_when_its_bytes_are_identical(
+    tagged: Workspace, manager: SessionManager
+) -> None:
+    """Seen: deleting keep.md ("k") and creating new.md ("q") was "renamed keep.md →
+    new.md" and "modified new.md" at once."""
+    tagged.write("notes/keep.md", "k\n")
+    session = opened(manager)
+    (tagged.root / "notes/keep.md").unlink()
+    tagged.write("notes/new.md", "q\n")
+    block = told(manager, session)
+    assert f"Created:\n- {tagged.root}/notes/new.md\nDeleted:\n- {tagged.root}/notes/keep.md\n" \
+        in block
+    assert "Renamed:" not in block and "Modified:" not in block
+
+
+def test_an_ignore_rule_and_a_move_in_one_flush_name_each_path_once(
+    tagged: Workspace, manager: SessionManager
+) -> None:
+    """Seen: one block said "Deleted keep.md" and "Renamed keep.md → Q&A <draft>.md"."""
+    tagged.write("notes/keep.md", "k\n")
+    session = opened(manager)
+    tagged.write(".gitignore", "plan.md\n")
+    (tagged.root / "notes/keep.md").unlink()
+    tagged.write("notes/Q&A <draft>.md", "q\n")
+    block = told(manager, session)
+    keep = [line for line in block.split("\n") if "keep.md" in line]
+    assert keep == [f"- {tagged.root}/notes/keep.md"], block
+    assert "Renamed:" not in block and f"- {tagged.root}/notes/Q&A <draft>.md\n" in block
+

@@ -24,7 +24,7 @@ from freshline.session import SessionManager
 from freshline.session.rules import live_rules
 from tests.acp_harness import proxied
 
-from .conftest import Workspace, git
+from .conftest import Workspace, git, hook_answer
 
 OPENAI = "sk-proj-" + "Ab3dEf5hIj7lMn9pQr1tUv3xYz5bCd7fGh9jKl1nOp3rSt5vWx7zA1bC3dE5fG7hI9"
 AWS_ID, AWS_SECRET = "AKIAQ3EGRT5NXMPLW7ZD", "h7Kq2LmN9pRt5VwX1yZ3aB6cD8eF0gH4iJ2kL5mN"
@@ -237,3 +237,29 @@ def test_a_hard_linked_document_is_not_converted(hostile: Workspace, tmp_path: P
     assert "2 hard links" in result.failures["app/linked.html"]
     snapshots = "".join(p.read_text() for p in (hostile.root / ".freshline/snapshots").glob("*"))
     assert OUTSIDE not in snapshots
+
+
+def test_a_token_in_a_file_name_reaches_no_channel(ws: Workspace) -> None:
+    """Seen (issue 47 item 10): a token in a file name showed in the manifest. Every
+    channel that names files withholds it: the hook's blocks, MCP's manifest, pages and
+    structured changes."""
+    ws.write("notes/a.md", "# A\n")
+    ws.configure({"p": {"include": ["notes"]}})
+    ws.write(f"notes/{GITHUB}.md", "named after a token\n")
+    service = FreshlineService(ws.config())
+    try:
+        said = [service.project_manifest("p"),
+                service.project_files("p", "", 1).text]
+        session = service.open_session("p").session
+        first = service.project_updates(session)
+        service.acknowledge(session, str(first.token))
+        ws.write(f"notes/{GITHUB}.md", "named after a token, edited\n")
+        news = service.project_updates(session)
+        said += [first.text, news.text, json.dumps([c.path for c in news.changes]),
+                 service.project_changes(session, 0, 1).text]
+        assert news.changes and "[secret withheld: github-token]" in news.changes[0].path
+    finally:
+        service.close()
+    said.append(hook_answer(ws.root))
+    assert all(text for text in said)
+    assert not [text for text in said if GITHUB in text]

@@ -1,17 +1,25 @@
-"""The content scan (freshline.secretscan, pure): each kind it finds, what it must not
-find (hex ids, UUIDs, git object ids, code), the allow marker, and withholding's
-properties."""
+"""The content scan (freshline.secretscan, pure): each kind it finds, each form and vendor
+family issue 47 saw missed, what it must not find (hex ids, UUIDs, git object ids, code:
+Django's own names), the allow marker, withholding's properties, and gitleaks' rule set
+as vendored (the data, and Go's regexes read as Python's)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import random
+import re
 import string
+import sys
+import tomllib
 import uuid
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from freshline import gitleaks
 from freshline.secretscan import (
     ALLOW_MARKER,
     SecretKind,
@@ -26,7 +34,7 @@ OPENAI = "sk-proj-" + "Ab3dEf5hIj7lMn9pQr1tUv3xYz5bCd7fGh9jKl1nOp3rSt5vWx7zA1bC3
 OPENAI_LEGACY = "sk-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
 ANTHROPIC = ("sk-ant-api03-" + "Zq8_x-Yw7Vu6Ts5Rq4Po3Nm2Lk1Ji0Hg9Fe8Dc7Ba6Zy5Xw4Vu3Ts2"
              + "Rq1Po0Nm9Lk8Ji7AA")
-AWS_ID = "AKIAIOSFODNN7EXAMPLE"
+AWS_ID = "AKIAQ3EGRT5NXMPLW7ZD"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GITHUB = "ghp_" + "1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
 GITHUB_PAT = "github_pat_" + "11ABCDEFG0" + "a" * 20 + "_" + "B1c2" * 12 + "Zz9"
@@ -35,7 +43,7 @@ SLACK = "xoxb-" + "123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
 SLACK_HOOK = "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
 GOOGLE = "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
-HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
+HF = "hf_" + "QmXvTrPzLkWnBcJdHfGsYaEuRiOtMqZxNp"
 NPM = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 PYPI = "pypi-AgEIcHlwaS5vcmc" + "CJDk3ZTE3NjU5LWU0NjctNGUxOC1hMjg1LWUyNjM3MjE1ZGQzNQ"
 SENDGRID = "SG." + "a1B2c3D4e5F6g7H8i9J0k1" + "." + "L2m3N4o5P6q7R8s9T0u1V2w3X4y5Z6a7B8c9D0e1F2g"
@@ -242,3 +250,206 @@ def test_withholding_leaves_no_finding_and_keeps_lines(text: str) -> None:
         assert text[f.start:f.end] not in withheld
     assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
     assert (withheld == text) == (not findings)
+
+
+# -- the forms and families issue 47 saw missed ------------------------------------------------
+
+_PW = "Xk9$!(pQ2zLm7w"
+_TOKEN = "q8Fz2LmN0pRt5VwX7yA9kB3c"
+_BASIC = base64.b64encode(b"deploy:Xk9pQ2zLm7wR").decode()
+_PEM64 = base64.b64encode(
+    b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLez\n"
+    b"-----END RSA PRIVATE KEY-----\n").decode()
+_AZURE = base64.b64encode(bytes(range(7, 71))).decode()
+_HEX32 = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+_A40 = "q8Fz2LmN0pRt5VwX7yA9kB3cD4eF5gH6iJ7kL8mN"
+_DISCORD = "MTEyMzQ1Njc4OTAxMjM0NTY3OA.GhIjKl.q8Fz2LmN0pRt5VwX7yA9kB3cD4eF5gH6iJ"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"),
+    [
+        # forms of the README's own classes
+        (f"DB_USER=app\nDB_PASSWORD={_PW}\n", "assigned-secret", _PW),
+        (f"db:\n  password: >-\n    {_PW}\n  user: app\n", "assigned-secret", _PW),
+        (f"db:\n  password: |\n    {_PW}\n", "assigned-secret", _PW),
+        (f"curl -F token={_TOKEN} -F ref=main https://ci.example.org/trigger", "assigned-secret",
+         _TOKEN),
+        ("jdbc:postgresql://db/app?user=app&password=Xk9pQ2zLm7wR&ssl=true", "assigned-secret",
+         "Xk9pQ2zLm7wR"),
+        (f'curl -H "X-Api-Key: {_TOKEN}" https://api.example.org/items', "curl-auth-header",
+         _TOKEN),
+        (f'headers = {{"X-Api-Key: {_TOKEN}"}}', "assigned-secret", _TOKEN),
+        ('api_token = "3f1c2a9e-7b4d-4e8a-9c21-5d6e7f8a9b0c"', "assigned-secret",
+         "3f1c2a9e-7b4d-4e8a-9c21-5d6e7f8a9b0c"),
+        ("REDIS_URL=redis://:Xk9pQ2zLm7wR@cache:6379/0", "basic-auth", "Xk9pQ2zLm7wR"),
+        (f"Authorization: Basic {_BASIC}", "http-auth", _BASIC),
+        (f"GET / HTTP/1.1\nAuthorization: Bearer {_TOKEN}\n", "http-auth", _TOKEN),
+        ("curl -u deploy:Xk9$!pQ2zLm https://registry.example.org/v2/", "basic-auth",
+         "Xk9$!pQ2zLm"),
+        # vendor families
+        (f"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={_AZURE};EndpointSuffix=x",
+         "azure-storage-key", _AZURE),
+        (f"DISCORD_BOT_TOKEN={_DISCORD}", "discord-bot-token", _DISCORD),
+        ("bot = Bot('1234567890:AAq8Fz2LmN0pRt5VwX7yA9kB3cD4eF5gH6i')", "telegram-bot-token",
+         "1234567890:AAq8Fz2LmN0pRt5VwX7yA9kB3cD4eF5gH6i"),
+        (f"SLACK_APP_TOKEN=xapp-1-A0123456789-1234567890123-{_HEX32 * 2}", "slack-token",
+         f"xapp-1-A0123456789-1234567890123-{_HEX32 * 2}"),
+        ("runner: glrt-q8Fz2LmN0pRt5VwX7yA9", "gitlab-runner-authentication-token",
+         "glrt-q8Fz2LmN0pRt5VwX7yA9"),
+        (f"trigger = glptt-{_HEX32}0a1b2c3d", "gitlab-ptt", f"glptt-{_HEX32}0a1b2c3d"),
+        (f"VAULT_TOKEN=hvs.{_A40 * 3}", "vault-service-token", f"hvs.{_A40 * 3}"[:124]),
+        (f"DO_TOKEN=dop_v1_{_HEX32 * 2}", "digitalocean-pat", f"dop_v1_{_HEX32 * 2}"),
+        (f"atlassian_token: ATATT3xFfGF0{_A40 * 4}z1=0A1B2C3D{_HEX32[:9]}", "atlassian-api-token",
+         f"ATATT3xFfGF0{_A40 * 4}z1=0A1B2C3D{_HEX32[:9]}"),
+        ("GRAFANA_TOKEN=glsa_q8Fz2LmN0pRt5VwX7yA9kB3cD4eF5gH6_0a1b2c3d",
+         "grafana-service-account-token", "glsa_q8Fz2LmN0pRt5VwX7yA9kB3cD4eF5gH6_0a1b2c3d"),
+        (f"LINEAR_API_KEY=lin_api_{_A40}", "linear-api-key", f"lin_api_{_A40}"),
+        (f"DOPPLER_TOKEN=dp.pt.{_A40}abc", "doppler-api-token", f"dp.pt.{_A40}abc"),
+        (f"OKTA_API_TOKEN=00{_A40}", "okta-access-token", f"00{_A40}"),
+        ("NEW_RELIC_API_KEY=NRAK-Q8FZ2LMN0PRT5VWX7YA9KB3CD4E", "new-relic-user-api-key",
+         "NRAK-Q8FZ2LMN0PRT5VWX7YA9KB3CD4E"),
+        (f"MAILGUN_API_KEY=key-{_HEX32}", "mailgun-private-api-token", f"key-{_HEX32}"),
+        ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2, "age-secret-key",
+         "AGE-SECRET-KEY-1" + ("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:58]),
+        (f"kind: Secret\ndata:\n  tls.key: {_PEM64}\n", "private-key", _PEM64),
+        (f'{{"auths": {{"r.example.org": {{"auth": "{_BASIC}"}}}}}}', "docker-auth", _BASIC),
+        ("machine api.example.org\n  login deploy\n  password Xk9pQ2zLm7wR\n", "netrc-password",
+         "Xk9pQ2zLm7wR"),
+    ],
+)
+def test_each_form_and_family_is_withheld(text: str, kind: str, secret: str) -> None:
+    assert [(f.kind, text[f.start:f.end]) for f in find_secrets(text)] == [(kind, secret)]
+    withheld = scan(text)
+    assert secret not in withheld.text and withheld.kinds == (kind,)
+    assert withheld.text.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Django's own source: a class, a string naming a key, code
+        "    change_password_form = AdminPasswordChangeForm",
+        'INTERNAL_RESET_SESSION_TOKEN = "_password_reset_token"',
+        "        self.token_generator = default_token_generator",
+        "    password = ReadOnlyPasswordHashField(",
+        'API_KEY_HEADER = "X-Api-Key"',
+        "            token = self.__class__.process_tokendef(level)",
+        "def strip_tags(s: str, tokens: ParseResults):",
+        "        self.passwords = {x.strip() for x in f}",
+        "AccessToken(token='{masked}', expires_at=1)",
+        # one-character and short example passwords
+        'password = "x"',
+        "login(username='a', password='b')",
+        "curl -u user:password https://example.org",
+        # the Bearer and Basic words in prose, and placeholders
+        "Authorization: Bearer <token>",
+        "Authorization: Bearer $TOKEN",
+        "Basic authentication is supported; Bearer tokens too.",
+        "machine example.org login me password $PASSWORD",
+        "REDIS_URL=redis://:${REDIS_PASSWORD}@cache:6379",
+        # UUIDs not assigned to a token's name, git SHAs, lock-file hashes
+        "request_id = '3f1c2a9e-7b4d-4e8a-9c21-5d6e7f8a9b0c'",
+        "token_id = 3f1c2a9e-7b4d-4e8a-9c21-5d6e7f8a9b0c",
+        '"resolved": "https://registry.npmjs.org/x/-/x-1.0.0.tgz", "integrity": '
+        '"sha512-Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy"',
+        'version = "1.0.0"\nhash = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a"',
+        # a certificate is public, and docker's "auth" holds nothing that decodes
+        "  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJJakFOQmdrcWhraUc5dzBCQVFFRkFBT0M=",
+        '"auth": "not-base64!"',
+    ],
+)
+def test_code_ids_and_examples_are_shown_as_they_are(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+_FAMILY = st.sampled_from([
+    f"DB_PASSWORD={_PW}", f"DO_TOKEN=dop_v1_{_HEX32 * 2}", f"Authorization: Bearer {_TOKEN}",
+    f"LINEAR_API_KEY=lin_api_{_A40}", "REDIS_URL=redis://:Xk9pQ2zLm7wR@cache:6379/0",
+    f"  tls.key: {_PEM64}", KEY_BLOCK, "change_password_form = AdminPasswordChangeForm",
+    "request_id = '3f1c2a9e-7b4d-4e8a-9c21-5d6e7f8a9b0c'"])
+
+
+@given(st.lists(st.tuples(_FAMILY, _PROSE), max_size=10))
+def test_withholding_keeps_line_numbers_and_never_adds_a_secret(
+    parts: list[tuple[str, str]]
+) -> None:
+    text = "\n".join(f"{line}\n{prose}" for line, prose in parts)
+    withheld = scan(text)
+    assert withheld.text.count("\n") == text.count("\n")
+    assert scan(withheld.text).text == withheld.text  # nothing left to find, nothing new
+    assert withheld.count == len(find_secrets(text)) or withheld.count > len(find_secrets(text))
+    for secret in (_PW, _TOKEN, _A40, _PEM64, "Xk9pQ2zLm7wR"):
+        assert secret not in withheld.text
+    assert "AdminPasswordChangeForm" in withheld.text or "AdminPasswordChangeForm" not in text
+
+
+# -- gitleaks' rule set, as vendored -----------------------------------------------------------
+
+_DATA = Path(gitleaks.DATA).parent
+
+
+def test_the_vendored_json_is_the_toml_as_tomllib_reads_it() -> None:
+    toml = (_DATA / "gitleaks.toml").read_bytes()
+    vendored = json.loads((_DATA / "gitleaks.json").read_text(encoding="utf-8"))
+    assert vendored["config"] == tomllib.loads(toml.decode())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from gitleaks_rules import vendored_json
+
+    assert (_DATA / "gitleaks.json").read_text(encoding="utf-8") == vendored_json(
+        toml, vendored["source"]["version"])
+    assert "MIT License" in (_DATA / "gitleaks-LICENSE").read_text(encoding="utf-8")
+
+
+def test_the_refresh_script_refuses_a_bad_file_and_writes_nothing(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]
+                                                                  ) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from gitleaks_rules import main
+
+    before = {p.name: p.read_bytes() for p in _DATA.iterdir()}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[rules]\nid = ")
+    assert main([str(bad), "v0"]) == 2
+    assert main([str(tmp_path / "missing.toml"), "v0"]) == 2
+    assert main([]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 3 and errors[0].startswith(f"error: {bad}: ")
+    assert {p.name: p.read_bytes() for p in _DATA.iterdir()} == before
+
+
+def test_every_vendored_rule_compiles_and_keeps_its_keywords() -> None:
+    rules = gitleaks.rules()
+    config = json.loads((_DATA / "gitleaks.json").read_text(encoding="utf-8"))["config"]
+    usable = [r for r in config["rules"] if "regex" in r and "path" not in r
+              and r["id"] not in gitleaks.REPLACED]
+    assert len(rules) == len(usable) > 200
+    for rule in rules:
+        assert rule.regex.pattern and rule.keywords == tuple(k.lower() for k in rule.keywords)
+
+
+@pytest.mark.parametrize(
+    ("go", "python"),
+    [
+        (r"\b(p8e-(?i)[a-z0-9]{32})", r"\b(p8e-(?i:[a-z0-9]{32}))"),
+        (r"(?:a(?i)b|c)d", r"(?:a(?i:b)|(?i:c))d"),
+        (r"(?i)abc", r"(?i)abc"),
+        (r"\b(pat[[:alnum:]]{14})", r"\b(pat[a-zA-Z0-9]{14})"),
+        (r"[^]]+x[\]]", r"[^]]+x[\]]"),
+        (r"x(?:\s|\z)", r"x(?:\s|\Z)"),
+        (r"\\z", r"\\z"),
+        (r"(a)(?:[\x60'" + '"' + r"\s;]|\\[nr]|$)", r"(a)(?![A-Za-z0-9_+/=-])"),
+    ],
+)
+def test_go_regexes_read_as_python(go: str, python: str) -> None:
+    assert gitleaks.python_regex(go) == python
+    re.compile(python, re.ASCII)
+
+
+@given(st.text("ab|()?i*", max_size=30))
+def test_a_translated_regex_means_what_go_meant_without_mid_flags(go: str) -> None:
+    try:
+        re.compile(go)
+    except (re.error, FutureWarning, DeprecationWarning):
+        return
+    assert gitleaks.python_regex(go) == go  # nothing to translate: kept as it is

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from freshline.config import load_config
 from freshline.interfaces.cli.root import app
-from freshline.interfaces.server.http import Listen
+from freshline.interfaces.server.listen import Listen
 from freshline.session import users
 from freshline.store import DB_NAME, Store
 from freshline.store.location import ENV_VAR as STORE_URL

@@ -21,7 +21,8 @@ from freshline.config import ServerSettings
 from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.server.auth import VIEWER, BearerAuth
 from freshline.interfaces.server.fast import FastCalls
-from freshline.interfaces.server.http import Listen, bind, build_app, limits_of, server_for
+from freshline.interfaces.server.http import build_app, limits_of, server_for
+from freshline.interfaces.server.listen import Listen, bind
 from freshline.session import users
 from freshline.store import Store
 from tests.conftest import Workspace
@@ -70,9 +71,9 @@ async def running(app: Any) -> AsyncIterator[str]:
     """`app` on uvicorn on a free loopback port, in this event loop; its /mcp URL."""
     sock = bind(Listen(port=0))
     listen = Listen(port=sock.getsockname()[1])
-    server = server_for(app, listen, limits_of(ServerSettings()))
+    server = server_for(app, listen, limits_of(ServerSettings()), sock)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: server.serve(sockets=[sock]))
+        tg.start_soon(server.serve)
         while not server.started:
             await anyio.sleep(0.01)
         try:

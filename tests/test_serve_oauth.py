@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import jwt
 import mcp_types
@@ -25,17 +27,14 @@ from typer.testing import CliRunner
 from freshline.interfaces.cli.root import app
 from freshline.interfaces.server.auth import BearerAuth
 from freshline.interfaces.server.credentials import SignIn, Verdict
-from freshline.interfaces.server.limiter import FailureLimiter
-from freshline.interfaces.server.oauth import (
+from freshline.interfaces.server.issuer import (
     Issuer,
-    IssuerKeys,
-    Rejected,
     Unreachable,
     discover,
-    fetch_json,
     metadata_urls,
     same_issuer,
 )
+from freshline.interfaces.server.limiter import FailureLimiter
 from freshline.interfaces.server.resource import ProtectedResource
 from freshline.session.users import Viewer
 from freshline.store import Store
@@ -67,7 +66,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     ws.write("other/x.md", "# X\n")
     ws.configure({"p": {"include": ["notes"]}, "q": {"include": ["other"]}})
     with (ws.root / "freshline.toml").open("a") as config:
-        config.write("[server]\njwks_refetch_s = 1\n")
+        config.write("[server]\njwks_refetch_s = 3\n")
     for args in (["alice", "--subject", "alice-sub", "--project", "p"],
                  ["ci-es", "--project", "q"]):  # ci-es: its name is its subject
         assert runner.invoke(app, ["-w", str(ws.root), "user", "add", *args]).exit_code == 0
@@ -83,9 +82,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         auth.stop()
 
 
-async def status(url: str, token: str | None) -> httpx2.Response:
+async def status(url: str, token: str | None, source: str = "127.0.0.1") -> httpx2.Response:
+    """One request to `url` with `token`, sent from the loopback address `source` (each
+    test that guesses has its own, so the limiter's counts do not mix)."""
     headers = dict(ACCEPT) | ({"Authorization": f"Bearer {token}"} if token else {})
-    async with httpx2.AsyncClient(timeout=30) as http:
+    transport = httpx2.AsyncHTTPTransport(local_address=source)
+    async with httpx2.AsyncClient(transport=transport, timeout=30) as http:
         return await http.post(url, json=LIST, headers=headers)
 
 
@@ -107,6 +109,7 @@ async def test_the_metadata_and_the_401_challenge_lead_clients_to_the_issuer(
             assert answer.status_code == 200
             assert answer.json()["resource"] == served.url
             assert answer.json()["authorization_servers"] == [served.auth.issuer()]
+            assert answer.json()["scopes_supported"] == ["openid"]  # issue 47: none before
     refused = await status(served.url, None)
     assert refused.status_code == 401 and refused.content == b""
     assert refused.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata_url}"'
@@ -145,7 +148,7 @@ async def test_a_valid_token_of_nobody_known_is_403_without_a_hint(served: Serve
     assert "www-authenticate" not in answer.headers
 
 
-def forged(token: str, header: dict[str, str] | None = None, signature: str | None = None) -> str:
+def forged(token: str, header: dict[str, Any] | None = None, signature: str | None = None) -> str:
     """`token` with another header or signature."""
     head, payload, sig = token.split(".")
     if header is not None:
@@ -178,52 +181,89 @@ async def test_tokens_that_do_not_hold_are_401(served: Served) -> None:
     finally:
         auth.clock(0)
     for why, token in refused.items():
-        answer = await status(url, token)
+        answer = await status(url, token, "127.0.0.41")
         assert answer.status_code == 401, why
         assert 'error="invalid_token"' in answer.headers["www-authenticate"], why
     assert (await status(url, lenient)).status_code == 200
 
 
-async def test_a_rotated_signing_key_is_fetched_at_once(served: Served) -> None:
+async def test_malformed_tokens_are_401_and_counted(served: Served) -> None:
+    """Seen (issue 47): a JWT with a `crit` header or a non-string `kid` got a 500 with a
+    traceback and was never counted: 407 requests/s from one address."""
+    good = served.auth.token(served.url, "ci-es")
+    kid = jwt.get_unverified_header(good)["kid"]
+    shapes: list[dict[str, Any]] = [
+        {"alg": "ES256", "typ": "at+jwt", "kid": kid, "crit": ["exp"]},
+        {"alg": "ES256", "typ": "at+jwt", "kid": 7},
+        {"alg": "ES256", "typ": "at+jwt", "kid": [kid]},
+        {"alg": "ES256", "typ": "at+jwt", "kid": kid, "crit": ["b64"], "b64": False},
+        {"alg": "ES256", "typ": "JWT", "kid": kid},
+    ]
+    source = "127.0.0.42"
+    answers = [await status(served.url, forged(good, shapes[n % len(shapes)]), source)
+               for n in range(10)]
+    assert [a.status_code for a in answers] == [401] * 10
+    assert all('error="invalid_token"' in a.headers["www-authenticate"] for a in answers)
+    assert (await status(served.url, forged(good, shapes[0]), source)).status_code == 429
+    assert (await status(served.url, good, source)).status_code == 200  # never refused
+
+
+async def test_a_rotated_key_is_fetched_at_once_whatever_key_ids_were_made_up(
+    served: Served,
+) -> None:
+    """Seen (issue 47): one made-up `kid`, sent by anyone, started the refetch cooldown,
+    and users of a key rotated in just after got 401, then 429, for 60 s."""
     auth, url = served.auth, served.url
     before = auth.token(url, "ci-es")
     assert (await status(url, before)).status_code == 200
+    made_up = forged(before, {"alg": "ES256", "typ": "at+jwt", "kid": "made-up"})
+    assert (await status(url, made_up, "127.0.0.43")).status_code == 401  # keys refetched
     auth.rotate()  # the new keys sign; the old ones are still published
     after = auth.token(url, "ci-es")
     assert jwt.get_unverified_header(after)["kid"] == f"ec-{auth.generation}"
-    assert (await status(url, after)).status_code == 200
+    answers = [(await status(url, after, "127.0.0.44")).status_code for _ in range(3)]
+    assert answers == [200, 200, 200]
     assert (await status(url, before)).status_code == 200
 
 
-def test_unknown_key_ids_refetch_the_keys_at_most_once_per_interval(served: Served) -> None:
-    fetched: list[str] = []
+def test_static_tokens_are_served_while_the_issuer_is_down(
+    two_projects: Workspace, tmp_path: Path
+) -> None:
+    """Seen (issue 47): an issuer down when serve started stopped it, and with it every
+    user of a freshline token. Now it warns, serves them, answers the issuer's tokens 503
+    until it can be read, and then signs them in."""
+    root = two_projects.root
+    added = runner.invoke(app, ["-w", str(root), "user", "add", "bob", "--project", "p"])
+    static = added.stdout.strip().split()[-1]
+    with (root / "freshline.toml").open("a") as config:
+        config.write("[server]\njwks_refetch_s = 1\n")
+    assert runner.invoke(app, ["-w", str(root), "user", "add", "ci-es", "--project",
+                               "p"]).exit_code == 0
+    issuer_port, port = free_port(), free_port()
+    proc = start_server(root, port, "--oauth-issuer", f"http://127.0.0.1:{issuer_port}")
+    url = f"http://127.0.0.1:{port}/mcp"
+    auth = AuthServer(tmp_path, [issuer_port], "alice-sub")
+    try:
+        log = (root.parent / f"serve-{port}.log").read_text()
+        assert "warning: cannot read the authorization server's metadata" in log
+        assert anyio.run(status, url, static).status_code == 200
+        shaped = forged(static_jwt(), {"alg": "RS256", "typ": "at+jwt", "kid": "k"})
+        assert anyio.run(status, url, shaped).status_code == 503
+        auth.start()
+        token = auth.token(url, "ci-es")
+        deadline = time.monotonic() + 30
+        while (answer := anyio.run(status, url, token).status_code) != 200:
+            assert answer == 503 and time.monotonic() < deadline, answer
+            time.sleep(0.2)
+        assert anyio.run(status, url, static).status_code == 200
+    finally:
+        stop_server(proc)
+        auth.stop()
 
-    def counted(url: str) -> object:
-        fetched.append(url)
-        return fetch_json(url)
 
-    now = [1000.0]
-    keys = IssuerKeys(discover(served.auth.issuer()).jwks_uri, 60, counted, lambda: now[0])
-    assert keys.key(f"ec-{served.auth.generation}").algorithm_name == "ES256"
-    assert len(fetched) == 1
-    for kid in ("made-up-1", "made-up-2", "made-up-3"):
-        with pytest.raises(Rejected):
-            keys.key(kid)
-        now[0] += 10
-    assert len(fetched) == 2  # the first unknown kid refetched; the next ones waited
-    now[0] += 60
-    with pytest.raises(Rejected):
-        keys.key("made-up-4")
-    assert len(fetched) == 3
-
-
-def test_an_unreachable_issuer_stops_serve_in_one_line(two_projects: Workspace) -> None:
-    port = free_port()  # nothing listens there
-    result = runner.invoke(app, ["-w", str(two_projects.root), "serve", "--port",
-                                 str(free_port()), "--oauth-issuer", f"http://127.0.0.1:{port}"])
-    assert result.exit_code == 1
-    assert result.stderr.startswith("error: cannot read the authorization server's metadata")
-    assert len(result.stderr.strip().splitlines()) == 1
+def static_jwt() -> str:
+    """Any three-part token, for a header to be forged on."""
+    return "e30.e30.c2ln"
 
 
 def test_bad_oauth_options_are_usage_errors(two_projects: Workspace) -> None:
@@ -236,26 +276,6 @@ def test_bad_oauth_options_are_usage_errors(two_projects: Workspace) -> None:
     ]:
         result = runner.invoke(app, ["-w", str(two_projects.root), "serve", *args])
         assert result.exit_code == 2 and words in result.stderr, (args, result.stderr)
-
-
-def test_keys_that_cannot_be_read_are_tried_again_only_after_the_interval() -> None:
-    fetched: list[str] = []
-
-    def counted(url: str) -> object:
-        fetched.append(url)
-        return fetch_json(url)
-
-    now = [0.0]
-    dead = f"http://127.0.0.1:{free_port()}/jwks"  # nothing listens there
-    keys = IssuerKeys(dead, 60, counted, lambda: now[0])
-    for _ in range(3):
-        with pytest.raises(Unreachable, match="cannot read the signing keys"):
-            keys.key("k")
-    assert len(fetched) == 1  # an issuer down costs the later requests no wait
-    now[0] = 61.0
-    with pytest.raises(Unreachable):
-        keys.key("k")
-    assert len(fetched) == 2
 
 
 @pytest.mark.parametrize(

@@ -158,6 +158,20 @@ def test_the_first_commands_start_one_service_for_every_workspace(
     assert second.stderr == f"error: the service is already running (pid {pid})\n"
 
 
+def test_the_first_start_for_a_user_says_so_once(notes: Workspace, stopped_after: None) -> None:
+    """Seen: the first `project add` started a background process without a word."""
+    first = freshline(notes, "project", "add", "q", "--include", "n", **AUTO)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("freshline now watches your workspaces in a background "
+                              "service") == 1
+    assert "`freshline service stop` stops it" in first.stderr
+    wait_for(lambda: watching(notes), "the service watching")
+    assert autostart.stop()
+    again = freshline(notes, "scan", **AUTO)
+    assert again.returncode == 0 and again.stderr == ""
+    wait_for(lambda: watching(notes), "the service started again, without a word")
+
+
 def test_a_killed_service_is_started_again_by_the_next_command_which_says_so_once(
     notes: Workspace, stopped_after: None
 ) -> None:

@@ -219,7 +219,10 @@ def test_renames_out_in_and_within(ws: Workspace, managers: Make):
     os.rename(ws.root / "other/in.md", ws.root / "notes/in.md")
     os.rename(ws.root / "notes/stay.md", ws.root / "notes/moved.md")
     turn = deliver(m, sid)
-    assert entries(turn.updates, "Deleted:") == [absolute(m, "notes/out.md")]
+    left = "Left the project (the files are still there):"
+    assert entries(turn.updates, left) == [
+        f"{absolute(m, 'notes/out.md')} (moved or renamed out of the project)"]
+    assert "Deleted:" not in (turn.updates or "")
     assert entries(turn.updates, "Created:") == [absolute(m, "notes/in.md")]
     renamed = f"{absolute(m, 'notes/stay.md')} → {absolute(m, 'notes/moved.md')}"
     assert entries(turn.updates, "Renamed:") == [renamed]

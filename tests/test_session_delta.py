@@ -10,6 +10,7 @@ import pytest
 
 from freshline.conversation import LiveDelta, Mode
 from freshline.session import SessionManager
+from freshline.session.checkpoints import live_delta
 from tests.conftest import Workspace
 from tests.test_session import Make, deliver, started, unused
 
@@ -40,7 +41,7 @@ def delta_ready(m: SessionManager, sid: str) -> bool:
     """Whether the next turn can be written from a delta (flushes like `prepare`)."""
     m.reload_config()
     m.tracker.flush()
-    return m._live_delta(m.get(sid)) is not None
+    return live_delta(m, m.get(sid)) is not None
 
 
 def rename(ws: Workspace, old: str, new: str) -> None:
@@ -184,3 +185,23 @@ def test_since_names_files_only_never_a_renamed_folder(ws: Workspace, managers: 
     assert delta is not None and delta.epoch == m.tracker.epoch("p")
     assert sorted(delta.changed) == ["notes/moved/c.md", "notes/moved/e.md"]
     assert delta.removed == {"notes/sub/c.md", "notes/sub/e.md"}
+
+
+def test_a_path_a_rename_left_and_made_again_is_in_the_listing(
+    ws: Workspace, managers: Make
+) -> None:
+    """Seen on PostgreSQL (the session state machine): `renamed b → sub/c` and `created
+    b` in one span dropped the new b from the in-scope listing when the rename came last
+    in path order."""
+    seed(ws)
+    m, sid = started(ws, managers, PROJECT)
+    m.in_scope.entries("p")  # the listing, cached at this epoch
+    epoch = m.tracker.epoch("p")
+    rename(ws, "notes/b.md", "notes/sub/c9.md")
+    m.tracker.flush()
+    ws.write("notes/b.md", "b again\n")
+    m.tracker.flush()
+    delta = m.in_scope.since("p", epoch)
+    assert delta is not None and "notes/b.md" in delta.changed
+    assert "notes/b.md" not in delta.removed
+    assert m.in_scope.entries("p") == m.tracker.files_in_scope("p")

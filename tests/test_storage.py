@@ -205,16 +205,24 @@ def test_other_blobs_are_not_pointers(text: bytes) -> None:
     assert parse_pointer(text) is None
 
 
-def test_the_claude_code_hook_writes_no_git_object(ws: Workspace) -> None:
+def test_a_hook_prompts_checkpoint_writes_the_project_once_then_only_what_changed(
+    ws: Workspace
+) -> None:
+    """The first prompt's checkpoint writes the project as one pack (its root event with
+    it) and its own commit loose; the next writes loose only what changed: the edited
+    file's blob, the three trees on its way, the commit."""
     ws.configure({"notes": {"include": ["notes"]}})
     fill(ws, 500)
     assert "<project_context " in hook_answer(ws.root / "notes")
     private = ws.root / PRIVATE
-    assert not private.exists() or (loose_objects(private) == 0 and not packed_ids(private))
+    assert (pack_count(private), loose_objects(private)) == (1, 1)
+    ws.write("notes/f0/n0.md", "edited\n")
+    hook_answer(ws.root / "notes")
+    assert (pack_count(private), loose_objects(private)) == (1, 1 + 5)
     manager = SessionManager(ws.config())
     try:
         [s] = manager.sessions()
-        assert s.channel == "hook" and not manager.conversations.exists(s.id)
+        assert s.channel == "hook" and manager.conversations.exists(s.id) and s.turns == 2
     finally:
         manager.close()
 

@@ -58,7 +58,7 @@ def busy_workspace(tmp_path: Path) -> Path:
             store.groups_append("p", [ChangeGroup(1, 1, "notes", {"created": 3})])
         users.add(store, manager.config, "alice", ["p"])
         store.session_own(mcp, "alice")
-        store.failure_add("192.0.2.1", time.time(), 0.0)
+        store.failure_try("192.0.2.1", time.time(), 0.0, 10)
         store.withheld_note([WithheldRow("notes/a.md", "0" * 40, ("jwt",))])
     finally:
         manager.close()

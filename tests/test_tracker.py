@@ -22,6 +22,7 @@ from freshline.tracker.scan import Scanner, outermost
 from .conftest import Workspace
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
+MOVED = {"why": "moved"}  # a file renamed or moved out of the scope: it left, it was not deleted
 
 
 def logged(ws: Workspace, project: str = "p") -> list[Change]:
@@ -61,8 +62,8 @@ def test_rename_within_out_of_and_into_scope(notes: Workspace) -> None:
     root = notes.root
     os.rename(root / "notes/a.md", root / "notes/a2.md")
     assert logged(notes) == [Change(R, "notes/a2.md", "notes/a.md")]
-    os.rename(root / "notes/a2.md", root / "other/a2.md")
-    assert logged(notes) == [Change(D, "notes/a2.md")]
+    os.rename(root / "notes/a2.md", root / "other/a2.md")  # still there: never "deleted"
+    assert logged(notes) == [Change(ChangeKind.LEFT, "notes/a2.md", detail=MOVED)]
     os.rename(root / "other/c.md", root / "notes/c.md")
     assert logged(notes) == [Change(C, "notes/c.md")]
 
@@ -104,7 +105,7 @@ def test_tag_gained_and_lost_and_md_to_txt(ws: Workspace) -> None:
     ws.write("n/a.md", "---\ntags: [paper, x]\n---\nfront matter tag\n")
     assert logged(ws) == [Change(M, "n/a.md")]
     os.rename(ws.root / "n/a.md", ws.root / "n/a.txt")
-    assert logged(ws) == [Change(D, "n/a.md")]
+    assert logged(ws) == [Change(ChangeKind.LEFT, "n/a.md", detail=MOVED)]
     os.rename(ws.root / "n/a.txt", ws.root / "n/a.md")
     assert logged(ws) == [Change(C, "n/a.md")]
     ws.write("n/a.md", "---\ntags: [x]\n---\nno longer\n")
@@ -120,7 +121,7 @@ def test_note_title_pattern_across_a_rename(ws: Workspace) -> None:
     os.rename(ws.root / "n/Reading List.md", ws.root / "archive/Reading List.md")
     assert logged(ws) == [Change(R, "archive/Reading List.md", "n/Reading List.md")]
     os.rename(ws.root / "archive/Reading List.md", ws.root / "archive/Old List.md")
-    assert logged(ws) == [Change(D, "archive/Reading List.md")]
+    assert logged(ws) == [Change(ChangeKind.LEFT, "archive/Reading List.md", detail=MOVED)]
 
 
 def test_excluded_subfolder_and_internal_paths(ws: Workspace) -> None:

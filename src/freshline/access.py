@@ -1,25 +1,31 @@
-"""Confinement: what a reader acting for a model may open, decided after the path resolves.
+"""Confinement: what a reader acting for a model may open, checked on what it opened.
 
 Every reader of workspace files on a model's behalf (the agent's tools, the MCP server,
-hooks, and later the ACP proxy) passes the path it was given through `reach`. A path is
-normalized (`..` folded, an absolute path must lie under the root), then resolved
-(symlinks followed), and refused when either form is
+hooks, the ACP proxy) opens the path it was given with `open_reached` and reads the
+descriptor it gets. A path is normalized (`..` folded, an absolute path must lie under
+the root), then opened beneath the root a component at a time, links inside the root
+followed by their text and none out of it (`freshline.beneath`), and refused when the
+path as given or the path it led to is
 
-    outside     not under the root, lexically or once resolved
+    outside     not under the root, lexically or where its links lead
     internal    `.freshline/`, `.git/`, `freshline.toml`
     ignored     matched by `[workspace] ignore`
     secret      matched by a built-in secret pattern the project did not allow
     out of scope  not among the files (or folders holding files) the rules admit
     hard link   a regular file with more than one link (unless `allow_hardlinks`)
+    special     a FIFO, device or socket (never opened, so never waited on)
 
 so a symlink inside the project cannot lead to `.git/config`, a secret, or a file the
-project excludes. A hard link has no "where it leads": its other names may be
-`.git/config`, `.env` or a file outside the workspace, and nothing tells which, so a file
-with more than one link is refused whatever its name. Readers that walk folders check each
-entry with `refusal`, the same rules without the resolving (a walk sees real entries and
-does not follow links), and `hard_links` before they open a file.
+project excludes, and a folder swapped for a symlink after the check cannot either: the
+check is made on what was opened, and the reader reads that (issue 47). A hard link has
+no "where it leads": its other names may be `.git/config`, `.env` or a file outside the
+workspace, and nothing tells which, so a file with more than one link is refused
+whatever its name. `reach` is the same check for a decision (or a write that replaces
+the file). Readers that walk folders check each entry with `refusal`, the same rules
+without the resolving (`beneath.files_under` sees real entries and follows no link).
 A refusal is an `AccessDenied` (exit 2) whose message says why in one line.
 """
+
 
 from __future__ import annotations
 
@@ -30,15 +36,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from freshline.beneath import Kind, Opened, Outside, open_beneath
 from freshline.errors import WorkspaceError
 from freshline.markdown import parse_note
-from freshline.paths import confine, is_internal, shown, to_abs
+from freshline.names import is_escaped, read_back
+from freshline.paths import is_internal, lexical_rel, shown, to_abs
 from freshline.scope import FileFacts, is_markdown
 from freshline.sensitive import secret_pattern
 
 NOTE_HEAD = 1 << 20  # bytes of a note read for its tags and properties, as the scanner does
 
 PathTest = Callable[[str], bool]
+SPECIAL_REASON = "not a regular file (a FIFO, device or socket)"
 
 
 class Refusal(StrEnum):
@@ -50,6 +59,7 @@ class Refusal(StrEnum):
     SECRET = "secret"  # a built-in secret pattern the project did not allow
     OUT_OF_SCOPE = "out-of-scope"  # not a file (or folder) the project includes
     HARDLINK = "hard-link"  # a file with more than one link: its other names are unknown
+    SPECIAL = "special"  # a FIFO, device or socket: never opened, never waited on
 
 
 class AccessDenied(WorkspaceError):
@@ -112,37 +122,68 @@ def refusal(rel: str, rules: Rules, folder: bool = False) -> tuple[Refusal, str]
 
 
 def reach(root: Path, user_path: str, rules: Rules | None = None) -> Reached:
-    """Resolve `user_path` (absolute, or relative to `root`) and check it against `rules`.
+    """Where `user_path` (absolute, or relative to `root`) leads, checked against `rules`
+    as `open_reached` checks it; for a decision, or a write that replaces the file. A
+    reader opens with `open_reached` instead, and reads what was checked."""
+    with open_reached(root, user_path, rules) as opened:
+        real_root = Path(os.path.realpath(root))
+        return Reached(to_abs(real_root, opened.rel), opened.rel, opened.kind is Kind.FOLDER)
 
-    Both the path as given and the path it resolves to must pass, so no link leads out of
-    what the rules admit. Raises AccessDenied with a one-line reason.
+
+def open_reached(root: Path, user_path: str, rules: Rules | None = None) -> Opened:
+    """Open `user_path` (absolute, or relative to `root`) beneath the root without
+    following a link out of it (`beneath.open_beneath`), and check what was opened.
+
+    Both the path as given and the path it led to must pass `rules`; a FIFO, device or
+    socket is refused unopened, a regular file with more than one link too. The caller
+    closes what it gets (a path that names nothing comes back MISSING, to be said so).
+    Raises AccessDenied with a one-line reason.
     """
     rules = rules or Rules()
     if not user_path.strip():
         raise AccessDenied("a path is required", Refusal.OUTSIDE)
     root = Path(os.path.abspath(root))
+    user_path = as_named(root, user_path)
     try:
-        asked = confine(root, user_path)
-        real = to_abs(root, asked).resolve()
-        real_root = root.resolve()
-        rel = "" if real == real_root else real.relative_to(real_root).as_posix()
-        is_dir = real.is_dir()
+        asked = lexical_rel(root, user_path)
+        opened = open_beneath(root, asked)
+    except Outside as exc:
+        raise AccessDenied(shown(f"{user_path}: {exc}; refused"), Refusal.OUTSIDE) from None
     except WorkspaceError as exc:
         raise AccessDenied(f"{exc}; refused", Refusal.OUTSIDE) from None
-    except (OSError, RuntimeError, ValueError) as exc:  # a loop, a name too long
-        raise AccessDenied(shown(f"{user_path}: cannot resolve ({exc}); refused"),
+    except OSError as exc:  # a name too long, a folder it may not enter
+        raise AccessDenied(shown(f"{user_path}: cannot open ({exc.strerror or exc}); refused"),
                            Refusal.OUTSIDE) from None
-    for side in dict.fromkeys((asked, rel)):
-        why = refusal(side, rules, folder=is_dir)
+    try:
+        _check(user_path, asked, opened, rules)
+    except AccessDenied:
+        opened.close()
+        raise
+    return opened
+
+
+def _check(user_path: str, asked: str, opened: Opened, rules: Rules) -> None:
+    if opened.kind is Kind.SPECIAL:
+        raise AccessDenied(shown(f"{user_path}: {SPECIAL_REASON}; refused"), Refusal.SPECIAL)
+    for side in dict.fromkeys((asked, opened.rel)):
+        why = refusal(side, rules, folder=opened.kind is Kind.FOLDER)
         if why is not None:
             via = "" if side == asked else " (where it leads)"
             raise AccessDenied(shown(f"{user_path}: {why[1]}{via}; refused"), why[0])
-    if not rules.allow_hardlinks:
-        links = hard_links(real)
-        if links > 1:
-            raise AccessDenied(shown(f"{user_path}: {hardlink_reason(links)}; refused"),
-                               Refusal.HARDLINK)
-    return Reached(real, rel, is_dir)
+    links = opened.info.st_nlink if opened.kind is Kind.FILE and opened.info else 0
+    if links > 1 and not rules.allow_hardlinks:
+        raise AccessDenied(shown(f"{user_path}: {hardlink_reason(links)}; refused"),
+                           Refusal.HARDLINK)
+
+
+def as_named(root: Path, user_path: str) -> str:
+    """The name `user_path` stands for as a block shows names (`names.read_back`: `a\\nb`
+    for a name holding a newline, `a\\\\b` for one holding a backslash) when that name
+    is there, else `user_path` as written."""
+    if not is_escaped(user_path):
+        return user_path
+    back = read_back(user_path)
+    return back if os.path.lexists(os.path.join(root, back)) else user_path
 
 
 def hard_links(path: Path) -> int:
@@ -165,8 +206,10 @@ def file_facts(root: Path, rel: str) -> FileFacts:
     if not is_markdown(rel):
         return FileFacts(rel)
     try:
-        with open(to_abs(root, rel), "rb") as handle:
-            note = parse_note(handle.read(NOTE_HEAD))
-    except OSError:
+        with open_beneath(root, rel) as opened:
+            if opened.kind is not Kind.FILE:
+                return FileFacts(rel)
+            note = parse_note(opened.read(NOTE_HEAD))
+    except (OSError, WorkspaceError):
         return FileFacts(rel)
     return FileFacts(rel, frozenset(note.tags), dict(note.properties))

@@ -31,9 +31,11 @@ _DRIVE = re.compile(r"^[A-Za-z]:(/|$)")
 _EXTENSION = re.compile(r"^\*\.([^/*?\[\]]+)$")
 
 
-def _normalize(path: str) -> str:
-    """Normalize `path` lexically; raise ValueError with a short reason if it escapes."""
-    path = path.replace("\\", "/")
+def _normalize(path: str, literal: bool = False) -> str:
+    """Normalize `path` lexically; raise ValueError with a short reason if it escapes.
+    `literal`: a backslash is part of a name, not a separator."""
+    if not literal:
+        path = path.replace("\\", "/")
     if path.startswith("/") or _DRIVE.match(path):
         raise ValueError("absolute path; use a path relative to the workspace")
     parts: list[str] = []
@@ -49,14 +51,15 @@ def _normalize(path: str) -> str:
     return "/".join(parts)
 
 
-def normalize_rel(path: str) -> str:
+def normalize_rel(path: str, literal: bool = False) -> str:
     """Return `path` as a clean workspace-relative POSIX path (`""` is the root).
 
-    Backslashes become `/`; `./`, `//` and trailing `/` go; `a/../b` becomes `b`.
-    Raises WorkspaceError for absolute paths and `..` that climbs out of the workspace.
+    Backslashes become `/` (unless `literal`: a POSIX name may hold one); `./`, `//` and
+    trailing `/` go; `a/../b` becomes `b`. Raises WorkspaceError for absolute paths and
+    `..` that climbs out of the workspace.
     """
     try:
-        return _normalize(path)
+        return _normalize(path, literal)
     except ValueError as exc:
         raise WorkspaceError(f"{shown(path)}: {exc}") from None
 
@@ -198,11 +201,9 @@ def confine(root: Path, user_path: str) -> str:
     WorkspaceError for `..` escapes, absolute paths outside `root`, and symlinks that
     resolve outside `root`.
     """
-    if "\0" in user_path:
-        raise WorkspaceError(f"{shown(user_path)}: contains a NUL byte")
     root = Path(os.path.abspath(root))
+    rel = lexical_rel(root, user_path)
     try:
-        rel = _lexical_rel(root, user_path)
         real_root, real = root.resolve(), to_abs(root, rel).resolve()
     except (RuntimeError, OSError) as exc:  # a symlink loop, an unreadable directory
         raise WorkspaceError(shown(f"{user_path}: cannot resolve ({exc})")) from None
@@ -211,20 +212,27 @@ def confine(root: Path, user_path: str) -> str:
     return rel
 
 
-def _lexical_rel(root: Path, user_path: str) -> str:
+def lexical_rel(root: Path, user_path: str) -> str:
+    """A user- or agent-given path as a workspace-relative POSIX path, folded lexically
+    (nothing resolved). Raises WorkspaceError for a NUL byte, a `..` escape, or an
+    absolute path outside `root`."""
+    if "\0" in user_path:
+        raise WorkspaceError(f"{shown(user_path)}: contains a NUL byte")
     candidate = Path(user_path)
+    # A backslash separates folders, unless the name holding it is there as written.
+    literal = "\\" in user_path and os.path.lexists(os.path.join(root, user_path))
     if not candidate.is_absolute():
-        return normalize_rel(user_path)
-    return _relative_to_root(root, Path(os.path.normpath(candidate)), user_path)
+        return normalize_rel(user_path, literal)
+    return _relative_to_root(root, Path(os.path.normpath(candidate)), user_path, literal)
 
 
-def _relative_to_root(root: Path, path: Path, user_path: str) -> str:
+def _relative_to_root(root: Path, path: Path, user_path: str, literal: bool) -> str:
     # Lexically under the root as given or as resolved; failing that, resolved under the
     # resolved root (the path reaches the workspace through a symlinked alias).
     for base, candidate in ((root, path), (root.resolve(), path), (root.resolve(), None)):
         try:
             inside = (candidate or path.resolve()).relative_to(base)
-        except ValueError:
+        except (ValueError, RuntimeError, OSError):  # elsewhere, or a loop on the way
             continue
-        return normalize_rel(inside.as_posix())
+        return normalize_rel(inside.as_posix(), literal)
     raise WorkspaceError(f"{shown(user_path)}: outside the workspace {shown(str(root))}")

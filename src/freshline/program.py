@@ -4,6 +4,8 @@ PATH, and may stand in any directory)."""
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -15,6 +17,16 @@ def executable() -> list[str]:
     if script is not None and script.name == "freshline" and script.is_file():
         return [str(script.resolve())]
     return [str(Path(sys.executable).absolute()), "-m", "freshline"]
+
+
+def as_typed() -> tuple[str, bool]:
+    """How a person runs this freshline from a shell here, and whether that is by name:
+    `freshline` when PATH finds this very program, else its absolute command."""
+    words = executable()
+    found = shutil.which("freshline")
+    if found is not None and Path(found).resolve() == Path(words[0]).resolve():
+        return "freshline", True
+    return shlex.join(words), False
 
 
 def workspace_command(root: Path | str) -> tuple[str, ...]:

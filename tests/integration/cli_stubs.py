@@ -1,7 +1,9 @@
 """A loopback stand-in for the model APIs Gemini CLI and Codex CLI call, recording every
 request: Gemini's `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (and its
 helpers `:generateContent`, `:countTokens`), and the OpenAI Responses API Codex streams
-(`POST /v1/responses`). Each answers a short text.
+(`POST /v1/responses`). Each answers a short text, unless a `responder` given to
+`CliStub` answers a Responses request with output items of its own (a tool call), or its
+`gemini` caller a Gemini request with a `functionCall`.
 
     with CliStub() as stub:
         env = {"GOOGLE_GEMINI_BASE_URL": stub.url, ...}   # or base_url = stub.url + "/v1"
@@ -12,30 +14,45 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ANSWER = "Noted."
-_GEMINI_CHUNK = {"candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]},
-                                 "finishReason": "STOP", "index": 0}],
-                 "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2,
-                                   "totalTokenCount": 7}}
+_GEMINI_CHUNK: dict[str, Any] = {
+    "candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]},
+                    "finishReason": "STOP", "index": 0}],
+    "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7}}
 _USAGE = {"input_tokens": 5, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 2,
           "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 7}
 _MESSAGE = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]}
 
 
-def _responses_events() -> bytes:
-    """The Responses API's stream for one text answer."""
+Responder = Callable[[dict[str, Any]], list[dict[str, Any]] | None]
+"""Output items for a Responses request's body (None: the short text answer)."""
+Caller = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""The `functionCall` for a Gemini request's body (None: the short text answer)."""
+
+
+def _gemini_chunk(call: dict[str, Any] | None) -> dict[str, Any]:
+    """Gemini's streamed answer: the text, or a `functionCall` part."""
+    if call is None:
+        return _GEMINI_CHUNK
+    candidate = {**_GEMINI_CHUNK["candidates"][0],
+                 "content": {"role": "model", "parts": [{"functionCall": call}]}}
+    return {**_GEMINI_CHUNK, "candidates": [candidate]}
+
+
+def _responses_events(items: list[dict[str, Any]]) -> bytes:
+    """The Responses API's stream for these output items."""
     response = {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}
-    events = [
-        ("response.created", {"type": "response.created", "response": response}),
-        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
-                                       "item": _MESSAGE}),
-        ("response.completed", {"type": "response.completed", "response": {
-            **response, "status": "completed", "usage": _USAGE}}),
-    ]
+    events = [("response.created", {"type": "response.created", "response": response})]
+    events += [("response.output_item.done", {"type": "response.output_item.done",
+                                              "output_index": i, "item": item})
+               for i, item in enumerate(items)]
+    events.append(("response.completed", {"type": "response.completed", "response": {
+        **response, "status": "completed", "usage": _USAGE}}))
     return b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events)
 
 
@@ -58,14 +75,16 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.seen.append((self.path, body))
         if "streamGenerateContent" in self.path:
-            data = b"data: " + json.dumps(_GEMINI_CHUNK).encode() + b"\r\n\r\n"
+            call = self.server.gemini(body) if self.server.gemini else None
+            data = b"data: " + json.dumps(_gemini_chunk(call)).encode() + b"\r\n\r\n"
             return self._send(200, "text/event-stream", data)
         if ":generateContent" in self.path:
             return self._send(200, "application/json", json.dumps(_GEMINI_CHUNK).encode())
         if ":countTokens" in self.path:
             return self._send(200, "application/json", b'{"totalTokens": 5}')
         if self.path.startswith("/v1/responses"):
-            return self._send(200, "text/event-stream", _responses_events())
+            items = self.server.responder(body) if self.server.responder else None
+            return self._send(200, "text/event-stream", _responses_events(items or [_MESSAGE]))
         self._send(404, "application/json", b"{}")
 
     def _send(self, status: int, kind: str, data: bytes) -> None:
@@ -80,6 +99,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     seen: list[tuple[str, dict[str, Any]]]
     lock: threading.Lock
+    responder: Responder | None
+    gemini: Caller | None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up mid-answer: nothing to report
@@ -88,9 +109,10 @@ class _Server(ThreadingHTTPServer):
 class CliStub:
     """The stub server on 127.0.0.1 (a free port), recording (path, body) per request."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Responder | None = None, gemini: Caller | None = None) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.seen, self._server.lock = [], threading.Lock()
+        self._server.responder, self._server.gemini = responder, gemini
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
 

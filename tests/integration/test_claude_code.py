@@ -181,7 +181,10 @@ def test_manifest_first_then_exactly_what_changed_then_the_manifest_after_compac
     [transcript] = Path(os.environ["HOME"], ".claude", "projects").rglob("*.jsonl")
     assert listed["agent_session"] == f"claude-code {transcript.stem}"
     assert listed["state"] == "closed"  # SessionEnd closed it
-    assert not (vault.root / ".freshline" / "conversations.git").exists()  # no tree written
+    log = json.loads(subprocess.run(
+        [sys.executable, "-m", "freshline", "log", listed["id"], "--json"], cwd=vault.root,
+        capture_output=True, text=True, check=True).stdout)
+    assert [e["content"] for e in log if e["turn"]] == ["hello"]  # the prompt's checkpoint
 
     vault.write("notes/a.md", "# A, edited\n")
     vault.write("notes/new.md", "# New\n")

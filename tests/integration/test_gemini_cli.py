@@ -5,8 +5,11 @@ Gemini CLI runs in print mode (`gemini -p`) with its API pointed at a loopback s
 settings, the workspace trusted (`GEMINI_CLI_TRUST_WORKSPACE`), and the hook installed by
 `freshline hook install gemini-cli`. One conversation, run once for the module: a first
 turn, then two `--resume` turns, each after a file change (three turns, not four: a turn
-takes 5-30 s, mostly Node's start-up). What the model got is read off the recorded
-requests: the last user content of each is the turn being asked.
+takes 5-30 s, mostly Node's start-up). The model lists the workspace's folder in the
+first, edits a note with `run_shell_command` in the second and writes one with
+`write_file` in the third (`--yolo`: no confirmation). What the model got is read off the
+recorded requests: the last user content of each is the turn being asked. Then the files
+are rewound to where the second turn began.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 import re
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +80,37 @@ class Run:
     log: Path
     settings: dict[str, Any]
     how: list[Acknowledgement | None]  # each delivery's acknowledgement
+    session: str  # the freshline session of the agent's
+
+
+def tools(root: Path) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """The model's tool call for each turn (none once the tool's result came back)."""
+    def call(body: dict[str, Any]) -> dict[str, Any] | None:
+        last = (body.get("contents") or [{}])[-1]
+        parts = last.get("parts", [])
+        if any("functionResponse" in p for p in parts):
+            return None
+        asked = " ".join(p.get("text", "") for p in parts)
+        if "first question" in asked:
+            return {"name": "list_directory", "args": {"dir_path": str(root)}}
+        if "second question" in asked:
+            return {"name": "run_shell_command",
+                    "args": {"command": "printf 'by the shell\\n' >> notes/b.md"}}
+        if "third question" in asked:
+            return {"name": "write_file", "args": {"file_path": str(root / "notes/written.md"),
+                                                   "content": "by write_file\n"}}
+        return None
+
+    return call
+
+
+def listing(turn: Turn) -> str:
+    """The text of the folder listing the model got back in a turn."""
+    responses = [p["functionResponse"] for r in turn.requests for c in r["contents"]
+                 for p in c.get("parts", []) if "functionResponse" in p
+                 and p["functionResponse"].get("name") == "list_directory"]
+    assert responses, "the model listed no folder"
+    return json.dumps(responses[-1])
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +128,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     assert done.exit_code == 0, done.output
     log = base / "hook.log"
     session = str(uuid.uuid4())
-    with CliStub() as stub:
+    with CliStub(gemini=tools(ws.root)) as stub:
         env = {**os.environ, "HOME": str(home), "GOOGLE_GEMINI_BASE_URL": stub.url,
                "GEMINI_API_KEY": "offline", "GEMINI_CLI_TRUST_WORKSPACE": "true",
                "FRESHLINE_HOOK_LOG": str(log), "NO_COLOR": "1"}
@@ -102,7 +136,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         def turn(prompt: str, *session_args: str) -> Turn:
             before = len(stub.bodies("streamGenerateContent"))
             done = subprocess.run(
-                [str(gemini), "-p", prompt, "-m", MODEL, *session_args], cwd=ws.root,
+                [str(gemini), "-p", prompt, "-m", MODEL, "--yolo", *session_args], cwd=ws.root,
                 env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
             assert done.returncode == 0, done.stdout + done.stderr
             return Turn(prompt, stub.bodies("streamGenerateContent")[before:])
@@ -113,22 +147,25 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         ws.write("notes/a.md", "# A, edited\n")
         turns.append(turn("third question", "--resume", session))
     settings = json.loads((ws.root / ".gemini" / "settings.json").read_text(encoding="utf-8"))
-    yield Run(ws.root, turns, log, settings, acknowledged(ws.root, f"gemini-cli:{session}"))
+    yield Run(ws.root, turns, log, settings,
+              *acknowledged(ws.root, f"gemini-cli:{session}"))
 
 
-def acknowledged(root: Path, external: str) -> list[Acknowledgement | None]:
-    """How each delivery to the agent's session was acknowledged, oldest first."""
+def acknowledged(root: Path, external: str) -> tuple[list[Acknowledgement | None], str]:
+    """How each delivery to the agent's session was acknowledged, oldest first, and the
+    session."""
     manager = SessionManager(load_config(root))
     try:
         s = manager.store.session_by_external(external)
         assert s is not None
-        return [d.how for d in manager.store.deliveries_of(s.id)]
+        return [d.how for d in manager.store.deliveries_of(s.id)], s.id
     finally:
         manager.close()
 
 
 def test_the_installed_hook_answers_its_events(run: Run) -> None:
-    assert set(run.settings["hooks"]) == {"BeforeAgent", "AfterTool", "SessionEnd"}
+    assert set(run.settings["hooks"]) == {"BeforeAgent", "BeforeTool", "AfterTool",
+                                          "AfterAgent", "PreCompress", "SessionEnd"}
     assert all(t.requests for t in run.turns)
     assert not run.log.exists() or run.log.read_text() == ""
 
@@ -145,7 +182,27 @@ def test_each_change_reaches_the_model_once_in_the_next_turn(run: Run) -> None:
     assert len(second.context) == 1 and UPDATES in second.context[0]
     assert "notes/b.md" in second.context[0] and "notes/a.md" not in second.context[0]
     assert len(third.context) == 1 and "notes/a.md" in third.context[0]
-    assert "notes/b.md" not in third.context[0]
+    assert "notes/b.md" not in third.context[0]  # the agent's own shell edit: not told back
+
+
+def test_freshlines_folder_is_not_in_geminis_listing(run: Run) -> None:
+    shown = listing(run.turns[0])
+    assert "notes" in shown and ".freshline" not in shown
+
+
+def test_the_files_rewind_to_where_the_second_prompt_began(run: Run) -> None:
+    """The shell's edit and write_file's new note are undone, byte for byte; the user's
+    edit between the turns is named before it is overwritten."""
+    assert (run.root / "notes/b.md").read_text() == "# B\nby the shell\n"
+    done = CliRunner().invoke(app, ["-w", str(run.root), "rewind", run.session, "2", "--code",
+                                    "--yes", "--json"])
+    assert done.exit_code == 0, done.output
+    rewind = json.loads(done.stdout)
+    assert rewind["restored"] == ["notes/a.md", "notes/b.md", "notes/written.md"]
+    assert [(o["path"], o["by"]) for o in rewind["overwrites"]] == [("notes/a.md", "outside")]
+    assert (run.root / "notes/b.md").read_bytes() == b"# B\n"
+    assert (run.root / "notes/a.md").read_bytes() == b"# A\n"
+    assert not (run.root / "notes/written.md").exists()
 
 
 def test_the_transcript_proves_each_delivery(run: Run) -> None:

@@ -75,7 +75,7 @@ def test_tools_resources_and_the_prompt_answer_the_inspector(
     assert {t["name"] for t in listed} == TOOLS
     schemas = {t["name"]: t for t in listed}
     assert set(schemas["project_updates"]["outputSchema"]["properties"]) == {
-        "session", "token", "covers"}
+        "session", "token", "covers", "text", "changes"}
 
     manifest = inspector.tool("project_manifest", project="p")  # text only
     assert text(manifest).startswith('<project_context project="p"')
@@ -100,7 +100,7 @@ def test_tools_resources_and_the_prompt_answer_the_inspector(
     read = inspector.tool("read_document", path=snapshot.group(1), session=session)
     assert "Quarterly figures are up." in text(read)
     assert read["structuredContent"] == {"path": "notes/report.docx", "status": "ready",
-                                         "note": None}
+                                         "note": None, "text": text(read)}
 
     resource = inspector("resources/read", "--uri", "freshline://project/q/manifest")
     assert "other/x.md" in resource["contents"][0]["text"]

@@ -1,18 +1,20 @@
-"""The tools' side of confinement: `freshline.access.reach` with refusals as ToolErrors.
+"""The tools' side of confinement: `freshline.access` with refusals as ToolErrors.
 
-A path is resolved before it is checked (see `freshline.access`), so neither `../x`, an
-absolute path elsewhere, a symlink that leads out, an internal path, a secret nor a file
-outside the session's project gets through; a walk checks each entry it meets the same way.
+A path is opened beneath the root and checked on what was opened (see `freshline.access`),
+so neither `../x`, an absolute path elsewhere, a symlink that leads out (also one swapped
+in after the check), an internal path, a secret nor a file outside the session's project
+gets through; a walk checks each entry it meets the same way.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from freshline.access import AccessDenied, Rules, reach, refusal
-from freshline.errors import FreshlineError
+from freshline.access import AccessDenied, Rules, open_reached, reach, refusal
+from freshline.beneath import Kind, Opened, open_inside
+from freshline.errors import FreshlineError, WorkspaceError
 from freshline.paths import to_abs
 
 
@@ -22,12 +24,24 @@ class ToolError(FreshlineError):
 
 @dataclass(frozen=True)
 class Confined:
-    """A path that passed confinement."""
+    """A path that passed confinement; with `opened`, the very file or folder checked."""
 
     path: Path  # the real path to operate on (symlinks resolved)
     rel: str  # root-relative POSIX path of `path` ("" for the root itself)
     shown: str  # the absolute path as shown to the model
     is_dir: bool = False
+    opened: Opened = field(default_factory=lambda: Opened("", Kind.MISSING))
+
+    @property
+    def kind(self) -> Kind:
+        """What was opened: a file, a folder, or nothing there."""
+        return self.opened.kind
+
+    def __enter__(self) -> Confined:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.opened.close()
 
 
 class Confinement:
@@ -53,6 +67,27 @@ class Confinement:
         except AccessDenied as exc:
             raise ToolError(str(exc)) from None
         return Confined(reached.path, reached.rel, self.shown(reached.rel), reached.is_dir)
+
+    def open(self, raw: object) -> Confined:
+        """Confine one path and open what it names (`Confined.opened`, closed on leaving
+        the `with`): read that, never the path again. ToolError if refused."""
+        if not isinstance(raw, str) or not raw.strip():
+            raise ToolError("a path is required (absolute, or relative to the workspace)")
+        try:
+            opened = open_reached(self.root, raw, self.rules)
+        except AccessDenied as exc:
+            raise ToolError(str(exc)) from None
+        rel = opened.rel
+        return Confined(to_abs(self.real_root, rel), rel, self.shown(rel),
+                        opened.kind is Kind.FOLDER, opened)
+
+    def open_snapshot(self, path: Path) -> Opened:
+        """A document's snapshot, opened under the root through no link."""
+        try:
+            return open_inside(self.root, path)
+        except (OSError, WorkspaceError) as exc:
+            raise ToolError(f"{path}: its snapshot cannot be opened ({exc}); try again on "
+                            "a later turn") from None
 
     def visible(self, rel: str, folder: bool) -> bool:
         """Whether a real root-relative entry met by a walk may be shown."""

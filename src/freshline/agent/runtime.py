@@ -73,7 +73,10 @@ def toolbox_for(
     def lookup(rel: str) -> Probe | None:
         if not is_document(rel):
             return None
-        return manager.materializer.probe(rel, manager.store.index_get(rel))
+        # A snapshot an older converter version made is made again as it is read; one not
+        # converted yet is left to the background (the tool says it follows).
+        return manager.materializer.for_reading(rel, manager.store.index_get(rel),
+                                                waiting=False)
 
     def changes(since: int | None, page: int, most: int) -> str:
         return changes_page(manager, s.id, since, page, channel, limit=most).text

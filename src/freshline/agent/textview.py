@@ -1,21 +1,23 @@
 """What `read` and `search` show of a file: its text with secrets withheld, whole or by
 lines, capped.
 
-A file is read whole and scanned before any of it is shown: a line range cut out of a
-private key block would not look like one, and a search over the raw text would tell,
-match by match, what a withheld value holds. Withholding keeps line numbers, so a range
-and a search hit name the lines they would name in the file.
+A file is read whole, once, from the descriptor confinement opened, and the bytes read are
+scanned before any of it is shown (never a verdict cached for what the file held a moment
+earlier): a line range cut out of a private key block would not look like one, and a
+search over the raw text would tell, match by match, what a withheld value holds.
+Withholding keeps line numbers, so a range and a search hit name the lines they would
+name in the file.
 """
 
 from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from pathlib import Path
 
 from freshline.agent.confine import ToolError
+from freshline.beneath import Opened
 from freshline.secretscan import SecretKind, count_note
-from freshline.withholding import Withholder
+from freshline.withholding import Withholder, blob_id_bytes
 
 SCAN_LIMIT = 64 << 20  # bytes: a larger text file is not read (it could not be scanned cheaply)
 SNIFF = 8192  # bytes read to tell text from binary
@@ -27,6 +29,8 @@ class FileText:
 
     text: str
     kinds: tuple[SecretKind, ...] = ()
+    blob: str = ""  # the git blob id of the bytes read: exactly what was shown
+    size: int = 0  # bytes read
 
     def noted(self, shown: str) -> str:
         """`shown`, followed by how many secrets were withheld when any were."""
@@ -44,26 +48,27 @@ def is_binary(head: bytes) -> bool:
     return False
 
 
-def sniff(path: Path) -> bytes:
-    """The first bytes of a file."""
-    with path.open("rb") as handle:
-        return handle.read(SNIFF)
+def load(opened: Opened, shown: str, rel: str, withholder: Withholder) -> FileText:
+    """The text of the open file `opened` (shown as `shown`; file `rel` of the workspace),
+    read once and scanned as read, with its secrets withheld. ToolError for a binary or
+    too large file."""
+    if opened.size > SCAN_LIMIT:
+        if is_binary(opened.read(SNIFF)):
+            raise ToolError(f"{shown}: binary file, {opened.size} bytes")
+        raise _too_large(shown, opened.size)
+    data = opened.read(SCAN_LIMIT + 1)
+    if is_binary(data[:SNIFF]):
+        raise ToolError(f"{shown}: binary file, {len(data)} bytes")
+    if len(data) > SCAN_LIMIT:
+        raise _too_large(shown, len(data))
+    blob = blob_id_bytes(data)
+    withheld = withholder.text(data.decode("utf-8", "replace"), rel, noted_as=blob)
+    return FileText(withheld.text, withheld.kinds, blob, len(data))
 
 
-def load(path: Path, shown: str, rel: str, withholder: Withholder,
-         blob: str | None = None) -> FileText:
-    """The text of `path` (shown as `shown`; file `rel` of the workspace, content `blob`
-    when known) with its secrets withheld. ToolError for a binary or too large file."""
-    size = path.stat().st_size
-    if is_binary(sniff(path)):
-        raise ToolError(f"{shown}: binary file, {size} bytes")
-    if size > SCAN_LIMIT:
-        raise ToolError(f"{shown}: {size} bytes, more than the {SCAN_LIMIT >> 20} MiB "
-                        "freshline checks for secrets before showing; refused")
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        text = handle.read()
-    withheld = withholder.text(text, rel, blob)
-    return FileText(withheld.text, withheld.kinds)
+def _too_large(shown: str, size: int) -> ToolError:
+    return ToolError(f"{shown}: {size} bytes, more than the {SCAN_LIMIT >> 20} MiB "
+                     "freshline checks for secrets before showing; refused")
 
 
 def whole(text: str, shown: str, size: int, cap: int) -> str:

@@ -13,41 +13,34 @@ model reads and can act on. Every output is capped, so a huge file or a broad se
 flood the context. What a tool may see is decided by its `Rules` (`freshline.access`): the
 session's project, never a secret, never freshline's or git's own files, never a file with
 more than one hard link. What it shows of a file has every secret in it withheld
-(`freshline.withholding`; `textview.py`), and says how many. Writes replace a file (a
-temporary file renamed over it), so a hard link never carries them outside; a write that
-would put `[secret withheld: …]` where a secret stands is refused.
+(`freshline.withholding`; `textview.py`), and says how many. `search` is `search.py`;
+the tools that change files, through their folder's descriptor, are `writes.py`.
 """
 
 from __future__ import annotations
 
-import io
 import os
-import re
-import secrets
-import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from freshline.access import Rules, hard_links
-from freshline.agent import textview, tool_specs
+from freshline.access import Rules
+from freshline.agent import search, textview, tool_specs, writes
+from freshline.agent.calls import DocumentLookup, Means, Outcome, arg, encodable
 from freshline.agent.confine import Confined, Confinement, ToolError
 from freshline.agent.messages import ToolCall, ToolResult, ToolSpec
-from freshline.agent.textview import is_binary, sniff
 from freshline.agent.witness import Witness
+from freshline.beneath import Kind
 from freshline.errors import FreshlineError
 from freshline.materialize.status import DocStatus, Probe
-from freshline.secretscan import WITHHELD_PREFIX
 from freshline.session.ledger import TurnLedger, snapshot_fingerprint
 from freshline.withholding import Withholder
 
+__all__ = ["ChangesPager", "DocumentLookup", "Toolbox", "ToolMode", "encodable"]
+
 DEFAULT_OUTPUT_CAP = 20_000
 LIST_LIMIT = 500  # entries shown by one list call
-MATCH_LIMIT = 200  # matching lines shown by one search call
-SEARCH_FILE_LIMIT = 5_000_000  # bytes; larger files are skipped by search
-LINE_PREVIEW = 200  # characters of a matching line shown by search
 _NOTE_ROOM = 300  # a tool may exceed the cap by its own note on how it was capped
 
 
@@ -58,68 +51,13 @@ class ToolMode(StrEnum):
     ISOLATED = "isolated"  # the agent works in its own worktree and may change files
 
 
-DocumentLookup = Callable[[str], Probe | None]
-"""Given a root-relative path, the materializer's probe of it, or None for a plain file."""
-
 ChangesPager = Callable[[int | None, int, int], str]
 """Given `since` (None: the session's cursor), a page number and the most characters a page
 may take, that page of the session's project's changes."""
 
 
-@dataclass
-class _Outcome:
-    text: str
-    is_error: bool = False
-    changed: tuple[str, ...] = ()
-    mode_changes: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Searched:
-    path: Path  # the file to read: the source, or a document's snapshot
-    label: str  # how its hits are shown
-    rel: str  # the source's root-relative path
-    view: Probe | None  # the document's probe, for a snapshot
-
-
-def _arg(args: dict[str, Any], name: str, kind: type, default: Any = ...) -> Any:
-    """One argument of a tool call, checked for type; integers may come as digit strings."""
-    value = args.get(name)
-    if value is None:
-        if default is ...:
-            raise ToolError(f"missing argument {name!r}")
-        return default
-    if kind is int and isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ToolError(f"argument {name!r} must be a {kind.__name__}")
-    return value
-
-
-def _search_notes(hits: list[str], withheld: int, linked: list[str]) -> str:
-    """A search's lines, then how many secrets its lines withheld and which files with
-    more than one hard link it did not search."""
-    lines = list(hits)
-    if withheld:
-        lines.append(f"[{withheld} {'secret' if withheld == 1 else 'secrets'} withheld]")
-    if linked:
-        shown = ", ".join(linked[:5]) + (f" and {len(linked) - 5} more" if len(linked) > 5 else "")
-        lines.append(f"[not searched, each has more than one hard link: {shown}]")
-    return "\n".join(lines)
-
-
 def _join(rel: str, name: str) -> str:
     return f"{rel}/{name}" if rel else name
-
-
-def encodable(text: str) -> str:
-    """`text` with lone surrogates (undecodable file-name bytes, or a model's JSON) written
-    as escapes, so it can be encoded as UTF-8: for the model's API and the commit."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 class Toolbox:
@@ -145,32 +83,34 @@ class Toolbox:
         ledger: TurnLedger | None = None,
         withholder: Withholder | None = None,
     ) -> None:
-        self.confinement = Confinement(root, rules)
-        self.withholder = withholder or Withholder()
+        self.means = Means(Confinement(root, rules), withholder or Withholder(),
+                           Witness(ledger), read_document or (lambda rel: None), output_cap)
         self.mode = ToolMode(mode)
-        self.read_document = read_document or (lambda rel: None)
-        self.output_cap = output_cap
-        self.witness = Witness(ledger)
-        handlers: dict[str, tuple[ToolSpec, Callable[[dict[str, Any]], _Outcome]]] = {
+        handlers: dict[str, tuple[ToolSpec, Callable[[dict[str, Any]], Outcome]]] = {
             "list": (tool_specs.LIST, self._list),
             "read": (tool_specs.READ, self._read),
-            "search": (tool_specs.SEARCH, self._search),
+            "search": (tool_specs.SEARCH, self._on(search.search)),
         }
         self.changes = changes
         if changes is not None:
             handlers["changes"] = (tool_specs.CHANGES, self._changes)
         if self.mode is ToolMode.ISOLATED:
-            handlers["write"] = (tool_specs.WRITE, self._write)
-            handlers["edit"] = (tool_specs.EDIT, self._edit)
-            handlers["delete"] = (tool_specs.DELETE, self._delete)
+            handlers["write"] = (tool_specs.WRITE, self._on(writes.write))
+            handlers["edit"] = (tool_specs.EDIT, self._on(writes.edit))
+            handlers["delete"] = (tool_specs.DELETE, self._on(writes.delete))
             if offer_chmod:
-                handlers["chmod"] = (tool_specs.CHMOD, self._chmod)
+                handlers["chmod"] = (tool_specs.CHMOD, self._on(writes.chmod))
         self._handlers = handlers
+
+    def _on(
+        self, tool: Callable[[Means, dict[str, Any]], Outcome]
+    ) -> Callable[[dict[str, Any]], Outcome]:
+        return lambda args: tool(self.means, args)
 
     @property
     def root(self) -> Path:
         """The directory every path is confined to."""
-        return self.confinement.root
+        return self.means.confinement.root
 
     def specs(self) -> list[ToolSpec]:
         """The definitions of the tools this toolbox offers."""
@@ -181,17 +121,17 @@ class Toolbox:
         try:
             outcome = self._dispatch(call)
         except ToolError as exc:
-            outcome = _Outcome(f"{call.name}: {exc}", is_error=True)
+            outcome = Outcome(f"{call.name}: {exc}", is_error=True)
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            outcome = _Outcome(f"{call.name} failed: {reason}", is_error=True)
-        text = encodable(outcome.text)
-        if len(text) > self.output_cap + _NOTE_ROOM:
-            text = text[: self.output_cap] + f"\n[output capped at {self.output_cap} characters]"
+            outcome = Outcome(f"{call.name} failed: {reason}", is_error=True)
+        text, cap = encodable(outcome.text), self.means.output_cap
+        if len(text) > cap + _NOTE_ROOM:
+            text = text[:cap] + f"\n[output capped at {cap} characters]"
         return ToolResult(call.id, call.name, text, outcome.is_error, outcome.changed,
                           outcome.mode_changes)
 
-    def _dispatch(self, call: ToolCall) -> _Outcome:
+    def _dispatch(self, call: ToolCall) -> Outcome:
         entry = self._handlers.get(call.name)
         if entry is not None:
             return entry[1](call.arguments if isinstance(call.arguments, dict) else {})
@@ -201,30 +141,30 @@ class Toolbox:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def _list(self, args: dict[str, Any]) -> _Outcome:
-        target = self.confinement.resolve(_arg(args, "path", str, "."))
-        if target.path.is_file():
-            raise ToolError(f"{target.shown}: a file; use read")
-        if not target.path.is_dir():
-            raise ToolError(f"{target.shown}: no such directory")
-        with os.scandir(target.path) as found:
-            entries = sorted(
-                (e for e in found if self._visible(_join(target.rel, e.name), e)),
-                key=lambda e: e.name,
-            )
+    def _list(self, args: dict[str, Any]) -> Outcome:
+        with self.means.confinement.open(arg(args, "path", str, ".")) as target:
+            if target.kind is Kind.FILE:
+                raise ToolError(f"{target.shown}: a file; use read")
+            if target.kind is not Kind.FOLDER:
+                raise ToolError(f"{target.shown}: no such directory")
+            with os.scandir(target.opened.fd) as found:  # the folder checked, not its name
+                entries = sorted(
+                    (e for e in found if self._visible(_join(target.rel, e.name), e)),
+                    key=lambda e: e.name,
+                )
+                lines = [self._describe(entry) for entry in entries[:LIST_LIMIT]]
         count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
-        lines = [f"{target.shown}/ ({count})"]
-        lines += [self._describe(entry) for entry in entries[:LIST_LIMIT]]
+        lines.insert(0, f"{target.shown}/ ({count})")
         if len(entries) > LIST_LIMIT:
             lines.append(f"[... and {len(entries) - LIST_LIMIT} more entries]")
-        return _Outcome("\n".join(lines))
+        return Outcome("\n".join(lines))
 
     def _visible(self, rel: str, entry: os.DirEntry[str]) -> bool:
         try:
             folder = entry.is_dir(follow_symlinks=False)
         except OSError:
             return False
-        return self.confinement.visible(rel, folder)
+        return self.means.confinement.visible(rel, folder)
 
     def _describe(self, entry: os.DirEntry[str]) -> str:
         if entry.is_symlink():
@@ -232,271 +172,71 @@ class Toolbox:
         if entry.is_dir():
             return f"{entry.name}/"
         info = entry.stat()
-        if info.st_nlink > 1 and not self.confinement.rules.allow_hardlinks:
+        if info.st_nlink > 1 and not self.means.confinement.rules.allow_hardlinks:
             return f"{entry.name}  ({info.st_size} bytes; {info.st_nlink} hard links: not read)"
         return f"{entry.name}  ({info.st_size} bytes)"
 
-    def _read(self, args: dict[str, Any]) -> _Outcome:
-        target = self.confinement.resolve(_arg(args, "path", str))
-        start, end = _arg(args, "start", int, None), _arg(args, "end", int, None)
-        if target.path.is_dir():
-            raise ToolError(f"{target.shown}: a directory; use list")
-        if not target.path.is_file():
-            raise ToolError(f"{target.shown}: no such file")
-        view = self.read_document(target.rel)
-        if view is None:
-            blob = self.witness.content(target.path)  # first: an edit meanwhile is a change
-            outcome = _Outcome(self._text(target.path, target, start, end, blob))
-        else:
-            outcome = self._read_document(target, view, start, end)
-            blob = snapshot_fingerprint(view)
+    def _read(self, args: dict[str, Any]) -> Outcome:
+        start, end = arg(args, "start", int, None), arg(args, "end", int, None)
+        with self.means.confinement.open(arg(args, "path", str)) as target:
+            if target.kind is Kind.FOLDER:
+                raise ToolError(f"{target.shown}: a directory; use list")
+            if target.kind is not Kind.FILE:
+                raise ToolError(f"{target.shown}: no such file")
+            view = self.means.read_document(target.rel)
+            blob: str | None
+            if view is None:
+                loaded = textview.load(target.opened, target.shown, target.rel,
+                                       self.means.withholder)
+                outcome, blob = Outcome(self._shown(loaded, target, start, end)), loaded.blob
+            else:
+                outcome = self._read_document(target, view, start, end)
+                blob = snapshot_fingerprint(view)
         if not outcome.is_error:
-            self.witness.saw(target.rel, blob)
+            self.means.witness.saw(target.rel, blob)
         return outcome
 
     def _read_document(
         self, target: Confined, view: Probe, start: int | None, end: int | None
-    ) -> _Outcome:
+    ) -> Outcome:
         if view.status is DocStatus.DELETED:
             raise ToolError(f"{target.shown}: no such file")
         if view.status is DocStatus.PENDING:
-            return _Outcome(f"{target.shown}: a document being converted to text; no snapshot "
+            return Outcome(f"{target.shown}: a document being converted to text; no snapshot "
                             "yet. It will be readable on a later turn.")
         if view.status is DocStatus.FAILED:
             why = f" ({view.reason})" if view.reason else ""
-            return _Outcome(f"{target.shown}: converting this document to text failed{why}; "
+            return Outcome(f"{target.shown}: converting this document to text failed{why}; "
                             "its content cannot be read.", is_error=True)
-        if view.snapshot is None or not view.snapshot.is_file():
+        if view.snapshot is None:
             raise ToolError(f"{target.shown}: its snapshot is missing; try again on a later turn")
+        with self.means.confinement.open_snapshot(view.snapshot) as snapshot:
+            if snapshot.kind is not Kind.FILE:
+                raise ToolError(f"{target.shown}: its snapshot is missing; try again on a "
+                                "later turn")
+            loaded = textview.load(snapshot, target.shown, target.rel, self.means.withholder)
         note = (" (an older snapshot: the document changed since; a new one is on its way)"
                 if view.status is DocStatus.STALE else "")
         header = f"[text snapshot of {target.shown}{note}]\n"
-        return _Outcome(header + self._text(view.snapshot, target, start, end))
+        return Outcome(header + self._shown(loaded, target, start, end))
 
-    def _text(self, path: Path, target: Confined, start: int | None, end: int | None,
-              blob: str | None = None) -> str:
-        """The text of `path` (`target`'s file or snapshot), secrets withheld, whole or
-        the lines asked for, with a line saying how many secrets were withheld."""
-        shown = target.shown
-        loaded = textview.load(path, shown, target.rel, self.withholder, blob)
+    def _shown(self, loaded: textview.FileText, target: Confined, start: int | None,
+               end: int | None) -> str:
+        """A file's (or snapshot's) text, whole or the lines asked for, with a line saying
+        how many secrets were withheld."""
+        shown, cap = target.shown, self.means.output_cap
         if start is None and end is None:
-            size = path.stat().st_size
-            return loaded.noted(textview.whole(loaded.text, shown, size, self.output_cap))
+            return loaded.noted(textview.whole(loaded.text, shown, loaded.size, cap))
         first = 1 if start is None else start
-        return loaded.noted(textview.lines(loaded.text, shown, first, end, self.output_cap))
+        return loaded.noted(textview.lines(loaded.text, shown, first, end, cap))
 
-    def _changes(self, args: dict[str, Any]) -> _Outcome:
-        since, page = _arg(args, "since", int, None), _arg(args, "page", int, 1)
+    def _changes(self, args: dict[str, Any]) -> Outcome:
+        since, page = arg(args, "since", int, None), arg(args, "page", int, 1)
         if (since is not None and since < 0) or page < 1:
             raise ToolError("since must be at least 0 and page at least 1")
         assert self.changes is not None
         try:
-            return _Outcome(self.withholder.text(self.changes(since, page, self.output_cap)).text)
+            page_text = self.changes(since, page, self.means.output_cap)
+            return Outcome(self.means.withholder.text(page_text).text)
         except FreshlineError as exc:
             raise ToolError(str(exc)) from None
-
-    # --- search ------------------------------------------------------------------------------
-
-    def _search(self, args: dict[str, Any]) -> _Outcome:
-        pattern = _arg(args, "pattern", str)
-        flags = re.IGNORECASE if _arg(args, "ignore_case", bool, False) else 0
-        try:
-            regex = re.compile(pattern, flags)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression: {exc}") from exc
-        base = self.confinement.resolve(_arg(args, "path", str, "."))
-        hits: list[str] = []
-        searched = used = withheld = 0
-        linked: list[str] = []
-        for source in self._searchable(base, linked):
-            searched += 1
-            shown_before = len(hits)
-            for number, line, had in self._matches(source, regex):
-                hit = f"{source.label}:{number}: {line.rstrip()[:LINE_PREVIEW]}"
-                hits.append(hit)
-                withheld += hit.count(WITHHELD_PREFIX) if had else 0
-                used += len(hit) + 1
-                if len(hits) >= MATCH_LIMIT or used > self.output_cap:
-                    self.witness.saw_source(source.rel, source.view, source.path)
-                    hits.append(f"[stopped after {len(hits)} matches; narrow the pattern or path]")
-                    return _Outcome(_search_notes(hits, withheld, linked))
-            if len(hits) > shown_before:
-                self.witness.saw_source(source.rel, source.view, source.path)
-        if not hits:
-            files = "1 file" if searched == 1 else f"{searched} files"
-            hits = [f"no matches for /{pattern}/ in {files}"]
-        return _Outcome(_search_notes(hits, withheld, linked))
-
-    def _searchable(self, base: Confined, linked: list[str]) -> Iterator[_Searched]:
-        """Each text source the rules admit under `base`; files with more than one hard
-        link are left out and named in `linked` (unless the rules allow them)."""
-        for path, rel in self._walk(base):
-            shown = self.confinement.shown(rel)
-            try:
-                view = self.read_document(rel)
-                if not self.confinement.rules.allow_hardlinks and hard_links(path) > 1:
-                    linked.append(shown)
-                elif view is None:
-                    if path.stat().st_size <= SEARCH_FILE_LIMIT and not is_binary(sniff(path)):
-                        yield _Searched(path, shown, rel, None)
-                elif view.snapshot is not None and view.snapshot.is_file():
-                    yield _Searched(view.snapshot, f"{shown} (snapshot)", rel, view)
-            except OSError:
-                continue  # vanished or unreadable since the walk saw it
-
-    def _walk(self, base: Confined) -> Iterator[tuple[Path, str]]:
-        """Every regular file the rules admit under `base`, in path order, with its
-        root-relative path. Iterative: a tree thousands of levels deep is walked too."""
-        if not base.is_dir:
-            if base.path.is_file():
-                yield base.path, base.rel
-            return
-        stack = [(base.path, base.rel)]
-        while stack:
-            folder, rel_folder = stack.pop()
-            try:
-                with os.scandir(folder) as found:
-                    entries = sorted(found, key=lambda e: e.name, reverse=True)
-            except OSError:
-                continue  # unreadable, or a path too long to open: skip that folder
-            files: list[tuple[Path, str]] = []
-            for entry in entries:
-                rel = _join(rel_folder, entry.name)
-                # symlinks are never followed: the walk sees only what lies here
-                if entry.is_dir(follow_symlinks=False):
-                    if self.confinement.visible(rel, folder=True):
-                        stack.append((Path(entry.path), rel))
-                elif entry.is_file(follow_symlinks=False) and self.confinement.visible(rel, False):
-                    files.append((Path(entry.path), rel))
-            yield from reversed(files)
-
-    def _matches(
-        self, source: _Searched, regex: re.Pattern[str]
-    ) -> Iterator[tuple[int, str, bool]]:
-        """(number, line, whether the file had secrets withheld) of each matching line, searched
-        in the text with its secrets withheld: a pattern cannot probe a withheld value."""
-        try:
-            loaded = textview.load(source.path, source.label, source.rel, self.withholder)
-        except ToolError:
-            return  # grew past what is scanned since the walk
-        for number, line in enumerate(io.StringIO(loaded.text, newline=""), 1):
-            if regex.search(line):
-                yield number, line, bool(loaded.kinds)
-
-    # --- changing (isolated mode) ------------------------------------------------------------
-
-    def _writable(self, args: dict[str, Any], reads: bool = False) -> Confined:
-        """The path a change names. A file with more than one hard link may be replaced
-        or deleted (its other names keep their content), not edited, which reads it."""
-        raw = _arg(args, "path", str)
-        if encodable(raw) != raw:
-            raise ToolError("the path is not valid Unicode (it holds a lone surrogate); refused")
-        target = self.confinement.resolve(raw, hardlinks=not reads)
-        if target.is_dir:
-            raise ToolError(f"{target.shown}: a directory")
-        return target
-
-    @staticmethod
-    def _put(path: Path, text: str) -> None:
-        """Replace `path` by a new file with `text`, keeping the old file's mode.
-
-        A new inode, never a write in place: a hard link to the file (perhaps from outside
-        the worktree) keeps its old content. On failure nothing partial is left.
-        """
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-        except FileNotFoundError:
-            mode = None
-        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.freshline-tmp")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with open(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-            if mode is not None:
-                os.chmod(temp, mode)
-            os.replace(temp, path)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-
-    def _replace(self, target: Confined, text: str) -> None:
-        """Write `text` over `target` and record it as the agent's own write."""
-        self._keep_secrets(target, text)
-        self._put(target.path, text)
-        self.witness.wrote(target.rel, text)
-
-    def _keep_secrets(self, target: Confined, text: str) -> None:
-        """Refuse to write more `[secret withheld: …]` markers into a file than it holds,
-        when it holds secrets: the agent was shown the markers, and writing them back
-        would destroy what they stand for."""
-        if WITHHELD_PREFIX not in text or not target.path.is_file():
-            return
-        with target.path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            old = handle.read()
-        if text.count(WITHHELD_PREFIX) > old.count(WITHHELD_PREFIX) and \
-                self.withholder.text(old, target.rel).count:
-            raise ToolError(f"{target.shown}: holds secrets withheld from you; writing "
-                            "'[secret withheld: …]' over them would destroy them. Change "
-                            "the file with edit, around them; refused")
-
-    def _write(self, args: dict[str, Any]) -> _Outcome:
-        target = self._writable(args)
-        content = _arg(args, "content", str)
-        existed = target.path.exists()
-        self.witness.guard(target)
-        target.path.parent.mkdir(parents=True, exist_ok=True)
-        self._replace(target, content)
-        what = "replaced" if existed else "created"
-        return _Outcome(f"{what} {target.shown} ({len(content.encode())} bytes)",
-                        changed=(target.rel,))
-
-    def _edit(self, args: dict[str, Any]) -> _Outcome:
-        target = self._writable(args, reads=True)
-        old, new = _arg(args, "old", str), _arg(args, "new", str)
-        if not target.path.is_file():
-            raise ToolError(f"{target.shown}: no such file; use write to create it")
-        if not old:
-            raise ToolError("old must not be empty")
-        if is_binary(sniff(target.path)):
-            raise ToolError(f"{target.shown}: binary file, {target.path.stat().st_size} bytes")
-        try:
-            with target.path.open(encoding="utf-8", newline="") as handle:
-                text = handle.read()
-        except UnicodeDecodeError as exc:
-            raise ToolError(f"{target.shown}: not UTF-8 text; use write") from exc
-        self.witness.guard(target)
-        count = text.count(old)
-        if count != 1:
-            where = "not found" if count == 0 else f"found {count} times"
-            raise ToolError(f"{target.shown}: old text {where}; it must match exactly once "
-                            "(include more surrounding text)")
-        self._replace(target, text.replace(old, new, 1))
-        return _Outcome(f"edited {target.shown}", changed=(target.rel,))
-
-    def _delete(self, args: dict[str, Any]) -> _Outcome:
-        target = self._writable(args)
-        given = Path(os.path.normpath(self.confinement.root / _arg(args, "path", str)))
-        if given.is_symlink():  # deleting it would delete the file it points at
-            raise ToolError(f"{given}: a symbolic link; delete refuses links")
-        if not target.path.is_file():
-            raise ToolError(f"{target.shown}: no such file")
-        target.path.unlink()
-        self.witness.deleted(target.rel)
-        return _Outcome(f"deleted {target.shown}", changed=(target.rel,))
-
-    def _chmod(self, args: dict[str, Any]) -> _Outcome:
-        target = self._writable(args)
-        executable = _arg(args, "executable", bool)
-        if not target.path.is_file():
-            raise ToolError(f"{target.shown}: no such file")
-        st = target.path.stat()
-        if st.st_nlink > 1:
-            raise ToolError(f"{target.shown}: has {st.st_nlink} hard links, and a mode belongs "
-                            "to all of them; refused")
-        mode = stat.S_IMODE(st.st_mode)
-        # execute bits follow the read bits, as git's 755/644 do
-        mode = mode | ((mode & 0o444) >> 2) if executable else mode & ~0o111
-        os.chmod(target.path, mode)
-        git_mode = "100755" if executable else "100644"
-        return _Outcome(f"{target.shown}: mode {mode:o}", changed=(target.rel,),
-                        mode_changes={target.rel: git_mode})

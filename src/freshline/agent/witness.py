@@ -1,6 +1,7 @@
 """The tools' side of the read ledger: what the agent saw and wrote, and the write guard.
 
-`read` and `search` tell the witness which content (git blob id) they showed, `write` and
+`read` and `search` tell the witness which content (git blob id) they showed (of the
+bytes they read, or the content a snapshot was made from), `write` and
 `edit` what they wrote, `delete` what it deleted; the witness notes it in the turn's
 `TurnLedger`. Before a write
 replaces a file, `guard` checks that the file holds the content the agent last read or
@@ -11,11 +12,8 @@ a ledger (a bare toolbox) the witness notes nothing and guards nothing.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from freshline.agent.confine import Confined, ToolError
-from freshline.materialize.status import Probe
-from freshline.session.ledger import TurnLedger, snapshot_fingerprint
+from freshline.session.ledger import TurnLedger
 from freshline.store import LedgerKind
 from freshline.tracker.hashing import blob_id_bytes, blob_of
 
@@ -26,24 +24,10 @@ class Witness:
     def __init__(self, ledger: TurnLedger | None = None) -> None:
         self.ledger = ledger
 
-    def content(self, path: Path) -> str | None:
-        """The blob `path` holds now, when there is a ledger to note it in."""
-        return blob_of(path) if self.ledger is not None else None
-
     def saw(self, rel: str, blob: str | None) -> None:
         """The agent was shown the content `blob` of root-relative `rel`."""
         if self.ledger is not None and blob is not None:
             self.ledger.note(rel, blob, LedgerKind.READ)
-
-    def saw_source(self, rel: str, view: Probe | None, path_read: Path) -> None:
-        """The agent was shown lines of `rel`: of the file at `path_read`, or of the
-        document snapshot `view` names (the content it was made from)."""
-        if self.ledger is None:
-            return
-        try:
-            self.saw(rel, blob_of(path_read) if view is None else snapshot_fingerprint(view))
-        except OSError:
-            pass  # it changed or vanished meanwhile: record nothing rather than a guess
 
     def wrote(self, rel: str, text: str) -> None:
         """A tool wrote `text` (as UTF-8) to root-relative `rel`."""

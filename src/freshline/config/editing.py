@@ -86,8 +86,11 @@ _TEMPLATE = """\
 # header_timeout_s = 10        # a request's headers must arrive within this
 # body_timeout_s = 30          # and its body within this
 # keepalive_timeout_s = 30     # an idle connection is closed after this
-# max_connections_per_address = 64
-# jwks_refetch_s = 60          # an unknown signing key refetches the keys at most this often
+# max_connections = 4096       # open at once (fewer if the open-files limit leaves less)
+# max_connections_per_address = 64   # an IPv6 client counts by its /64
+# jwks_refetch_s = 1           # the issuer's keys are fetched at most this often
+# oauth_token_types = ["at+jwt"]   # the access tokens' typ (add "JWT" for Keycloak's)
+# oauth_scopes = ["openid"]    # the scopes clients are told to ask for
 
 [security]
 # allow_hardlinks = false      # files with more than one hard link are read by nothing

@@ -33,6 +33,7 @@ from freshline.config.settings import (
     StoreSettings,
     WorkspaceSettings,
     check_network,
+    check_token_word,
     check_url,
     parse_duration,
 )
@@ -234,7 +235,9 @@ def _server(raw: Any) -> ServerSettings:
     for name, value in table.items():
         key = f"server.{name}"
         if name == "trusted_proxies":
-            values[name] = _networks(key, value)
+            values[name] = _words(key, value, check_network, "networks (CIDR)")
+        elif name in ("oauth_token_types", "oauth_scopes"):
+            values[name] = _words(key, value, check_token_word, "strings")
         elif name in SERVER_RANGES:
             _expect(key, value, int, "an integer")
             _in_range(key, value, *SERVER_RANGES[name])
@@ -251,15 +254,15 @@ def _server(raw: Any) -> ServerSettings:
     return ServerSettings(**values)
 
 
-def _networks(key: str, value: Any) -> tuple[str, ...]:
-    _expect(key, value, list, "an array of networks (CIDR)")
+def _words(key: str, value: Any, check: Callable[[str], str], noun: str) -> tuple[str, ...]:
+    _expect(key, value, list, f"an array of {noun}")
     if len(value) > PATTERNS_MAX:
-        raise config_error(key, f"more than {PATTERNS_MAX:,} networks ({len(value):,})")
+        raise config_error(key, f"more than {PATTERNS_MAX:,} {noun} ({len(value):,})")
     out = []
     for i, item in enumerate(value):
         _expect(f"{key}[{i}]", item, str, "a string")
         try:
-            out.append(check_network(item))
+            out.append(check(item))
         except ValueError as exc:
             raise config_error(f"{key}[{i}]", str(exc)) from None
     return tuple(out)

@@ -139,15 +139,22 @@ class ServerSettings:
     # An idle kept-alive connection is closed after this: longer than clients keep theirs
     # (httpx, the MCP SDK's: 5 s), or a request sent as the server closes is lost.
     keepalive_timeout_s: int = 30
-    max_connections_per_address: int = 64  # open connections per client address
-    jwks_refetch_s: int = 60  # an unknown key id refetches the issuer's keys at most this often
-
+    max_connections_per_address: int = 64  # open connections per client key (IPv6: a /64)
+    jwks_refetch_s: int = 1  # the issuer's keys are fetched at most this often
+    max_connections: int = 4096  # open at once (fewer when the open-files limit is lower)
+    # The `typ` an access token's header must name (RFC 9068's; add "JWT" for an issuer
+    # that does not type its access tokens, as Keycloak's default does not).
+    oauth_token_types: tuple[str, ...] = ("at+jwt",)
+    # The scopes clients are told to ask for (RFC 9728 scopes_supported): freshline needs
+    # none of its own, and a client told none asks for every scope the issuer has.
+    oauth_scopes: tuple[str, ...] = ("openid",)
 
 # The range of each numeric `[server]` setting.
 SERVER_RANGES = {
     "header_timeout_s": (1, 600),
     "body_timeout_s": (1, 3_600),
     "keepalive_timeout_s": (1, 3_600),
+    "max_connections": (16, 1_000_000),
     "max_connections_per_address": (1, 100_000),
     "jwks_refetch_s": (1, 86_400),
 }
@@ -163,6 +170,15 @@ def check_url(text: str) -> str:
         raise ValueError(f"not an http:// or https:// URL: {text!r}")
     if parts.query or parts.fragment:
         raise ValueError(f"a URL without query or fragment, not {text!r}")
+    return text
+
+
+def check_token_word(text: str) -> str:
+    """`text` if it can be a scope or a token type: printable ASCII without spaces, quotes
+    or backslashes (RFC 6749's scope-token), else ValueError."""
+    if not text or any(not 0x21 <= ord(c) <= 0x7E or c in '"\\' for c in text):
+        raise ValueError(f"not a scope or type (printable, no space, quote or backslash): "
+                         f"{text!r}")
     return text
 
 

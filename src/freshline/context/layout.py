@@ -2,17 +2,19 @@
 
 `manifest.py` and `updates.py` describe their block as a `Plan`; `rollup.py` decides what
 to fold (a `Folds` state); `write` turns a plan and a state into the block's text. A
-folded entry is never dropped: it is counted in a group line (its folder's, its git
-operation's, or its folder rename's), and the block then ends with how to get the full
-list back.
+folded entry is never dropped: it is counted in a group line (its folder's, its folder
+rename's, or one of its git operation's folder groups, written under the operation's
+line), and the block then ends with how to get the full list back.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from freshline.names import ESCAPE
 
 from .wire import tag
 
@@ -85,12 +87,19 @@ class Groups:
     pools: tuple[Pool, ...]
 
 
+Key = Pool | int  # what folder folds apply to: a pool, or a git operation by its index
+# A git operation's line from its folder groups (None: none) and whether some of its
+# paths are told elsewhere in the block all the same.
+GitWriter = Callable[[Mapping[str, Counter[str]] | None, bool], str]
+
+
 @dataclass(frozen=True)
 class GitLine:
-    """A git operation's line; it says whether its paths are listed or grouped here."""
+    """A git operation's line; it says whether its paths are listed or counted here, and
+    its folder groups follow it."""
 
     index: int
-    write: Callable[[Counter[str] | None], str]  # counts of what it groups, or None
+    write: GitWriter
 
 
 @dataclass(frozen=True)
@@ -105,21 +114,21 @@ Part = Text | Section | Groups | GitLine | WayBack
 
 @dataclass
 class Folds:
-    """What one block folds: folders per pool, git operations, folder renames, or all."""
+    """What one block folds: folders per pool and per git operation (its paths counted
+    in its own folder groups), folder renames, or all."""
 
-    folders: dict[Pool, set[str]] = field(default_factory=dict)
-    ops: set[int] = field(default_factory=set)
+    folders: dict[Key, set[str]] = field(default_factory=dict)
     renames: set[int] = field(default_factory=set)
     minimal: bool = False
 
-    def folded(self, pool: Pool) -> set[str]:
-        """The folded folders of `pool` (a set to add to)."""
-        return self.folders.setdefault(pool, set())
+    def folded(self, key: Key) -> set[str]:
+        """The folded folders of `key` (a set to add to)."""
+        return self.folders.setdefault(key, set())
 
     def copy(self) -> Folds:
         """A copy to fold further."""
-        folders = {pool: set(folded) for pool, folded in self.folders.items()}
-        return Folds(folders, set(self.ops), set(self.renames), self.minimal)
+        folders = {key: set(folded) for key, folded in self.folders.items()}
+        return Folds(folders, set(self.renames), self.minimal)
 
 
 @dataclass
@@ -131,6 +140,7 @@ class Plan:
     parts: list[Part]
     group_line: Callable[[str, Counter[str]], str]  # (folder, counts by label) → text
     start: Folds = field(default_factory=Folds)  # folds it always has
+    legend: str = ""  # the last line when a line holds an escape: how to read names back
     # Group lines written so far: fitting renders a plan several times, mostly with the
     # same groups.
     _lines: dict[tuple[str, frozenset[tuple[str, int]]], str] = field(
@@ -156,10 +166,11 @@ class Placement:
 
     def __init__(self, plan: Plan, folds: Folds) -> None:
         self.folds = folds
-        self.groups: dict[Pool, dict[str, Counter[str]]] = {}
-        self.ops: dict[int, Counter[str]] = {}
+        # the groups of each pool and git operation, by folder
+        self.groups: dict[Key, dict[str, Counter[str]]] = {}
         self.listed: set[int] = set()  # ids of listed entries
-        self._tops: dict[Pool, TopFolded] = {}
+        self.told: Counter[int] = Counter()  # a git operation's paths not in its groups
+        self._tops: dict[Key, TopFolded] = {}
         for entry in plan.entries():
             pool = entry.pool
             if pool is None:
@@ -168,6 +179,8 @@ class Placement:
             elif folds.minimal:
                 self._count(pool, "", entry)
             elif pool is not Pool.CHANGES or not self._folded_by_git(entry):
+                if entry.ops:
+                    self.told.update(entry.ops)
                 top = self._top(pool, entry.folder)
                 if top is None:
                     self.listed.add(id(entry))
@@ -175,42 +188,50 @@ class Placement:
                     self._count(pool, top, entry)
 
     def _folded_by_git(self, entry: Entry) -> bool:
-        """Whether a path change is in a folded folder rename or git operation (counted
-        in the operation's line)."""
+        """Whether a path change is in a folded folder rename or in a folder group of a
+        git operation (counted under the operation's line)."""
         if entry.rename is not None and entry.rename in self.folds.renames:
             return True  # its folder's rename line says it all
         for op in entry.ops:
-            if op in self.folds.ops:
-                counts = self.ops.get(op)
-                if counts is None:
-                    counts = self.ops[op] = Counter()
-                entry.tally(counts)
-                return True
+            if op in self.folds.folders:
+                top = self._top(op, entry.folder)
+                if top is not None:
+                    self._count(op, top, entry)
+                    return True
         return False
 
-    def _count(self, pool: Pool, folder: str, entry: Entry) -> None:
-        by_folder = self.groups.get(pool)
+    def _count(self, key: Key, folder: str, entry: Entry) -> None:
+        by_folder = self.groups.get(key)
         if by_folder is None:
-            by_folder = self.groups[pool] = {}
+            by_folder = self.groups[key] = {}
         counts = by_folder.get(folder)
         if counts is None:  # not setdefault: a Counter per entry costs
             counts = by_folder[folder] = Counter()
         entry.tally(counts)
 
-    def _top(self, pool: Pool, folder: str) -> str | None:
-        """The highest folded folder holding `folder` (itself included), if any."""
-        tops = self._tops.get(pool)
+    def _top(self, key: Key, folder: str) -> str | None:
+        """The highest folded folder of `key` holding `folder` (itself included), if any."""
+        tops = self._tops.get(key)
         if tops is None:
-            tops = self._tops[pool] = TopFolded(self.folds.folded(pool))
+            tops = self._tops[key] = TopFolded(self.folds.folded(key))
         return tops(folder)
+
+    def op_groups(self, op: int) -> dict[str, Counter[str]] | None:
+        """The folder groups of git operation `op`, or None when none of its paths is."""
+        return self.groups.get(op)
 
     def is_listed(self, entry: Entry) -> bool:
         """Whether `entry` is listed one by one."""
         return id(entry) in self.listed
 
+    def listed_paths(self, plan: Plan) -> frozenset[str]:
+        """The paths of the plan's entries listed one by one (those a roll-up may fold)."""
+        return frozenset(e.path for e in plan.entries()
+                         if e.pool is not None and id(e) in self.listed)
+
     def rolled_up(self) -> bool:
         """Whether anything was folded."""
-        return bool(self.groups or self.ops or self.folds.renames or self.folds.minimal)
+        return bool(self.groups or self.folds.renames or self.folds.minimal)
 
 
 class TopFolded:
@@ -237,12 +258,14 @@ class TopFolded:
         return tops[folder]
 
 
-def write(plan: Plan, folds: Folds) -> str:
-    """The block's text under `folds`."""
-    placed = Placement(plan, folds)
+def write(plan: Plan, folds: Folds, placed: Placement | None = None) -> str:
+    """The block's text under `folds` (`placed`: their placement, when the caller made it)."""
+    placed = placed or Placement(plan, folds)
     body: list[str] = []
     for part in plan.parts:
         body.extend(_lines(plan, part, placed))
+    if plan.legend and any(ESCAPE in line for line in body):
+        body.append(plan.legend)
     return tag(plan.name, plan.attributes, body)
 
 
@@ -253,7 +276,13 @@ def _lines(plan: Plan, part: Part, placed: Placement) -> list[str]:
     if isinstance(part, WayBack):
         return [part.line] if placed.rolled_up() else []
     if isinstance(part, GitLine):
-        return [] if minimal else [part.write(placed.ops.get(part.index))]
+        if minimal:
+            return []
+        groups = placed.op_groups(part.index)
+        head = part.write(groups, placed.told[part.index] > 0)
+        if not groups or set(groups) == {""}:
+            return [head]
+        return [head, *(f"- {plan.group(folder, groups[folder])}" for folder in sorted(groups))]
     if isinstance(part, Groups):
         merged: dict[str, Counter[str]] = {}
         for pool in part.pools:

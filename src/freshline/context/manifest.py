@@ -81,7 +81,9 @@ def manifest_plan(m: ManifestInput, budget: Budget | None = None) -> Plan:
 
 def _plan(m: ManifestInput, budget: Budget | None) -> Plan:
     parts: list[Part] = [Text(phrases.MANIFEST_INSTRUCTION, essential=True)]
-    if m.resumed:
+    if m.forked:
+        parts.append(Text(phrases.forked(m.forked), essential=True))
+    elif m.resumed:
         parts.append(Text(phrases.RESUMED, essential=True))
     if not m.include:
         parts.append(Text("Sources: none (this project includes nothing yet).", essential=True))
@@ -93,7 +95,7 @@ def _plan(m: ManifestInput, budget: Budget | None) -> Plan:
     def group_line(folder: str, counts: Counter[str]) -> str:
         return phrases.group(m.root, folder, counts, phrases.DOCUMENT_LABELS)
 
-    return Plan("project_context", attributes, parts, group_line)
+    return Plan("project_context", attributes, parts, group_line, legend=phrases.READ_BACK)
 
 
 def _sources(m: ManifestInput) -> list[Part]:

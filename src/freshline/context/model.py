@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from freshline.errors import ConfigError, FreshlineError
-from freshline.materialize.status import DocStatus
+from freshline.materialize.status import DocStatus, Upgrade
 from freshline.scope import Pattern, parse_pattern
 from freshline.store.records import Change, ChangeGroup, ChangeKind
 
@@ -195,10 +195,14 @@ class Source:
         _set(self, "kind", SourceKind(getattr(self.kind, "value", self.kind)))
 
 
+_STALE_KINDS = (ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED, ChangeKind.LEFT)
+
+
 @dataclass(frozen=True)
 class StaleRead:
     """A file the agent read (or its tool wrote) whose content changed since: at `turn`,
-    and how (MODIFIED, DELETED, or RENAMED to `new_path`), by `source`."""
+    and how (MODIFIED, DELETED, RENAMED to `new_path`, or LEFT the project: hidden by an
+    ignore rule or moved out, where the index no longer sees it), by `source`."""
 
     path: str
     turn: int
@@ -208,8 +212,8 @@ class StaleRead:
     new_path: str | None = None  # RENAMED: where it went
 
     def __post_init__(self) -> None:
-        if self.change not in (ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED):
-            raise FreshlineError(f"a stale read is modified, deleted or renamed: {self}")
+        if self.change not in _STALE_KINDS:
+            raise FreshlineError(f"a stale read is modified, deleted, renamed or left: {self}")
         if (self.change is ChangeKind.RENAMED) != bool(self.new_path):
             raise FreshlineError(f"a renamed stale read needs its new path, only it: {self}")
 
@@ -236,6 +240,7 @@ class ManifestInput:
     files: tuple[str, ...] | None = None  # the project's files, when the caller has them
     documents: tuple[DocumentInfo, ...] = ()
     resumed: bool = False
+    forked: str = ""  # a fork's first manifest: the conversation it continues, and where
     list_files_max: int = 50  # file lines at most: past that, files are counted per folder
     file_groups: tuple[FileGroup, ...] = ()  # files counted per folder (with `files` set)
     pattern_files: tuple[str, ...] = ()  # files that folder patterns name, when grouped
@@ -276,6 +281,7 @@ class UpdatesInput:
     stale: tuple[StaleRead, ...] = ()  # files the agent read that changed since (listed first)
     writers: tuple[tuple[str, Source], ...] = ()  # changed paths another session wrote
     rewound: tuple[Rewound, ...] = ()  # rewinds of the conversation, in the order they happened
+    upgraded: tuple[Upgrade, ...] = ()  # converters whose new version re-makes snapshots
 
     def __post_init__(self) -> None:
         _set(self, "root", normalize_root(self.root))
@@ -291,19 +297,22 @@ class UpdatesInput:
         _set(self, "writers", _tuple(self.writers, _writer))
         _set(self, "folded", _tuple(self.folded, _group))
         _set(self, "rewound", _tuple(self.rewound, _rewound))
+        _set(self, "upgraded", _tuple(self.upgraded, _upgrade))
 
     @classmethod
     def from_changes(
         cls, project: str, root: str, from_epoch: int, to_epoch: int,
         changes: Iterable[Change], **rest: Any,
     ) -> UpdatesInput:
-        """Build from a change-log slice: `config`, `refreshed`, `git`, `compacted` and
-        `rewound` rows are read into their own fields, the path changes kept as they are."""
+        """Build from a change-log slice: `config`, `refreshed`, `git`, `compacted`,
+        `rewound` and `converter` rows are read into their own fields, the path changes
+        kept as they are."""
         kept: list[Change] = []
         rewound: list[Rewound] = []
         config: list[ConfigChange] = []
         refreshed: list[Refresh] = []
         git: list[GitOperation] = []
+        upgraded: list[Upgrade] = []
         compacted = False
         for change in changes:
             if change.kind is ChangeKind.CONFIG:
@@ -316,12 +325,14 @@ class UpdatesInput:
                 compacted = True
             elif change.kind is ChangeKind.REWOUND:
                 rewound.append(Rewound.from_detail(change.detail))
+            elif change.kind is ChangeKind.CONVERTER:
+                upgraded.append(Upgrade.from_detail(change.detail))
             else:
                 kept.append(change)
         return cls(
             project, root, from_epoch, to_epoch, changes=tuple(kept), config=tuple(config),
             refreshed=tuple(refreshed), git=tuple(git), compacted=compacted,
-            rewound=tuple(rewound), **rest,
+            rewound=tuple(rewound), upgraded=tuple(upgraded), **rest,
         )
 
 
@@ -382,6 +393,10 @@ def _refresh(item: Refresh | Mapping[str, Any]) -> Refresh:
 
 def _rewound(item: Rewound | Mapping[str, Any]) -> Rewound:
     return item if isinstance(item, Rewound) else Rewound.from_detail(item)
+
+
+def _upgrade(item: Upgrade | Mapping[str, Any]) -> Upgrade:
+    return item if isinstance(item, Upgrade) else Upgrade.from_detail(item)
 
 
 def _git(item: GitOperation | Mapping[str, Any]) -> GitOperation:

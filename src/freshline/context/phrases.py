@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from freshline.materialize.status import DocStatus
+from freshline.materialize.status import DocStatus, Upgrade
+from freshline.names import escape
 from freshline.refs import short_ref
 from freshline.scope import Pattern, PatternKind
 from freshline.store.records import ChangeGroup, ChangeKind
@@ -15,7 +16,7 @@ from freshline.tracker.reasons import reason_text
 
 from .budget import Budget, Channel
 from .model import DocumentInfo, GitOperation, Rewound, Source, SourceKind, StaleRead
-from .wire import ARROW, absolute, count, escape, short_commit, show, show_path, show_text
+from .wire import ARROW, absolute, count, short_commit, show, show_path, show_text
 
 MANIFEST_INSTRUCTION = (
     "Paths are absolute. Read files with your tools; for a converted document read its "
@@ -29,6 +30,13 @@ UPDATES_INSTRUCTION = (
 RESUMED = (
     "This conversation was closed for a while: the project may have changed in the meantime."
 )
+
+
+def forked(origin: str) -> str:
+    """The manifest's line for a fork's first turn: `origin` names the conversation it
+    continues and where ("session 3f2a9c1b7d4e, where its turn 3 began")."""
+    return (f"This conversation is a fork of {origin}: the history before that point is "
+            "shared; the project may have changed since.")
 FORGOTTEN = (
     "The change log no longer reaches your last turn, so what changed since cannot be "
     "listed: the project as it is now is in the manifest delivered with this block. "
@@ -38,7 +46,14 @@ FOLDED_HEADING = (
     "Earlier changes, counted per folder (the change log no longer lists them one by one; "
     "each count says the epochs it spans, and may include changes you were told before):"
 )
+READ_BACK = (
+    "Names are shown as they are on disk, but for backslash escapes of what could break "
+    "this block: \\\\ is a backslash, \\n a newline, \\xff a byte that is not UTF-8, "
+    "\\u202e an invisible character, \\x3c a <. freshline's tools take a name as shown; "
+    "a shell reads it back written as $'…' (single quotes as \\')."
+)
 LEFT_HEADING = "Left the project (the files are still there):"
+EDITED_TOO = "its content changed too"
 ENTERED_HEADING = "Entered the project:"
 STALE_HEADING = (
     "Files you read or wrote that changed since (read them again before relying on them):"
@@ -159,16 +174,30 @@ def group(root: str, path: str, counts: Counter[str], order: Sequence[str]) -> s
     return f"{folder(root, path)}: {tally(counts, order)}"
 
 
-def git_operation(op: GitOperation, grouped: Counter[str] | None) -> str:
+def git_operation(
+    op: GitOperation, grouped: Mapping[str, Counter[str]] | None, others: bool = False
+) -> str:
     """`HEAD moved a1b2c3d → e4f5a6b by checkout: 1,204 paths in this project`, and whether
-    they are listed below or counted here (`grouped`: counts by kind of those folded)."""
+    they are listed below or counted here (`grouped`: counts by kind of those folded, per
+    folder; "" alone counts them in this line, other folders in lines that follow it;
+    `others`: some of its paths are told below all the same)."""
     head = _head_moved(op)
     if op.count == 0:
         return f"{head}: no paths in this project changed."
     paths = f"{count(op.count)} path{'' if op.count == 1 else 's'} in this project"
     if grouped is None:
         return f"{head}: {paths}, listed below."
-    return f"{head}: {paths}; counted here, not listed one by one: {tally(grouped, CHANGE_LABELS)}."
+    total: Counter[str] = Counter()
+    for counts in grouped.values():
+        total.update(counts)
+    counted = tally(total, CHANGE_LABELS)
+    if set(grouped) == {""}:
+        rest = "; the others below" if others else ""
+        return f"{head}: {paths}; counted here, not listed one by one: {counted}{rest}."
+    if others:
+        n = count(sum(total.values()))
+        return f"{head}: {paths}; {n} counted by folder ({counted}), the others below:"
+    return f"{head}: {paths}, counted by folder, not listed one by one ({counted}):"
 
 
 def _head_moved(op: GitOperation) -> str:
@@ -217,6 +246,8 @@ def stale_line(root: str, stale: StaleRead) -> str:
     verb = "wrote" if stale.wrote else "read"
     if stale.change is ChangeKind.DELETED:
         since = "it was deleted since"
+    elif stale.change is ChangeKind.LEFT:
+        since = "it has left the project since, though the file is still there"
     elif stale.change is ChangeKind.RENAMED:
         since = f"it was renamed to {show(root, stale.new_path or '')} since"
     else:
@@ -242,7 +273,14 @@ def command(budget: Budget | None, *words: str) -> str:
     executable and `--workspace` the channel's process was started with) when the
     budget knows them, quoted for a shell."""
     program = budget.command if budget and budget.command else ("freshline",)
-    return escape(shlex.join([*program, *words]))
+    return " ".join(_shell_word(word) for word in (*program, *words))
+
+
+def _shell_word(word: str) -> str:
+    """One word of a command, quoted so that a shell reads exactly it: as `shlex` quotes
+    it, or, when it holds what a block escapes, as `$'…'` with those escapes."""
+    shown = escape(word)
+    return shlex.quote(word) if shown == word else "$'" + shown.replace("'", "\\'") + "'"
 
 
 def _paged(budget: Budget | None, *words: str) -> str:
@@ -259,11 +297,12 @@ def changes_way_back(budget: Budget | None, project: str, since: int) -> str:
     if channel in _MCP_TOOLS:
         session = show_text((budget.session if budget else None) or "SESSION")
         return (f'{lead}page the full list with {_MCP_TOOLS[channel]}project_changes('
-                f'session="{session}", since={since}, page=1).')
+                f'session="{session}", since={since}, page=1) (one folder\'s: folder="…").')
     cli = f"`{_paged(budget, 'changes', project, '--since', str(since))}`"
     if channel in _BUILT_IN:
         return f"{lead}page the full list with the changes tool (since={since}), or run {cli}."
-    return f"{lead}run {cli} for the full list, a page at a time."
+    return (f"{lead}run {cli} for the full list, a page at a time; add `--folder FOLDER` for "
+            "one folder's.")
 
 
 def files_way_back(budget: Budget | None, project: str) -> str:
@@ -296,8 +335,18 @@ def forgotten_page(budget: Budget | None, project: str, since: int) -> str:
 
 def _files_call(channel: Channel, project: str) -> str:
     """`project_files(project="vault", page=1)`, as an MCP-tool channel names it."""
-    name = show_text(project).replace('"', "&quot;")
+    name = show_text(project).replace('"', "\\x22")
     return f'{_MCP_TOOLS[channel]}project_files(project="{name}", page=1)'
+
+
+def upgraded(up: Upgrade) -> str:
+    """One line for all the project's snapshots a converter's new version makes again."""
+    older = ", ".join(show_text(v, 20) for v in up.older)
+    documents = f"{count(up.count)} document{'' if up.count == 1 else 's'}"
+    return (f"freshline's {show_text(up.converter, 40)} converter is now version "
+            f"{show_text(up.version, 20)} (was {older}): the snapshots of {documents} in "
+            "this project are made again as each is next read, and may read differently "
+            "(other line numbers); read a snapshot again before citing it.")
 
 
 def rewound(r: Rewound) -> str:

@@ -5,7 +5,9 @@ Most informative first: what goes first is what the agent loses least by. Over a
 
 1. the files of a folder renamed as a whole (its rename line already says where they went);
 2. the manifest's files, per folder (the agent can list folders itself);
-3. the paths of each git operation, into the operation's line, largest first;
+3. the paths of each git operation, largest first, into folder groups under the
+   operation's line (counts by kind per folder), the deepest folders first, up to the
+   operation's line alone;
 4. the manifest's documents, per folder, with counts by status (the read tools find a
    document's snapshot; what changed is news the agent has no other way to get);
 5. the updates' other path changes, per folder;
@@ -15,7 +17,8 @@ Most informative first: what goes first is what the agent loses least by. Over a
 
 Folders fold deepest first, so a block keeps as much of the tree's shape as fits; at one
 depth, the folders whose fold saves the most characters go first. `fit.py` finds the
-shortest prefix of these moves that fits.
+shortest prefix of these moves that fits, then undoes the folds the room left allows
+(`unfold.py`).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
-from .layout import Entry, Folds, Plan, Pool
+from .layout import Entry, Folds, Key, Plan, Pool
 
 MANIFEST, UPDATES = 0, 1  # block indexes
 GROUP_CHARS = 30  # about what a group line adds to its folder's path
@@ -36,32 +40,45 @@ class MoveKind(Enum):
     """What one fold does."""
 
     RENAME = "rename"  # a folder rename's files into its line
-    OP = "op"  # a git operation's paths into its line
-    FOLDER = "folder"  # a folder's entries of one pool into one group
+    FOLDER = "folder"  # a folder's entries of one pool (or git operation) into one group
     MINIMAL = "minimal"  # the whole block into its minimum
 
 
 @dataclass(frozen=True)
 class Move:
-    """One fold of one block."""
+    """One fold of one block: a folder of `key` (a pool, or a git operation by its
+    index), a folder rename (`target`, its index), or the whole block."""
 
     block: int
     kind: MoveKind
-    pool: Pool | None = None
+    key: Key | None = None
     target: str | int = ""
 
 
 def apply(folds: Folds, move: Move) -> None:
     """Make `move` in `folds` (the folds of its block)."""
+    _fold(folds, move, True)
+
+
+def undo(folds: Folds, move: Move) -> None:
+    """Undo `move` in `folds`."""
+    _fold(folds, move, False)
+
+
+def _fold(folds: Folds, move: Move, made: bool) -> None:
+    if move.kind is MoveKind.MINIMAL:
+        folds.minimal = made
+        return
     if move.kind is MoveKind.RENAME:
-        folds.renames.add(int(move.target))
-    elif move.kind is MoveKind.OP:
-        folds.ops.add(int(move.target))
-    elif move.kind is MoveKind.FOLDER:
-        assert move.pool is not None
-        folds.folded(move.pool).add(str(move.target))
+        members: set[Any] = folds.renames
+        member: object = int(move.target)
     else:
-        folds.minimal = True
+        assert move.key is not None
+        members, member = folds.folded(move.key), str(move.target)
+    if made:
+        members.add(member)
+    else:
+        members.discard(member)
 
 
 def _depth(folder: str) -> int:
@@ -133,7 +150,7 @@ def moves(plans: Sequence[Plan | None]) -> list[Move]:
     if manifest is not None:
         out += _folders(MANIFEST, manifest, Pool.FILES)
     if updates is not None:
-        out += _counted(UPDATES, MoveKind.OP, _ops(updates))
+        out += _git_folders(updates)
     if manifest is not None:
         out += _folders(MANIFEST, manifest, Pool.DOCUMENTS)
     if updates is not None:
@@ -148,13 +165,23 @@ def _renames(plan: Plan) -> Counter[int]:
                    if e.pool is Pool.CHANGES and e.rename is not None)
 
 
-def _ops(plan: Plan) -> Counter[int]:
-    return Counter(op for e in plan.entries() if e.pool is Pool.CHANGES for op in e.ops)
-
-
 def _counted(block: int, kind: MoveKind, sizes: Counter[int]) -> list[Move]:
     return [Move(block, kind, None, index)
             for index, _ in sorted(sizes.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def _git_folders(plan: Plan) -> list[Move]:
+    """Each git operation's folder folds, the operation with the most paths first, each
+    over the paths no operation before it took."""
+    paths: dict[int, list[Entry]] = {}
+    for e in plan.entries():
+        if e.pool is Pool.CHANGES and e.ops:
+            paths.setdefault(e.ops[0], []).append(e)
+    out: list[Move] = []
+    for op in sorted(paths, key=lambda i: (-len(paths[i]), i)):
+        out += [Move(UPDATES, MoveKind.FOLDER, op, folder)
+                for folder, _, _ in folder_order(lines_of(paths[op]))]
+    return out
 
 
 def _folders(block: int, plan: Plan, pool: Pool) -> list[Move]:

@@ -37,6 +37,7 @@ def manifest_to_json(m: ManifestInput, chars: int = STORED_CHARS) -> str:
         "pattern_files": list(c.pattern_files),
         "documents": [[d.path, d.state.value, d.snapshot, d.reason] for d in c.documents],
         "resumed": c.resumed,
+        "forked": c.forked,
         "list_files_max": c.list_files_max,
     }
     return json.dumps(data, sort_keys=True)
@@ -54,7 +55,8 @@ def manifest_from_json(text: str) -> ManifestInput:
             include=data["include"], exclude=data["exclude"], files=data["files"],
             file_groups=tuple(FileGroup(folder, n) for folder, n in data["file_groups"]),
             pattern_files=data["pattern_files"], documents=documents,
-            resumed=data["resumed"], list_files_max=data["list_files_max"],
+            resumed=data["resumed"], forked=data.get("forked", ""),
+            list_files_max=data["list_files_max"],
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise FreshlineError(f"a stored manifest cannot be read: {exc}") from None

@@ -55,13 +55,15 @@ since (`UpdatesInput.stale`, from the session's read ledger), each with the turn
 changed it, as proven (`Source`): another session, a git operation, a refresh, or
 "outside freshline". Its entries are kept listed until nothing else can fold. A change
 another session's tool wrote carries that session (`UpdatesInput.writers`).
-A file that crossed the scope's edge where it stands (its tags or properties changed, or
-the config did) entered or left the project, with the reason when the tracker knew it
-(`phrases.reason`). Changes older than the log's start come counted per folder with their
-epochs (`UpdatesInput.folded`), and fold further like other path changes. A document
-among the changes carries its state in parentheses
-(`UpdatesInput.documents`, looked up by path; a rename also looks up its old path, whose
-snapshot is then invalid).
+A file renamed and edited is one entry, on its rename's line (`its content changed too`):
+a block names each path under one kind. A file that crossed the scope's edge where it
+stands (its tags or properties changed, or the config did), was hidden by an ignore rule
+or was moved out entered or left the project, with the reason when the tracker knew it
+(`phrases.reason`; a file moved out never says where it went). Changes older than the
+log's start come counted per folder with their epochs (`UpdatesInput.folded`), and fold
+further like other path changes. A document among the changes carries its state in
+parentheses (`UpdatesInput.documents`, looked up by path; a rename also looks up its old
+path, whose snapshot is then invalid).
 A log that no longer reaches back even as counts (`compacted`: the manifest comes with
 the block) replaces every log-derived section (counts, scope, refresh, path changes) with
 one line; a rewind, not from the log, is still told, and so are the document sections,
@@ -76,14 +78,25 @@ entries in groups per folder, with a last line naming the way to the full list.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from freshline.materialize.status import DocStatus
 from freshline.store.records import Change, ChangeKind
 
 from . import phrases
 from .budget import Budget
-from .layout import Entry, GitLine, Groups, Part, Plan, Pool, Section, Text, WayBack
+from .layout import (
+    Entry,
+    GitLine,
+    GitWriter,
+    Groups,
+    Part,
+    Plan,
+    Pool,
+    Section,
+    Text,
+    WayBack,
+)
 from .model import (
     ConfigChange,
     DocumentInfo,
@@ -120,8 +133,14 @@ class _Builder:
     def __init__(self, u: UpdatesInput, priority: Collection[str]) -> None:
         self.u = u
         self.priority = frozenset(priority)
-        self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in u.documents}
+        # sorted: a path given twice is told the same way whatever the input's order
+        self.docs: Mapping[str, DocumentInfo] = {d.path: d for d in sorted(
+            u.documents, key=lambda d: (d.path, d.state.value, d.snapshot or "", d.reason or ""))}
         self.writers: Mapping[str, Source] = dict(u.writers)
+        renamed = {c.path for c in u.changes
+                   if c.kind is ChangeKind.RENAMED and not _is_folder(c)}
+        # renamed and edited: one entry, on the rename's line
+        self.edited = {c.path for c in u.changes if c.kind is ChangeKind.MODIFIED} & renamed
 
     def entry(
         self, path: str, label: str, text: str | None = None, key: str = "",
@@ -190,6 +209,7 @@ def updates_plan(
         for refresh in u.refreshed:
             parts += _refresh(b, refresh)
         parts += [GitLine(i, _git_writer(op)) for i, op in enumerate(u.git)]
+        parts += [Text(phrases.upgraded(up), essential=True) for up in u.upgraded]
         parts += _changes(b, list(u.changes))
     parts += _documents(b)
     if not any(_says_something(part) for part in [stale, *parts]):
@@ -199,15 +219,16 @@ def updates_plan(
              WayBack(phrases.changes_way_back(budget, u.project, u.from_epoch))]
     attributes = [("project", u.project), ("from_epoch", u.from_epoch), ("to_epoch", u.to_epoch),
                   *(budget.tagged() if budget else [])]
-    return Plan("project_context_updates", attributes, parts, b.group_line)
+    return Plan("project_context_updates", attributes, parts, b.group_line,
+                legend=phrases.READ_BACK)
 
 
 def _says_something(part: Part) -> bool:
     return not isinstance(part, Section) or bool(part.entries) or part.sticky
 
 
-def _git_writer(op: GitOperation) -> Callable[[Counter[str] | None], str]:
-    return lambda grouped: phrases.git_operation(op, grouped)
+def _git_writer(op: GitOperation) -> GitWriter:
+    return lambda grouped, others: phrases.git_operation(op, grouped, others)
 
 
 def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
@@ -231,6 +252,8 @@ def _changes(b: _Builder, changes: list[Change]) -> list[Part]:
     sizes = Counter(children.values())
     lists: dict[ChangeKind, list[Entry]] = {kind: [] for kind, _ in _GROUPS}
     for c in changes:
+        if c.kind is ChangeKind.MODIFIED and c.path in b.edited:
+            continue  # its rename's line says so: a path is named under one kind
         if c.kind is ChangeKind.RENAMED and _is_folder(c):
             text = _folder_renamed(b, c, sizes[folders.index(c)])
             lists[c.kind].append(Entry(c.path, text, key=c.old_path or ""))
@@ -268,7 +291,8 @@ def _renamed(b: _Builder, change: Change) -> str:
     moved = f"{show(b.u.root, old)}{ARROW}{show(b.u.root, change.path)}"
     doc = b.docs.get(change.path)
     now = phrases.state_note(b.u.root, doc) if doc else None
-    return phrases.annotated(moved, [b.gone(old), now, b.writer(change.path)])
+    edited = phrases.EDITED_TOO if change.path in b.edited else None
+    return phrases.annotated(moved, [edited, b.gone(old), now, b.writer(change.path)])
 
 
 def _folder_renamed(b: _Builder, change: Change, moved: int) -> str:

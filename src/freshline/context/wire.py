@@ -1,43 +1,33 @@
 """Text primitives shared by the two context blocks: absolute paths and escaped text.
 
 The blocks are read by a model, so nothing from the workspace (a path, a pattern, a tag, a
-failure reason, a ref name, a project name) may open or close a tag or start a new line of
-a block. Every such string goes through `escape`:
-
-- `&`, `<`, `>` are written `&amp;`, `&lt;`, `&gt;`, as XML does (attribute values also
-  get `&quot;`), so `x</project_context_updates>` cannot close a block;
-- characters that are invisible or move text around are written as visible escapes:
-  control characters (`\\n`, `\\t`, `\\r`, `\\u001b`, `\\u0085`), line and paragraph
-  separators (`\\u2028`), format characters such as bidirectional controls (`\\u202e`) and
-  zero-width ones (`\\u200b`), and the bytes of a name that is not valid UTF-8 (surrogate
-  escapes, written `\\xff`, the byte they stand for).
-
-Everything else, including a backslash, is shown as it is. On top of that, a path ends
-with `\\u0020` where its last characters are spaces, and writes ` → ` (the rename
-separator) as ` \\u2192 `, so every path line reads one way only. Free text (reasons, ref
-names) is first flattened to one line and shortened.
+failure reason, a ref name, a project name) may open or close a block or start a new line
+of one; and a name must reach the agent as it is on disk, so that copying it reaches the
+file. Every such string goes through `escape` (`freshline.names`): it stays as it is but
+for a backslash (`\\\\`), what is invisible or moves text around (control characters,
+line and paragraph separators, format characters: `\\n`, `\\u202e`), the bytes of a
+name that is not UTF-8 (`\\xff`) and the `<` of `<project_context…` or
+`</project_context…` (`\\x3c`). Each escape is one a shell's `$'…'` reads back, and a
+block holding one says so (`phrases.READ_BACK`); freshline's readers take a name as
+shown. On top of that, a path ends with `\\x20` where its last characters are spaces,
+and writes ` → ` (the rename separator) as ` \\u2192 `, so every path line reads one way
+only. Free text (reasons, ref names) is first flattened to one line and shortened; an
+attribute value writes `"` as `\\x22`.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from freshline.errors import WorkspaceError
+from freshline.names import escape
 
 ARROW = " → "
-_XML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# control, format (bidi controls, zero-width characters), surrogate, line and paragraph
-# separator: none of them should reach a model as they are
-_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-_BYTE_ESCAPES = range(0xDC80, 0xDD00)  # os.fsdecode's stand-ins for undecodable bytes
 _TEXT_LIMIT = 300
 _SHA = re.compile(r"[0-9a-fA-F]{40}([0-9a-fA-F]{24})?")
 _TRAILING_SPACES = re.compile(r" +$")
-_XML_CHARS = re.compile("[&<>]")
 _UNNORMALIZED = re.compile(r"(^|/)\.{1,2}(/|$)|//|/$")  # what normpath would change
 
 
@@ -65,33 +55,13 @@ def absolute(root: str, path: str) -> str:
     return posixpath.join(root, rel)
 
 
-def escape(text: str) -> str:
-    """`text` as it may appear inside a block: XML-escaped, hidden characters made visible."""
-    if text.isprintable() and not _XML_CHARS.search(text):
-        return text
-    return "".join(_escape_char(ch) for ch in text)
-
-
-def _escape_char(ch: str) -> str:
-    if ch in _XML:
-        return _XML[ch]
-    if ch in _NAMED:
-        return _NAMED[ch]
-    if unicodedata.category(ch) not in _HIDDEN:
-        return ch
-    code = ord(ch)
-    if code in _BYTE_ESCAPES:
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
 def show_path(full: str) -> str:
     """An absolute path as it appears on the wire: escaped, and unambiguous on its line."""
     shown = escape(full)
     if ARROW in shown:
         shown = shown.replace(ARROW, " \\u2192 ")
     if shown.endswith(" "):
-        shown = _TRAILING_SPACES.sub(lambda m: "\\u0020" * len(m.group()), shown)
+        shown = _TRAILING_SPACES.sub(lambda m: "\\x20" * len(m.group()), shown)
     return shown
 
 
@@ -103,7 +73,7 @@ def show(root: str, path: str) -> str:
 # What in a list of workspace paths (one per line) `show` would not copy as it is. Each
 # is looked for with `in` (C's string search): one regex over a megabyte of paths tries
 # every position, and costs as much as showing them one by one.
-_NOT_PLAIN = ("&", "<", ">", "→", "//", "/\n", " \n", "\n/", "\n\n")
+_NOT_PLAIN = ("\\", "<", "→", "//", "/\n", " \n", "\n/", "\n\n")
 _DOT_PART = re.compile(r"(?:^|/)\.\.?(?:/|$)", re.MULTILINE)  # a `.` or `..` component
 
 
@@ -152,4 +122,4 @@ def tag(name: str, attributes: Sequence[tuple[str, object]], body: Iterable[str]
 
 
 def _attr(value: object) -> str:
-    return show_text(str(value), 200).replace('"', "&quot;")
+    return show_text(str(value), 200).replace('"', "\\x22")

@@ -75,6 +75,12 @@ class Conversations:
         self._where[conversation] = repo
         return repo
 
+    def live_repo(self, conversation: str) -> Repo:
+        """The repository a live conversation is (or will be) opened in: freshline's own,
+        remembered for it, whether or not it exists yet (a checkpoint's opens it)."""
+        repo = self._where[conversation] = self.home(private=True)
+        return repo
+
     @property
     def git_dir(self) -> Path:
         """The workspace's repository (see `repo`)."""
@@ -190,6 +196,16 @@ class Conversations:
         """The conversation's own work as a patch."""
         self.recover(conversation)
         return _publish.diff(self.repo_of(conversation), conversation)
+
+    def diff_turns(self, conversation: str, start: str, end: str | None = None) -> str:
+        """The patch from where turn `start` began to where turn `end` began (None: the
+        head), turns given as `log` names them (views.find_turn)."""
+        self.recover(conversation)
+        repo = self.repo_of(conversation)
+        events = repo.chain(conversation).events
+        old = events[views.find_turn(events, start)].tree or ""
+        new = events[views.find_turn(events, end)].tree if end else events[-1].tree
+        return _publish.diff_trees(repo, old, new or "")
 
     def diff_between(self, ours: str, theirs: str) -> str:
         """The patch from `ours`'s head to `theirs`'s (two forks of one conversation)."""

@@ -22,18 +22,20 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import stat
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
+from freshline.beneath import Kind, Outside, open_beneath
 from freshline.conversation.git import Git
+from freshline.conversation.looseobjects import ObjectDir
 from freshline.conversation.pointer import pointer
 from freshline.errors import GitError
+from freshline.tracker.hashing import blob_id_fd
 from freshline.withholding import Withholder
 
 _TYPES = {"commit": 1, "tree": 2, "blob": 3}
@@ -79,20 +81,33 @@ class Sink:
             self._put(kind, data)
         return oid
 
-    def add_path(self, path: Path) -> str | None:
-        """Queue the blob of a file (a symlink: its target), as it is now; returns its id,
-        or None when the path is gone. A file larger than `max_blob` becomes a pointer
-        blob naming its content's id (hashed in chunks, never read whole)."""
+    def add_path(self, root: Path, rel: str) -> str | None:
+        """Queue the blob of file `rel` of `root` (a symlink: its target), as it is now,
+        read beneath the root through no link; returns its id, or None when the path is
+        gone or no longer a file. A file larger than `max_blob` becomes a pointer blob
+        naming its content's id (hashed in chunks, never read whole)."""
         try:
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode):
-                return self.add("blob", os.fsencode(os.readlink(path)))
-            if self.max_blob is not None and info.st_size > self.max_blob:
-                blob, size = _hash_file(path)
-                return self.add("blob", pointer(blob, size))
-            return self.add("blob", path.read_bytes())
+            with open_beneath(root, rel, follow=False) as opened:
+                if opened.kind is not Kind.FILE:
+                    return None
+                if self.max_blob is not None and opened.size > self.max_blob:
+                    return self.add("blob", pointer(blob_id_fd(opened.fd), opened.size))
+                return self.add("blob", opened.read())
+        except Outside:  # a link: its target is its content
+            try:
+                return self.add("blob", os.fsencode(os.readlink(root / rel)))
+            except OSError:
+                return None
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
+    def missing(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` the repository lacks (one `cat-file` call)."""
+        return self.git.missing_objects(oids)
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """(kind, content) of an object this sink can read without git (None: ask git)."""
+        return None
 
     def _put(self, kind: str, data: bytes) -> None:
         raise NotImplementedError
@@ -112,20 +127,6 @@ class Sink:
 
     def discard(self) -> None:
         """Drop what was queued (a failed write leaves nothing)."""
-
-
-def _hash_file(path: Path) -> tuple[str, int]:
-    """(git blob id, size) of a file, read in chunks."""
-    size = os.stat(path).st_size
-    digest = hashlib.sha1(b"blob %d\0" % size)
-    read = 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            read += len(chunk)
-    if read != size:  # it changed while read: hash what was there at the end
-        return _hash_file(path)
-    return digest.hexdigest(), size
 
 
 class PackSink(Sink):
@@ -215,6 +216,40 @@ class LooseSink(Sink):
         ).split()
         if written != [oid for _, oid in files]:
             raise GitError(f"git hash-object: {kind} ids differ from the ones computed")
+
+
+class DirectSink(Sink):
+    """Writes loose objects in this process (looseobjects.ObjectDir) when it is closed, and
+    answers `missing` and `read` the same way: a checkpoint's few objects, no git run. What
+    it queued is held in memory until then, so closing may be left to another thread."""
+
+    def __init__(
+        self, git: Git, store: ObjectDir, max_blob: int | None = None,
+        screen: Withholder | None = None,
+    ) -> None:
+        super().__init__(git, max_blob, screen)
+        self.store = store
+        self._queued: list[tuple[str, bytes]] = []
+
+    def missing(self, oids: Iterable[str]) -> set[str]:
+        """The ids among `oids` neither written here nor held by the repository."""
+        return {oid for oid in oids if oid not in self.written and not self.store.has(oid)}
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """A loose object of the repository (None when a pack holds it)."""
+        return self.store.read(oid)
+
+    def _put(self, kind: str, data: bytes) -> None:
+        self._queued.append((kind, data))
+
+    def close(self) -> None:
+        """Write every object queued, in order (a tree after the blobs it names)."""
+        queued, self._queued = self._queued, []
+        for kind, data in queued:
+            self.store.write(kind, data)
+
+    def discard(self) -> None:
+        self._queued = []
 
 
 def sink(

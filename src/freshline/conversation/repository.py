@@ -22,11 +22,13 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from freshline.conversation import objects
 from freshline.conversation.events import Author, Event, Mode, Refresh, Root, decode
 from freshline.conversation.git import Git
+from freshline.conversation.looseobjects import ObjectDir, ref_value, swap_ref
 from freshline.errors import GitError, NotFoundError, UsageError
 from freshline.withholding import Withholder
 
@@ -158,6 +160,24 @@ class Repo:
         self.max_blob = max_blob  # live trees record larger files as pointers (pointer.py)
         self.screen = screen  # live trees withhold secrets and leave hard links out
         self._chains: dict[str, Chain] = {}  # the last chain read, per conversation
+
+    @cached_property
+    def loose(self) -> ObjectDir:
+        """Its objects as this process reads and writes them without git (looseobjects)."""
+        return ObjectDir(self.git_dir / "objects")
+
+    def ref_value(self, conversation: str) -> str | None:
+        """The commit the conversation's ref names, read without git (None: no such
+        conversation)."""
+        return ref_value(self.git_dir, self.ref(conversation))
+
+    def swap_ref(self, conversation: str, new: str, old: str) -> bool:
+        """Move the conversation's ref from `old` to `new` (False: it was not at `old`),
+        through git's lock file in this process, or by git when another holds it."""
+        moved = swap_ref(self.git_dir, self.ref(conversation), new, old)
+        if moved is None:
+            return self.git.update_ref_cas(self.ref(conversation), new, old)
+        return moved
 
     def sink(self) -> objects.Sink:
         """Where one write's new objects go: a pack in freshline's own repository, loose

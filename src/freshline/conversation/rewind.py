@@ -34,6 +34,7 @@ from freshline.conversation import batch, recovery, views
 from freshline.conversation.conflicts import by_kind, path_kinds
 from freshline.conversation.events import Author, Event, Mode, Rewind, RewindMode, encode
 from freshline.conversation.journal import checkpoint
+from freshline.conversation.knowntrees import Entry
 from freshline.conversation.pointer import parse_pointer
 from freshline.conversation.refresh import PENDING_MESSAGE, PathFilter, advance
 from freshline.conversation.repository import Chain, Repo
@@ -43,9 +44,10 @@ from freshline.conversation.trees import (
     normalize_modes,
     snapshot_worktree,
 )
-from freshline.conversation.treewrite import Entry, update_tree
+from freshline.conversation.treewrite import update_tree
 from freshline.errors import ConflictStop, UsageError
 from freshline.paths import confine, is_internal
+from freshline.secretscan import WITHHELD_PREFIX
 
 LINK_MODE = "120000"
 PROMPT_WIDTH = 100  # characters of the turn's message a rewind record keeps
@@ -211,9 +213,10 @@ def _live(
         target, now = then.get(path), _on_disk(repo, path)
         if (target and target[1]) == (now and now[1]):
             continue
-        if target is not None and _is_pointer(repo, target):
-            raise UsageError(f"{path} was too large to be recorded at that turn (a pointer "
-                             "blob): it cannot be put back")
+        why = _unrestorable(repo, target) if target is not None else None
+        if why is not None:
+            raise UsageError(f"{path} {why} at that turn: it cannot be put back; nothing "
+                             "was changed")
         files[path], kept[path] = target, now
     if not files:
         return found
@@ -240,9 +243,17 @@ def _on_disk(repo: Repo, path: str) -> Entry | None:
     return mode, repo.git.hash_object_write(path=full)
 
 
-def _is_pointer(repo: Repo, entry: Entry) -> bool:
+def _unrestorable(repo: Repo, entry: Entry) -> str | None:
+    """Why a recorded file cannot be written back as the turn saw it, if so: the tree
+    holds a pointer to its content, or its text with the secrets withheld."""
     (kind, data), = batch.objects(repo.git, [entry[1]])
-    return kind == "blob" and parse_pointer(data) is not None
+    if kind != "blob" or entry[0] == LINK_MODE:
+        return None
+    if parse_pointer(data) is not None:
+        return "was too large to be recorded (a pointer blob)"
+    if WITHHELD_PREFIX.encode() in data:
+        return "held a secret, recorded withheld"
+    return None
 
 
 def apply(repo: Repo, planned: RewindPlan) -> str:

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshline.conversation.git import Git, TreeChange
+from freshline.conversation.knowntrees import Entry
 from freshline.conversation.objects import Sink, sink
 from freshline.conversation.pointer import pointer, recorded_oid
 from freshline.conversation.policy import ModeDiff, exec_bit_restores
-from freshline.conversation.treewrite import Entry, update_tree
+from freshline.conversation.treewrite import update_tree
 from freshline.store.records import FileKind, IndexEntry
+from freshline.withholding import TreeContent
 
 LINK_MODE = "120000"
 _LISTINGS: OrderedDict[str, dict[str, Entry]] = OrderedDict()  # tree id → its files
@@ -132,43 +134,43 @@ def _ensure_blobs(
 
     A file above the sink's `max_blob` is recorded as a pointer blob naming its indexed
     content. A file that changed since it was scanned gets the id of what was actually
-    read; one that vanished since gets None (it leaves the tree). With a screen, a file
-    holding a secret is recorded as its withheld text and a hard link not at all, whether
+    read; one that vanished since gets None (it leaves the tree). With a screen, each file
+    is read once and what is recorded is what the screen read: a file holding a secret as
+    its withheld text, a binary one holding a secret and a hard link not at all, whether
     or not git has its blob (a tracked file's blob would carry the secret too).
     """
     cap = out.max_blob
     blobs: dict[str, str | None] = {e.path: _entry(e, cap)[1] for e in entries}
-    screened = _screened(entries, blobs, root, out)
-    missing = git.missing_objects(oid for p, oid in blobs.items() if oid and p not in screened)
+    missing = out.missing(oid for oid in blobs.values() if oid)
     for entry in entries:
-        if entry.path in screened or blobs[entry.path] not in missing:
-            continue
-        path = root / entry.path
-        if entry.kind is FileKind.LINK or blobs[entry.path] == entry.blob:
-            blobs[entry.path] = out.add_path(path)
-        elif os.path.lexists(path):  # above the cap: a pointer to the indexed content
-            blobs[entry.path] = out.add("blob", pointer(entry.blob, entry.size))
-        else:
-            blobs[entry.path] = None
+        oid = blobs[entry.path]
+        if out.screen is not None and entry.kind is not FileKind.LINK and oid == entry.blob:
+            blobs[entry.path] = _screened(out, out.screen.tree_content(entry.path, root, oid),
+                                          missing)
+        elif oid in missing:
+            blobs[entry.path] = _added(entry, root, out)
     return blobs
 
 
-def _screened(
-    entries: list[IndexEntry], blobs: dict[str, str | None], root: Path, out: Sink
-) -> set[str]:
-    """Record in `blobs` what the sink's screen replaces (a file's withheld text) or
-    leaves out (None); the paths it decided."""
-    decided: set[str] = set()
-    if out.screen is None:
-        return decided
-    for entry in entries:
-        if entry.kind is FileKind.LINK or blobs[entry.path] != entry.blob:
-            continue  # a link's target is a path; above the cap a pointer holds no content
-        content = out.screen.tree_content(entry.path, root / entry.path, entry.blob)
-        if not content.keep:
-            decided.add(entry.path)
-            blobs[entry.path] = None if content.data is None else out.add("blob", content.data)
-    return decided
+def _screened(out: Sink, content: TreeContent, missing: set[str]) -> str | None:
+    """The blob a screened file is recorded with: the bytes the screen read (queued when
+    git lacks them), or None (left out)."""
+    if content.data is None:
+        return None
+    if content.blob in missing or not content.keep:
+        return out.add("blob", content.data)
+    return content.blob
+
+
+def _added(entry: IndexEntry, root: Path, out: Sink) -> str | None:
+    """Queue an unscreened entry's blob: a link's target, a file as read now, or above
+    the cap a pointer to its indexed content."""
+    path = root / entry.path
+    if entry.kind is FileKind.LINK or _entry(entry, out.max_blob)[1] == entry.blob:
+        return out.add_path(root, entry.path)
+    if os.path.lexists(path):
+        return out.add("blob", pointer(entry.blob, entry.size))
+    return None
 
 
 def admin_dir(worktree: Git) -> Path:

@@ -4,7 +4,10 @@ Only the directories on the way to a changed path are read (one `cat-file --batc
 and rewritten (one `mktree --batch` call, or into the caller's object sink: a pack in
 freshline's own repository); every other subtree keeps its id. New tree ids are computed
 here with git's own object hashing, so parents can name children written in the same
-batch, and checked against what git reports.
+batch, and checked against what git reports. The trees this process wrote or read stay
+known (`knowntrees.KNOWN`): a checkpoint's next tree is built from them with no read at
+all and by encoding only the entries it changes, and a tree not among them is read by the
+sink where it can (a loose object), else by git.
 """
 
 from __future__ import annotations
@@ -15,11 +18,9 @@ from posixpath import dirname
 
 from freshline.conversation import batch
 from freshline.conversation.git import EMPTY_TREE, Git
+from freshline.conversation.knowntrees import EMPTY, KNOWN, TREE_MODE, Entry, Tree
 from freshline.conversation.objects import Sink
 from freshline.errors import GitError
-
-TREE_MODE = "40000"
-Entry = tuple[str, str]  # (mode, oid) of one path; mode "40000" for a subtree
 
 
 def update_tree(
@@ -31,7 +32,7 @@ def update_tree(
     if not changes:
         return base or EMPTY_TREE
     dirs = _affected_dirs(changes)
-    old = _read_trees(git, base or EMPTY_TREE, dirs)
+    old = _read_trees(git, base or EMPTY_TREE, dirs, sink)
     inside: dict[str, list[tuple[str, str | None]]] = {d: [] for d in dirs}
     for path in (*(d for d in dirs if d), *changes):  # subdirectories first, files override
         inside[dirname(path)].append((path, path if path in dirs else None))
@@ -39,7 +40,8 @@ def update_tree(
     batch: list[bytes] = []
     expected: list[str] = []
     for d in sorted(dirs, key=lambda p: -p.count("/") - (p != "")):
-        entries = dict(old.get(d, {}))
+        tree = old.get(d, EMPTY)
+        entries = dict(tree.entries)
         for path, subdir in inside[d]:
             change = changes.get(path)
             if change is None and subdir is not None and written[subdir]:
@@ -47,10 +49,13 @@ def update_tree(
             _settle(entries, _name(path), change, subdir is not None, path in changes)
         written[d] = None
         if entries:
-            raw, lines = _serialize(entries)
+            new = tree.changed(entries, (_name(path) for path, _ in inside[d]))
+            raw = new.raw()
             written[d] = sink.add("tree", raw) if sink is not None else _tree_id(raw)
-            batch += lines
-            expected.append(written[d] or "")
+            KNOWN.put(written[d] or "", new)
+            if sink is None:
+                batch += _mktree_lines(new)
+                expected.append(written[d] or "")
     if sink is None:
         _write(git, batch, expected)
     elif written[""] is None:
@@ -86,48 +91,56 @@ def _affected_dirs(changes: Mapping[str, Entry | None]) -> set[str]:
     return dirs
 
 
-def _read_trees(git: Git, base: str, dirs: set[str]) -> dict[str, dict[str, Entry]]:
-    """The entries of each directory of `base` among `dirs` (absent ones are left out)."""
+def _read_trees(
+    git: Git, base: str, dirs: set[str], sink: Sink | None = None
+) -> dict[str, Tree]:
+    """The entries of each directory of `base` among `dirs` (absent ones are left out):
+    known already or read by `sink` when every one is, else read by one git call."""
     order = sorted(dirs)
+    found_here = _read_here(sink, base, order)
+    if found_here is not None:
+        return found_here
     found = batch.objects(git, [f"{base}:{d}" if d else base for d in order])
-    return {d: _parse(data) for d, (kind, data) in zip(order, found, strict=True)
+    return {d: Tree.parse(data) for d, (kind, data) in zip(order, found, strict=True)
             if kind == "tree"}
 
 
-def _parse(raw: bytes) -> dict[str, Entry]:
-    entries: dict[str, Entry] = {}
-    pos = 0
-    while pos < len(raw):
-        space = raw.index(b" ", pos)
-        nul = raw.index(b"\0", space)
-        name = raw[space + 1 : nul].decode("utf-8", "surrogateescape")
-        entries[name] = (raw[pos:space].decode(), raw[nul + 1 : nul + 21].hex())
-        pos = nul + 21
-    return entries
+def _read_here(sink: Sink | None, base: str, order: list[str]) -> dict[str, Tree] | None:
+    """`_read_trees` from the known trees and the sink's own reads (parents before
+    children, as `order` sorts them); None as soon as one tree is neither."""
+    read: dict[str, Tree] = {}
+    for d in order:
+        if d:
+            parent = read.get(dirname(d))
+            entry = parent.entries.get(_name(d)) if parent is not None else None
+            if entry is None or entry[0] != TREE_MODE:
+                continue  # absent in `base`
+            oid = entry[1]
+        else:
+            oid = base
+        known = EMPTY if oid == EMPTY_TREE else KNOWN.get(oid)
+        if known is None:
+            found = sink.read(oid) if sink is not None else None
+            if found is None or found[0] != "tree":
+                return None
+            known = Tree.parse(found[1])
+            KNOWN.put(oid, known)
+        read[d] = known
+    return read
 
 
 def _tree_id(raw: bytes) -> str:
     return hashlib.sha1(b"tree %d\0" % len(raw) + raw).hexdigest()
 
 
-def _serialize(entries: dict[str, Entry]) -> tuple[bytes, list[bytes]]:
-    """The tree object's bytes, and its lines of `mktree --batch` input."""
-    def order(name: str) -> bytes:
-        key = name.encode("utf-8", "surrogateescape")
-        return key + b"/" if entries[name][0] == TREE_MODE else key
-
-    names = sorted(entries, key=order)
-    raw = b"".join(
-        f"{entries[n][0]} ".encode() + n.encode("utf-8", "surrogateescape") + b"\0"
-        + bytes.fromhex(entries[n][1])
-        for n in names
-    )
+def _mktree_lines(tree: Tree) -> list[bytes]:
+    """The tree's lines of `mktree --batch` input (an empty line ends it)."""
     lines = []
-    for n in names:
-        mode, oid = entries[n]
+    for n in tree.order():
+        mode, oid = tree.entries[n]
         kind = "tree" if mode == TREE_MODE else "commit" if mode == "160000" else "blob"
         lines.append(f"{mode} {kind} {oid}\t".encode() + n.encode("utf-8", "surrogateescape"))
-    return raw, [*lines, b""]
+    return [*lines, b""]
 
 
 def _write(git: Git, batch: list[bytes], expected: list[str]) -> None:

@@ -266,7 +266,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
             raise UsageError("root, refresh, sync and rewind events are written by freshline "
                              "itself")
     human = Event(Author.USER, pending.message, refresh=pending.refresh, wire=pending.wire)
-    human, *screened = [_screened(e, repo.screen) for e in (human, *events)]
+    human, *screened = [screened_event(e, repo.screen) for e in (human, *events)]
     events = screened
     worktree = repo.worktree_git(pending.conversation) if pending.mode is Mode.ISOLATED else None
     trees: list[str] = [pending.tree]
@@ -295,7 +295,7 @@ def commit_turn(pending: PendingTurn, events: Sequence[Event]) -> str:
     return head
 
 
-def _screened(event: Event, screen: Withholder | None) -> Event:
+def screened_event(event: Event, screen: Withholder | None) -> Event:
     """`event` with every secret in its texts withheld: a commit never stores one (a user
     may paste a key; a tool result was withheld when the tool ran)."""
     if screen is None:

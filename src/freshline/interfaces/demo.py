@@ -28,6 +28,7 @@ from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import ConflictStop
 from freshline.interfaces.lines import event_line, tool_lines
 from freshline.interfaces.told import wire_blocks
+from freshline.program import as_typed
 from freshline.session import SessionManager
 
 NOTES = {
@@ -59,6 +60,11 @@ PDF_LINES = (
 RESOLVED = 'def greet(name):\n    return f"Hi, {name}!"\n'
 WIDTH = 80  # the demo reads best at this width; wider terminals get it too
 WORKSPACE = "<workspace>"  # how the temp workspace's path is shown (the model sees it whole)
+TRY_IT = (  # what the demo ends with, after the command that runs freshline
+    "init ~/notes",
+    "-w ~/notes project add notes --include '*.md'",
+    "-w ~/notes chat --project notes",
+)
 
 RESEARCH_SCRIPT = [
     [{"tool": "list", "args": {"path": "notes"}},
@@ -244,10 +250,21 @@ class Demo:
             self.isolated_steps()
             self.transcript()
             self.heading("Done")
-            self.say("Try it on your own folder: `freshline init`, `freshline project add`, "
-                     "`freshline chat`.")
+            self.try_it()
         finally:
             self.manager.close()
+
+    def try_it(self) -> None:
+        """How to go on with your own folder, in commands that run as printed (a command
+        never wraps: it is copied whole)."""
+        command, by_name = as_typed()
+        if not by_name:
+            self.say("freshline is not on your PATH: `make install` in its checkout puts it "
+                     "there; until then run it by its full path, as below.")
+        self.say("Try it on your own folder of notes:")
+        for words in TRY_IT:
+            self.out.print(f"  {command} {words}", markup=False, highlight=False,
+                           soft_wrap=True)
 
     def transcript(self) -> None:
         """The isolated conversation as git records it: one commit per event, no blocks."""

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from freshline.agent.messages import TurnEvent
     from freshline.conversation import Event
     from freshline.conversation.rewind import Overwrite, RewindPlan
+    from freshline.session.authorship import Authored, WorkspaceChanges
     from freshline.session.rewinding import RewindResult
 
 
@@ -44,16 +45,31 @@ def logged_line(event: Event, turn: int | None, rewound: bool, width: int = 60) 
     return f"{number:<9}{event_line(event, width)}" + ("  (rewound)" if rewound else "")
 
 
-def overwrite_line(o: Overwrite) -> str:
-    """A path a rewind would overwrite, and who changed it since."""
+def overwrite_line(o: Overwrite | Authored) -> str:
+    """A path (a rewind would overwrite, or a live session's workspace changed), and who
+    changed it."""
+    turn = getattr(o, "turn", None)  # an Overwrite's: the turn that recorded a hand edit
     who = {
-        "outside": f"edited by hand, recorded at turn {o.turn}" if o.turn else
+        "outside": f"edited by hand, recorded at turn {turn}" if turn else
                    "changed outside freshline",
         "unrecorded": "edited by hand in the worktree, not recorded yet",
         "git": f"changed by git {o.name}",
         "session": f"written by session {o.name}",
     }[o.by.value]
     return f"{o.path} ({who})"
+
+
+def live_lines(session: str, live: WorkspaceChanges) -> list[str]:
+    """What `diff` says of a live session: it has no work of its own, and what its
+    workspace did between its first turn and its last, path by path, with who did it."""
+    lines = [f"no changes of its own: session {session} is live, its agent only reads your "
+             "workspace"]
+    if live.first_turn == live.last_turn:
+        return lines
+    count = len(live.changes)
+    lines.append(f"between turn {live.first_turn} and turn {live.last_turn} the workspace "
+                 f"changed in {plural(count, 'path')}" + (":" if count else ""))
+    return lines + [f"  {overwrite_line(c)}" for c in live.changes]
 
 
 def overwrite_lines(plan: RewindPlan) -> list[str]:

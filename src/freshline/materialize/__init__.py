@@ -38,8 +38,10 @@ if TYPE_CHECKING:
     from freshline.materialize.status import (
         DocStatus,
         Probe,
+        Upgrade,
         census,
         probe,
+        upgrades,
     )
 
 _HOMES = {
@@ -55,6 +57,8 @@ _HOMES = {
     "Probe": "status",
     "probe": "status",
     "census": "status",
+    "Upgrade": "status",
+    "upgrades": "status",
     "MaterializeResult": "runner",
     "MaterializeSettings": "runner",
     "Materializer": "runner",
@@ -80,6 +84,7 @@ __all__ = [
     "RunInfo",
     "SnapshotHeader",
     "SnapshotStore",
+    "Upgrade",
     "census",
     "converter_for",
     "is_document",
@@ -88,6 +93,7 @@ __all__ = [
     "registered",
     "snapshot_id",
     "unregister",
+    "upgrades",
 ]
 
 

@@ -18,7 +18,6 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from freshline.access import hard_links, hardlink_reason
 from freshline.errors import UsageError, WorkspaceError
 from freshline.materialize.converters import Converter, Limits, converter_for
 from freshline.materialize.locks import prune_locks, source_lock
@@ -109,6 +108,7 @@ def _future() -> Future[MaterializeResult]:
 class _Run:
     revision: int
     retry_failed: bool
+    upgrade: bool = False  # also make again what an older converter version made
     future: Future[MaterializeResult] = field(default_factory=_future)
     callers: int = 1
     listeners: list[ProgressFn] = field(default_factory=list)
@@ -116,8 +116,9 @@ class _Run:
     done: int = 0
     total: int = 0
 
-    def covers(self, revision: int, retry_failed: bool) -> bool:
-        return self.revision >= revision and (self.retry_failed or not retry_failed)
+    def covers(self, revision: int, retry_failed: bool, upgrade: bool = False) -> bool:
+        return (self.revision >= revision and (self.retry_failed or not retry_failed)
+                and (self.upgrade or not upgrade))
 
     def emit(self, path: str, finished: bool, reason: str | None = None) -> None:
         with self.lock:
@@ -185,6 +186,20 @@ class Materializer:
         """The status of one document against its index entry (cheap: no parsing)."""
         return probe(self.store, self.root, path, entry)
 
+    def for_reading(
+        self, path: str, entry: IndexEntry | None, progress: ProgressFn | None = None,
+        waiting: bool = True,
+    ) -> Probe:
+        """The status of a document about to be read: one converted by an older version of
+        its converter, and (`waiting`) one not converted yet or changed since, is converted
+        now (this document alone, single-flight): a reader never waits for its project."""
+        found = self.probe(path, entry)
+        due = waiting and found.status in (DocStatus.PENDING, DocStatus.STALE)
+        if entry is not None and (due or found.older is not None):
+            self.ensure(f"read:{path}", 0, [entry], progress=progress, upgrade=True)
+            found = self.probe(path, entry)
+        return found
+
     def probe_all(self, sources: Sequence[IndexEntry]) -> dict[str, Probe]:
         """The status of every document among `sources` (for `freshline status`)."""
         return {e.path: self.probe(e.path, e) for e in _documents(sources)}
@@ -207,14 +222,17 @@ class Materializer:
         sources: Sequence[IndexEntry],
         retry_failed: bool = False,
         progress: ProgressFn | None = None,
+        upgrade: bool = False,
     ) -> MaterializeResult:
         """Convert every document in `sources` whose snapshot is not ready for its live
         version and which has not already failed for it (unless `retry_failed`).
 
-        `revision` is the project's epoch the sources were read at. Raises
-        WorkspaceError for a source path that is absolute or climbs out of the root.
+        `revision` is the project's epoch the sources were read at. A snapshot an older
+        version of its converter made counts as ready unless `upgrade` (a reader's: see
+        `for_reading`). Raises WorkspaceError for a source path that is absolute or climbs
+        out of the root.
         """
-        run, owner = self._join_or_start(project, revision, retry_failed, progress)
+        run, owner = self._join_or_start(project, revision, retry_failed, progress, upgrade)
         if not owner:
             return run.future.result()
         try:
@@ -233,12 +251,13 @@ class Materializer:
             self.pool.reap(self.settings.idle_s)
 
     def _join_or_start(
-        self, project: str, revision: int, retry_failed: bool, progress: ProgressFn | None
+        self, project: str, revision: int, retry_failed: bool, progress: ProgressFn | None,
+        upgrade: bool,
     ) -> tuple[_Run, bool]:
         with self._lock:
             runs = self._runs.setdefault(project, [])
-            joined = next((r for r in runs if r.covers(revision, retry_failed)), None)
-            run = joined or _Run(revision, retry_failed)
+            joined = next((r for r in runs if r.covers(revision, retry_failed, upgrade)), None)
+            run = joined or _Run(revision, retry_failed, upgrade)
             if joined:
                 joined.callers += 1
             else:
@@ -252,7 +271,7 @@ class Materializer:
         for entry in documents:
             _check_relative(entry.path)
         found = self.probe_all(documents)
-        todo = [e for e in documents if _wanted(found[e.path], run.retry_failed)]
+        todo = [e for e in documents if _wanted(found[e.path], run.retry_failed, run.upgrade)]
         run.total = len(todo)
         converted: list[str] = []
         if todo:
@@ -271,15 +290,12 @@ class Materializer:
         with source_lock(self.data_dir, entry.path):
             now = self.probe(entry.path, entry)
             converter = converter_for(entry.path)
-            if converter is None or _settled_meanwhile(before, now):
+            if converter is None or _settled_meanwhile(before, now, run.upgrade):
                 return now, False
             run.emit(entry.path, finished=False)
-            source = self.root / entry.path
-            links = 0 if self.withholder.allow_hardlinks else hard_links(source)
-            if links > 1:  # converting it would read what its other names hold
-                outcome = Outcome(fingerprint=entry.blob, reason=hardlink_reason(links))
-            else:
-                outcome = self.pool.run(Job(converter, source, self.settings.limits()))
+            job = Job(converter, self.root, entry.path, self.settings.limits(),
+                      self.withholder.allow_hardlinks)
+            outcome = self.pool.run(job)
             if outcome.cancelled:
                 return now, False
             after = self._record(entry, converter, outcome, now)
@@ -345,15 +361,19 @@ def _documents(sources: Sequence[IndexEntry]) -> list[IndexEntry]:
     return [e for e in sources if e.kind is FileKind.FILE and converter_for(e.path)]
 
 
-def _settled_meanwhile(before: Probe, now: Probe) -> bool:
+def _settled_meanwhile(before: Probe, now: Probe, upgrade: bool) -> bool:
     # Another run converted it, failed it, saw it vanish or backed off from it while we
     # waited for the lock.
     failed_meanwhile = now.status is DocStatus.FAILED and before.status is not DocStatus.FAILED
     backed_off = now.retry_at is not None and now.retry_at != before.retry_at
-    return failed_meanwhile or backed_off or now.status in (DocStatus.READY, DocStatus.DELETED)
+    outdated = upgrade and now.older is not None
+    ready = now.status is DocStatus.READY and not outdated
+    return failed_meanwhile or backed_off or ready or now.status is DocStatus.DELETED
 
 
-def _wanted(found: Probe, retry_failed: bool) -> bool:
+def _wanted(found: Probe, retry_failed: bool, upgrade: bool) -> bool:
+    if found.status is DocStatus.READY:
+        return upgrade and found.older is not None
     if found.status is DocStatus.FAILED:
         return retry_failed
     waited = found.retry_at is None or retry_failed or found.retry_at <= time.time()

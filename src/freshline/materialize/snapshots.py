@@ -16,9 +16,10 @@ import hashlib
 import json
 import os
 import re
+import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -101,7 +102,11 @@ class SnapshotStore:
     def header_at(snapshot: Path) -> SnapshotHeader | None:
         """The header of the snapshot file at `snapshot`, or None if absent or unreadable."""
         try:
-            with snapshot.open(encoding="utf-8") as handle:
+            # Not through a link, and never waiting on a FIFO put in its place.
+            fd = os.open(snapshot, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with open(fd, encoding="utf-8") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
                 line = handle.readline(65536)
         except (OSError, UnicodeDecodeError):
             return None
@@ -109,6 +114,14 @@ class SnapshotStore:
             return None
         body = line.rstrip("\n")[len(HEADER_START) : -len(HEADER_END)]
         return _load(SnapshotHeader, body)
+
+    def headers(self) -> Iterator[SnapshotHeader]:
+        """The header of every snapshot in the store (each file's first line only)."""
+        for entry in self._entries():
+            if entry.name.endswith(SNAPSHOT_SUFFIX):
+                header = self.header_at(entry)
+                if header is not None:
+                    yield header
 
     def read_marker(self, source: str) -> FailureMarker | None:
         """The failure marker of `source`, or None if absent or unreadable."""

@@ -11,17 +11,22 @@ crashed or ran out of memory is discarded and the next job gets a fresh one.
 
 from __future__ import annotations
 
+import os
 import resource
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from freshline.errors import FreshlineError
+from freshline.access import SPECIAL_REASON, hardlink_reason
+from freshline.beneath import Kind, Opened, open_beneath
+from freshline.errors import FreshlineError, WorkspaceError
 from freshline.materialize.converters.base import (
     ConversionFailed,
     Converter,
@@ -29,7 +34,7 @@ from freshline.materialize.converters.base import (
     allocation_failed,
     first_line,
 )
-from freshline.tracker.hashing import blob_id_file
+from freshline.tracker.hashing import blob_id_fd
 
 MIB = 1024 * 1024
 VANISHED = "source file is gone"
@@ -46,11 +51,13 @@ class Cause(StrEnum):
 
 @dataclass(frozen=True)
 class Job:
-    """One document to convert."""
+    """One document to convert: file `rel` of the workspace `root`."""
 
     converter: Converter
-    path: Path  # absolute
+    root: Path
+    rel: str
     limits: Limits
+    allow_hardlinks: bool = False  # convert a file with more than one hard link
 
 
 @dataclass(frozen=True)
@@ -80,15 +87,62 @@ def _unloadable(exc: Exception) -> Outcome:
 
 
 def convert_here(job: Job, memory_mb: int) -> Outcome:
-    """Run a job in this process and turn every failure into an Outcome."""
+    """Run a job in this process and turn every failure into an Outcome.
+
+    The document is opened beneath the workspace through no link (`beneath`), checked
+    (a regular file, one link unless allowed) and converted from that descriptor: the
+    converter reads the very file checked, under its own name (`_named`)."""
     try:
-        fingerprint, _head = blob_id_file(job.path, job.path.stat().st_size)
+        opened = open_beneath(job.root, job.rel, follow=False)
     except FileNotFoundError:
         return Outcome(reason=VANISHED)
-    except OSError as exc:
-        return Outcome(reason=f"unreadable ({exc.strerror or exc})")
+    except (OSError, WorkspaceError) as exc:
+        return Outcome(reason=f"unreadable ({getattr(exc, 'strerror', None) or exc})")
+    with opened:
+        refused = _refused(opened, job.allow_hardlinks)
+        if refused is not None:
+            return refused
+        try:
+            fingerprint = blob_id_fd(opened.fd)
+        except OSError as exc:
+            return Outcome(reason=f"unreadable ({exc.strerror or exc})")
+        with _named(opened.fd, job.rel) as path:
+            return _converted(job, path, fingerprint, memory_mb)
+
+
+def _refused(opened: Opened, allow_hardlinks: bool) -> Outcome | None:
+    """Why an opened document is not converted, or None."""
+    if opened.kind is Kind.MISSING or opened.kind is Kind.FOLDER:
+        return Outcome(reason=VANISHED)
+    if opened.kind is Kind.SPECIAL:
+        return Outcome(reason=SPECIAL_REASON)
+    links = opened.info.st_nlink if opened.info is not None else 1
+    if links > 1 and not allow_hardlinks:  # converting it would read what its other names hold
+        return Outcome(reason=hardlink_reason(links))
+    return None
+
+
+@contextmanager
+def _named(fd: int, rel: str) -> Iterator[Path]:
+    """A path with the document's own name that opens the descriptor `fd` (a link in a
+    private folder to this process's `/proc/<pid>/fd/<fd>`): libraries open a path, and
+    this one cannot be swapped for another file."""
+    import tempfile  # in the conversion's own process, never a hook's
+
+    proc = Path(f"/proc/{os.getpid()}/fd/{fd}")
+    folder = Path(tempfile.mkdtemp(prefix="freshline-doc-"))
+    link = folder / (rel.rsplit("/", 1)[-1] or "document")
     try:
-        return Outcome(text=job.converter.convert(job.path, job.limits), fingerprint=fingerprint)
+        link.symlink_to(proc if proc.exists() else f"/dev/fd/{fd}")
+        yield link
+    finally:
+        link.unlink(missing_ok=True)
+        folder.rmdir()
+
+
+def _converted(job: Job, path: Path, fingerprint: str, memory_mb: int) -> Outcome:
+    try:
+        return Outcome(text=job.converter.convert(path, job.limits), fingerprint=fingerprint)
     except ConversionFailed as exc:
         return Outcome(fingerprint=fingerprint, reason=str(exc))
     except Exception as exc:  # a converter bug or a library choking: report, never raise

@@ -30,6 +30,7 @@ from freshline.materialize import (
 from freshline.session.inscope import InScope
 from freshline.session.ledger import Ledger
 from freshline.session.manifest import BuiltManifest, build_manifest
+from freshline.session.upgrades import announce_upgrades
 from freshline.store import IndexEntry, LedgerKind, SessionRecord, SessionState, WithheldRow
 from freshline.store.sessions import PULLED
 from freshline.tracker import FlushResult, Tracker
@@ -70,6 +71,7 @@ class SessionBase:
         self.ledger = Ledger(self.store, enabled=ledger)  # off: the bench's baseline
         self._background: list[threading.Thread] = []
         self._live_written: dict[str, tuple[str, int]] = {}  # session → (live tree, epoch)
+        self.upgrades_checked: set[str] = set()  # projects `upgrades.announce_upgrades` saw
 
     @cached_property
     def conversations(self) -> Conversations:
@@ -248,6 +250,7 @@ class SessionBase:
         changed: a new project's documents, say)."""
         runs = []
         for name in self.reload_config().projects:
+            announce_upgrades(self, name)
             documents = self._documents(name)
             waiting = census(self.materializer.store, self.config.root, documents)
             if waiting.get(DocStatus.PENDING) or waiting.get(DocStatus.STALE):

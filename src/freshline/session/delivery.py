@@ -12,6 +12,8 @@ blocks name a command that works from any directory (`program.workspace_command`
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,7 @@ from freshline.context import (
 )
 from freshline.errors import UsageError
 from freshline.materialize import is_document
+from freshline.names import read_back
 from freshline.program import workspace_command
 from freshline.session.documents import DocumentDesk, info
 from freshline.session.manifest import build_manifest
@@ -69,26 +72,29 @@ def changes_page(
     channel: Channel = Channel.SEND,
     meter: Meter | None = None,
     limit: int | None = None,
+    folder: str = "",
 ) -> ChangesPage:
     """One page of every change to the session's project after epoch `since` (default:
-    the session's cursor), each page within `channel`'s budget and `limit` characters:
-    the full list behind a rolled-up block. Confined to the session's project; moves no
-    cursor. UsageError for an epoch the project never had, or a page past the last."""
+    the session's cursor), or of those under `folder`, each page within `channel`'s
+    budget and `limit` characters: the full list behind a rolled-up block. Confined to
+    the session's project; moves no cursor. UsageError for an epoch the project never
+    had, a folder outside the workspace, or a page past the last."""
     s = manager.get(session_id)
     manager.tracker.flush()
     start = since if since is not None else s.cursor if s.cursor is not None else 0
     isolated = s.mode == Mode.ISOLATED.value
     root = manager.conversations.worktree(s.id) if isolated else manager.config.root
     budget = delivery_budget(manager.config, channel, meter, s.id, limit)
-    return project_changes_page(manager, s.project, start, page, budget, str(root))
+    return project_changes_page(manager, s.project, start, page, budget, str(root), folder)
 
 
 def project_changes_page(
     manager: SessionBase, project: str, since: int, page: int, budget: Budget,
-    root: str | None = None,
+    root: str | None = None, folder: str = "",
 ) -> ChangesPage:
     """One page of every change to `project` after epoch `since` as the index has them
-    (the caller flushed), paths shown under `root` (default: the workspace's)."""
+    (the caller flushed), or of those under `folder` (workspace-relative, or absolute
+    inside the workspace), paths shown under `root` (default: the workspace's)."""
     epoch = manager.tracker.epoch(project)
     if not 0 <= since <= epoch:
         raise UsageError(f"since={since}: project {project} has epochs 0 to {epoch}")
@@ -101,7 +107,8 @@ def project_changes_page(
         project, root or str(manager.config.root), since, answer.epoch,
         forgotten or answer.changes, documents=documents, folded=answer.folded,
     )
-    return page_changes(updates, page, budget)
+    page_of = page_changes(updates, page, budget, _relative(root or manager.config.root, folder))
+    return _screened(manager, page_of)
 
 
 def files_page(
@@ -113,11 +120,22 @@ def files_page(
     nothing. UsageError for a folder outside the workspace or a page past the last."""
     built = build_manifest(manager.config, manager.tracker, manager.materializer, project,
                            listing=manager.in_scope.entries, convert=False)
-    return page_files(built.input, page, budget, _relative(manager.config.root, folder))
+    return _screened(manager, page_files(built.input, page, budget,
+                                         _relative(manager.config.root, folder)))
+
+
+def _screened(manager: SessionBase, page: ChangesPage) -> ChangesPage:
+    """`page` with what a name holds of a secret withheld, as the blocks withhold it."""
+    return replace(page, text=manager.withholder.text(page.text).text)
 
 
 def _relative(root: object, folder: str) -> str:
-    """`folder` relative to the workspace `root` ("" for the root itself)."""
+    """`folder` relative to the workspace `root` ("" for the root itself), as named on
+    disk: a block shows names escaped (`names.read_back`)."""
+    back = read_back(folder)  # the name it stands for wins, when it is there or both are gone
+    if os.path.lexists(os.path.join(str(root), back)) or \
+            not os.path.lexists(os.path.join(str(root), folder)):
+        folder = back
     path = PurePosixPath(folder)
     try:
         if path.is_absolute():

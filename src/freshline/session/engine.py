@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freshline.context import Channel, Meter
 from freshline.errors import UsageError
@@ -55,6 +56,9 @@ from freshline.session.evidence import (
 from freshline.session.manager import SessionManager
 from freshline.session.turn import PreparedTurn, Staged
 from freshline.store import Acknowledgement, DeliveryRecord, DeliveryState, SessionRecord
+
+if TYPE_CHECKING:  # git loads only for sessions with a conversation
+    from freshline.conversation.events import Rewind
 
 TOKEN_BYTES = 5  # 10 hex digits: short in a block's tag, unique enough per workspace
 ISSUE_TRIES = 5  # prepares of one delivery while other processes keep moving the cursor
@@ -111,6 +115,7 @@ class Deliveries:
         witness: Witness | None = None,
         flush: bool = True,
         known: SessionRecord | None = None,
+        rewinds: Sequence[Rewind] = (),
     ) -> Issued | None:
         """The session's pending blocks for `channel` (its budget, at most `limit`
         characters, as `meter` counts them), recorded as its rule needs; None when there
@@ -119,7 +124,8 @@ class Deliveries:
         decided the others) and notes its `witness`; without a transcript its blocks are
         acknowledged as printed. `flush` and `known` as in `SessionManager.prepare` (the
         first prepare only: a cursor moved since `known` was read is caught on storing,
-        and the next prepare reads the session afresh).
+        and the next prepare reads the session afresh). `rewinds`: the rewinds of its
+        conversation to tell (a checkpoint session's, recorded since its last prompt).
 
         UsageError when another channel opened the session, or it is closed."""
         rule = RULES[channel]
@@ -130,6 +136,7 @@ class Deliveries:
                 session_id, "", conversation=False, channel=channel, meter=meter,
                 token=token or None, after=[Staged.from_json(d.staged) for d in basis],
                 flush=flush and attempt == 0, limit=limit, known=known if attempt == 0 else None,
+                rewinds=rewinds,
             )
             blocks = turn.blocks
             if blocks is None:
@@ -237,12 +244,35 @@ class Deliveries:
                 if not tokens or d.token in tokens:
                     self.store.delivery_settle(d.token, DeliveryState.SUPERSEDED)
 
-    def lost_context(self, session_id: str) -> SessionRecord:
+    def lost_context(self, session_id: str, compacted: bool = False) -> SessionRecord:
         """The agent lost what it was told (it compacted or cleared its conversation):
         whatever was handed over is gone with it, and the manifest comes again (without
-        the closed-for-a-while note)."""
+        the closed-for-a-while note). A compaction summarized the conversation, and the
+        summary may have dropped what the last block told (it went into the very request
+        that compacted, or just before): those changes are told again with the manifest,
+        from where that block began."""
+        back = self._retold_from(session_id) if compacted else None
         self.supersede(session_id)
-        return self.manager.resume(session_id, convert=False, closed=False)
+        s = self.manager.resume(session_id, convert=False, closed=False)
+        if back is None or (s.cursor is not None and back >= s.cursor):
+            return s
+        with self.store.session_write(session_id) as locked:
+            s = replace(locked, cursor=back)
+            self.store.session_put(s)
+        return s
+
+    def _retold_from(self, session_id: str) -> int | None:
+        """The cursor the last delivery the agent was given began from (outstanding ones
+        included), or None when it was given none."""
+        given = [*self.store.deliveries_of(session_id, DeliveryState.ACKNOWLEDGED),
+                 *self.outstanding(session_id)]
+        if not given:
+            return None
+        last = max(given, key=lambda d: d.created_at)
+        first = min((d for d in given if d.created_at >= _chain_start(given, last)),
+                    key=lambda d: d.created_at)
+        staged = Staged.from_json(first.staged)
+        return staged.origin if staged.origin is not None else staged.since
 
     def outstanding(self, session_id: str) -> list[DeliveryRecord]:
         """The session's deliveries not known to be taken yet, oldest first."""
@@ -292,6 +322,16 @@ class Deliveries:
             for d in chain:
                 self.store.delivery_detail(d.token, {**d.detail, "prompted": True})
         return [replace(d, detail={**d.detail, "prompted": True}) for d in chain]
+
+
+def _chain_start(given: Sequence[DeliveryRecord], last: DeliveryRecord) -> float:
+    """When the chain of deliveries `last` builds on began (a hook's delivery builds on
+    the ones still in flight: `basis`)."""
+    by_token = {d.token: d for d in given}
+    first = last
+    while first.basis is not None and first.basis in by_token:
+        first = by_token[first.basis]
+    return first.created_at
 
 
 def _offset(d: DeliveryRecord) -> int:

@@ -42,7 +42,9 @@ class Moment(StrEnum):
     START = "start"  # a session starts (or resumes, or lost its context): its context
     #                  goes out with the first prompt
     PROMPT = "prompt"  # the user sent a prompt: its context goes out with it
-    TOOL = "tool"  # a tool ran: a request went out before it
+    TOOL = "tool"  # a tool starts or ran: a request went out before it
+    STOP = "stop"  # the agent finished answering a prompt
+    COMPACT = "compact"  # its context is being compacted (a client that says so before)
     END = "end"  # the session ended
 
 
@@ -71,7 +73,7 @@ def stage(printed_at: Moment, prompted: bool, now: Moment) -> Stage:
     request. A start's context waits for the first prompt: it went out once a prompt came
     (or a tool ran); a new start or an end before any prompt means it never will.
     """
-    if printed_at is not Moment.START or prompted or now is Moment.TOOL:
+    if printed_at is not Moment.START or prompted or now in (Moment.TOOL, Moment.STOP):
         return Stage.SENT
     if now is Moment.PROMPT:
         return Stage.PENDING

@@ -96,13 +96,16 @@ class InScope:
     def _updates(
         self, project: str, changes: Sequence[Change]
     ) -> Iterator[tuple[str, IndexEntry | None]]:
-        """(path, its in-scope entry now or None) for each path the changes touch, in order."""
+        """(path, its in-scope entry now or None) for each path the changes touch: first
+        the old paths of renames, then each change's path (coalesced changes are a set: a
+        path a rename left may have been created again, `renamed b → c` beside `created
+        b`, and the creation must win whatever the order)."""
         scope = self.config.project(project).scope
-        for change in changes:
-            if not change.path or (change.detail or {}).get("folder"):
-                continue  # a project-level entry, or a folder summary of per-file changes
+        per_file = [c for c in changes if c.path and not (c.detail or {}).get("folder")]
+        for change in per_file:  # (project-level entries and folder summaries left out)
             if change.old_path is not None:
                 yield change.old_path, None
+        for change in per_file:
             entry = None
             if change.kind is not ChangeKind.DELETED:
                 entry = self.tracker.store.index_get(change.path)

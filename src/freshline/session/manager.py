@@ -33,6 +33,7 @@ from freshline.context import (
 )
 from freshline.errors import FreshlineError, UsageError
 from freshline.session.base import SessionBase
+from freshline.session.checkpoints import live_delta
 from freshline.session.claims import claim_turn
 from freshline.session.delivery import delivery_budget
 from freshline.session.documents import DocumentDesk
@@ -41,6 +42,7 @@ from freshline.session.manifest import BuiltManifest, dirty_key
 from freshline.session.owners import refuse_other_owner
 from freshline.session.rules import without_secrets
 from freshline.session.turn import PreparedTurn, Staged, applied
+from freshline.session.upgrades import announce_upgrades
 from freshline.store import (
     Change,
     ChangeKind,
@@ -55,7 +57,6 @@ if TYPE_CHECKING:  # git loads only for sessions that record a conversation
     from freshline.conversation import PendingTurn
     from freshline.conversation import Refresh as MergeInfo
     from freshline.conversation.events import Rewind
-    from freshline.conversation.trees import LiveDelta
     from freshline.materialize.runner import ProgressFn
 
 
@@ -75,7 +76,8 @@ class SessionManager(SessionBase):
     ) -> SessionRecord:
         """Open a session: build its manifest and, when `channel`'s agent is one freshline
         runs (chat, send), its conversation; hooks, MCP and ACP deliver to an agent it does
-        not run, so they record none and write no tree. A clean landing of the same
+        not run (a hook's and the ACP proxy's record each prompt as a checkpoint when it
+        comes, `checkpoints.py`; MCP's record nothing). A clean landing of the same
         project and channel is reused; a dirty one never is. `convert=False` answers at
         once and converts the project's documents in the background (hooks); a session
         that records no conversation then also leaves a fresh workspace's files to be
@@ -202,6 +204,7 @@ class SessionManager(SessionBase):
         flush: bool = True,
         limit: int | None = None,
         known: SessionRecord | None = None,
+        rewinds: Sequence[Rewind] = (),
     ) -> PreparedTurn:
         """Flush, hold if needed, refresh the conversation, and build the wire prompt.
 
@@ -216,7 +219,8 @@ class SessionManager(SessionBase):
         been taken (in order). `flush=False` is for a caller that flushed a moment ago (it
         just opened the session): the turn covers the index as it is. `known` is the
         session as the caller read it a moment ago (not read again; one that records a
-        conversation is, for its recovery).
+        conversation is, for its recovery). `rewinds`: rewinds to tell that the turn does
+        not read from a conversation of its own (a checkpoint session's).
         """
         self.reload_config()
         s = known
@@ -233,6 +237,7 @@ class SessionManager(SessionBase):
         if flush:
             self.tracker.flush()
         held, rebuilt = self._hold(s)
+        announce_upgrades(self, s.project)  # after the hold: no landing rebuilt for it
         if rebuilt is not None:
             # The fresh manifest covers everything up to its epoch: announce only what
             # follows it, and carry the documents it left in progress.
@@ -247,7 +252,7 @@ class SessionManager(SessionBase):
         recorded = conversation and s.records_conversation
         pending = self._conversation_turn(s, message) if recorded else None
         staged, updates = self._updates(s, pending.merges if pending else (),
-                                        pending.rewinds if pending else ())
+                                        pending.rewinds if pending else rewinds)
         staged.origin = origin
         if rebuilt is not None:
             staged.manifest = (rebuilt.stored, rebuilt.epoch, rebuilt.dirty_key)
@@ -260,7 +265,9 @@ class SessionManager(SessionBase):
         shown, updated = (self.withholder.text(b).text if b else b
                           for b in (blocks.manifest, blocks.updates))
         turn = PreparedTurn(s, message, shown, updated, held, fanout, staged, pending)
-        turn.number = s.turns + 1
+        turn.listed = blocks.listed
+        # A checkpoint session's prompt was counted when it was recorded (checkpoints.py).
+        turn.number = s.turns if s.checkpoints else s.turns + 1
         # A turn that carries nothing (an empty send) counts as no turn delivered.
         staged.turn = turn.number if turn.wire_prompt else 0
         turn.ledger = self.ledger.for_turn(s, turn.number)
@@ -288,14 +295,15 @@ class SessionManager(SessionBase):
         if manifest is None and updates.compacted:
             manifest = self._fresh_manifest(s, staged)
         budget = delivery_budget(self.config, channel, meter, s.id)
-        return render_blocks(manifest, updates, budget, self.priority(s)).text
+        blocks = render_blocks(manifest, updates, budget, self.priority(s)).text
+        return self.withholder.text(blocks).text if blocks else blocks
 
     def manifest_text(self, session_id: str, channel: Channel | None = None) -> str:
         """The session's manifest block as stored, rendered to `channel`'s budget (none:
         with no budget)."""
         s = self.get(session_id)
         budget = delivery_budget(self.config, channel, session=s.id) if channel else None
-        return render_manifest(self._manifest_input(s), budget)
+        return self.withholder.text(render_manifest(self._manifest_input(s), budget)).text
 
     def _fresh_manifest(self, s: SessionRecord, staged: Staged) -> ManifestInput:
         """The project as it is now, for a session the change log no longer reaches (not
@@ -331,22 +339,10 @@ class SessionManager(SessionBase):
         # Read first: whatever is listed next is at least this new, so the tree covers it.
         epoch = self.tracker.epoch(s.project)
         pending = self.conversations.prepare_turn(
-            s.id, message, self._lazy_entries(s.project), delta=self._live_delta(s)
+            s.id, message, self._lazy_entries(s.project), delta=live_delta(self, s)
         )
         self._live_written[s.id] = (pending.tree, epoch)  # stored by `_accept`
         return pending
-
-    def _live_delta(self, s: SessionRecord) -> LiveDelta | None:
-        """What changed in scope since the session's last live tree was written, to apply to
-        that tree (a live turn's tree is the project now, whatever the head's is), or None."""
-        if s.live_tree is None or s.live_epoch is None:
-            return None
-        delta = self.in_scope.since(s.project, s.live_epoch)
-        if delta is None:
-            return None
-        from freshline.conversation import LiveDelta
-
-        return LiveDelta(tuple(delta.changed.values()), tuple(delta.removed), s.live_tree)
 
     def _lazy_entries(self, project: str) -> Iterator[IndexEntry]:
         # Listed only if iterated: a turn the delta covers never walks the project.

@@ -60,6 +60,7 @@ def build_manifest(
     flush: bool = True,
     progress: ProgressFn | None = None,
     chars: int = STORED_CHARS,
+    forked: str = "",
 ) -> BuiltManifest:
     """Flush, materialize the project's documents, and describe its manifest.
 
@@ -70,7 +71,7 @@ def build_manifest(
     that must answer at once; they convert in the background). `flush=False` describes
     the index as it is (the caller has just flushed). `progress` hears each conversion.
     `chars` is the largest budget the stored form will be rendered to (a session's
-    channel's).
+    channel's). `forked` names the conversation a fork continues, and where.
     """
     if flush:
         tracker.flush()
@@ -92,6 +93,7 @@ def build_manifest(
         files=tuple(e.path for e in entries),
         documents=tuple(info(x) for x in probes if x.status is not DocStatus.DELETED),
         resumed=resumed,
+        forked=forked,
     )
     pending = [x.path for x in probes if x.status in IN_PROGRESS]
     return BuiltManifest(manifest, epoch, key, converted and not pending, pending, chars)

@@ -134,8 +134,7 @@ def ledger_news(
             owned.add(c.path)
             continue
         else:
-            gone = c.kind is ChangeKind.DELETED or current.get(c.path) is None
-            item = stale(c.path, ChangeKind.DELETED if gone else ChangeKind.MODIFIED)
+            item = stale(c.path, _fate(c, current.get(c.path) is None))
         if item is not None:
             found.setdefault(item.path, item)
         source = resolve.source(c.path, current.get(c.path))
@@ -149,3 +148,11 @@ def ledger_news(
                 found.setdefault(path, item)
     return LedgerNews(frozenset(owned), tuple(found[p] for p in sorted(found)),
                       tuple(sorted(writers.items())))
+
+
+def _fate(c: Change, absent: bool) -> ChangeKind:
+    """What a change did to a file the agent saw: a file that left the project and that
+    the index no longer sees (ignored, moved out) left it; it was not deleted."""
+    if c.kind is ChangeKind.LEFT and absent:
+        return ChangeKind.LEFT
+    return ChangeKind.DELETED if c.kind is ChangeKind.DELETED or absent else ChangeKind.MODIFIED

@@ -9,8 +9,9 @@ and what the session must forget or be told again:
 - A live session's files are the user's checkout: its code goes back only when forced,
   and then only the paths the conversation itself wrote after that turn (its tools'
   events and its read ledger's writes). Who else changed one of them since is found as
-  the read ledger finds it: another session whose tool wrote exactly that content, the git
-  operation logged with the path's latest change, or else outside freshline.
+  the read ledger finds it (`authorship.py`): another session whose tool wrote exactly
+  that content, the git operation logged with the path's latest change, or else outside
+  freshline.
 - An overwrite of someone else's change is confirmed (`confirm`) or refused (RewindStop,
   exit 3) with nothing moved.
 - When the transcript goes back, the read ledger forgets the turns the agent no longer
@@ -22,17 +23,17 @@ and what the session must forget or be told again:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from freshline.conversation import Author, Event, views
 from freshline.conversation.events import Rewind, RewindMode
-from freshline.conversation.rewind import By, Overwrite, RewindPlan
+from freshline.conversation.rewind import Overwrite, RewindPlan
 from freshline.errors import RewindStop, UsageError
 from freshline.sensitive import is_secret
+from freshline.session.authorship import authors
 from freshline.store import Change, ChangeKind, LedgerKind, SessionRecord
-from freshline.store.records import LoggedChange
 
 if TYPE_CHECKING:  # the manager imports `rewind_entry` from here: this takes the base
     from freshline.session.base import SessionBase
@@ -86,16 +87,17 @@ def rewind(
         written: dict[str, str | None] = {}
         if live and mode.restores_files:
             manager.tracker.flush()
-            written = {p: blob for p, blob in _own_writes(manager, s, events, index).items()
+            written = {p: blob for p, blob in own_writes(manager, s, events, index).items()
                        if not is_secret(p, project.allow_secrets)}
         # A live tree holds only the project's files; an isolated one the whole checkout.
         in_scope = None if live else project.scope.matches_path
         planned = conversations.plan_rewind(s.id, turn, mode, in_scope, written)
-        if live:
-            planned = replace(planned, overwrites=_live_overwrites(manager, s, planned, written))
+        if live:  # a path whose last write is not known: nothing to prove
+            known = [p for p in planned.restored if written.get(p) is not None]
+            planned = replace(planned, overwrites=others_changed(manager, s, known, written))
         if planned.overwrites and not (confirm is not None and confirm(planned)):
             by = {o.path: o.by.value for o in planned.overwrites}
-            raise RewindStop(_stop_message(planned), by)
+            raise RewindStop(stop_message(planned), by)
         head = conversations.apply_rewind(planned)
     if mode.restores_transcript:
         _forget(manager, s.id)
@@ -103,7 +105,8 @@ def rewind(
                         events[index].content)
 
 
-def _stop_message(planned: RewindPlan) -> str:
+def stop_message(planned: RewindPlan) -> str:
+    """The one line of a rewind refused for the others' changes it would overwrite."""
     count = len(planned.overwrites)
     return (f"the rewind to turn {planned.rewind.turn} would overwrite {count} "
             f"{'path' if count == 1 else 'paths'} changed by someone other than this "
@@ -111,7 +114,7 @@ def _stop_message(planned: RewindPlan) -> str:
             "was changed (confirm, or --yes)")
 
 
-def _own_writes(
+def own_writes(
     manager: SessionBase, s: SessionRecord, events: list[Event], index: int
 ) -> dict[str, str | None]:
     """The paths the conversation itself wrote after turn `index` began → the content it
@@ -126,49 +129,22 @@ def _own_writes(
     return written
 
 
-def _live_overwrites(
-    manager: SessionBase, s: SessionRecord, planned: RewindPlan,
+def others_changed(
+    manager: SessionBase, s: SessionRecord, paths: Sequence[str],
     written: Mapping[str, str | None],
 ) -> tuple[Overwrite, ...]:
-    """The restored paths whose content is not what the conversation last wrote there
-    (`""`: it deleted the file), each with who changed it as far as it is provable."""
-    found: list[Overwrite] = []
-    changed = [p for p in planned.restored  # a path's last write unknown: nothing to prove
-               if written.get(p) is not None and (_now(manager, p) or "") != written[p]]
-    if not changed:
-        return ()
-    others = {
-        (row.entry.path, row.entry.blob): row.entry.session
-        for row in manager.store.ledger_on(changed)
-        if row.entry.kind is LedgerKind.WRITE and row.entry.session != s.id
-    }
-    log = manager.store.log_read(s.project, 0)
-    for path in changed:
-        session = others.get((path, _now(manager, path) or ""))
-        if session is not None:
-            found.append(Overwrite(path, By.SESSION, session))
-            continue
-        operation = _git_operation(log, path)
-        found.append(Overwrite(path, By.GIT, operation) if operation
-                     else Overwrite(path, By.OUTSIDE))
-    return tuple(found)
+    """Of `paths`, those whose content now is not what the conversation last wrote there
+    (`written`; `""`: it deleted the file; absent: it never wrote it), each with who
+    changed it as far as it is provable (`authorship.authors`)."""
+    now = {p: _now(manager, p) or "" for p in paths}
+    changed = {p: blob for p, blob in now.items() if blob != written.get(p)}
+    found = authors(manager, s.id, changed)
+    return tuple(Overwrite(path, found[path].by, found[path].name) for path in changed)
 
 
 def _now(manager: SessionBase, path: str) -> str | None:
     entry = manager.store.index_get(path)
     return entry.blob if entry is not None else None
-
-
-def _git_operation(log: list[LoggedChange], path: str) -> str | None:
-    """The git operation logged with the latest change of `path`, if one was."""
-    epochs = [r.epoch for r in log if path in (r.change.path, r.change.old_path)
-              and r.change.kind is not ChangeKind.GIT]
-    for r in log:
-        if epochs and r.epoch == epochs[-1] and r.change.kind is ChangeKind.GIT:
-            detail = r.change.detail or {}
-            if path in detail.get("paths", ()):
-                return str(detail.get("operation", "other"))
-    return None
 
 
 def _forget(manager: SessionBase, session_id: str) -> None:

@@ -66,24 +66,52 @@ def fork(
     """A new session whose conversation starts at `session`'s head: with `remote`, at the
     remote's head a pull kept aside (both sides had appended); with `at` (a turn's number
     or commit id in `log`), where that turn began; else at the local head. The original
-    is left as it was."""
+    is left as it was. The fork's title and first manifest say what it is a fork of."""
     key = None if remote is None else remote_of(manager, remote).name
-    if key is None and not manager.get(session).records_conversation:
+    original = manager.store.session_get(session) if key is None else None
+    if original is not None and not original.records_conversation:
         raise UsageError(f"session {session} records no conversation: there is nothing to "
                          "fork")
     new_id = uuid.uuid4().hex[:12]
     exchange.fork(manager.conversations, session, new_id, key, at)
-    project = adopt(manager, new_id)
+    where = fork_point(session, remote, at)
+    title = original.title if original is not None else None
+    project = adopt(manager, new_id, forked=where, title=fork_title(title, remote, at))
     if project is not None:
         raise UsageError(f"conversation {new_id} was forked, but this workspace has no "
                          f"project '{project}' to open a session of it on")
     return manager.store.session_get(new_id)
 
 
-def adopt(manager: SessionManager, conversation: str, pulled: bool = False) -> str | None:
+def fork_point(session: str, remote: str | None, at: str | None) -> str:
+    """Where a fork starts, in words: "session 3f2a9c1b7d4e, where its turn 3 began"."""
+    if at is not None:
+        return f"session {session}, where its {_turn(at)} began"
+    if remote is not None:
+        return f"session {session} as remote {remote} had it"
+    return f"session {session}"
+
+
+def fork_title(title: str | None, remote: str | None, at: str | None) -> str:
+    """A fork's title, told apart from its original's in `session list`: "fork at turn 3:
+    <the original's title>"."""
+    where = f" at {_turn(at)}" if at is not None else f" from {remote}" if remote else ""
+    return session_title(f"fork{where}: {title}" if title else f"fork{where}") or "fork"
+
+
+def _turn(at: str) -> str:
+    return f"turn {at}" if at.isdigit() else f"commit {at[:10]}"
+
+
+def adopt(
+    manager: SessionManager, conversation: str, pulled: bool = False, forked: str = "",
+    title: str | None = None,
+) -> str | None:
     """Open a session row for a conversation recorded elsewhere (see the module
     docstring). Returns None, or the project it names when this workspace has none. A
-    `pulled` one is listed on the channel `pull`, opened when its conversation started."""
+    `pulled` one is listed on the channel `pull`, opened when its conversation started;
+    a `forked` one's first manifest says what it was forked from (`fork_point`) instead
+    of calling it resumed. `title` replaces the one its first message gives."""
     events = manager.conversations.log(conversation)
     root = events[0].root
     assert root is not None
@@ -93,8 +121,8 @@ def adopt(manager: SessionManager, conversation: str, pulled: bool = False) -> s
         return project
     mode = root.mode.value
     worktree = manager.conversations.worktree(conversation) if mode == "isolated" else None
-    built = build_manifest(config, manager.tracker, manager.materializer, project, True,
-                           manager.in_scope.entries, worktree)
+    built = build_manifest(config, manager.tracker, manager.materializer, project, not forked,
+                           manager.in_scope.entries, worktree, forked=forked)
     said = [e for e in events if e.author is Author.USER]
     now = time.time()
     opened = manager.conversations.started_at(conversation) if pulled else now
@@ -105,6 +133,6 @@ def adopt(manager: SessionManager, conversation: str, pulled: bool = False) -> s
         manifest=built.stored, needs_manifest=True, resumed=True, pending_docs=built.pending,
         target=root.target, turns=len(said),
         channel=PULLED if pulled else Channel.SEND.value, active_at=now,
-        title=session_title(said[0].content) if said else None,
+        title=title or (session_title(said[0].content) if said else None),
     ))
     return None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from freshline.context import UpdatesInput
 from freshline.session.ledger import TurnLedger
-from freshline.store import SessionRecord, SessionState
+from freshline.store import Change, SessionRecord, SessionState
 
 if TYPE_CHECKING:  # git loads only for a turn that records one (a hook's never does)
     from freshline.conversation import Event, PendingTurn
@@ -97,6 +97,12 @@ class PreparedTurn:
     head: str | None = None  # the conversation head after `record()`
     number: int = 1  # the session's turn this is (its ledger entries carry it)
     ledger: TurnLedger | None = None  # what the turn's tools read and wrote, stored on accept
+    listed: frozenset[str] = frozenset()  # the paths the updates block lists one by one
+
+    def told(self) -> list[Change]:
+        """The path changes the updates block lists one by one (its structured form)."""
+        return [c for c in self.staged.told.changes if c.path in self.listed] \
+            if self.staged.told else []
 
     @property
     def wire_prompt(self) -> str:

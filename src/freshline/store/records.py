@@ -32,6 +32,9 @@ class ChangeKind(StrEnum):
     REWOUND = "rewound"  # a conversation was rewound to a turn; detail: mode, prompt, paths
     ENTERED = "entered"  # a file already there began to match the scope; detail: why
     LEFT = "left"  # a file still there stopped matching the scope; detail: why
+    # A converter's new version makes the project's snapshots that an older one made again,
+    # each as its document is next read; detail: converter, older, version, count.
+    CONVERTER = "converter"
 
 
 UNHASHED = ""  # the blob of an entry listed but not read yet (`tracker/listing.py`)

@@ -36,7 +36,11 @@ def unknown_session(session_id: str) -> NotFoundError:
 # Channels whose agent freshline runs itself, so each turn has an answer to record
 # ("pull": a chat or send conversation pulled from another machine).
 RECORDING_CHANNELS = frozenset({"chat", "send", "pull"})
+# Channels whose agent keeps its own transcript while freshline records each of its prompts
+# as a checkpoint: the project's files as the prompt found them (session/checkpoints.py).
+CHECKPOINT_CHANNELS = frozenset({"hook", "acp"})
 PULLED = "pull"
+TURN_KEY = "turn.{session}"  # meta: the turn a checkpoint session's agent is in (TurnState)
 TITLE_CHARS = 60  # the longest title kept
 
 
@@ -94,6 +98,13 @@ class SessionRecord:
         return self.channel in RECORDING_CHANNELS
 
     @property
+    def checkpoints(self) -> bool:
+        """Whether its prompts are recorded as checkpoints (an agent freshline does not run:
+        a hook's, the ACP proxy's); its turns are then its prompts, numbered as `log`
+        numbers them."""
+        return self.channel in CHECKPOINT_CHANNELS
+
+    @property
     def last_active(self) -> float:
         """When it was last used (created, resumed or a turn prepared)."""
         return max(self.created_at, self.resumed_at or 0.0, self.active_at or 0.0)
@@ -108,6 +119,7 @@ SESSION_TABLES: list[tuple[str, str]] = [
 ]
 _JSON = {"pending_docs", "announced_failures"}
 _PUT = upsert("sessions", _NAMES, ["id"])
+_META_PUT = upsert("meta", ["key", "value"], ["key"])
 _SWAP = (
     f"UPDATE sessions SET {', '.join(f'{n} = ?' for n in _NAMES if n != 'id')}"
     " WHERE id = ? AND COALESCE(cursor, -1) = ? RETURNING id"
@@ -129,6 +141,30 @@ def _from_row(row: tuple[Any, ...]) -> SessionRecord:
     data["needs_manifest"] = bool(data["needs_manifest"])
     data["resumed"] = bool(data["resumed"])
     return SessionRecord(**data)
+
+
+@dataclass
+class TurnState:
+    """Where a checkpoint session's agent is between a prompt and the end of its answer."""
+
+    turn: int  # the prompt's turn number
+    at: float  # when the prompt came
+    tools: dict[str, int] = field(default_factory=dict)  # shell tools running → the
+    #                                                      project's epoch when each began
+
+    def to_json(self) -> str:
+        """The stored form."""
+        return json.dumps({"turn": self.turn, "at": self.at, "tools": self.tools},
+                          sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> TurnState | None:
+        """The inverse of `to_json` (None for "": no turn open)."""
+        if not text:
+            return None
+        data = json.loads(text)
+        return cls(int(data["turn"]), float(data["at"]),
+                   {str(k): int(v) for k, v in dict(data.get("tools") or {}).items()})
 
 
 class SessionTable:
@@ -212,6 +248,14 @@ class SessionTable:
             (when, title, check_session_id(session_id)),
         )
 
+    def session_name(self, external_id: str, title: str) -> None:
+        """Title the session bound to another agent's session, unless it has a title (a
+        statement of its own, as `session_touch`: it touches no index)."""
+        self.db.conn.execute(
+            "UPDATE sessions SET title = ? WHERE external_id = ? AND title IS NULL",
+            (title, external_id),
+        )
+
     def sessions_idle(self, channels: Iterable[str], before: float) -> list[SessionRecord]:
         """Open sessions of `channels` not used since `before`, oldest first."""
         wanted = sorted(channels)
@@ -226,8 +270,22 @@ class SessionTable:
 
     def session_delete(self, session_ids: Iterable[str]) -> None:
         """Forget sessions: their rows in every table keyed by session (SESSION_TABLES),
-        in one transaction."""
+        and their turn state, in one transaction."""
         ids = [(check_session_id(i),) for i in session_ids]
         with self.db.write() as conn:
             for table, column in SESSION_TABLES:
                 conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", ids)
+            conn.executemany("DELETE FROM meta WHERE key = ?",
+                             [(TURN_KEY.format(session=i),) for (i,) in ids])
+
+    def turn_state(self, session_id: str) -> TurnState | None:
+        """The turn a checkpoint session's agent is in (None: between turns)."""
+        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?",
+                                   (TURN_KEY.format(session=session_id),)).fetchone()
+        return TurnState.from_json(row[0]) if row else None
+
+    def turn_state_put(self, session_id: str, state: TurnState | None) -> None:
+        """Set (None: end) the turn a checkpoint session's agent is in (joins the current
+        transaction if there is one)."""
+        key = TURN_KEY.format(session=session_id)
+        self.db.execute_write(_META_PUT, (key, state.to_json() if state else ""))

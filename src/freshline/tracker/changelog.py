@@ -7,13 +7,12 @@ effect of a span), `compaction` (what the dropped rows become).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from freshline.store import ProjectState, Store
 from freshline.store.records import Change, ChangeGroup, LoggedChange
-from freshline.tracker.coalesce import coalesce_sets, net, net_lookups
+from freshline.tracker.coalesce import coalesce_sets, net, net_lookups, repeated_paths
 from freshline.tracker.compaction import fold, group_cap, merged, per_run
 
 
@@ -98,6 +97,4 @@ def _coalesced(entries: list[LoggedChange], undone: bool) -> tuple[list[Change],
     changes = coalesce_sets([e.change for e in rows] for _, rows in epochs)
     if undone:
         return changes, []
-    touched = Counter(p for e in entries for p in (e.change.path, e.change.old_path) if p)
-    repeated = {p for p, n in touched.items() if n > 1}
-    return changes, net_lookups(changes, repeated)
+    return changes, net_lookups(changes, repeated_paths(e.change for e in entries))

@@ -24,11 +24,13 @@ content now, for the paths `net_lookups` names.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from freshline.store.records import Change, ChangeKind
+from freshline.tracker.reasons import Why
 
 C, M, D, R = ChangeKind.CREATED, ChangeKind.MODIFIED, ChangeKind.DELETED, ChangeKind.RENAMED
 ENTERED, LEFT, GIT = ChangeKind.ENTERED, ChangeKind.LEFT, ChangeKind.GIT
@@ -65,24 +67,44 @@ def coalesce_sets(sets: Iterable[Iterable[Change]]) -> list[Change]:
     return net.result()
 
 
+def repeated_paths(changes: Iterable[Change]) -> set[str]:
+    """The paths a span's logged changes changed more than once (a rename changes both
+    of its paths)."""
+    touched = Counter(p for c in changes for p in (c.path, c.old_path) if p)
+    return {p for p, n in touched.items() if n > 1}
+
+
 def net_lookups(changes: Iterable[Change], repeated: Collection[str]) -> list[str]:
     """The paths whose content now `net` needs: the modified ones among `repeated` (the
-    paths the span changed more than once: one change alone cannot have been undone),
-    and those that left the scope (which may be gone since)."""
-    return [c.path for c in changes if c.kind is LEFT
-            or (c.kind is M and c.before is not None and c.path in repeated)]
+    paths the span changed more than once: one change alone cannot have been undone) or
+    renamed there (their history lies on the paths they came from), and those that left
+    the scope (which may be gone since)."""
+    changes = list(changes)
+    moved = {c.path for c in changes if c.kind is R}
+    return [c.path for c in changes if _followed(c)
+            or (c.kind is M and c.before is not None
+                and (c.path in repeated or c.path in moved))]
+
+
+def _followed(c: Change) -> bool:
+    """Whether `c` left the scope where the index still sees the file (a tag, a property,
+    a pattern): the index holds no ignored path, and a file moved out is elsewhere, so a
+    file hidden by an ignore rule or moved out stays told as having left."""
+    why = (c.detail or {}).get("why")
+    return c.kind is LEFT and why not in (Why.IGNORED, Why.MOVED)
 
 
 def net(changes: list[Change], now: Mapping[str, str]) -> list[Change]:
     """`changes` (coalesced) without what was undone: a modification whose path holds
     the content it had at the start (`now`: the content of the paths `net_lookups`
     named; one missing there is gone), and a path that left the scope and is gone since
-    is deleted. HEAD moves keep only the paths still told."""
+    is deleted (where the index can see it: `_followed`). HEAD moves keep only the paths
+    still told."""
     out: list[Change] = []
     for c in changes:
         if c.kind is M and c.before is not None and now.get(c.path) == c.before:
             continue
-        if c.kind is LEFT and c.path not in now:
+        if _followed(c) and c.path not in now:
             c = Change(D, c.path, before=c.before)
         out.append(c)
     told = {p for c in out if c.kind in _PATH_KINDS for p in (c.path, c.old_path) if p}
@@ -105,10 +127,16 @@ class _Net:
     others: list[Change] = field(default_factory=list)
 
     def fate(self, path: str, before: str | None) -> _Fate:
+        """What a rename moves from `path`: the content there now. A path told gone
+        earlier in the sequence and renamed in a later set had only left the scope (a
+        config change, judged before the batch that then moved the file): it moves on."""
         known = self.live.get(path)
-        if known is None:
-            return _Fate(origin=path, before=before)
-        return known
+        if known is not None:
+            return known
+        lost = self.gone.pop(path, None)
+        if lost is not None:
+            return _Fate(lost.origin, lost.modified, lost.before)
+        return _Fate(origin=path, before=before)
 
     def apply(self, changes: list[Change]) -> None:
         """Apply one set: renames read the state before it; then deletions, renames
@@ -180,7 +208,12 @@ class _Net:
             if kind is M:
                 out.pop((path, D), None)
             detail = fate.why if kind in (ENTERED, LEFT) else None
-            out[path, kind] = Change(kind, path, old, detail, fate.before)
+            before = fate.before
+            if kind is M and before is None and path in self.gone:
+                # Something arrived where the reader's file was lost: `net` finds it undone
+                # if it holds the reader's content.
+                before = self.gone[path].before
+            out[path, kind] = Change(kind, path, old, detail, before)
 
         for origin, lost in self.gone.items():
             if origin not in self.live:

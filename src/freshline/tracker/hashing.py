@@ -27,8 +27,9 @@ def blob_id_file(path: str | bytes | os.PathLike[str], size: int) -> tuple[str, 
     """
     h = hashlib.sha1(b"blob %d\0" % size)
     # Plain os.read: a file object costs more than the hashing of a small file. O_NONBLOCK
-    # is a no-op for files, but a FIFO swapped in after the lstat fails instead of hanging.
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    # is a no-op for files, but a FIFO swapped in after the lstat fails instead of hanging;
+    # O_NOFOLLOW: a link swapped in after it is not followed.
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
         head = chunk = os.read(fd, min(size + 1, CHUNK))  # whole small file in one read
         read = 0
@@ -41,6 +42,20 @@ def blob_id_file(path: str | bytes | os.PathLike[str], size: int) -> tuple[str, 
     if read != size:
         raise OSError(f"file changed size while being read ({size} → {read} bytes)")
     return h.hexdigest(), head
+
+
+def blob_id_fd(fd: int) -> str:
+    """The git blob id of the open file `fd`, read from offset 0 (`pread`). Raises
+    OSError if it changed size while being read."""
+    size = os.fstat(fd).st_size
+    h = hashlib.sha1(b"blob %d\0" % size)
+    read = 0
+    while chunk := os.pread(fd, CHUNK, read):
+        h.update(chunk)
+        read += len(chunk)
+    if read != size:
+        raise OSError(f"file changed size while being read ({size} → {read} bytes)")
+    return h.hexdigest()
 
 
 def blob_id_link(path: str | bytes) -> str:

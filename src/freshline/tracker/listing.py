@@ -6,8 +6,18 @@ call per file). So a flush that may defer (`Tracker.flush(defer=True)`: a hook o
 session) fills an empty index from the names alone: each regular file's entry holds its
 inode (the folder listing gives it for nothing), no size, mtime or blob id (`UNSTATED`,
 `UNHASHED`), and the store's meta says some entry is not read yet and when the listing
-began (`LISTED_AT`, a little before, so a coarse file-system clock cannot stamp a later
-write earlier than that).
+began (`LISTED_AT`).
+
+That moment is read from the file system's own clock, never the wall clock: the two
+differ (a file system stamps a change with a coarse clock, a tick behind the real one,
+or with a clock of its own; a network file system with its server's), and any slack
+guessed between them either stamps a file written just before the listing as touched
+since (told modified, though nobody touched it) or a file written just after as older
+than the listing (its change lost). So the listing touches a stamp in `.freshline/`
+(`fs_clock`) until its change time ticks once, and takes that tick: every file changed
+before the listing began has an older ctime, every one changed after it one at least as
+late, whatever the clock's grain. A clock coarser than `TICK_WAIT_NS`, or a stamp that
+cannot be written, lists nothing: that flush reads every file, as a first scan does.
 
 An entry listed stands for the bytes its file held at the listing. A file whose inode
 change time (`ctime`: every write, rename, chmod and `touch` sets it, and nothing can set
@@ -30,10 +40,14 @@ listed (`tracker.facts`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from freshline.paths import DATA_DIR
 from freshline.scope import is_markdown
 from freshline.store.records import UNHASHED, FileKind, IndexEntry
 from freshline.tracker.hashing import MODE_FILE, git_mode
@@ -41,9 +55,51 @@ from freshline.tracker.hashing import MODE_FILE, git_mode
 UNHASHED_META = "tracker.unhashed"  # "1" while some index entry is listed, not read
 LISTED_AT = "tracker.listed_at"  # ns: files whose ctime is older hold their bytes as listed
 UNSTATED = -1  # the size and mtime of an entry listed by name alone
-CLOCK_SLACK_NS = 10_000_000  # how far a file system's coarse clock may lag the real one
+STAMP_NAME = "listing.stamp"  # in .freshline/: its change time reads the file system's clock
+TICK_WAIT_NS = 50_000_000  # a jiffy is 1-10 ms; a clock slower than this is not waited for
 
 StatKey = tuple[int, int, int, int, int]
+
+
+def fs_clock(root: str, wait_ns: int = TICK_WAIT_NS) -> int | None:
+    """The file system's clock at `root`, just ticked: later than the ctime of every file
+    changed before the call, no later than that of any file changed after it. None when
+    the stamp in `.freshline/` cannot be written, or its clock does not tick in `wait_ns`."""
+    folder = os.path.join(root, DATA_DIR)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder)  # a workspace's first command may come before its store
+        fd = os.open(os.path.join(folder, STAMP_NAME),
+                     os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError:
+        return None
+    try:
+        return first_tick(functools.partial(_touch, fd), wait_ns)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _touch(fd: int) -> int:
+    # A ctime read since the file's last change asks the next change for a fine stamp
+    # (Linux's multigrain timestamps): there the second touch ticks; on a coarse clock,
+    # the first touch in the next jiffy.
+    os.utime(fd)
+    return os.fstat(fd).st_ctime_ns
+
+
+def first_tick(touch: Callable[[], int], wait_ns: int) -> int | None:
+    """The first clock `touch` reads later than its first reading, or None when none did
+    within `wait_ns`."""
+    first = touch()
+    deadline = time.monotonic_ns() + wait_ns
+    while True:
+        now = touch()
+        if now > first:
+            return now
+        if time.monotonic_ns() > deadline:
+            return None
 
 
 def listed_entry(rel: str, st: os.stat_result) -> IndexEntry:

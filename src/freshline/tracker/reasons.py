@@ -40,6 +40,7 @@ class Why(StrEnum):
     UNINCLUDED = "unincluded"  # the config dropped the inclusion that matched it
     IGNORED = "ignored"  # the workspace's ignore rules now cover it
     UNIGNORED = "unignored"  # they no longer do
+    MOVED = "moved"  # moved out of the project's folders (where to is never said)
 
 
 def why(before: Scope, after: Scope, old: FileFacts, new: FileFacts) -> Detail | None:
@@ -101,6 +102,8 @@ def reason_text(detail: Detail | None, source: Callable[[Pattern], str] = descri
     kind = (detail or {}).get("why")
     if kind in (Why.IGNORED, Why.UNIGNORED):
         return "now ignored" if kind == Why.IGNORED else "no longer ignored"
+    if kind == Why.MOVED:
+        return "moved or renamed out of the project"
     try:
         pattern = parse_pattern(str((detail or {})["pattern"]))
     except (KeyError, ValueError):

@@ -11,7 +11,8 @@ as git calls it). An entry whose mtime is that close to the scan is stored with
 mtime_ns = 0, so the next scan hashes it again instead of trusting its stat.
 
 A listing scan (an empty index, a caller that may defer) takes no lstat and reads no
-regular file: it stores their names, to be read by a later flush (`tracker/listing.py`).
+regular file: it stores their names, to be read by a later flush (`tracker/listing.py`);
+where the file system's clock cannot be read (`fs_clock`), it reads them as a full scan.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain
 from pathlib import Path
 
+from freshline.beneath import Kind, open_beneath
+from freshline.errors import WorkspaceError
 from freshline.ignore import Checks, IgnoreRules, IgnoreState
 from freshline.markdown import parse_note
 from freshline.paths import INTERNAL_NAMES, is_internal
@@ -34,7 +37,8 @@ from freshline.store.files import Stats
 from freshline.store.records import ChangeKind, FileKind, IndexEntry
 from freshline.tracker.hashing import blob_id_file, blob_id_link, git_mode
 from freshline.tracker.listing import (
-    CLOCK_SLACK_NS,
+    UNSTATED,
+    fs_clock,
     listed_entry,
     twin_blobs,
     unstated,
@@ -45,7 +49,9 @@ from freshline.tracker.renames import folder_renames, pair_renames
 from freshline.tracker.similarity import TEXT_CAP, sketch
 
 RACY_WINDOW_NS = 2_000_000_000
-_UNKNOWN = (-1, -1, -1)  # index stats no file has: the file is read again
+# Index stats no file has, nor an entry listed by name (`UNSTATED`: one that is stat'ed,
+# not read, while its file is untouched since the listing): the file is read again.
+_UNKNOWN = (UNSTATED - 1, UNSTATED - 1, UNSTATED - 1)
 
 _INTERNAL = frozenset(os.fsencode(name) for name in INTERNAL_NAMES)
 
@@ -259,10 +265,11 @@ class Scanner:
             return self._untouched(st)
         return listed == (st.st_size, st.st_mtime_ns, st.st_ino)
 
-    def listed(self) -> ScanResult:
-        """An empty index filled from the folders' listings (`tracker/listing.py`): every
-        regular file by its name and inode, unread; a link (rare) read at once."""
-        result = ScanResult(from_empty=True, listed_at=time.time_ns() - CLOCK_SLACK_NS)
+    def listed(self, listed_at: int) -> ScanResult:
+        """An empty index filled from the folders' listings (`tracker/listing.py`), begun
+        at `listed_at` by the file system's clock: every regular file by its name and
+        inode, unread; a link (rare) read at once."""
+        result = ScanResult(from_empty=True, listed_at=listed_at)
         dev = os.stat(self.broot).st_dev
         for raw, e in self.names():
             rel = decode_path(raw)
@@ -281,6 +288,11 @@ class Scanner:
         result.scanned = len(result.put)
         result.ignore = self.rules.state()
         return result
+
+    def _hidden(self, raw: bytes, rel: str) -> bool:
+        """Whether a file the index had is still there, only ignored now: it left the
+        projects (the scope change logs why), it was not deleted."""
+        return self._skip(rel) and os.path.lexists(os.path.join(self.broot, raw))
 
     def _kept(self, rel: str) -> bool:
         return any(rel == k or rel.startswith(k + "/") for k in self.kept)
@@ -335,7 +347,7 @@ class Scanner:
             old, kept = old_entry(rel), self._kept(rel)
             if old is None or (kept and raw not in listed):
                 continue  # below a folder that cannot be listed: kept as it was
-            if not kept:
+            if not kept and not self._hidden(raw, rel):
                 deleted[rel] = old
             result.remove.append(rel)  # (a listed one below such a folder: never read)
         self._pair(result, deleted, created)
@@ -366,9 +378,9 @@ class Scanner:
         if rel not in self.sketches:
             return None
         try:
-            with open(os.path.join(self.broot, encode_path(rel)), "rb") as f:
-                return f.read(TEXT_CAP + 1)
-        except OSError:
+            with open_beneath(Path(self.root), rel, follow=False) as opened:
+                return opened.read(TEXT_CAP + 1) if opened.kind is Kind.FILE else None
+        except (OSError, WorkspaceError):
             return None
 
     def _count_under(self, folder: str) -> int:
@@ -386,9 +398,11 @@ def full_scan(
 ) -> ScanResult:
     """Compare the whole workspace with the whole index; the files at the stored paths
     `reparse` are read again whatever their stat (notes stored unparsed that a scope now
-    needs the tags of), and so are the `listed` ones (never read: path → stat listed)."""
-    if scanner.listing:
-        return scanner.listed()
+    needs the tags of), and so are the `listed` ones (never read: path → stat listed).
+    A listing scan lists instead, if it can read the file system's clock."""
+    listed_at = fs_clock(scanner.root) if scanner.listing else None
+    if listed_at is not None:
+        return scanner.listed(listed_at)
     stats = scanner.store.index_stats()
     empty = not stats
     for raw in chain(reparse, listed or ()):

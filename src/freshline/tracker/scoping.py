@@ -1,9 +1,10 @@
 """Scoping (pure): what one batch of observations means to one project.
 
 Each side is matched on its own: the old path with the facts the index had, the new path
-with its fresh facts. A rename out of scope is a deletion of the old path, a rename into
-scope is a creation of the new one; a note that gained a tag entered a tag project (and
-one that gained an excluded tag left it: the file is still there).
+with its fresh facts. A rename out of scope is the old path leaving the project (the file
+is still there; where it went is not the project's to tell), a rename into scope is a
+creation of the new one; a note that gained a tag entered a tag project (and one that
+gained an excluded tag left it: the file is still there).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from freshline.scope import FileFacts, Scope
 from freshline.store.records import Change, ChangeKind, IndexEntry, entry_content
 from freshline.tracker.gitmoves import HeadMove
 from freshline.tracker.observed import FolderRename, Observed
-from freshline.tracker.reasons import why
+from freshline.tracker.reasons import Why, why
 
 
 def facts(entry: IndexEntry) -> FileFacts:
@@ -42,6 +43,9 @@ def scope_observed(o: Observed, scope: Scope) -> list[Change]:
             assert o.new is not None
             reason = why(scope, scope, facts(o.old), facts(o.new))
             return [Change(ChangeKind.LEFT, o.old.path, detail=reason, before=before)]
+        if o.new is not None:  # moved out: still there, somewhere the project must not name
+            moved = {"why": Why.MOVED.value}
+            return [Change(ChangeKind.LEFT, o.old.path, detail=moved, before=before)]
         return [Change(ChangeKind.DELETED, o.old.path, before=before)]
     assert o.new is not None
     if now and not was:

@@ -7,7 +7,9 @@ with lines as the chunks: the bytes of the old version found again in the new on
 the larger of the two sizes. A line's bytes are known from the new version, which is on
 disk; the old one needs only its sketch and size. A pair at or above `RENAME_SIMILARITY`
 is a rename. Weighing by bytes keeps a blank line or a `---` fence from making two short
-notes look alike.
+notes look alike. A file's last line ends at its last newline: there is no empty line after
+it. Below `SMALL_FILE` bytes a line or two decide the score, so a very small file is alike
+only to its own bytes (`k` and `q` are not one note renamed).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import Counter
 TEXT_CAP = 256 * 1024  # larger files pair as renames only when their bytes are identical
 BINARY_SNIFF = 8000  # git's rule: a NUL byte in the first 8000 bytes means binary
 RENAME_SIMILARITY = 0.5
+SMALL_FILE = 32  # bytes: a file smaller than this is renamed only when its bytes are identical
 
 
 def sketch(data: bytes) -> bytes | None:
@@ -32,14 +35,21 @@ def similarity(old_sketch: bytes, old_size: int, new: bytes) -> float:
     """The share (0 to 1) of the larger version made of lines the two have in common:
     `old_sketch` and `old_size` describe the old version, `new` is the new one's bytes."""
     larger = max(old_size, len(new))
-    if larger == 0:
-        return 1.0  # two empty files
+    if larger < SMALL_FILE:
+        same = old_size == len(new) and sketch(new) == old_sketch
+        return 1.0 if same else 0.0
     old_lines = Counter(array("I", old_sketch))
     new_lines: Counter[int] = Counter()
     width: dict[int, int] = {}
-    for line in new.split(b"\n"):
+    lines = new.split(b"\n")
+    last = lines.pop()  # b"" after a final newline: no line at all
+    for line in lines:
         crc = zlib.crc32(line)
         new_lines[crc] += 1
         width[crc] = len(line) + 1  # with its newline
+    if last:
+        crc = zlib.crc32(last)
+        new_lines[crc] += 1
+        width[crc] = len(last)
     common = sum(min(n, old_lines[crc]) * width[crc] for crc, n in new_lines.items())
     return min(common, larger) / larger

@@ -30,12 +30,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from freshline.access import AccessDenied, Rules, hard_links, hardlink_reason, reach
+from freshline.beneath import Kind, open_beneath, read_regular
 from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
 from freshline.context import Channel
 from freshline.errors import WorkspaceError
@@ -46,12 +48,14 @@ from freshline.paths import shown
 from freshline.program import workspace_command
 from freshline.secretscan import WITHHELD_PREFIX, Withheld
 from freshline.session import SessionManager
+from freshline.session.checkpoints import checkpoint, end_turn
 from freshline.session.engine import Deliveries, Issued
 from freshline.session.owners import OWNER_ENV
 from freshline.session.pinning import project_for
 from freshline.session.rules import workspace_rules
 from freshline.store import SessionState
-from freshline.tracker.hashing import blob_id_bytes, blob_of
+from freshline.store.sessions import session_title
+from freshline.tracker.hashing import blob_id_bytes, blob_id_fd
 from freshline.withholding import Withholder
 
 AGENT = "acp"  # the agent name in external ids (and so in attributions)
@@ -209,23 +213,38 @@ class Desk:
     # -- deliveries --------------------------------------------------------------------
 
     @_guarded
-    def prepare(self, acp_session: str) -> Delivery | None:
-        """The block for the session's next prompt; None when it has nothing to tell (the
-        cursor then moves past epochs that held only the agent's own writes)."""
+    def prepare(self, acp_session: str, said: str = "") -> Delivery | None:
+        """Record the session's next prompt, the user's words `said`, as a checkpoint (the
+        project's files as it finds them), and the block for it; None when it has nothing
+        to tell (the cursor then moves past epochs that held only the agent's own writes).
+        `said` also titles a session that has no title yet (`session list` shows it)."""
         bound = self._bound.get(acp_session)
         if bound is None:
             return None
         manager = self._managers[bound.root]
+        title = session_title(said)
+        if title is not None:
+            manager.store.session_touch(bound.session, time.time(), title)
         # The service's watcher makes the flush cost what changed, not the tree
         # (autowatch: one question on its socket while it runs).
         ensure_watched(manager.config)
-        issued = Deliveries(manager).issue(bound.session, Channel.ACP)
+        taken = checkpoint(manager, bound.session, said)
+        issued = Deliveries(manager).issue(bound.session, Channel.ACP, flush=False,
+                                           rewinds=taken.rewinds)
+        taken.done()  # written while the block was prepared
         if issued is None:
             return None
         if issued.converting:
             # Documents announced as converting: convert them while the agent works.
             manager.materialize_async(bound.project)
         return Delivery(issued.blocks, issued, bound.root)
+
+    @_guarded
+    def answered(self, acp_session: str) -> None:
+        """The agent's answer to a prompt ended: its turn is over (a rewind may run)."""
+        bound = self._bound.get(acp_session)
+        if bound is not None:
+            end_turn(self._managers[bound.root].store, bound.session)
 
     @_guarded
     def accept(self, delivery: Delivery) -> None:
@@ -310,11 +329,14 @@ class Desk:
     def write_refusal(self, acp_session: str | None, path: str, content: str) -> str | None:
         """Why a write of `content` over `path` is refused (it puts more `[secret
         withheld: …]` markers than the file has over secrets the agent never saw)."""
-        if WITHHELD_PREFIX not in content or not os.path.isfile(path):
+        if WITHHELD_PREFIX not in content:
             return None
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            old = handle.read()
         withholder, rel = self._screen(acp_session, path)
+        bound = self._bound.get(acp_session or "")
+        data = read_regular(path) if rel is None or bound is None else _read_in(bound.root, rel)
+        if data is None:
+            return None
+        old = data.decode("utf-8", "replace")
         if content.count(WITHHELD_PREFIX) <= old.count(WITHHELD_PREFIX):
             return None
         if not withholder.text(old, rel).count:
@@ -340,5 +362,23 @@ class Desk:
             header = SnapshotStore.header_at(Path(os.path.realpath(path)))
             blob = header.fingerprint if header is not None else None
         else:
-            blob = blob_of(reached.path)
+            blob = _blob_in(bound.root, reached.rel)
         return (reached.rel, blob) if blob else None
+
+
+def _read_in(root: Path, rel: str) -> bytes | None:
+    """What file `rel` of the workspace holds now, read beneath it (None: no such file)."""
+    try:
+        with open_beneath(root, rel) as opened:
+            return opened.read() if opened.kind is Kind.FILE else None
+    except (OSError, WorkspaceError):
+        return None
+
+
+def _blob_in(root: Path, rel: str) -> str | None:
+    """The blob file `rel` of the workspace holds now, hashed from what was opened."""
+    try:
+        with open_beneath(root, rel) as opened:
+            return blob_id_fd(opened.fd) if opened.kind is Kind.FILE else None
+    except (OSError, WorkspaceError):
+        return None

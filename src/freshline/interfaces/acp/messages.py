@@ -81,6 +81,15 @@ def with_context(params: Mapping[str, Any], text: str) -> JsonObject:
     return {**params, "prompt": [context_block(text), *blocks]}
 
 
+def prompt_text(params: Any) -> str:
+    """The user's words in a `session/prompt`: its text blocks, one after another."""
+    prompt = params.get("prompt") if isinstance(params, Mapping) else None
+    blocks = prompt if isinstance(prompt, list) else []
+    return "\n".join(b["text"] for b in blocks
+                     if isinstance(b, Mapping) and b.get("type") == "text"
+                     and isinstance(b.get("text"), str))
+
+
 def stdio_server(name: str, words: Sequence[str], env: Mapping[str, str]) -> JsonObject:
     """An ACP `McpServerStdio`: the command `words` (its first an absolute path) run with
     `env` set."""

@@ -49,6 +49,7 @@ from freshline.interfaces.acp.messages import (
     acknowledges,
     is_output,
     line_range,
+    prompt_text,
     session_of,
     stop_reason,
     update_of,
@@ -209,6 +210,7 @@ class Proxy:
                 self._submit(self.desk.accept, taken)
         finally:
             self._prompting.discard(acp_session)
+            self._submit(self.desk.answered, acp_session)
             # What the turn queued (its reads, writes, acceptance) is in before the client
             # hears the turn ended: an edit the user makes next is always a change.
             await self._run(_nothing)
@@ -221,7 +223,7 @@ class Proxy:
         client sends meanwhile is held and follows the prompt, so it still stops it."""
         held = self._held[acp_session] = []
         try:
-            delivery = await self._run(self.desk.prepare, acp_session)
+            delivery = await self._run(self.desk.prepare, acp_session, prompt_text(params))
             watch = None
             if delivery is not None:
                 watch = self._watches[acp_session] = _Watch(delivery)

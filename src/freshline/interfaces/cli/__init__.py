@@ -18,14 +18,16 @@ if TYPE_CHECKING:
 
 def main() -> None:
     """The console script's entry point."""
-    from freshline.interfaces.cli import fast
+    from freshline.interfaces.cli import fast, helptext
+    from freshline.interfaces.cli.argv import split_workspace
 
     code = fast.run(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     from freshline.interfaces.cli.root import app
 
-    app(prog_name="freshline")
+    with helptext.Recording(helptext.asked(split_workspace(sys.argv[1:])[1])):
+        app(prog_name="freshline")
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-    from freshline.config import Config
+    from freshline.config import Config, ProjectConfig
     from freshline.session import SessionManager
     from freshline.store import SessionRecord
     from freshline.store.records import Change, ChangeGroup
@@ -30,6 +30,30 @@ def load(workspace: str | os.PathLike[str] | None) -> Config:
     from freshline.config import find_workspace, load_config
 
     return load_config(find_workspace(Path.cwd(), Path(workspace) if workspace else None))
+
+
+# --- project list -------------------------------------------------------------------------
+
+
+def project_dict(p: ProjectConfig) -> dict[str, Any]:
+    """A project's definition as JSON-able data."""
+    return {
+        "name": p.name,
+        "include": list(p.include),
+        "exclude": list(p.exclude),
+        "mode": p.mode.value,
+        "allow_secrets": list(p.allow_secrets),
+        "signature": p.signature,
+    }
+
+
+def projects_lines(data: list[dict[str, Any]]) -> list[str]:
+    """The projects (as `project_dict` gives them) for people: a table, or how to add one."""
+    if not data:
+        return ["no projects yet: add one with `freshline project add NAME --include PATTERN`"]
+    rows = [[p["name"], p["mode"], ", ".join(p["include"]), ", ".join(p["exclude"]) or "-"]
+            for p in data]
+    return columns(["project", "mode", "include", "exclude"], rows)
 
 
 # --- status -------------------------------------------------------------------------------
@@ -140,6 +164,13 @@ def change_line(c: dict[str, Any]) -> str:
         d = c["detail"] or {}
         moved = f"{str(d.get('from', ''))[:7] or '(no commit)'} → {str(d.get('to', ''))[:7]}"
         return f"{'git':<9} HEAD moved {moved} by {d.get('operation')}: {d.get('count')} paths"
+    if c["kind"] == "config":
+        return f"{'config':<9} {config_text(c['detail'] or {})}"
+    if c["kind"] == "converter":
+        d = c["detail"] or {}
+        older = ", ".join(map(str, d.get("older", ())))
+        return (f"converter {d.get('converter')} {older} → {d.get('version')}: "
+                f"{d.get('count')} snapshots made again as read")
     if c["old_path"] is not None:
         return f"{c['kind']:<9} {shown(c['old_path'])} → {shown(c['path'])}"
     if c["kind"] in ("entered", "left"):  # a file that crossed the scope's edge: say why
@@ -148,6 +179,28 @@ def change_line(c: dict[str, Any]) -> str:
         why = reason_text(c["detail"])
         return f"{c['kind']:<9} {shown(c['path'])}" + (f" ({why})" if why else "")
     return f"{c['kind']:<9} {shown(c['path'])}"
+
+
+# A scope change's parts, as the tracker's `config` detail keys them, in words.
+_SCOPE_WORDS = (
+    ("include_added", "now included"), ("include_removed", "no longer included"),
+    ("exclude_added", "now excluded"), ("exclude_removed", "no longer excluded"),
+    ("ignore_added", "now ignored"), ("ignore_removed", "no longer ignored"),
+    ("allow_secrets_added", "secrets now allowed"),
+    ("allow_secrets_removed", "secrets no longer allowed"),
+    ("ignore_files", "ignore rules changed in"),
+)
+
+
+def config_text(detail: dict[str, Any]) -> str:
+    """What a `config` change changed in the project's scope: its patterns, the ignore
+    files whose rules changed, its mode."""
+    parts = [f"{words} {', '.join(shown(str(v)) for v in detail[key])}"
+             for key, words in _SCOPE_WORDS if detail.get(key)]
+    mode = detail.get("mode")
+    if isinstance(mode, dict):
+        parts.append(f"mode {mode.get('from') or 'unset'} → {mode.get('to') or 'unset'}")
+    return "; ".join(parts) or "the project's scope changed"
 
 
 def news_data(answer: ChangesSince) -> dict[str, Any]:
@@ -245,6 +298,10 @@ def updates_lines(data: dict[str, Any]) -> list[str]:
 
 # --- session list -------------------------------------------------------------------------
 
+# A session's state in a user's words (the store's `landing` is a session never sent to).
+STATE_WORDS = {"landing": "new", "active": "active", "closed": "closed"}
+HOOK = "hook"  # the channel of the agents whose hooks call freshline (`Channel.HOOK`)
+
 
 def session_dict(s: SessionRecord) -> dict[str, Any]:
     """A session as JSON-able data (the manifest text left out)."""
@@ -256,6 +313,7 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
         "cursor": s.cursor,
         "manifest_epoch": s.manifest_epoch,
         "channel": s.channel,
+        "agent": agent_of(s),
         "title": s.title,
         "created_at": s.created_at,
         "resumed_at": s.resumed_at,
@@ -267,11 +325,18 @@ def session_dict(s: SessionRecord) -> dict[str, Any]:
     }
 
 
+def agent_of(s: SessionRecord) -> str:
+    """Who talks in the session: the agent whose hook opened it (claude-code, gemini-cli,
+    codex), else its channel (chat, send, mcp, acp, pull)."""
+    agent = (s.external_id or "").partition(":")[0]
+    return agent if s.channel == HOOK and agent else s.channel
+
+
 def agent_session(s: SessionRecord) -> str | None:
-    """The other agent's session this one is pinned to, in words ("claude-code 7eac…"),
+    """The other agent's session a hook's session is pinned to, in words ("codex 7eac…"),
     or None (MCP sessions' ids are freshline's own)."""
     agent, _, theirs = (s.external_id or "").partition(":")
-    return f"{agent} {theirs}" if agent == "claude-code" and theirs else None
+    return f"{agent} {theirs}" if s.channel == HOOK and theirs else None
 
 
 def sessions_data(m: SessionManager) -> list[dict[str, Any]]:
@@ -291,11 +356,12 @@ def sessions_lines(data: list[dict[str, Any]]) -> list[str]:
     if not data:
         return ["no sessions yet: open one with `freshline session new --project NAME`"]
     # A session pinned to another agent's has no message of its own: that session names it.
-    rows = [[s["id"], s["project"], s["channel"], s["state"], told(s["cursor"]),
+    rows = [[s["id"], s["project"], s.get("agent", s["channel"]),
+             STATE_WORDS.get(s["state"], s["state"]), told(s["cursor"]),
              when(s["created_at"]), when(s["last_active_at"]),
              "-" if s["size_bytes"] is None else human_bytes(s["size_bytes"]),
              shown(s["title"] or s["agent_session"] or "-")] for s in data]
-    headers = ["id", "project", "channel", "state", "told up to", "opened", "last used",
+    headers = ["id", "project", "agent", "state", "told up to", "opened", "last used",
                "size", "title"]
     return columns(headers, rows)
 

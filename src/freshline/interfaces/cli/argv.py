@@ -2,13 +2,16 @@
 
 - `--workspace DIR` (`-w DIR`, `--workspace=DIR`, `-wDIR`) may come before or after the
   subcommand: `hoist_workspace` moves every occurrence to the front, where the root
-  group reads it. Nothing after `--` moves, and a flag with no value stays where it is,
-  so the parser reports it.
+  group reads it. Nothing after `--` moves, and a flag with no value stays where it is
+  (`valueless_workspace` names it, for a one-line error).
+- `--json` may come before the command too: `normal_order` moves it after the command's
+  words, where the command reads it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
   loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME] [--fallback]`,
-  `changes P [--since N]`, `updates SESSION`, `session list`, `mcp`), in their plain
-  forms, so they can run without loading typer, click or rich; `service_run` the
-  service as commands start it (`service run --watch ROOT…`), so it is up sooner. Anything else
+  `changes P [--since N]`, `updates SESSION`, `session list`, `project list`, `mcp`), in
+  their plain forms, so they can run without loading typer, click or rich; `service_run`
+  the service as commands start it (`service run --watch ROOT…`), so it is up sooner.
+  Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
 
 Nothing here imports beyond the standard library's basics (no typing, dataclasses or
@@ -32,7 +35,7 @@ def _workspace_at(args: Sequence[str], i: int) -> int:
     if word.startswith(LONG + "=") or (word.startswith(SHORT) and len(word) > 2
                                        and not word.startswith("--")):
         return 1
-    if word in (LONG, SHORT) and i + 1 < len(args):
+    if word in (LONG, SHORT) and i + 1 < len(args) and args[i + 1] != "--":
         return 2
     return 0
 
@@ -56,9 +59,39 @@ def hoist_workspace(args: Sequence[str]) -> list[str]:
     return front + rest
 
 
+def normal_order(args: Sequence[str]) -> list[str]:
+    """`args` as the parser reads them: the workspace flags first (`hoist_workspace`), and
+    a `--json` given before the command moved to the end of the command's words (before
+    any `--`). A `--json` with no command after it stays (the parser reports it), and so
+    does every word beside a workspace flag without its value (`valueless_workspace`)."""
+    hoisted = hoist_workspace(args)
+    start = 0
+    while start < len(hoisted) and (taken := _workspace_at(hoisted, start)):
+        start += taken
+    end = start
+    while end < len(hoisted) and hoisted[end].startswith("-") and hoisted[end] != "--":
+        end += 1
+    moved = [w for w in hoisted[start:end] if w == JSON]
+    if (not moved or end == len(hoisted) or hoisted[end] == "--"
+            or valueless_workspace(hoisted) is not None):
+        return hoisted
+    front = [w for w in hoisted[start:end] if w != JSON]
+    rest = hoisted[end:]
+    cut = rest.index("--") if "--" in rest else len(rest)
+    return [*hoisted[:start], *front, *rest[:cut], *moved, *rest[cut:]]
+
+
+def valueless_workspace(args: Sequence[str]) -> str | None:
+    """The workspace flag given without its value (the last word, or right before `--`),
+    if any: click would take the next word for it, or report it as unknown."""
+    cut = list(args).index("--") if "--" in args else len(args)
+    last = args[cut - 1] if cut else None
+    return last if last in (LONG, SHORT) else None
+
+
 def split_workspace(args: Sequence[str]) -> tuple[str | None, list[str]]:
     """The last workspace given (the one that wins) and the other words, in order."""
-    hoisted = hoist_workspace(args)
+    hoisted = normal_order(args)
     workspace = None
     i = 0
     while i < len(hoisted) and (taken := _workspace_at(hoisted, i)):
@@ -92,6 +125,7 @@ HTTP_AGENTS = ("claude-code",)  # those whose client posts hooks (`Adapter.http_
 CHANGES = "changes"  # a project's changes since an epoch (fast only when the service answers)
 UPDATES = "updates"  # what the next send would deliver (fast only when the service answers)
 SESSIONS = "session list"  # every session (fast only when the service answers)
+PROJECTS = "project list"  # the projects freshline.toml defines
 MCP = "mcp"  # the MCP server over stdio: its first answers before the SDK loads
 SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
@@ -100,7 +134,7 @@ HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "
        **{f"{HOOK} {agent}": frozenset({PROJECT, *([FALLBACK] if agent in HTTP_AGENTS else [])})
           for agent in HOOK_AGENTS},
        CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON}),
-       SESSIONS: frozenset({JSON}), MCP: frozenset()}
+       SESSIONS: frozenset({JSON}), PROJECTS: frozenset({JSON}), MCP: frozenset()}
 ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes
 VALUED = {PROJECT: PROJECT, "-p": PROJECT, SINCE: SINCE}  # options that take a value
 SERVICE_RUN = ("service", "run")

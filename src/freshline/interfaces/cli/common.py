@@ -23,7 +23,7 @@ from typer._click.formatting import HelpFormatter
 from typer.core import TyperGroup
 
 from freshline.errors import FreshlineError
-from freshline.interfaces.cli.argv import hoist_workspace, wants_json
+from freshline.interfaces.cli.argv import normal_order, valueless_workspace, wants_json
 from freshline.interfaces.cli.output import emit, fail, machine_failure
 
 if TYPE_CHECKING:
@@ -65,13 +65,23 @@ class HelpGroup(TyperGroup):
 
 
 class Group(HelpGroup):
-    """The root group: `--workspace` anywhere, and every error as one line and an exit
-    code (with `{"error": …, "exit": N}` on stdout under `--json`)."""
+    """The root group: `--workspace` anywhere, `--json` before the command too, and every
+    error as one line and an exit code (with `{"error": …, "exit": N}` on stdout under
+    `--json`), whether the root's words or the command's were wrong."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
-        args = hoist_workspace(args)
-        state(ctx).json = wants_json(args)
-        return super().parse_args(ctx, args)
+        args = normal_order(args)
+        as_json = state(ctx).json = wants_json(args)
+        flag = valueless_workspace(args)
+        if flag is not None:
+            exit_with(f"option {flag} needs a value: the workspace's folder "
+                      "(see `freshline --help`)", 2, as_json)
+        try:
+            return super().parse_args(ctx, args)
+        except NoArgsIsHelpError:
+            raise  # `freshline` alone prints the help
+        except ClickException as exc:
+            usage_failed(exc, as_json)
 
     # typer names click's Context only privately; typer.Context is the one commands receive.
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
@@ -81,17 +91,21 @@ class Group(HelpGroup):
         except NoArgsIsHelpError:
             raise  # `freshline project` alone prints the group's help
         except ClickException as exc:
-            where = getattr(exc, "ctx", None)
-            # Named as people type it, whatever name the program was started under.
-            path = " ".join(["freshline", *where.command_path.split()[1:]]) if where else ""
-            hint = f" (see `{path} --help`)" if path else ""
-            exit_with(exc.format_message() + hint, exc.exit_code, as_json)
+            usage_failed(exc, as_json)
         except FreshlineError as exc:
             exit_with(str(exc), exc.exit_code, as_json)
         except (OSError, sqlite3.Error) as exc:
             # The machine said no (a full disk, a file where a folder should be): one line
             # and exit 1, never a traceback.
             exit_with(machine_failure(exc), 1, as_json)
+
+
+def usage_failed(exc: ClickException, as_json: bool) -> NoReturn:
+    """Report click's usage error in one line, naming the help of the command it was in."""
+    where = getattr(exc, "ctx", None)
+    # Named as people type it, whatever name the program was started under.
+    path = " ".join(["freshline", *where.command_path.split()[1:]]) if where else "freshline"
+    exit_with(f"{exc.format_message()} (see `{path} --help`)", exc.exit_code, as_json)
 
 
 def exit_with(
@@ -125,10 +139,10 @@ def config(ctx: typer.Context) -> Config:
 
 def autowatch(cfg: Config) -> None:
     """Have the service watch the workspace (starting it if none runs) when this command
-    will flush."""
-    from freshline.interfaces.autostart import ensure
+    will flush (`autostart.watch`, which says so the first time)."""
+    from freshline.interfaces.cli.autostart import watch
 
-    ensure(cfg)
+    watch(cfg)
 
 
 @contextmanager

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
-from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.output import note, say, warn
 from freshline.interfaces.cli.stops import NOT_MERGED, stopped
+from freshline.interfaces.hook import transcript_hint
 from freshline.interfaces.lines import (
+    live_lines,
     logged_line,
     overwrite_line,
     overwrite_lines,
@@ -25,7 +27,11 @@ from freshline.interfaces.text import plural
 
 if TYPE_CHECKING:
     from freshline.conversation import Conflict
+    from freshline.conversation.events import RewindMode
     from freshline.conversation.rewind import Overwrite, RewindPlan
+    from freshline.session import SessionManager
+    from freshline.session.authorship import WorkspaceChanges
+    from freshline.session.rewinding import Confirm, RewindResult
 
 LOG_WIDTH = 100  # characters of an event's content on its line
 
@@ -71,35 +77,62 @@ def diff(
     other: str = typer.Argument(
         None, metavar="[OTHER]", help="Another session (a fork): its head against this one's."
     ),
+    start: str = typer.Option(
+        None, "--from", metavar="TURN", help="The files where this turn began (see `log`)."
+    ),
+    end: str = typer.Option(
+        None, "--to", metavar="TURN", help="…against where this turn began (default: now)."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Show the conversation's own work: its head against the latest refresh parent; with
-    OTHER, the patch from this session's head to OTHER's (two forks compared).
+    OTHER, the patch from this session's head to OTHER's (two forks compared); with
+    --from (and --to), the patch between two of its turns (another agent's prompts too).
 
-    The conflicts it has not resolved yet follow, by kind, on standard error.
+    The conflicts it has not resolved yet follow, by kind, on standard error. A live
+    session's agent only reads your workspace: it has no work of its own, and what the
+    workspace did between its first turn and its last (and who did it) is said on
+    standard error instead.
 
-    Example: freshline diff 3f2a9c1b7d4e 9b1c0d2e3f4a
+    Example: freshline diff 3f2a9c1b7d4e --from 2 --to 5
     """
+    from freshline.errors import UsageError
+    from freshline.session.authorship import workspace_changes
+
+    if end is not None and start is None:
+        raise UsageError("--to needs --from")
+    if start is not None and other is not None:
+        raise UsageError("give OTHER or --from, not both")
     conflicts: list[Conflict] = []
+    live: WorkspaceChanges | None = None
     with manager(ctx, flushes=False) as m:
-        m.get(session_id)
-        if other is not None:
+        s = m.get(session_id)
+        if start is not None:
+            patch = m.conversations.diff_turns(session_id, start, end)
+        elif other is not None:
             m.get(other)
             patch = m.conversations.diff_between(session_id, other)
+        elif s.mode == "live":
+            patch, live = "", workspace_changes(m, session_id)
         else:
             patch = m.conversations.diff(session_id)
             conflicts = m.conversations.unresolved_conflicts(session_id)
         head = m.conversations.head(session_id)
         other_head = m.conversations.head(other) if other is not None else None
-    data = {"session": session_id, "head": head, "patch": patch,
-            "conflicts": [asdict(c) for c in conflicts]}
+    data: dict[str, Any] = {"session": session_id, "head": head, "patch": patch,
+                            "conflicts": [asdict(c) for c in conflicts]}
     if other is not None:
         data |= {"other": other, "other_head": other_head}
+    if live is not None:
+        data["live"] = asdict(live)
 
     def human() -> None:
         print(patch, end="")
         for conflict in conflicts:
             warn(f"unresolved conflict ({conflict.kind}): {', '.join(conflict.paths)}")
+        if live is not None:
+            for line in live_lines(session_id, live):
+                note(line)
 
     emit(data, as_json, human)
 
@@ -148,7 +181,8 @@ def rewind(
     ),
     both: bool = typer.Option(False, "--both", help="Put back both (the default)."),
     force: bool = typer.Option(
-        False, "--force", help="Live sessions: put back the files the conversation wrote."
+        False, "--force", help="Live sessions: put back the files the conversation wrote. "
+        "Another agent's sessions: rewind even though its agent seems mid-turn."
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Overwrite others' changes unasked."),
     as_json: bool = JsonOption,
@@ -161,19 +195,20 @@ def rewind(
     another session) are named first; on a terminal you are asked, elsewhere --yes says
     to overwrite them (without it nothing changes, exit 3). A live session's files are
     your workspace: its code goes back only with --force, and then only the files the
-    conversation itself wrote.
+    conversation itself wrote. Another agent's session (Claude Code, Gemini CLI, Codex,
+    an ACP agent) rewinds its files (--code, its default) to where that prompt began,
+    whoever changed them since; its transcript is the agent's own, and it is refused
+    while the agent is mid-turn.
 
     Example: freshline rewind 3f2a9c1b7d4e 3 --code
     """
     from freshline.conversation.events import RewindMode
     from freshline.errors import RewindStop, UsageError
-    from freshline.session.rewinding import rewind as rewind_session
 
     chosen = [m for m, on in ((RewindMode.CODE, code), (RewindMode.CONVERSATION, conversation),
                               (RewindMode.BOTH, both)) if on]
     if len(chosen) > 1:
         raise UsageError("give one of --code, --conversation and --both")
-    mode = chosen[0] if chosen else RewindMode.BOTH
 
     asked: list[RewindPlan] = []
 
@@ -189,7 +224,7 @@ def rewind(
 
     with manager(ctx) as m:
         try:
-            done = rewind_session(m, session_id, turn, mode, force, confirm)
+            done = _rewound(m, session_id, turn, chosen[0] if chosen else None, force, confirm)
         except RewindStop as stop:
             _refused(str(stop), asked[-1], as_json)
     data = {"session": done.session, "head": done.head, **asdict(done.rewind),
@@ -200,6 +235,23 @@ def rewind(
             say(line)
 
     emit(data, as_json, human)
+
+
+def _rewound(
+    m: SessionManager, session_id: str, turn: str, mode: RewindMode | None, force: bool,
+    confirm: Confirm,
+) -> RewindResult:
+    """The rewind of a session of freshline's own (both by default) or of another agent's
+    (its files: `checkpoint_rewind`)."""
+    from freshline.conversation.events import RewindMode
+    from freshline.session.checkpoint_rewind import rewind_files
+    from freshline.session.rewinding import rewind as rewind_session
+
+    s = m.get(session_id)
+    if not s.checkpoints:
+        return rewind_session(m, session_id, turn, mode or RewindMode.BOTH, force, confirm)
+    return rewind_files(m, s, turn, mode or RewindMode.CODE, force, confirm,
+                        transcript_hint(s))
 
 
 def _refused(message: str, plan: RewindPlan, as_json: bool) -> NoReturn:

@@ -24,6 +24,8 @@ from freshline.interfaces.cli import argv as words
 from freshline.interfaces.cli.answers import (
     changes_lines,
     load,
+    project_dict,
+    projects_lines,
     scan_data,
     scan_lines,
     sessions_lines,
@@ -59,7 +61,7 @@ def run(argv: Sequence[str]) -> int | None:
         return run_service([Path(root).resolve() for root in roots])
     call = words.hot_command(argv)
     if call is None:
-        return None
+        return kept_help(argv)
     command, workspace, flags, args = call
     as_json = words.JSON in flags
     if command in (words.CHANGES, words.UPDATES, words.SESSIONS):
@@ -69,6 +71,8 @@ def run(argv: Sequence[str]) -> int | None:
             say(version_line())
         elif command == words.STATUS:
             status(workspace, as_json)
+        elif command == words.PROJECTS:
+            projects(workspace, as_json)
         elif command == words.SCAN:
             scan(workspace, as_json, full="--full" in flags)
         elif command == words.MCP:
@@ -92,6 +96,18 @@ def run(argv: Sequence[str]) -> int | None:
     return 0
 
 
+def kept_help(argv: Sequence[str]) -> int | None:
+    """`--help` as typer printed it last time (`helptext`); None when none is kept."""
+    from freshline.interfaces.cli import helptext
+
+    path = helptext.asked(words.split_workspace(argv)[1])
+    text = helptext.cached(path) if path is not None else None
+    if text is None:
+        return None
+    sys.stdout.write(text)
+    return 0
+
+
 def version_line() -> str:
     """`freshline X.Y.Z`."""
     from freshline import __version__
@@ -111,9 +127,9 @@ def _service(workspace: str | None, request: dict[str, Any]) -> Any:
 def started(cfg: Config) -> None:
     """Have the service started for the next command (done after this one's work: a
     service starting beside it would walk and hash the workspace at the same time)."""
-    from freshline.interfaces.autostart import ensure
+    from freshline.interfaces.cli.autostart import watch
 
-    ensure(cfg)
+    watch(cfg)
 
 
 def asked(command: str, workspace: str | None, flags: frozenset[str], args: tuple[str, ...]
@@ -138,6 +154,15 @@ def asked(command: str, workspace: str | None, flags: frozenset[str], args: tupl
     data = answer["data"]
     emit(data, words.JSON in flags, lambda: say_all(render(data)))
     return 0
+
+
+# --- project list -------------------------------------------------------------------------
+
+
+def projects(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
+    """`freshline project list`: the projects freshline.toml defines."""
+    data = [project_dict(p) for p in load(workspace).projects.values()]
+    emit(data, as_json, lambda: say_all(projects_lines(data)))
 
 
 # --- status -------------------------------------------------------------------------------

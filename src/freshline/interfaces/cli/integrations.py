@@ -37,7 +37,7 @@ def chat(
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         raise UsageError("chat needs a terminal (standard input and output are not one); "
                          "in scripts use `freshline send`")
-    from freshline.interfaces.tui.app import run_chat
+    from freshline.interfaces.tui.opening import run_chat
 
     session_id = run_chat(config(ctx), project, session, model, base_url, resume_last)
     say(f"session {session_id} (resume with: freshline chat --session {session_id})")
@@ -63,29 +63,66 @@ def mcp(ctx: typer.Context) -> None:
 def mcp_install(
     ctx: typer.Context,
     client: str = typer.Argument(..., help="The MCP client to install freshline in: codex."),
+    scope: str = typer.Option(
+        None, "--scope",
+        help="project (default): the workspace's .codex/config.toml, required there; user: "
+        "~/.codex/config.toml, for every folder, not required.",
+    ),
     config_file: Path | None = typer.Option(
-        None, "--config", help="The client's config file (default: ~/.codex/config.toml)."
+        None, "--config", help="Codex's own config file, for --scope user (the default scope "
+        "with it; default file: ~/.codex/config.toml)."
     ),
     uninstall: bool = typer.Option(False, "--uninstall", help="Remove freshline's entry instead."),
     as_json: bool = JsonOption,
 ) -> None:
     """Write freshline's MCP server into Codex CLI's config (merged; safe to run again).
 
+    Installed for the project, Codex waits for the server in this workspace only (and
+    reads it once it trusts the project); for the user, every folder gets it, not
+    required, so a workspace that is gone never stops Codex from starting.
+
     Example: freshline mcp install codex
     """
+    from freshline.interfaces.hook.install import Scope
     from freshline.interfaces.mcp.install import install_codex
 
     if client != "codex":
         raise UsageError(f"no MCP install for client '{client}' (there is one for: codex)")
-    done = install_codex(config(ctx).root, config_file, uninstall)
-    data = {"config": str(done.path), "entry": done.entry, "changed": done.changed,
-            "installed": not uninstall}
+    chosen = scope or ("user" if config_file else "project")
+    if chosen not in {s.value for s in Scope}:
+        raise UsageError(f"--scope must be project or user, not '{chosen}'")
+    if config_file is not None and chosen != Scope.USER:
+        raise UsageError("--config names Codex's own config: it goes with --scope user")
+    done = install_codex(config(ctx).root, Scope(chosen), config_file, uninstall)
+    to_trust = None if uninstall or done.scope is Scope.USER or done.trusted else CODEX_TRUST
+    data = {"config": str(done.path), "scope": done.scope.value, "entry": done.entry,
+            "changed": done.changed, "installed": not uninstall,
+            "required": bool(done.entry and done.entry["required"]),
+            "removed_from": str(done.dropped) if done.dropped else None,
+            "to_trust": to_trust.format(root=config(ctx).root) if to_trust else None}
 
     def human() -> None:
         verb = "removed freshline's MCP server from" if uninstall else "installed the MCP server in"
         say(f"{verb} {done.path}" + ("" if done.changed else " (unchanged)"))
+        if not uninstall:
+            say(MCP_SCOPES[done.scope])
+        if done.dropped:
+            say(f"removed the earlier install for this workspace from {done.dropped}")
+        if data["to_trust"]:
+            say(str(data["to_trust"]))
 
     emit(data, as_json, human)
+
+
+MCP_SCOPES = {
+    "project": "for this project, required: Codex started in this workspace waits for it; "
+               "no other folder reads it",
+    "user": "for every folder, not required: a workspace that is gone never stops Codex from "
+            "starting (a slow first start may leave its tools to the next turn)",
+}
+CODEX_TRUST = ("Codex reads a project's .codex/config.toml only in a project it trusts: trust "
+               "{root} when Codex asks, or add [projects.\"{root}\"] trust_level = \"trusted\" "
+               "to ~/.codex/config.toml")
 
 
 def _hook_command(agent: str, client: str, settings: str) -> None:
@@ -160,13 +197,13 @@ def install(
     from freshline.interfaces.service.places import hooks_path
 
     chosen = adapter(agent)
+    cfg = config(ctx)
     if chosen.name == "codex" and not uninstall:
         from freshline.interfaces.mcp.install import refuse_with_server
 
-        refuse_with_server()
+        refuse_with_server(cfg.root)
     if scope not in {s.value for s in Scope}:
         raise UsageError(f"--scope must be project or user, not '{scope}'")
-    cfg = config(ctx)
     if project is not None:
         cfg.project(project)
     done = install_hook(chosen, cfg.root, Scope(scope), project, uninstall, commands_only)

@@ -66,6 +66,11 @@ def warn(line: str) -> None:
     sys.stderr.write(f"warning: {line}\n")
 
 
+def note(line: str) -> None:
+    """A remark for people on stderr, so stdout keeps only the answer a script reads."""
+    sys.stderr.write(f"{line}\n")
+
+
 def fail(
     message: str, exit_code: int, as_json: bool, extra: Mapping[str, Any] | None = None
 ) -> int:

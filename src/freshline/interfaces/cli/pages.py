@@ -15,23 +15,31 @@ from freshline.interfaces.cli.output import json_text, say, write_json
 
 if TYPE_CHECKING:
     from freshline.config import Config
-    from freshline.context import Budget, ChangesPage
+    from freshline.context import Budget, ChangesPage, Channel
 
 _RESERVED = 10**6  # the envelope is measured with numbers this wide
+
+
+def channel_named(channel: str) -> Channel:
+    """The delivery channel `--channel` names (UsageError for any other word), checked
+    whether or not a page is asked for."""
+    from freshline.context import Channel
+
+    try:
+        return Channel(channel)
+    except ValueError:
+        names = ", ".join(c.value for c in Channel)
+        raise UsageError(f"--channel {channel}: not a channel ({names})") from None
 
 
 def page_budget(cfg: Config, channel: str, as_json: bool, project: str) -> Budget:
     """The budget of one page of `project`'s on `channel` (UsageError for an unknown
     one), with this program's command for the page's footer."""
-    from freshline.context import Channel, Encoding, Meter
+    from freshline.context import Encoding, Meter
     from freshline.program import workspace_command
     from freshline.session.delivery import delivery_budget
 
-    try:
-        chosen = Channel(channel)
-    except ValueError:
-        names = ", ".join(c.value for c in Channel)
-        raise UsageError(f"--channel {channel}: not a channel ({names})") from None
+    chosen = channel_named(channel)
     if as_json:
         envelope = json_text(_fields(project, _RESERVED, _RESERVED, _RESERVED, ""))
         meter = Meter.around(envelope, Encoding.JSON_ASCII)

@@ -13,7 +13,7 @@ from dataclasses import asdict
 import typer
 
 from freshline.interfaces.cli.common import JsonOption, emit, exit_with, manager
-from freshline.interfaces.cli.output import say, warn
+from freshline.interfaces.cli.output import note, say, warn
 from freshline.interfaces.cli.sessions import session_app
 from freshline.interfaces.text import plural
 
@@ -97,12 +97,20 @@ def session_fork(
     shared, never rewritten): from its head, from where turn --at began, or from the head
     a remote kept aside. SESSION_ID's own conversation is left as it is.
 
-    Example: freshline session fork 3f2a9c1b7d4e --at 3
+    Prints the new session's id, as `session new` does.
+
+    Example: F=$(freshline session fork 3f2a9c1b7d4e --at 3)
     """
     from freshline.session import sharing
 
     with manager(ctx) as m:
         record = sharing.fork(m, session_id, remote, at)
-    data = {"session": record.id, "from": session_id, "remote": remote, "at": at}
-    emit(data, as_json, lambda: say(
-        f"session {record.id} (continue with: freshline chat --session {record.id})"))
+    data = {"session": record.id, "from": session_id, "remote": remote, "at": at,
+            "title": record.title}
+
+    def human() -> None:
+        say(record.id)
+        note(f"forked {session_id} into {record.id}; continue with `freshline send "
+             f"{record.id} MESSAGE` or `freshline chat --session {record.id}`")
+
+    emit(data, as_json, human)

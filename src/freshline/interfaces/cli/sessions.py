@@ -10,6 +10,7 @@ import typer
 from freshline.config import Mode
 from freshline.errors import UsageError
 from freshline.interfaces.cli.answers import (
+    STATE_WORDS,
     session_dict,
     sessions_data,
     sessions_lines,
@@ -65,8 +66,10 @@ def session_new(
 def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """List sessions, the one used last at the bottom.
 
-    Each with when it was created and last used, its channel (chat, send, hook, mcp, acp),
-    its first message as a title and its conversation's size.
+    Each with its agent (claude-code, gemini-cli or codex through their hooks, else its
+    channel: chat, send, mcp, acp), its state (new: nothing sent yet; active; closed),
+    when it was opened and last used, its first message or prompt as a title and its
+    conversation's size.
 
     Example: freshline session list
     """
@@ -77,7 +80,7 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
 def describe_session(s: SessionRecord, epoch: int) -> list[str]:
     """A session in sentences: what it is, what the agent was told, what comes next."""
-    lines = [f"Session {s.id} on project {s.project} ({s.mode}), {s.state.value}; "
+    lines = [f"Session {s.id} on project {s.project} ({s.mode}), {STATE_WORDS[s.state.value]}; "
              f"opened {when(s.created_at)}"
              + (f", resumed {when(s.resumed_at)}." if s.resumed_at else ".")]
     if s.target:

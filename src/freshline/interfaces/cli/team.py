@@ -57,15 +57,23 @@ def serve(
 
     Example: freshline serve --oauth-issuer https://auth.example.com/realms/team
     """
-    from freshline.interfaces.server.http import Listen, given_settings
-    from freshline.interfaces.server.http import serve as run
+    from freshline.interfaces.server.listen import Listen, bind, given_settings
+    from freshline.interfaces.server.listen import public_url as reached_at
 
     listen = Listen(host, port, tls_cert, tls_key, insecure_http)
     listen.check()  # before the workspace is opened: a refused setting changes nothing
     cfg = config(ctx)
     settings = given_settings(cfg.server, oauth_issuer, oauth_audience, public_url,
                               tuple(trusted_proxies or ()))
-    run(cfg, listen, settings)
+    if settings.oauth_issuer:
+        reached_at(listen, settings)  # a usage error before the port is taken
+    sock = bind(listen)  # a busy port is said before the server's libraries load
+    try:
+        from freshline.interfaces.server.http import serve as run
+
+        run(cfg, listen, settings, sock)
+    finally:
+        sock.close()
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from freshline.interfaces.cli import fast
 from freshline.interfaces.cli.answers import changes_data, changes_lines
 from freshline.interfaces.cli.common import JsonOption, config, emit, manager, state
 from freshline.interfaces.cli.output import say_all
-from freshline.interfaces.cli.pages import page_budget, print_page
+from freshline.interfaces.cli.pages import channel_named, page_budget, print_page
 
 if TYPE_CHECKING:
     from freshline.context import Budget
@@ -49,19 +49,22 @@ def changes(
                              "as the updates block words it (from 1)."),
     channel: str = typer.Option("send", "--channel", help="Size pages for this delivery "
                                 "channel's budget (hook, mcp, chat, send, acp)."),
+    folder: str = typer.Option("", "--folder", help="Page only the changes under this "
+                               "folder (workspace-relative or absolute; from page 1)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Show what changed in PROJECT after epoch N (the net changes), whole or a page at a time.
 
     A rolled-up block names the exact command, with --page: each page fits the channel's
-    budget and names the next. Older changes the log keeps only as counts are shown as
-    counts.
+    budget and names the next; --folder pages one folder's changes. Older changes the log
+    keeps only as counts are shown as counts.
 
-    Example: freshline changes research --since 3 --page 1
+    Example: freshline changes research --since 3 --page 1 --folder notes/2024
     """
-    if page is not None:
-        _changes_page(ctx, project, since, page,
-                      page_budget(config(ctx), channel, as_json, project), as_json)
+    channel_named(channel)
+    if page is not None or folder:
+        budget = page_budget(config(ctx), channel, as_json, project)
+        _changes_page(ctx, project, since, page or 1, budget, as_json, folder)
         return
     from freshline.tracker import Tracker
 
@@ -72,7 +75,8 @@ def changes(
 
 
 def _changes_page(
-    ctx: typer.Context, project: str, since: int, page: int, budget: Budget, as_json: bool
+    ctx: typer.Context, project: str, since: int, page: int, budget: Budget, as_json: bool,
+    folder: str,
 ) -> None:
     from freshline.errors import UsageError
     from freshline.session.delivery import project_changes_page
@@ -82,4 +86,5 @@ def _changes_page(
         epoch = m.tracker.epoch(project)
         if not 0 <= since <= epoch:
             raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
-        print_page(project_changes_page(m, project, since, page, budget), as_json)
+        print_page(project_changes_page(m, project, since, page, budget, folder=folder),
+                   as_json)

@@ -7,20 +7,23 @@ nothing here goes through a markup renderer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
+from freshline.interfaces.cli import fast
+from freshline.interfaces.cli.answers import project_dict
 from freshline.interfaces.cli.common import (
     JsonOption,
     autowatch,
     config,
     emit,
     manager,
+    state,
     workspace_root,
 )
 from freshline.interfaces.cli.output import say, warn
-from freshline.interfaces.cli.pages import page_budget, print_page
+from freshline.interfaces.cli.pages import channel_named, page_budget, print_page
 from freshline.interfaces.cli.progress import activity
 from freshline.interfaces.text import columns, plural
 
@@ -51,18 +54,6 @@ def init(
             say(line)
 
     emit({"workspace": root, "actions": done}, as_json, human)
-
-
-def project_dict(p: ProjectConfig) -> dict[str, Any]:
-    """A project's definition as JSON-able data."""
-    return {
-        "name": p.name,
-        "include": list(p.include),
-        "exclude": list(p.exclude),
-        "mode": p.mode.value,
-        "allow_secrets": list(p.allow_secrets),
-        "signature": p.signature,
-    }
 
 
 def matching_files(cfg: Config, name: str) -> int:
@@ -123,18 +114,7 @@ def project_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
     Example: freshline project list --json
     """
-    projects = config(ctx).projects
-
-    def human() -> None:
-        if not projects:
-            say("no projects yet: add one with `freshline project add NAME --include PATTERN`")
-            return
-        rows = [[p.name, p.mode.value, ", ".join(p.include), ", ".join(p.exclude) or "-"]
-                for p in projects.values()]
-        for line in columns(["project", "mode", "include", "exclude"], rows):
-            say(line)
-
-    emit([project_dict(p) for p in projects.values()], as_json, human)
+    fast.projects(state(ctx).workspace, as_json)
 
 
 @project_app.command("show")
@@ -195,6 +175,7 @@ def project_files(
     """
     from freshline.tracker import Tracker
 
+    channel_named(channel)
     cfg = config(ctx)
     cfg.project(name)
     if page is not None:

@@ -22,6 +22,7 @@ import importlib
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
     from freshline.interfaces.hook.protocol import Adapter
+    from freshline.store import SessionRecord
 
 AGENTS = {  # name → its adapter
     "claude-code": "freshline.interfaces.hook.claude_code",
@@ -40,3 +41,12 @@ def adapter(name: str) -> Adapter:
         raise UsageError(f"no hook for agent '{name}' (there are hooks for: {known})")
     found: Adapter = importlib.import_module(module).ADAPTER
     return found
+
+
+def transcript_hint(s: SessionRecord) -> str:
+    """How a person rewinds the transcript of another agent's session: in that agent
+    (its adapter's `rewind_hint`), or through the ACP client that runs it."""
+    agent = (s.external_id or "").partition(":")[0]
+    if agent in AGENTS:
+        return adapter(agent).rewind_hint
+    return "its agent keeps it: rewind it there (through the client that runs it)"

@@ -13,16 +13,22 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   else the one holding the project folder or the `cwd`;
 - START and PROMPT: first settles what was printed before from the client's transcript
   (found: acknowledged; dropped: told again; in flight: built upon), then answers with the
-  pending blocks, fitted to the `hook` budget and the client's output limit. A START after
-  a compact or clear delivers the manifest again (the agent lost it); a closed session
-  reopens as it was (the resumed conversation still holds what it was told);
-- END settles and closes the session; TOOL settles and feeds the read ledger with the
-  file the tool read or wrote (its content now), and prints nothing.
+  pending blocks, fitted to the `hook` budget and the client's output limit. A PROMPT is
+  first recorded as a checkpoint (`session/checkpoints.py`: the project's files as it
+  found them; its turn begins), and the rewinds recorded since the previous one are told
+  with it. A START after a compact or clear (or a COMPACT) delivers the manifest again
+  (the agent lost it; after a compaction the last block's changes come again too); a
+  closed session reopens as it was (the resumed conversation still holds what it was
+  told);
+- STOP ends the prompt's turn; END ends it, settles and closes the session;
+- TOOL: a shell's start notes where the project stands (its window opens); a tool's end
+  settles, then feeds the read ledger with what changed while a shell ran, or the files
+  the tool read or wrote (their content now). Prints nothing.
 
-The common prompt, with nothing to deliver, is answered without a session manager
+The common session start, with nothing to deliver, is answered without a session manager
 (`session.due.nothing_due`, after the one flush the call makes: a delivery after it
-flushes no second time), and a TOOL call with nothing outstanding records with the
-tracker's store alone (`session.tooluse.quick_tool_use`).
+flushes no second time), and a TOOL call with nothing outstanding, or a STOP, records
+with the tracker's store alone (`session.tooluse.quick_session`).
 
 `answer` keeps no state of its own: `Warm` holds the trackers and session managers of the
 workspaces it answered for, so a long-lived caller (the watcher, serving every hook event
@@ -41,12 +47,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from freshline.config import load_config
-from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions
+from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions, Lost, Phase, ToolUse
 from freshline.session.due import nothing_due
 from freshline.session.evidence import Moment, Witness
 from freshline.session.pinning import pinned_project, workspace_for
-from freshline.session.tooluse import quick_tool_use, record_tool_use
+from freshline.session.tooluse import quick_session, record_tool_use
 from freshline.store import SessionState
+from freshline.store.sessions import session_title
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # the session manager loads only when a call gets that far
@@ -140,7 +147,20 @@ def answer(adapter: Adapter, payload: str, options: HookOptions, warm: Warm) -> 
     with warm.lock(root):
         if call.moment is Moment.TOOL:
             return _tool(adapter, call, options, warm, root)
-        return _deliver(adapter, call, options, warm, root)
+        if call.moment is Moment.STOP:
+            return _stop(adapter, call, warm.tracker(root))
+        answered = _deliver(adapter, call, options, warm, root)
+        if call.prompt is not None:
+            _name(warm.tracker(root), adapter.external_id(call.agent_session), call.prompt)
+        return answered
+
+
+def _name(tracker: Tracker, external: str, prompt: str) -> None:
+    """Title the agent's session with its first prompt (`session list` shows it), as a
+    chat's first message titles a chat's; a session that has one keeps it."""
+    title = session_title(prompt)
+    if title is not None:
+        tracker.store.session_name(external, title)
 
 
 def _deliver(
@@ -155,26 +175,36 @@ def _deliver(
     if looked is None:
         return Answer("", watch)
     from freshline.context import Channel, Meter
+    from freshline.session.checkpoints import checkpoint, end_turn
     from freshline.session.engine import Deliveries
 
     manager = warm.manager(root)
-    if call.moment is Moment.END and manager.by_external(external) is None:
-        return Answer()  # a session freshline never served ended
+    if call.moment in (Moment.END, Moment.COMPACT) and manager.by_external(external) is None:
+        return Answer()  # a session freshline never served ended (or compacts)
     engine = Deliveries(manager)
     s, opened = _pin(adapter, call, options, manager, external)
     witness = _witness(adapter, call)
-    if call.lost_context:
-        s = engine.lost_context(s.id)
-    else:
+    if call.lost is not None:
+        s = engine.lost_context(s.id, compacted=call.lost is Lost.COMPACTED)
+    elif call.moment is not Moment.COMPACT:
         engine.settle(s.id, witness)
     if call.moment is Moment.END:
+        end_turn(manager.store, s.id)
         manager.close_session(s.id)
         return Answer()
+    if call.moment is Moment.COMPACT:
+        return Answer()  # the next prompt brings the manifest and the changes again
     if s.state is SessionState.CLOSED:
         s = manager.reopen(s.id)
+    taken = None
+    if call.moment is Moment.PROMPT:
+        taken = checkpoint(manager, s.id, call.prompt or "")
     meter = Meter.around(adapter.output(call, ""), adapter.encoding)
     issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
-                          flush=not (opened or looked))
+                          flush=not (opened or looked) and taken is None,
+                          rewinds=taken.rewinds if taken else ())
+    if taken is not None:
+        taken.done()  # its objects were written while the blocks were prepared
     if issued is None:
         return Answer("", watch)
     convert = (FollowUp(Follow.CONVERT, root, s.project),) if issued.converting else ()
@@ -184,9 +214,9 @@ def _deliver(
 def _looked(adapter: Adapter, call: Call, tracker: Tracker) -> bool | None:
     """None when the agent's session is known, kept its context, and has been told
     everything (`session.due`); else whether this looked, after a flush (the delivery
-    then needs no second one). It does not look for END (it closes the session), TOOL (it
-    feeds the ledger and settles what went out), a lost context or a session not known."""
-    if call.moment not in (Moment.START, Moment.PROMPT) or call.lost_context:
+    then needs no second one). Only for START: a prompt records its checkpoint, END
+    closes the session, a tool feeds the ledger and settles what went out."""
+    if call.moment is not Moment.START or call.lost_context:
         return False
     external = adapter.external_id(call.agent_session)
     s = tracker.store.session_by_external(external)
@@ -196,29 +226,64 @@ def _looked(adapter: Adapter, call: Call, tracker: Tracker) -> bool | None:
     return None if nothing_due(s, tracker.epoch(s.project)) else True
 
 
+def _stop(adapter: Adapter, call: Call, tracker: Tracker) -> Answer:
+    """The agent finished answering the prompt: its turn is over (a rewind may run)."""
+    from freshline.session.checkpoints import end_turn
+
+    s = tracker.store.session_by_external(adapter.external_id(call.agent_session))
+    if s is not None:
+        end_turn(tracker.store, s.id)
+    return Answer()
+
+
 def _tool(adapter: Adapter, call: Call, options: HookOptions, warm: Warm, root: Path) -> Answer:
-    """A tool ran: settle what went out (the request that carried it did), then feed the
-    read ledger with the file the tool read or wrote. Prints nothing."""
+    """A tool starts or ran. A shell's start opens its window; at the end, settle what
+    went out (the request that carried it did), then feed the read ledger: with what
+    changed while a shell ran, or the files the tool read or wrote. Prints nothing."""
     tool = call.tool
-    if tool is None or tool.kind is None:
+    if tool is None or (tool.window is None and tool.kind is None):
         return Answer()  # a tool the ledger does not follow, or one that named no file
     external = adapter.external_id(call.agent_session)
-    if quick_tool_use(warm.tracker(root), external, call.cwd, tool.path, tool.kind) is not None:
+    tracker = warm.tracker(root)
+    if tool.phase is Phase.START:
+        s = tracker.store.session_by_external(external)
+        if s is not None and tool.window is not None:
+            from freshline.session.checkpoints import tool_window
+
+            tool_window(tracker, s, tool.window)
+        return Answer()
+    quick = quick_session(tracker, external)
+    if quick is not None:
+        _tool_ran(tracker, quick, call, tool)
         return Answer()  # the common call: nothing outstanding, no session manager
     from freshline.session.engine import Deliveries
 
     manager = warm.manager(root)
     s, _ = _pin(adapter, call, options, manager, external)
     Deliveries(manager).settle(s.id, _witness(adapter, call))
-    record_tool_use(manager.tracker, s, call.cwd, tool.path, tool.kind)
+    _tool_ran(manager.tracker, s, call, tool)
     return Answer()
+
+
+def _tool_ran(tracker: Tracker, s: SessionRecord, call: Call, tool: ToolUse) -> None:
+    """Feed the ledger with what the tool did: all that changed while a shell ran, else
+    (or when its start was not seen) the files it named."""
+    if tool.window is not None:
+        from freshline.session.checkpoints import close_window
+
+        if close_window(tracker, s, tool.window) is not None:
+            return
+    if tool.kind is not None:
+        for path in tool.paths:
+            record_tool_use(tracker, s, call.cwd, path, tool.kind)
 
 
 def _pin(
     adapter: Adapter, call: Call, options: HookOptions, manager: SessionManager, external: str
 ) -> tuple[SessionRecord, bool]:
-    """The freshline session of the agent's, and whether this call opened it (live, with
-    no conversation, its documents converted in the background)."""
+    """The freshline session of the agent's, and whether this call opened it (live, its
+    conversation opened by its first prompt's checkpoint, its documents converted in the
+    background)."""
     s = manager.by_external(external)
     if s is not None:
         return s, False

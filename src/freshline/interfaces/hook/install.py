@@ -5,7 +5,10 @@ hooks with a PATH of its own, where `freshline` may be missing: the hook would t
 with exit 127 and nothing logged) and the workspace (`--workspace`), so it works from any
 directory. It is registered for the events its adapter names (`Adapter.events`; an event
 with a matcher, such as Claude Code's PostToolUse, only for the tools the read ledger
-follows). Installing merges into the settings file, keeping everything else in it;
+follows; an entry's fields per event where the client wants them, such as Codex's
+SessionEnd timeout), and in the project scope its lines in the workspace's files
+(`Adapter.extras`: `.freshline` in Gemini CLI's `.geminiignore`). Installing merges into
+the settings file, keeping everything else in it;
 installing again replaces freshline's entries (idempotent); `--uninstall` removes them and
 nothing else, and a settings file left holding nothing goes (its folder too, when empty).
 
@@ -146,7 +149,8 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str,
     hooks = dict(out.get("hooks") or {})
     for event in adapter.events:
         groups = hooks.get(event)
-        entries: list[dict[str, Any]] = [{**adapter.entry, "type": "command", "command": command}]
+        entries: list[dict[str, Any]] = [
+            {**adapter.entry_for(event), "type": "command", "command": command}]
         if http is not None and event in adapter.http_events:
             entries = [{"type": "http", "url": http.url, "timeout": HTTP_TIMEOUT_S}]
             if event in adapter.stand_in_events:
@@ -233,6 +237,8 @@ def install(
     other = settings_path(adapter, scope, root, not posting)
     cleared = other if other != path and _rewrite(
         other, lambda s: unmerge(adapter, s)) else None
+    if scope is Scope.PROJECT:
+        keep_extras(adapter, root, keep=command is not None)
     if command is not None:
         compile_package()  # the hook starts from bytecode even under PYTHONDONTWRITEBYTECODE
     return Installed(path, command, changed, http.url if http else None, cleared)
@@ -260,6 +266,26 @@ def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> 
     else:
         write_settings(path, after)
     return True
+
+
+def keep_extras(adapter: Adapter, root: Path, keep: bool) -> None:
+    """Keep the adapter's lines in the workspace's files (`Adapter.extras`), or take them
+    out on uninstall (a file left empty goes)."""
+    for extra in adapter.extras:
+        path = root / extra.file
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            lines = []
+        mine = extra.line in lines
+        if keep and not mine:
+            write_whole(path, "\n".join([*lines, extra.line]) + "\n")
+        elif not keep and mine:
+            rest = [line for line in lines if line != extra.line]
+            if rest:
+                write_whole(path, "\n".join(rest) + "\n")
+            else:
+                path.unlink()
 
 
 def remove_settings(path: Path) -> None:

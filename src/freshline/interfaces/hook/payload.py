@@ -4,22 +4,28 @@ follow: one JSON object on stdin with `hook_event_name`, `session_id`, `transcri
 `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}` on stdout.
 
 Each adapter brings what differs: its event names, the SessionStart sources after which
-the agent lost its context, and how a tool's payload names the file it read or wrote.
+the agent lost its context, its tool-start event, its shell tools (a shell names no file:
+what changed while it ran is its), and how a tool's payload names the files it read or
+wrote.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from freshline.errors import UsageError
-from freshline.interfaces.hook.protocol import Call, ToolUse
+from freshline.interfaces.hook.protocol import Call, Lost, Phase, ToolUse
 from freshline.session.evidence import Moment
 from freshline.store import LedgerKind
 
+_LOSING = (Moment.START, Moment.COMPACT)  # the moments whose source or trigger may say the
+#                                          agent lost its context
 ToolReader = Callable[[dict[str, Any]], ToolUse]  # a tool event's payload → its tool
 
 
@@ -27,17 +33,14 @@ def parse(
     text: str,
     events: Mapping[str, Moment],
     tool: ToolReader,
-    lost: Collection[str] = (),
+    lost: Mapping[str, Lost] | None = None,
+    starts: Collection[str] = (),
 ) -> Call:
     """Read a hook's JSON payload; UsageError when it is not one freshline reads.
-    `events`: the client's event names freshline answers; `lost`: the START sources after
-    which the agent's context is gone."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"hook payload is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError("hook payload is not a JSON object")
+    `events`: the client's event names freshline answers; `lost`: the START sources (and
+    COMPACT triggers) after which the agent's context is gone, and how; `starts`: the
+    events a tool's start is."""
+    data = _object(text)
     event = data.get("hook_event_name")
     if not isinstance(event, str) or event not in events:
         raise UsageError(f"unsupported hook event {event!r}")
@@ -46,8 +49,12 @@ def parse(
         raise UsageError("hook payload has no session_id")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise UsageError("hook payload has no absolute cwd")
-    transcript = data.get("transcript_path")
+    transcript, prompt = data.get("transcript_path"), data.get("prompt")
     moment = events[event]
+    why = data.get("source") if moment is Moment.START else data.get("trigger")
+    used = tool(data) if moment is Moment.TOOL else None
+    if used is not None and event in starts:
+        used = replace(used, phase=Phase.START)
     return Call(
         event=event,
         moment=moment,
@@ -55,9 +62,20 @@ def parse(
         cwd=Path(cwd),
         transcript=Path(transcript) if isinstance(transcript, str)
         and os.path.isabs(transcript) else None,
-        lost_context=moment is Moment.START and data.get("source") in lost,
-        tool=tool(data) if moment is Moment.TOOL else None,
+        lost=(lost or {}).get(str(why)) if moment in _LOSING else None,
+        tool=used,
+        prompt=prompt if moment is Moment.PROMPT and isinstance(prompt, str) else None,
     )
+
+
+def _object(text: str) -> dict[str, Any]:
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"hook payload is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError("hook payload is not a JSON object")
+    return data
 
 
 def tool_fields(data: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
@@ -72,12 +90,28 @@ def tool_fields(data: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
     return name, given if isinstance(given, dict) else {}, failed
 
 
-def file_tool(data: dict[str, Any], tools: Mapping[str, LedgerKind], *keys: str) -> ToolUse:
-    """A tool event's tool that names its file under one of `keys` (the first given): what
-    `tools` says it does to the file, if it is one of them and did not fail."""
+def call_key(data: dict[str, Any]) -> str:
+    """What ties a tool's end to its start: the call's id, else (a client that gives
+    none) its name and input."""
+    given = data.get("tool_use_id")
+    if isinstance(given, str) and given:
+        return given
+    same = json.dumps([data.get("tool_name"), data.get("tool_input")], sort_keys=True)
+    return hashlib.sha1(same.encode()).hexdigest()[:16]
+
+
+def file_tool(
+    data: dict[str, Any], tools: Mapping[str, LedgerKind], *keys: str,
+    shells: Collection[str] = (),
+) -> ToolUse:
+    """A tool event's tool: a shell (one of `shells`) runs in a window of its own;
+    another names its file under one of `keys` (the first given) and does to it what
+    `tools` says, if it is one of them and did not fail."""
     name, fields, failed = tool_fields(data)
+    if name in shells:
+        return ToolUse((), None, window=call_key(data))
     path = first_string(fields, *keys)
-    return ToolUse(path, tools.get(name) if path and not failed else None)
+    return ToolUse((path,) if path else (), tools.get(name) if path and not failed else None)
 
 
 def first_string(fields: dict[str, Any], *keys: str) -> str:

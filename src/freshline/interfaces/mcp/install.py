@@ -1,13 +1,26 @@
 """`freshline mcp install codex`: freshline as an MCP server in Codex CLI's config.toml.
 
-Codex CLI reads its MCP servers from `[mcp_servers.<name>]` in `$CODEX_HOME/config.toml`
-(`~/.codex/config.toml` by default). The entry names the running freshline by its absolute
-path and the workspace (`--workspace`), marks the server `required` (Codex waits for a
-required server at start-up; an optional one that is slow to start has no tools in the
-session) and approves its tools (`default_tools_approval_mode = "approve"`: under
-`approval_policy = "never"` Codex refuses tools that need approval). The file is edited
-with tomlkit, so everything else in it (comments, order, other servers) stays as it was;
-installing again replaces freshline's table (idempotent), `--uninstall` removes it.
+Codex CLI reads its MCP servers from `[mcp_servers.<name>]` in the user's
+`$CODEX_HOME/config.toml` (`~/.codex/config.toml` by default) and, in a project it trusts,
+in the project's `.codex/config.toml`. The entry names the running freshline by its
+absolute path and the workspace (`--workspace`) and approves its tools
+(`default_tools_approval_mode = "approve"`: under `approval_policy = "never"` Codex refuses
+tools that need approval). Where it goes decides whether it is `required` (Codex waits for
+a required server at start-up, and will not start without it):
+
+- `project` (the default): the workspace's `.codex/config.toml`, required. Only Codex
+  started in this workspace reads it, and a workspace deleted takes it along, so no other
+  folder can be stopped by it. Codex reads it only while it trusts the project: the
+  install says whether it does, and how to trust it.
+- `user`: Codex's own config.toml, not required: every folder reads it, and a required
+  server whose workspace was deleted would stop Codex in all of them (with a handshake
+  error that does not say why). Codex may then start a turn before the server is up
+  (its tools come with the next).
+
+Installing for the project removes an entry of an earlier install that served this same
+workspace from the user's config. The file is edited with tomlkit, so everything else in
+it (comments, order, other servers) stays as it was; installing again replaces
+freshline's table (idempotent), `--uninstall` removes it.
 
 One owner per conversation: the Codex hook and the MCP server would both tell the same
 conversation the same changes, so installing one refuses while the other is installed.
@@ -46,11 +59,20 @@ def codex_config() -> Path:
     return (Path(home) if home else Path.home() / ".codex") / "config.toml"
 
 
-def server_entry(root: Path, program: list[str] | None = None) -> dict[str, Any]:
-    """The `[mcp_servers.freshline]` table serving the workspace at `root`."""
+def config_of(scope: Scope, root: Path) -> Path:
+    """Where an install of `scope` goes: the workspace's `.codex/config.toml`, or Codex's
+    own (`codex_config()`)."""
+    return root / ".codex" / "config.toml" if scope is Scope.PROJECT else codex_config()
+
+
+def server_entry(
+    root: Path, program: list[str] | None = None, required: bool = True
+) -> dict[str, Any]:
+    """The `[mcp_servers.freshline]` table serving the workspace at `root` (`required`:
+    Codex waits for it at start-up, and will not start without it)."""
     command, *args = program or executable()
     return {"command": command, "args": [*args, "--workspace", str(root), "mcp"],
-            "startup_timeout_sec": STARTUP_TIMEOUT_S, "required": True,
+            "startup_timeout_sec": STARTUP_TIMEOUT_S, "required": required,
             "default_tools_approval_mode": "approve"}
 
 
@@ -74,8 +96,34 @@ def read_config(path: Path) -> tomlkit.TOMLDocument:
 
 def installed_in(path: Path) -> bool:
     """Whether the Codex config at `path` has freshline's MCP server."""
-    servers = read_config(path).get("mcp_servers")
-    return isinstance(servers, dict) and SERVER in servers
+    return _ours(read_config(path)) is not None
+
+
+def _ours(doc: tomlkit.TOMLDocument) -> dict[str, Any] | None:
+    servers = doc.get("mcp_servers")
+    entry = servers.get(SERVER) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def serves(doc: tomlkit.TOMLDocument, root: Path) -> bool:
+    """Whether freshline's entry in `doc` serves the workspace at `root`."""
+    args = (_ours(doc) or {}).get("args") or []
+    return any(a == "--workspace" and i + 1 < len(args) and args[i + 1] == str(root)
+               for i, a in enumerate(args))
+
+
+def trusted(root: Path, path: Path | None = None) -> bool:
+    """Whether Codex trusts the project at `root` (or a folder above it), as its own
+    config at `path` (default: `codex_config()`) says; a config it cannot read: no."""
+    try:
+        projects = read_config(path or codex_config()).get("projects")
+    except UsageError:
+        return False
+    if not isinstance(projects, dict):
+        return False
+    return any(isinstance(projects.get(str(p)), dict)
+               and projects[str(p)].get("trust_level") == "trusted"
+               for p in (root, *root.parents))
 
 
 def merge(doc: tomlkit.TOMLDocument, entry: dict[str, Any] | None) -> tomlkit.TOMLDocument:
@@ -102,23 +150,41 @@ class Installed:
     """What `install_codex` did."""
 
     path: Path
+    scope: Scope
     entry: dict[str, Any] | None  # None after an uninstall
     changed: bool
+    trusted: bool  # Codex trusts the workspace (a project install is read only then)
+    dropped: Path | None = None  # an earlier install for this workspace removed from there
 
 
-def install_codex(root: Path, path: Path | None = None, uninstall: bool = False) -> Installed:
-    """Install (or remove) freshline's MCP server for the workspace at `root` in the Codex
-    config at `path` (default: `codex_config()`)."""
-    path = path or codex_config()
+def install_codex(
+    root: Path, scope: Scope = Scope.PROJECT, path: Path | None = None,
+    uninstall: bool = False,
+) -> Installed:
+    """Install (or remove) freshline's MCP server for the workspace at `root`: for the
+    project (required) or for the user (not required), in the Codex config at `path`
+    (default: `config_of(scope, root)`). UsageError, and nothing written, for a config
+    that is not TOML or an installed Codex hook."""
+    path = path or config_of(scope, root)
     before = read_config(path)
-    entry = None if uninstall else server_entry(root)
+    entry = None if uninstall else server_entry(root, required=scope is Scope.PROJECT)
     if entry is not None:
         refuse_with_hook(root)
-    after = merge(before, entry)
+    user = codex_config()
+    earlier = scope is Scope.PROJECT and path != user and serves(read_config(user), root)
+    changed = _write(path, before, merge(before, entry))
+    if earlier:  # a required entry for this workspace would stop Codex everywhere if it went
+        _write(user, read_config(user), merge(read_config(user), None))
+    return Installed(path, scope, entry, changed or earlier, trusted(root),
+                     user if earlier else None)
+
+
+def _write(path: Path, before: tomlkit.TOMLDocument, after: tomlkit.TOMLDocument) -> bool:
+    """Write `after` over `path` whole when it differs from `before`; whether it did."""
     changed = tomlkit.dumps(after) != tomlkit.dumps(before)
     if changed:
         write_whole(path, tomlkit.dumps(after))
-    return Installed(path, entry, changed)
+    return changed
 
 
 def hook_files(root: Path) -> list[Path]:
@@ -145,10 +211,13 @@ def refuse_with_hook(root: Path) -> None:
             f"{'' if found[0].is_relative_to(root) else ' --scope user'})"))
 
 
-def refuse_with_server(path: Path | None = None) -> None:
-    """UsageError while freshline's MCP server is in the Codex config: it delivers."""
-    path = path or codex_config()
-    if installed_in(path):
-        raise UsageError(shown(
-            f"freshline's MCP server is installed in {path} and already tells Codex what "
-            "changed; remove it first (freshline mcp install codex --uninstall)"))
+def refuse_with_server(root: Path) -> None:
+    """UsageError while freshline's MCP server is in Codex's config or the workspace's:
+    it delivers."""
+    for scope in Scope:
+        path = config_of(scope, root)
+        if installed_in(path):
+            flag = " --scope user" if scope is Scope.USER else ""
+            raise UsageError(shown(
+                f"freshline's MCP server is installed in {path} and already tells Codex what "
+                f"changed; remove it first (freshline mcp install codex --uninstall{flag})"))

@@ -8,9 +8,12 @@ Tools: `list_projects`, `project_manifest`, `open_session`, `project_updates` (t
 blocks, a delivery token in their opening tags), `acknowledge` (the token advances the
 session's cursor), `project_changes` (pages the full list behind a rolled-up block) and
 `read_document` (with a session, what it returns is recorded in that session's read
-ledger). Blocks, pages and documents come back as text content, with their fields as
-structured content beside them. A prompt, `catch_up(project)`, returns the pending
-blocks; each project's manifest is a resource, `freshline://project/<name>/manifest`.
+ledger). Blocks, pages and documents come back as text content, and as structured
+content that carries the same (the text, and the path changes a block lists one by one,
+each with its kind and old path) with the fields a client acts on: a client may pass
+either to its model (Codex passes only the structured content). A prompt,
+`catch_up(project)`, returns the pending blocks; each project's manifest is a resource,
+`freshline://project/<name>/manifest`.
 
 Delivery goes through the session layer's engine (`session/engine.py`) on the MCP
 channel, whose acknowledgement rule is the client's explicit `acknowledge(token)`: a
@@ -30,16 +33,18 @@ import gc
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from freshline.access import AccessDenied, Reached, reach
+from freshline.access import AccessDenied, open_reached
+from freshline.beneath import Kind
 from freshline.config import Config, unknown_project
 from freshline.context import ChangesPage, Channel, Meter
+from freshline.context.wire import show
 from freshline.errors import NotFoundError, UsageError
 from freshline.interfaces.mcp.documents import DocumentText, document_text, plain_text, withheld
-from freshline.materialize import DocStatus, is_document
+from freshline.materialize import is_document
 from freshline.materialize.runner import ProgressFn
-from freshline.paths import shown
+from freshline.paths import shown, to_abs
 from freshline.session import SessionManager
 from freshline.session.delivery import changes_page, delivery_budget, files_page
 from freshline.session.engine import TOKEN_BYTES, Deliveries
@@ -49,7 +54,6 @@ from freshline.session.rules import live_rules
 from freshline.session.users import OWNER, Viewer, give, may_use
 from freshline.store import Acknowledgement, Change, ChangeKind, SessionRecord
 from freshline.store.sessions import unknown_session
-from freshline.tracker.hashing import blob_of
 from freshline.tracker.rounds import Rounds
 
 SERVER_NAME = "freshline"
@@ -83,14 +87,26 @@ class SessionInfo:
 
 
 @dataclass
+class ToldChange:
+    """A path change a block lists one by one, as structured content carries it: paths
+    absolute and shown as the block shows them."""
+
+    path: str
+    kind: str  # created, modified, deleted, renamed, entered, left
+    old_path: str | None  # a rename's old path
+
+
+@dataclass
 class Delivery:
     """What `project_updates` returns: the blocks to show the agent, and a token to
-    acknowledge them with (both None when nothing changed)."""
+    acknowledge them with (both None when nothing changed), with the path changes the
+    blocks list one by one."""
 
     session: str
     blocks: str | None
     token: str | None
     covers: int  # the epoch the blocks bring the agent up to
+    changes: list[ToldChange] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -199,7 +215,8 @@ class FreshlineService:
         self._project(project)
         m = self.manager
         built = build_manifest(self.config, m.tracker, m.materializer, project)
-        return built.render(delivery_budget(self.config, Channel.MCP))
+        # Blocks hold paths only, but a file may be named after a token.
+        return m.withholder.text(built.render(delivery_budget(self.config, Channel.MCP))).text
 
     def open_session(self, project: str) -> SessionInfo:
         """A new session of `project`, for a client that has none (owned by the viewer)."""
@@ -229,7 +246,19 @@ class FreshlineService:
         if issued is None:
             covers = self.manager.tracker.epoch(project)
             return Delivery(session=session, blocks=None, token=None, covers=covers)
-        return Delivery(session, issued.blocks, issued.token, issued.covers)
+        told = issued.turn.told()
+        root = issued.turn.staged.told.root if issued.turn.staged.told else ""
+        changes = [self._told(root, c) for c in told]
+        return Delivery(session, issued.blocks, issued.token, issued.covers, changes)
+
+    def _told(self, root: str, change: Change) -> ToldChange:
+        """A listed change as structured content: shown as the block shows it, with what
+        a name holds of a secret withheld as the block withholds it."""
+        def shown_path(path: str) -> str:
+            return self.manager.withholder.text(show(root, path)).text
+
+        old = shown_path(change.old_path) if change.old_path else None
+        return ToldChange(shown_path(change.path), change.kind.value, old)
 
     def _turn(self, session: str) -> threading.Lock:
         """The lock a session's deliveries and acknowledgements take in this process."""
@@ -269,10 +298,13 @@ class FreshlineService:
             s = self.deliveries.acknowledge(session, token)
         return Acknowledged(session=session, cursor=s.cursor)
 
-    def project_changes(self, session: str, since: int | None, page: int) -> ChangesPage:
-        """One page of every change to the session's project after epoch `since`."""
+    def project_changes(
+        self, session: str, since: int | None, page: int, folder: str = ""
+    ) -> ChangesPage:
+        """One page of every change to the session's project after epoch `since` (those
+        under `folder`)."""
         self._session(session)
-        return changes_page(self.manager, session, since, page, Channel.MCP)
+        return changes_page(self.manager, session, since, page, Channel.MCP, folder=folder)
 
     def project_files(self, project: str, folder: str, page: int) -> ChangesPage:
         """One page of the project's files and documents (those under `folder`)."""
@@ -317,38 +349,37 @@ class FreshlineService:
 
         self._flush()
         try:
-            reached = reach(self.config.root, path, live_rules(m, projects))
+            opened = open_reached(self.config.root, path, live_rules(m, projects))
         except AccessDenied:
             if self.viewer().user is None:
                 raise
             # A user of a shared server learns nothing of files outside their grants.
             raise NotFoundError(shown(f"{path}: no such file in the workspace")) from None
-        rel = self._source_of_snapshot(reached) or reached.rel
-        if rel == reached.rel and not reached.path.is_file():
-            raise NotFoundError(shown(f"{path}: no such file in the workspace"))
-        if not is_document(rel):
-            # the content is hashed before it is read: an edit meanwhile reads as a change
-            blob = blob_of(reached.path)
-            return self._noted(session, rel, blob, plain_text(rel, reached.path))
+        with opened:  # read what was checked, never the name again
+            rel = self._source_of_snapshot(opened.rel) or opened.rel
+            if rel == opened.rel and opened.kind is not Kind.FILE:
+                raise NotFoundError(shown(f"{path}: no such file in the workspace"))
+            if not is_document(rel):
+                read, blob = plain_text(rel, opened)
+                return self._noted(session, rel, blob, read)
         return self._document(session, rel, progress)
 
-    def _source_of_snapshot(self, reached: Reached) -> str | None:
+    def _source_of_snapshot(self, rel: str) -> str | None:
         snapshots = self.manager.materializer.store
-        if reached.path.parent != snapshots.directory:
+        path = to_abs(self.config.root, rel)
+        if path.parent != snapshots.directory:
             return None
-        return snapshots.source_of(reached.path)
+        return snapshots.source_of(path)
 
     def _document(
         self, session: str | None, rel: str, progress: ProgressFn | None
     ) -> DocumentText:
         m = self.manager
-        entry = m.entry(rel)
-        probe = m.materializer.probe(rel, entry)
-        if entry is not None and probe.status in (DocStatus.PENDING, DocStatus.STALE):
-            # Converted now, this one document (its own single-flight key).
-            m.materializer.ensure(f"read:{rel}", 0, [entry], progress=progress)
-            probe = m.materializer.probe(rel, entry)
-        document = document_text(rel, probe.status, probe.snapshot, probe.reason)
+        # Converted now when it is not (or an older converter made its snapshot): this one
+        # document, on its own single-flight key.
+        probe = m.materializer.for_reading(rel, m.entry(rel), progress)
+        document = document_text(rel, probe.status, probe.snapshot, probe.reason,
+                                 self.config.root)
         return self._noted(session, rel, snapshot_fingerprint(probe), document)
 
     def _noted(

@@ -1,11 +1,14 @@
 """The MCP surface of `freshline mcp`: tools, resources, the prompt, notifications.
 
-Tool results put what the model reads (blocks, pages, a document's text) in text content
-and the fields a client acts on (session, token, epochs, status) in structured content
-beside it, so no block arrives as an escaped JSON string. Each project's manifest is a
-resource template, `freshline://project/{name}/manifest`, and `resources/list` names the
-projects of the config as it is now. `catch_up(project)` is a prompt (a slash command in
-clients) that returns the pending blocks. Tools that convert documents report progress.
+Tool results put what the model reads (blocks, pages, a document's text) in text content,
+and in structured content the same text with the fields a client acts on (session, token,
+epochs, status) and, for a delivery, the path changes its blocks list one by one (path,
+kind, old path): as the MCP specification asks, both carry the whole result, so a client
+that passes only the structured content to its model (Codex) passes the news too. Each
+project's manifest is a resource template, `freshline://project/{name}/manifest`, and
+`resources/list` names the projects of the config as it is now. `catch_up(project)` is a
+prompt (a slash command in clients) that returns the pending blocks. Tools that convert
+documents report progress.
 
 Notifications are sent, not only advertised: an `Announcer` (`events.py`) watches the
 workspace, and the `Notifier` hands what it saw to both protocol eras: `subscriptions/listen`
@@ -46,6 +49,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from freshline import __version__
+from freshline.context import ChangesPage
 from freshline.errors import FreshlineError
 from freshline.interfaces.mcp.events import Announcer, Changed
 from freshline.interfaces.mcp.service import (
@@ -55,6 +59,7 @@ from freshline.interfaces.mcp.service import (
     FreshlineService,
     ProjectInfo,
     SessionInfo,
+    ToldChange,
 )
 from freshline.materialize.runner import Progress, ProgressFn
 
@@ -74,31 +79,36 @@ PAGING = (  # the instructions of a server that only pages and reads
 
 @dataclass
 class DeliveryFields:
-    """The structured content beside `project_updates`' blocks."""
+    """The structured content of `project_updates`: its text, the changes the blocks list
+    one by one, and what acknowledges them."""
 
     session: str
     token: str | None  # None: nothing new
     covers: int
+    text: str
+    changes: list[ToldChange]
 
 
 @dataclass
 class PageFields:
-    """The structured content beside a page of `project_changes`."""
+    """The structured content of a page of `project_changes` or `project_files`."""
 
     project: str
     since: int
     epoch: int
     page: int
     pages: int
+    text: str
 
 
 @dataclass
 class DocumentFields:
-    """The structured content beside `read_document`'s text."""
+    """The structured content of `read_document`: the text, as the text content has it."""
 
     path: str
     status: str
     note: str | None
+    text: str | None
 
 
 # --- notifications ----------------------------------------------------------------------------
@@ -272,9 +282,13 @@ async def _in_thread(ctx: Context | None, fn: Callable[[ProgressFn | None], _T])
 
 
 def _text(text: str, fields: DeliveryFields | PageFields | DocumentFields) -> CallToolResult:
-    """A tool result: the text the model reads, the fields beside it."""
+    """A tool result: the text the model reads, and the same with the fields beside it."""
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=asdict(fields))
+
+
+def _page(p: ChangesPage) -> CallToolResult:
+    return _text(p.text, PageFields(p.project, p.since, p.epoch, p.page, p.pages, p.text))
 
 
 ProjectArg = Annotated[str, Field(description="A project name, as list_projects reports it.")]
@@ -332,7 +346,7 @@ def _delivery_tools(server: FreshlineMCP, service: FreshlineService) -> None:
         project's files since the session last acknowledged, the blocks as text and a
         delivery token beside them (also in the blocks' opening tags)."""
         d = await _in_thread(ctx, lambda p: service.project_updates(session, p))
-        return _text(d.text, DeliveryFields(d.session, d.token, d.covers))
+        return _text(d.text, DeliveryFields(d.session, d.token, d.covers, d.text, d.changes))
 
 
 def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
@@ -343,11 +357,15 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
             description="The epoch to list changes after (default: the session's cursor); "
                         "a rolled-up block names the one to use.", ge=0)] = None,
         page: Annotated[int, Field(description="The page, from 1.", ge=1)] = 1,
+        folder: Annotated[str, Field(
+            description="Only the changes under this folder (absolute, as a block shows "
+                        "it, or relative to the workspace); default: all.")] = "",
     ) -> Annotated[CallToolResult, PageFields]:
-        """Page every change to the session's project after an epoch: the full list behind
-        a block that grouped some of them. Moves no cursor."""
-        p = await _in_thread(None, lambda _p: service.project_changes(session, since, page))
-        return _text(p.text, PageFields(p.project, p.since, p.epoch, p.page, p.pages))
+        """Page every change to the session's project after an epoch (or one folder's):
+        the full list behind a block that grouped some of them. Moves no cursor."""
+        p = await _in_thread(None, lambda _p: service.project_changes(session, since, page,
+                                                                     folder))
+        return _page(p)
 
     @server.tool()
     async def project_files(
@@ -360,7 +378,7 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
         """Page the project's files and documents (each document with its snapshot): the
         full list behind a manifest that counted some of them per folder."""
         p = await _in_thread(None, lambda _p: service.project_files(project, folder, page))
-        return _text(p.text, PageFields(p.project, p.since, p.epoch, p.page, p.pages))
+        return _page(p)
 
     @server.tool()
     async def read_document(
@@ -377,7 +395,8 @@ def _content_tools(server: FreshlineMCP, service: FreshlineService) -> None:
         refused."""
         doc = await _in_thread(ctx, lambda p: service.read_document(path, session, p))
         parts = [t for t in (doc.note, doc.text) if t is not None]
-        result = _text(parts[-1] if parts else "", DocumentFields(doc.path, doc.status, doc.note))
+        fields = DocumentFields(doc.path, doc.status, doc.note, doc.text)
+        result = _text(parts[-1] if parts else "", fields)
         if doc.note is not None and doc.text is not None:
             result.content.insert(0, TextContent(type="text", text=f"[{doc.note}]"))
         return result

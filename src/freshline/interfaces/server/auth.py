@@ -63,9 +63,11 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp, sign_in: Callable[[str | None], SignIn],
                  limiter: FailureLimiter, resource: ProtectedResource | None = None,
-                 proxies: Sequence[Network] = ()) -> None:
+                 proxies: Sequence[Network] = (),
+                 prepare: Callable[[str | None], Awaitable[None]] | None = None) -> None:
         self.app = app
         self.sign_in = sign_in
+        self.prepare = prepare
         self.limiter = limiter
         self.resource = resource
         self.proxies = tuple(proxies)
@@ -77,7 +79,10 @@ class BearerAuth:
         if self.resource is not None and is_metadata_path(scope.get("path", "")):
             await self._metadata(scope, send)
             return
-        signed = await anyio.to_thread.run_sync(self.sign_in, bearer(scope))
+        token = bearer(scope)
+        if self.prepare is not None:
+            await self.prepare(token)
+        signed = await anyio.to_thread.run_sync(self.sign_in, token)
         if signed.viewer is not None:
             reset = VIEWER.set(signed.viewer)
             try:
@@ -87,6 +92,7 @@ class BearerAuth:
             return
         if signed.verdict is Verdict.NO_USER:
             await _answer(send, 403)
+
         elif signed.verdict is Verdict.UNAVAILABLE:
             await _answer(send, 503, [(b"retry-after", str(UNAVAILABLE_RETRY_S).encode())])
         elif signed.verdict is Verdict.GUESS:
@@ -97,12 +103,11 @@ class BearerAuth:
     async def _guess(self, scope: Scope, send: Send) -> None:
         peer = (scope.get("client") or ("unknown",))[0]
         key = limit_key(client_address(peer, forwarded_for(scope), self.proxies))
-        wait = await anyio.to_thread.run_sync(self.limiter.retry_after, key)
+        wait = await anyio.to_thread.run_sync(self.limiter.guessed, key)
         if wait > 0:
             await _answer(send, 429, [(b"retry-after", str(int(wait) + 1).encode())])
-            return
-        await anyio.to_thread.run_sync(self.limiter.failed, key)
-        await _answer(send, 401, self._challenge(presented=True))
+        else:
+            await _answer(send, 401, self._challenge(presented=True))
 
     def _challenge(self, presented: bool) -> Headers:
         if self.resource is None:

@@ -4,7 +4,9 @@ Two kinds are accepted. A token freshline made (`fl_…`, `freshline user add`) 
 up by its hash (`session.users.authenticate`). Any other token is an access token of the
 team's authorization server when one is configured (`oauth.AccessTokens`): its `sub`
 names the user (`session.users.subject_user`). Users and grants are read from the store
-on each request, so a removed user or a revoked grant holds from the next one.
+on each request, so a removed user or a revoked grant holds from the next one. Before a
+request's worker thread judges an access token, `prepare` waits on the event loop for
+the issuer's keys it needs (`jwks.IssuerKeys.ready`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from freshline.interfaces.server.oauth import AccessTokens, Rejected, Unreachable
+from freshline.interfaces.server.issuer import Unreachable
+from freshline.interfaces.server.jwks import Rejected
+from freshline.interfaces.server.oauth import AccessTokens
 from freshline.session.users import TOKEN_PREFIX, Viewer, authenticate, subject_user, viewer_of
 from freshline.store import Store
 
@@ -39,10 +43,16 @@ class SignIn:
 @dataclass(frozen=True)
 class Credentials:
     """Judges credentials against the store's users and, when given, the issuer's
-    access tokens. Blocking (the store, the issuer's keys): call it in a worker thread."""
+    access tokens. Blocking (the store): call it in a worker thread, after `prepare`."""
 
     store: Store
     tokens: AccessTokens | None = None
+
+    async def prepare(self, token: str | None) -> None:
+        """Wait for what judging `token` needs that the event loop can wait for (the
+        issuer's keys), so that no worker thread waits for it."""
+        if token and self.tokens is not None and not token.startswith(TOKEN_PREFIX):
+            await self.tokens.ready(token)
 
     def __call__(self, token: str | None) -> SignIn:
         """The verdict on `token` (the request's bearer token, or None)."""

@@ -8,7 +8,8 @@ past the limit its address is answered 429 with the seconds until a failure fits
 and the failures it keeps sending are not recorded, so it cannot push that moment away.
 
 The failures live in the store (`store/failures.py`), so every `serve` process on it
-counts the same ones; `retry_after` is the pure rule.
+counts the same ones, and a failure is read and recorded in one transaction there, so
+concurrent guesses never pass the limit; `retry_after` is the pure rule.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class FailureLog(Protocol):
 
     def failures_of(self, address: str, since: float) -> list[float]: ...
 
-    def failure_add(self, address: str, at: float, forget_before: float) -> None: ...
+    def failure_try(self, address: str, at: float, since: float,
+                    limit: int) -> list[float]: ...
 
 
 @dataclass
@@ -48,13 +50,13 @@ class FailureLimiter:
     window_s: float = FAILURE_WINDOW_S
     clock: Callable[[], float] = time.time  # wall-clock: shared by every process
 
-    def retry_after(self, key: str) -> float:
-        """Seconds until `key` may fail again without being turned away (0: it may)."""
+    def guessed(self, key: str) -> float:
+        """Count a guess of `key` when it fits the limit (0), else the seconds until one
+        would (not counted)."""
         now = self.clock()
-        return retry_after(self.log.failures_of(key, now - self.window_s), now, self.limit,
-                           self.window_s)
-
-    def failed(self, key: str) -> None:
-        """Count one failure of `key`."""
-        now = self.clock()
-        self.log.failure_add(key, now, now - self.window_s)
+        since = now - self.window_s
+        wait = retry_after(self.log.failures_of(key, since), now, self.limit, self.window_s)
+        if wait > 0:  # turned away already: no write lock for an address past its limit
+            return wait
+        found = self.log.failure_try(key, now, since, self.limit)
+        return retry_after(found, now, self.limit, self.window_s)

@@ -1,10 +1,13 @@
 """The server as an OAuth protected resource (RFC 9728): its metadata document, where it
 is published, and the challenge a 401 carries (pure).
 
-The document names the resource (the public `/mcp` URL) and the authorization server
-that issues its tokens. It is published at `/.well-known/oauth-protected-resource` with
-the resource's path after it (`…/mcp`, where the `WWW-Authenticate` challenge points
-MCP clients) and without (the root form clients fall back to).
+The document names the resource (the public `/mcp` URL), the authorization server
+that issues its tokens, and the scopes a client should ask for (`scopes_supported`,
+`[server] oauth_scopes`: `openid` by default; a client told none asks for every scope the
+authorization server has). It is published at
+`/.well-known/oauth-protected-resource` with the resource's path after it (`…/mcp`,
+where the `WWW-Authenticate` challenge points MCP clients) and without (the root form
+clients fall back to).
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 @dataclass(frozen=True)
 class ProtectedResource:
-    """The resource (its public `/mcp` URL) and the authorization server of its tokens."""
+    """The resource (its public `/mcp` URL), the authorization server of its tokens, and
+    the scopes clients ask for."""
 
     resource: str
     issuer: str
+    scopes: tuple[str, ...] = ()
 
     @property
     def metadata_url(self) -> str:
@@ -36,7 +41,7 @@ class ProtectedResource:
         # clients compare issuers as strings.
         metadata = ProtectedResourceMetadata.model_validate(
             {"resource": self.resource, "authorization_servers": [self.issuer],
-             "resource_name": "freshline"})
+             "scopes_supported": list(self.scopes), "resource_name": "freshline"})
         return metadata.model_dump_json(exclude_none=True).encode()
 
     def challenge(self, error: str | None = None) -> bytes:

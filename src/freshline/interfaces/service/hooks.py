@@ -3,10 +3,11 @@
 Each call is answered with `core.answer` over the service's warm trackers, session
 managers and parsed configs (`core.Warm`), one call at a time per workspace, in the order
 they arrived: a workspace's calls queue on a thread of its own, so a slow one never holds
-up another workspace's. A START or PROMPT waits for its answer. A TOOL or END call is
-acknowledged as soon as the service holds it (its place in the queue) and done after:
-the agent's next call queues behind it, so it finds the record written and the session
-closed. A payload that does not parse is refused before anything runs; a failure while
+up another workspace's. A START or PROMPT waits for its answer, and so does a tool's
+start (a shell's window must open before it runs). A tool's end, a STOP, a COMPACT or an
+END call is acknowledged as soon as the service holds it (its place in the queue) and
+done after: the agent's next call queues behind it, so it finds the record written and
+the session closed. A payload that does not parse is refused before anything runs; a failure while
 answering is logged to the hook log and answered with nothing, as the hook process does
 (`process.run`). What an answer asks for afterwards (watch the workspace, convert its
 documents) is handed to `follow`, after the answer is out.
@@ -22,12 +23,19 @@ from typing import TypeVar
 
 from freshline.interfaces.hook.core import FollowUp, Warm, answer
 from freshline.interfaces.hook.process import log
-from freshline.interfaces.hook.protocol import Adapter, HookOptions
+from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions, Phase
 from freshline.session.evidence import Moment
 from freshline.session.pinning import workspace_for
 
 T = TypeVar("T")
-HANDED_OVER = frozenset({Moment.TOOL, Moment.END})  # acknowledged once queued
+HANDED_OVER = frozenset({Moment.TOOL, Moment.STOP, Moment.COMPACT, Moment.END})  # once queued
+
+
+def handed_over(call: Call) -> bool:
+    """Whether a call is acknowledged once queued (its answer is always empty, and the
+    agent need not wait for its work): not a start, a prompt or a tool's start."""
+    starting = call.tool is not None and call.tool.phase is Phase.START
+    return call.moment in HANDED_OVER and not starting
 
 
 class HookService:
@@ -50,7 +58,7 @@ class HookService:
         root = workspace_for(options.starts(call), options.workspace)
         self._settle(root)
         job = self.submit(root, lambda warm: self._answer(chosen, payload, options, env))
-        return "" if call.moment in HANDED_OVER else job.result()
+        return "" if handed_over(call) else job.result()
 
     def _answer(self, chosen: Adapter, payload: str, options: HookOptions,
                 env: Mapping[str, str]) -> str:

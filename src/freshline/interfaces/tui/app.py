@@ -13,6 +13,8 @@ clearing the input) runs, and the message comes back.
 `/rewind` without a turn opens a picker of the last turns (`TurnPicker`: Enter rewinds,
 Escape cancels); a rewind of the transcript shows the transcript again as the model now
 has it and puts the turn's message back in the input; `/fork` moves the chat to the fork.
+
+Its widgets are in `widgets.py`; which session it opens, and running it, in `opening.py`.
 """
 
 from __future__ import annotations
@@ -24,16 +26,14 @@ from pathlib import Path
 from rich.console import RenderableType
 from rich.panel import Panel
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import OptionList, Static
 
-from freshline.agent.backends import Backend, backend_for
+from freshline.agent.backends import Backend
 from freshline.agent.runtime import SendResult, send
-from freshline.config import Config
 from freshline.context import Channel
 from freshline.conversation import Author
 from freshline.errors import ConflictStop, FreshlineError, SyncRequired, UsageError
@@ -45,62 +45,20 @@ from freshline.interfaces.tui.editing import History
 from freshline.interfaces.tui.picker import TurnPicker
 from freshline.interfaces.tui.prompt import PromptArea
 from freshline.interfaces.tui.status import Status, read_status
+from freshline.interfaces.tui.widgets import (
+    Entry,
+    StatusBar,
+    Told,
+    Transcript,
+    header_line,
+    plain,
+)
 from freshline.session import PreparedTurn, SessionManager
-from freshline.session.lifecycle import most_recent
 from freshline.tracker.gitmoves import ref_stamps
 
 PLACEHOLDER = "Message the agent · Enter sends · Ctrl+J new line · /help"
 TICK_S = 0.25  # how often the activity line and the documents' state are looked at
 QUIT_WINDOW_S = 3.0  # a second Ctrl-C within this many seconds quits
-
-
-class Entry(Static):
-    """One line or block of the transcript."""
-
-
-class Told(Static):
-    """The dim line under a message: what the model was told; a click shows the blocks."""
-
-    def __init__(self, line: str, blocks: str) -> None:
-        super().__init__(Text(line, "dim"), classes="told")
-        self.line = line
-        self.blocks = blocks
-        self.expanded = False
-
-    def on_click(self) -> None:
-        """Show or hide the blocks the model received with the message."""
-        self.toggle()
-
-    def toggle(self) -> None:
-        """Expand to the blocks, or fold back to the line."""
-        self.expanded = not self.expanded and bool(self.blocks)
-        text = Text(self.line, "dim")
-        if self.expanded:
-            text.append("\n" + self.blocks, "dim italic")
-        self.update(text)
-
-
-class Transcript(VerticalScroll, can_focus=False):
-    """The conversation so far; never takes the focus from the input (a click on a line
-    expands it and typing goes on)."""
-
-
-class StatusBar(Static):
-    """The status bar: refitted to its width whenever the status or the size changes."""
-
-    status: reactive[Status | None] = reactive(None, layout=True)
-
-    def watch_status(self) -> None:
-        self._refit()
-
-    def on_resize(self, _event: events.Resize) -> None:
-        """Fit the bar again for the new width."""
-        self._refit()
-
-    def _refit(self) -> None:
-        if self.status is not None:
-            width = self.size.width - 2 if self.size.width else 78  # padding 0 1
-            self.update(self.status.line(max(width, 20)))
 
 
 class ChatApp(App[None]):
@@ -431,73 +389,5 @@ class ChatApp(App[None]):
         lines = []
         for child in self.query_one("#transcript", Transcript).children:
             if isinstance(child, Static):
-                lines.append(_plain(child))
+                lines.append(plain(child))
         return "\n".join(lines)
-
-
-def _plain(widget: Static) -> str:
-    """A widget's content as plain text (panels rendered at a fixed width)."""
-    import io
-
-    from rich.console import Console
-
-    out = io.StringIO()
-    Console(width=100, color_system=None, file=out).print(widget.content)
-    return out.getvalue().rstrip()
-
-
-def header_line(session: str, project: str, model: str, root: Path) -> str:
-    """The header: session, project, model and workspace (home shortened to ~)."""
-    home = str(Path.home())
-    where = str(root)
-    if where == home or where.startswith(home + os.sep):
-        where = "~" + where[len(home):]
-    return f"freshline · session {session} · project {project} · model {model} · {where}"
-
-
-def open_session(
-    manager: SessionManager, project: str | None, session: str | None, resume_last: bool = False
-) -> str:
-    """The session to chat on: resume `session`; with `resume_last`, the chat session (of
-    `project`, if given) used last; else a new one on `project` (or the only project there
-    is). Raises UsageError when none can be chosen."""
-    if session is not None:
-        if project is not None or resume_last:
-            other = "--project" if project is not None else "--continue"
-            raise UsageError(f"give {other} or --session, not both")
-        return manager.resume(session).id
-    if resume_last:
-        last = most_recent(manager.sessions(project), Channel.CHAT.value, project)
-        if last is None:
-            where = f" of project '{project}'" if project else ""
-            raise UsageError(f"no chat session{where} to continue: start one with --project")
-        return manager.resume(last.id).id
-    if project is None:
-        names = sorted(manager.config.projects)
-        if len(names) != 1:
-            raise UsageError(f"choose a project with --project ({', '.join(names) or 'none'})")
-        project = names[0]
-    return manager.new(project, channel=Channel.CHAT).id
-
-
-def run_chat(
-    config: Config,
-    project: str | None = None,
-    session: str | None = None,
-    model: str | None = None,
-    base_url: str | None = None,
-    resume_last: bool = False,
-) -> str:
-    """Run the chat until the user quits; returns the session id (to resume it later).
-    `resume_last` continues the chat session used last (`open_session`)."""
-    from freshline.interfaces.autostart import ensure
-
-    backend = backend_for(config.model, model, base_url)
-    manager = SessionManager(config)
-    try:
-        session_id = open_session(manager, project, session, resume_last)
-        ensure(config)  # the service logs changes as they happen
-        ChatApp(manager, session_id, backend).run()
-        return session_id
-    finally:
-        manager.close()

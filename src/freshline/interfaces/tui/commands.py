@@ -15,7 +15,7 @@ from freshline.conversation import Author, views
 from freshline.conversation.events import Rewind
 from freshline.conversation.rewind import describe
 from freshline.errors import ConflictStop, SyncRequired, UsageError
-from freshline.interfaces.lines import logged_line
+from freshline.interfaces.lines import live_lines, logged_line
 from freshline.interfaces.text import plural
 from freshline.interfaces.told import told_from_wire, wire_blocks
 from freshline.interfaces.tui import rewinding
@@ -203,6 +203,11 @@ def conflict_lines(stop: ConflictStop) -> list[str]:
 
 
 def _diff(manager: SessionManager, session_id: str, _args: tuple[str, ...]) -> Reply:
+    if manager.get(session_id).mode == "live":
+        from freshline.session.authorship import workspace_changes
+
+        live = workspace_changes(manager, session_id)
+        return Reply("diff (the conversation's own work)", "\n".join(live_lines(session_id, live)))
     patch = manager.conversations.diff(session_id).strip()
     conflicts = manager.conversations.unresolved_conflicts(session_id)
     lines = [f"unresolved conflict ({c.kind}): {', '.join(c.paths)}" for c in conflicts]

@@ -3,6 +3,7 @@ and the small markdown helpers the office formats have in common."""
 
 from __future__ import annotations
 
+import re
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -14,6 +15,7 @@ from typing import ClassVar
 from freshline.errors import FreshlineError
 
 MIB = 1024 * 1024
+_ITEM = re.compile(r"^ *(?:-|\d+\.) ")
 
 
 class ConversionFailed(FreshlineError):
@@ -32,8 +34,10 @@ class Converter(ABC):
     """Turns one document format into markdown text.
 
     Subclasses set `name`, `version` and `extensions` (lower case, with the dot) and
-    override `convert`. Instances are pickled into worker processes, so a converter must
-    be a module-level class whose state is plain data.
+    override `extract`. Instances are pickled into worker processes, so a converter must
+    be a module-level class whose state is plain data. The `path` given has the document's
+    own name and opens the very file freshline checked (a link in a private folder to the
+    worker's open descriptor): read it, as often as needed, but write nothing beside it.
     """
 
     name: ClassVar[str]
@@ -45,16 +49,20 @@ class Converter(ABC):
         """Return the document's text as markdown; raise ConversionFailed with a reason."""
 
     def convert(self, path: Path, limits: Limits) -> str:
-        """Extract the text and fail with "no extractable text" when there is none."""
-        text = self.extract(path, limits).strip()
+        """Extract the text, markers a library left inside words taken out (`markers.py`),
+        and fail with "no extractable text" when there is none."""
+        from freshline.materialize.converters.markers import unmark
+
+        text = unmark(self.extract(path, limits)).strip()
         if not _has_words(text):
             raise ConversionFailed("no extractable text")
         return text + "\n"
 
 
 def _has_words(text: str) -> bool:
-    # Headers we add ourselves ("## Page 3") are not text the document had.
-    lines = (line for line in text.splitlines() if not line.startswith("## "))
+    # Headers we add ourselves ("## Slide 3", "<!-- page 3 -->") are not text the
+    # document had.
+    lines = (line for line in text.splitlines() if not line.startswith(("## ", "<!-- page ")))
     return any(ch.isalnum() for line in lines for ch in line)
 
 
@@ -125,5 +133,19 @@ def _table_line(row: Iterable[object]) -> str:
 
 
 def join_blocks(blocks: Iterable[str]) -> str:
-    """Join non-empty markdown blocks with blank lines."""
-    return "\n\n".join(block for block in (b.strip() for b in blocks) if block)
+    """Join non-empty markdown blocks with blank lines; consecutive list items (`- `, `1. `,
+    indented or not) make one list, one item a line."""
+    parts: list[str] = []
+    for block in blocks:
+        block = block.strip("\n").rstrip() if _ITEM.match(block.lstrip("\n")) else block.strip()
+        if not block:
+            continue
+        joined = parts and _ITEM.match(parts[-1].rsplit("\n", 1)[-1]) and _ITEM.match(block)
+        parts.append(parts.pop() + "\n" + block if joined else block)
+    return "\n\n".join(parts)
+
+
+def list_item(text: str, level: int = 0, number: int | None = None) -> str:
+    """A markdown list item at a nesting `level`: `- text`, or `N. text` when numbered."""
+    marker = f"{number}." if number is not None else "-"
+    return "  " * max(0, level) + f"{marker} {text}"

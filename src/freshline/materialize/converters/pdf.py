@@ -1,9 +1,17 @@
-"""PDF: text per page with pypdfium2, and pypdf when pdfium cannot open the file."""
+"""PDF: Markdown an agent can navigate, read with pypdfium2 (pypdf when pdfium cannot
+open the file, as plain text).
+
+Each page starts with a `<!-- page N -->` line. Its runs (`pdf_page.py`) are put in
+reading order (`pdf_layout.py`), ruled tables taken out (`pdf_tables.py`), the lines cut
+into blocks (`pdf_blocks.py`), and the whole document's headings found from sizes,
+weights, section numbers and the outline (`pdf_headings.py`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from freshline.materialize.converters.base import (
     ConversionFailed,
@@ -12,40 +20,78 @@ from freshline.materialize.converters.base import (
     allocation_failed,
     first_line,
 )
+from freshline.materialize.converters.markers import unmark
+from freshline.materialize.converters.pdf_blocks import Block, Kind, blocks, render
 
 ENCRYPTED = "encrypted PDF (password required)"
 
 
+def page_marker(number: int) -> str:
+    """The line a page's text starts with: `<!-- page 3 -->`."""
+    return f"<!-- page {number} -->"
+
+
 class PdfConverter(Converter):
-    """Text of every page under a `## Page N` header."""
+    """Headings, paragraphs, lists, code and tables, page by page."""
 
     name = "pdf"
-    version = "1"
+    version = "2"
     extensions = (".pdf",)
 
     def extract(self, path: Path, limits: Limits) -> str:
+        import pypdfium2 as pdfium
+
         try:
-            pages = list(_pdfium_pages(path))
+            document = pdfium.PdfDocument(str(path))
         except MemoryError:
             raise
         except Exception as first:  # pdfium raises its own error type for any bad input
             pages = list(_pypdf_pages(path, first))
-        return "\n\n".join(f"## Page {n}\n\n{text}".rstrip() for n, text in enumerate(pages, 1))
+        else:
+            pages = _pdfium_pages(document)
+        return "\n\n".join(
+            f"{page_marker(n)}\n\n{text}".rstrip() for n, text in enumerate(pages, 1)
+        )
 
 
-def _pdfium_pages(path: Path) -> Iterator[str]:
-    import pypdfium2 as pdfium
+def _pdfium_pages(document: Any) -> list[str]:
+    import pypdfium2.raw as raw
 
-    document = pdfium.PdfDocument(str(path))
+    from freshline.materialize.converters.pdf_headings import mark_headings
+    from freshline.materialize.converters.pdf_page import PageReader, outline
+
     try:
-        for index in range(len(document)):
-            page = document[index]
-            textpage = page.get_textpage()
-            yield _clean(textpage.get_text_range())
-            textpage.close()
-            page.close()
+        reader = PageReader(raw)
+        pages = [_page_blocks(reader, document[index]) for index in range(len(document))]
+        mark_headings(pages, outline(document, raw))
     finally:
         document.close()
+    return [_markdown(page) for page in pages]
+
+
+def _page_blocks(reader: Any, page: Any) -> list[Block]:
+    from freshline.materialize.converters.pdf_layout import lines
+    from freshline.materialize.converters.pdf_tables import find_tables
+
+    textpage = page.get_textpage()
+    try:
+        spans, rules = reader.read(page, textpage, page.get_height())
+    finally:
+        textpage.close()
+        page.close()
+    tables, rest = find_tables(rules, spans)
+    return blocks(lines(rest), tables)
+
+
+def _markdown(page: list[Block]) -> str:
+    parts: list[str] = []
+    for index, block in enumerate(page):
+        text = render(block)
+        if not text.strip():
+            continue
+        joined = index and block.kind is Kind.ITEM and page[index - 1].kind is Kind.ITEM
+        parts.append(("\n" if joined else "\n\n") + text if parts else text)
+    return "".join(parts)
 
 
 def _pypdf_pages(path: Path, pdfium_error: Exception) -> Iterator[str]:
@@ -78,4 +124,4 @@ def _reason(pdfium_error: Exception, pypdf_error: Exception) -> str:
 
 def _clean(text: str) -> str:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip()
+    return unmark("\n".join(line.rstrip() for line in lines).strip())

@@ -1,4 +1,5 @@
-"""PPTX: per slide a `## Slide N: title` header, its text and tables, then its notes."""
+"""PPTX: per slide a `## Slide N: title` header, its text (a content placeholder's
+paragraphs as a list, nested by their level) and tables, then its notes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from freshline.materialize.converters.base import (
     Limits,
     check_unpacked_size,
     join_blocks,
+    list_item,
     markdown_table,
     reading,
 )
@@ -20,7 +22,7 @@ class PptxConverter(Converter):
     """PowerPoint decks through python-pptx."""
 
     name = "pptx"
-    version = "1"
+    version = "2"
     extensions = (".pptx",)
 
     def extract(self, path: Path, limits: Limits) -> str:
@@ -53,12 +55,26 @@ def _shape_blocks(shapes: Any) -> Iterator[str]:
             rows = shape.table.rows
             yield markdown_table([[cell.text for cell in row.cells] for row in rows])
         elif getattr(shape, "has_text_frame", False):
-            yield _frame_text(shape.text_frame)
+            yield _frame_text(shape.text_frame, _bulleted(shape))
 
 
-def _frame_text(frame: Any) -> str:
-    lines = (paragraph.text.strip() for paragraph in frame.paragraphs)
-    return "\n".join(line for line in lines if line)
+def _bulleted(shape: Any) -> bool:
+    """A body or content placeholder: its paragraphs are bullets (the layout's)."""
+    from pptx.enum.shapes import PP_PLACEHOLDER
+
+    if not getattr(shape, "is_placeholder", False):
+        return False
+    return shape.placeholder_format.type in (PP_PLACEHOLDER.BODY, PP_PLACEHOLDER.OBJECT)
+
+
+def _frame_text(frame: Any, bulleted: bool = False) -> str:
+    lines = []
+    for paragraph in frame.paragraphs:
+        text = paragraph.text.strip()
+        if text:
+            level = paragraph.level
+            lines.append(list_item(text, level) if bulleted or level else text)
+    return "\n".join(lines)
 
 
 def _notes(slide: Any) -> str:

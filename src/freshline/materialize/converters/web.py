@@ -19,7 +19,7 @@ class HtmlConverter(Converter):
     """Web pages saved as files."""
 
     name = "html"
-    version = "1"
+    version = "2"
     extensions = (".html", ".htm", ".xhtml")
 
     def extract(self, path: Path, limits: Limits) -> str:

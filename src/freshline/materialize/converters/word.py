@@ -1,4 +1,5 @@
-"""DOCX: headings, paragraphs, list items and tables, in document order, as markdown."""
+"""DOCX: headings, paragraphs, list items (nested, numbered) and tables, in document
+order, as markdown."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from freshline.materialize.converters.base import (
     Limits,
     check_unpacked_size,
     join_blocks,
+    list_item,
     markdown_table,
     reading,
 )
@@ -19,7 +21,7 @@ class DocxConverter(Converter):
     """Word documents through python-docx."""
 
     name = "docx"
-    version = "1"
+    version = "2"
     extensions = (".docx",)
 
     def extract(self, path: Path, limits: Limits) -> str:
@@ -28,7 +30,7 @@ class DocxConverter(Converter):
 
         with reading("DOCX"):
             document = docx.Document(str(path))
-        return _join_lists(_block(item) for item in document.iter_inner_content())
+        return join_blocks(_block(item) for item in document.iter_inner_content())
 
 
 def _block(item: Any) -> str:
@@ -49,20 +51,20 @@ def _paragraph(paragraph: Any) -> str:
     if style.startswith("Heading "):
         level = style.removeprefix("Heading ")
         return "#" * min(int(level), 6) + f" {text}" if level.isdigit() else f"# {text}"
-    if style.startswith("List") or _numbered(paragraph):
-        return f"- {text}"
-    return text
+    level = _list_level(paragraph, style)
+    if level is None:
+        return text
+    return list_item(text, level, 1 if "Number" in style else None)
 
 
-def _numbered(paragraph: Any) -> bool:
+def _list_level(paragraph: Any, style: str) -> int | None:
+    """A list item's nesting (0 at the top), or None for a paragraph that is not one:
+    the numbering's own level, else the style's (`List Bullet 2` is level 1)."""
     properties = paragraph._p.pPr
-    return properties is not None and properties.numPr is not None
-
-
-def _join_lists(blocks: Any) -> str:
-    # Consecutive list items form one markdown list: no blank lines between them.
-    parts: list[str] = []
-    for block in (b for b in blocks if b):
-        joined = parts and parts[-1].startswith("- ") and block.startswith("- ")
-        parts.append(parts.pop() + "\n" + block if joined else block)
-    return join_blocks(parts)
+    numbering = properties.numPr if properties is not None else None
+    if numbering is not None and numbering.ilvl is not None:
+        return int(numbering.ilvl.val)
+    if numbering is None and not style.startswith("List"):
+        return None
+    last = style.rsplit(" ", 1)[-1]
+    return int(last) - 1 if last.isdigit() else 0
