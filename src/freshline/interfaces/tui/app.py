@@ -106,6 +106,7 @@ class ChatApp(App[None]):
         self.query_one("#header", Static).update(header_line(
             self.session_id, s.project, self.backend.name, Path(self.manager.config.root)))
         self._replay()
+        self._workspace_seen = self._workspace_stamp()
         self._show_status(read_status(self.manager, self.session_id))
         self.set_interval(TICK_S, self._tick)
         self.prompt.focus()
@@ -269,10 +270,13 @@ class ChatApp(App[None]):
             self.call_from_thread(self._show_status, status)
 
     def _read_status(self) -> Status | None:
+        stamp = self._workspace_stamp()  # before the read: a move during it shows next tick
         try:
-            return read_status(self.manager, self.session_id)
+            status = read_status(self.manager, self.session_id)
         except FreshlineError:
             return None
+        self._workspace_seen = stamp
+        return status
 
     # -- results (main thread) -----------------------------------------------------------
 
@@ -348,15 +352,17 @@ class ChatApp(App[None]):
             self._refresh_status()
 
     def _workspace_moved(self) -> bool:
-        """Whether the project's epoch or a ref moved since the last look: the service
-        logs changes as they happen, so the status bar shows the agent falling behind
-        before the next send, and a commit on the checkout target shows as "moved" as
-        soon as git writes it."""
-        assert self.status is not None
-        stamp = (self.manager.tracker.epoch(self.status.project),
-                 *ref_stamps(Path(self.manager.config.root)))
+        """Whether the project's epoch or a ref moved since the status was read or last
+        looked at: the service logs changes as they happen, so the status bar shows the
+        agent falling behind before the next send, and a commit on the checkout target
+        shows as "moved" as soon as git writes it."""
+        stamp = self._workspace_stamp()
         seen, self._workspace_seen = self._workspace_seen, stamp
         return seen is not None and seen != stamp
+
+    def _workspace_stamp(self) -> tuple[int, ...]:
+        project = self.manager.get(self.session_id).project
+        return (self.manager.tracker.epoch(project), *ref_stamps(Path(self.manager.config.root)))
 
     def _new_snapshots(self) -> bool:
         """Whether a snapshot or failure marker was written since the last look (by this
