@@ -52,6 +52,24 @@ def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
     return done.stdout.decode().strip()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_service_of_anyone_else(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module fixtures run before `_isolated_env` (Codex's and Gemini CLI's tests run
+    their clients in one): for them too the service's folders are the suite's own, so
+    the hooks they run never reach a service a developer runs."""
+    runtime = Path(tempfile.mkdtemp(prefix="fl-", dir="/tmp"))
+    state = tmp_path_factory.mktemp("session-user")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        monkeypatch.setenv("XDG_STATE_HOME", str(state / "state"))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(state / "config"))
+        for key in ("FRESHLINE_AUTOWATCH", "FRESHLINE_RUNTIME_DIR"):
+            monkeypatch.delenv(key, raising=False)
+        yield
+        autostart.stop()
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -72,13 +90,17 @@ def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, runtime: Path | None = 
     """Point the user's directories at `home` (the runtime folder at `runtime`, else in
     `home`) and drop what would reach outside (a module fixture, set up before the
     autouse one, calls it under its own MonkeyPatch)."""
+    if runtime is None:
+        runtime = home / "run"
+        runtime.mkdir(mode=0o700, exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime or home / "run"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-                STORE_URL, "XDG_CACHE_HOME", "FRESHLINE_NOTIFIER", "FRESHLINE_AUTOWATCH"):
+                STORE_URL, "XDG_CACHE_HOME", "FRESHLINE_NOTIFIER", "FRESHLINE_AUTOWATCH",
+                "FRESHLINE_RUNTIME_DIR"):
         monkeypatch.delenv(key, raising=False)
 
 

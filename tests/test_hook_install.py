@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.interfaces import autostart, serviceclient
-from freshline.interfaces.hook.claude_code import ADAPTER, HTTP_EVENTS, MATCHER, STAND_IN_EVENTS
+from freshline.interfaces.hook.claude_code import ADAPTER, HTTP_EVENTS, MATCHER
 from freshline.interfaces.hook.install import HttpHooks, fallback_command, hook_command
 from freshline.interfaces.hook.install import is_ours as is_ours_for
 from freshline.interfaces.hook.install import merge as merge_for
@@ -94,16 +94,17 @@ _SETTINGS = st.fixed_dictionaries(
                   "model": st.text(max_size=3)})
 
 
-def test_with_http_hooks_three_events_post_to_the_service_and_the_start_stays_a_command() -> None:
+def test_with_http_hooks_every_event_posts_to_the_service_and_the_start_stays_a_command(
+) -> None:
     merged = merge({}, COMMAND, HTTP)["hooks"]
     assert merged["SessionStart"] == [{"hooks": [{"type": "command", "command": COMMAND}]}]
-    for event in HTTP_EVENTS:
+    assert set(HTTP_EVENTS) == set(merged) - {"SessionStart"}
+    for event in HTTP_EVENTS:  # each with its stand-in, for a service that is gone
         [group] = merged[event]
-        stand_in = [{"type": "command", "command": "/bin/sh", "args": ["-c", HTTP.fallback]}]
-        assert group["hooks"] == [{"type": "http", "url": URL, "timeout": 30},
-                                  *(stand_in if event in STAND_IN_EVENTS else [])]
+        assert group["hooks"] == [
+            {"type": "http", "url": URL, "timeout": 30},
+            {"type": "command", "command": "/bin/sh", "args": ["-c", HTTP.fallback]}]
         assert all(is_ours(h) for h in group["hooks"])
-    assert STAND_IN_EVENTS == ("UserPromptSubmit",)  # a prompt is answered whatever happens
     assert merged["PostToolUse"][0]["matcher"] == MATCHER
     assert unmerge(merge(merge({}, COMMAND, HTTP), COMMAND)) == {}
     assert not is_ours({"type": "http", "url": "http://127.0.0.1:1/hook/claude-code?x"})

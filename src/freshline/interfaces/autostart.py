@@ -73,15 +73,18 @@ def ensure(config: Config, notice: Callable[[str], None] = tell) -> bool:
 
 
 def spawn(roots: Iterable[str]) -> subprocess.Popen[bytes]:
-    """Start `freshline service run --watch ROOT…`, detached, its errors in its log."""
+    """Start `freshline service run --watch ROOT…`, detached, its errors in its log, in
+    the runtime folder found here (one removed before it starts is not replaced by
+    another: it exits)."""
     import subprocess  # only when starting one
 
     log = log_path()
     log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     watch = [word for root in roots for word in ("--watch", root)]
+    env = os.environ | {serviceclient.RUNTIME_ENV: serviceclient.runtime_dir()}
     with log.open("ab") as errors:
         return subprocess.Popen(
-            [sys.executable, "-m", "freshline", "service", "run", *watch],
+            [sys.executable, "-m", "freshline", "service", "run", *watch], env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
             start_new_session=True,  # not in the caller's process group: Ctrl-C there spares it
         )

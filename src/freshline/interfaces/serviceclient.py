@@ -2,14 +2,15 @@
 
 One JSON line each way over `service.sock` in the user's private runtime folder
 (`$XDG_RUNTIME_DIR/freshline/`, else `$TMPDIR` or `/tmp`, `freshline-<uid>/`: made 0700,
-and refused when another user owns it or others may enter it). Each request says which
-version asks and which store `FRESHLINE_STORE_URL` names here: a service of another
-version, or started with another store, does not answer about workspaces. The protocol is
-`interfaces/service/requests.py`, in the service's process. This module imports nothing
-beyond the standard library's C halves (`_socket`, and `_json` through `wire.py`), so a
-hot command that the service answers loads no more than this; any failure (no service,
-another version, an error, no answer in time) is None, and the command does the work
-itself.
+and refused when another user owns it or others may enter it; a service is started with
+the folder its starter found, `FRESHLINE_RUNTIME_DIR`, so the two never disagree). Each
+request says which version asks and which store `FRESHLINE_STORE_URL` names here: a
+service of another version, or started with another store, does not answer about
+workspaces. The protocol is `interfaces/service/requests.py`, in the service's process.
+This module imports nothing beyond the standard library's C halves (`_socket`, and `_json`
+through `wire.py`), so a hot command that the service answers loads no more than this; any
+failure (no service, another version, an error, no answer in time) is None, and the
+command does the work itself.
 """
 
 from __future__ import annotations
@@ -30,12 +31,16 @@ HOOKS_PID_NAME = "hooks.pid"  # its pid, while it answers Claude Code's http hoo
 STORE_ENV = "FRESHLINE_STORE_URL"  # `store.location.ENV_VAR` (not imported: start-up)
 CONFIG_NAME = "freshline.toml"
 DATA_DIR = ".freshline"
+RUNTIME_ENV = "FRESHLINE_RUNTIME_DIR"  # set by `autostart.spawn` for the service it starts
 ANSWER_TIMEOUT_S = 60.0  # then the command does the work itself
 MAX_PATH = 100  # AF_UNIX paths are limited (108 bytes on Linux)
 
 
 def runtime_dir() -> str:
     """The user's folder for the service's socket, lock and record (not made here)."""
+    chosen = os.environ.get(RUNTIME_ENV)
+    if chosen:
+        return chosen
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and os.path.isdir(base):
         return os.path.join(base, "freshline")
@@ -44,10 +49,12 @@ def runtime_dir() -> str:
 
 
 def private(folder: str) -> bool:
-    """Whether `folder` (made 0700 if missing) is this user's alone: nobody else may put
+    """Whether `folder` (made 0700 if missing, but never the folders above it: a runtime
+    folder removed meanwhile is not made again) is this user's alone: nobody else may put
     a socket there for us to talk to, or reach ours."""
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if not os.path.isdir(folder):
+            os.mkdir(folder, 0o700)
         st = os.stat(folder)
     except OSError:
         return False

@@ -17,7 +17,7 @@ The read ledger follows `Read` (a read) and `Write`, `Edit`, `MultiEdit`, `Noteb
 PostToolUse is its write. `Stop` ends the prompt's turn (a rewind waits for it).
 
 It posts every event but SessionStart to the service's URL (`http` hooks, the same JSON
-both ways), with a command standing in beside the prompt's; the URL carries this user's
+both ways), with a command standing in beside each post; the URL carries this user's
 secret, so the entries go to the project's `.claude/settings.local.json`, which Claude
 Code keeps out of version control.
 """
@@ -55,14 +55,11 @@ SHELLS = frozenset({"Bash"})  # tools that name no file: their window is theirs
 MATCHER = "|".join([*TOOLS, *SHELLS])  # the PostToolUse matcher in .claude/settings.json
 REWIND = ("Claude Code keeps this conversation's transcript: rewind it there with /rewind "
           "(or Esc twice) and restore the conversation")
-# Posted to the service's URL (Claude Code 2.1.63 and later): no process per event.
-# SessionStart cannot be (Claude Code skips http hooks there): it stays a command, which
-# also starts the service. A prompt must be answered even when the service is gone, so a
-# command stands in beside its post; a tool's record, a shell's window, a turn's or a
-# session's end missed while the service is away costs no change told (a process on
-# every tool call would cost more).
+# Posted to the service's URL (Claude Code 2.1.63 and later): no Python process per
+# event. SessionStart cannot be (Claude Code skips http hooks there): it stays a command,
+# which also starts the service. Beside each post, a few shell builtins stand in for a
+# service that is gone (`install.fallback_command`).
 HTTP_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
-STAND_IN_EVENTS = ("UserPromptSubmit",)
 
 
 def parse(text: str) -> Call:
@@ -88,6 +85,5 @@ ADAPTER = Adapter(
     matchers={"PreToolUse": "|".join(SHELLS), "PostToolUse": MATCHER},
     rewind_hint=REWIND,
     http_events=HTTP_EVENTS,
-    stand_in_events=STAND_IN_EVENTS,
     private_settings=Path(".claude") / "settings.local.json",
 )

@@ -14,15 +14,15 @@ nothing else, and a settings file left holding nothing goes (its folder too, whe
 
 A client that posts hooks to a URL (`Adapter.http_events`: Claude Code's) gets, on those
 events, an `http` hook to the service (`service/secret.py`: loopback, this user's secret
-in the path) and, on the events that must be answered whatever happened to the service
-(`Adapter.stand_in_events`: the prompt), beside it a command that stands in when the
-service cannot answer: a shell line that checks the pid in `hooks.pid` and, when no
-service answers http hooks, runs the hook with `--fallback` (which starts the service),
-run by `/bin/sh` in exec form (`args`, Claude Code 2.1.139 and later: the shell Claude
-Code runs a command through cost a prompt 20 ms more). Its first event (SessionStart)
-stays the command. The secret keeps these entries out of a
-shared file: in the project scope they go to `Adapter.private_settings`, and any left in
-the shared one go.
+in the path) and beside it a command that stands in when the service cannot answer (a
+prompt must be answered, and a shell's window, a tool's record and a turn's end are what
+checkpoints and rewinds go by, whatever happened to the service): a shell line that
+checks the pid in `hooks.pid` and, when no service answers http hooks, runs the hook with
+`--fallback` (which starts the service), run by `/bin/sh` in exec form (`args`, Claude
+Code 2.1.139 and later: the shell Claude Code runs a command through cost a prompt 20 ms
+more). Its first event (SessionStart) stays the command. The secret keeps these entries
+out of a shared file: in the project scope they go to `Adapter.private_settings`, and
+any left in the shared one go.
 
 `merge` and `unmerge` are pure functions of the settings' JSON (a `"hooks"` table of
 event → groups of commands, the shape Claude Code's and its followers' settings share).
@@ -152,10 +152,8 @@ def merge(adapter: Adapter, settings: dict[str, Any], command: str,
         entries: list[dict[str, Any]] = [
             {**adapter.entry_for(event), "type": "command", "command": command}]
         if http is not None and event in adapter.http_events:
-            entries = [{"type": "http", "url": http.url, "timeout": HTTP_TIMEOUT_S}]
-            if event in adapter.stand_in_events:
-                entries.append({"type": "command", "command": SHELL,
-                                "args": ["-c", http.fallback]})
+            entries = [{"type": "http", "url": http.url, "timeout": HTTP_TIMEOUT_S},
+                       {"type": "command", "command": SHELL, "args": ["-c", http.fallback]}]
         entry: dict[str, Any] = {"hooks": entries}
         if event in adapter.matchers:
             entry = {"matcher": adapter.matchers[event], **entry}

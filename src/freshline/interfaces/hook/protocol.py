@@ -22,10 +22,9 @@ client's protocol and nothing more:
     rewind_hint     how a person rewinds the agent's own transcript (freshline rewinds
                     only the files: the transcript is the agent's)
     http_events     the events its client can post to a URL (`"type": "http"` hooks) rather
-                    than run a command for, and `stand_in_events` those of them whose
-                    call must be answered even when the service is not there (a command
-                    beside the post); `private_settings` the project's settings file
-                    kept out of version control, where entries carrying a secret go
+                    than run a command for (with a command beside each post, for when the
+                    service is not there); `private_settings` the project's settings
+                    file kept out of version control, where entries carrying a secret go
 
 Everything else (which workspace and project, whether anything is due, settling what was
 printed, issuing, the read ledger, conversions) is the shared core's (`core.py`) over the
@@ -126,7 +125,6 @@ class Adapter:
     rewind_hint: str = "rewind it in the agent itself"
     extras: tuple[Extra, ...] = ()  # lines `hook install` keeps in the workspace's files
     http_events: tuple[str, ...] = ()  # posted to the service rather than run as commands
-    stand_in_events: tuple[str, ...] = ()  # ... with a command beside, for a dead service
     private_settings: Path | None = None  # the project's own, out of version control
 
     def external_id(self, agent_session: str) -> str:
