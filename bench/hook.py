@@ -39,7 +39,6 @@ Usage: python bench/hook.py [--quick] [hooks] [first] [changes]
 
 from __future__ import annotations
 
-import http.client
 import importlib.util
 import json
 import os
@@ -51,12 +50,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from measure import (
     Run,
     end_private_user,
     paired,
+    post,
     private_user,
     run,
     start_service,
@@ -143,37 +142,6 @@ class Hooks:
                     self.urls[event] = hook["url"]
                 else:  # a shell line, or the stand-in's in exec form (/bin/sh -c LINE)
                     self.commands[event] = hook.get("args", [None, hook["command"]])[-1]
-
-
-def service_cpu(pid: int) -> float:
-    """CPU seconds the service's threads ran so far (nanoseconds, from /proc)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, ValueError):
-            continue
-    return total / 1e9
-
-
-def post(url: str, body: str) -> Run:
-    """One http hook as Claude Code posts it; its CPU time is the service's."""
-    parts = urlsplit(url)
-    pid = autostart.running() or 0
-    before = service_cpu(pid)
-    start = time.perf_counter()
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-    try:
-        conn.request("POST", f"{parts.path}?{parts.query}", body.encode(),
-                     {"Content-Type": "application/json"})
-        reply = conn.getresponse()
-        text = reply.read().decode()
-    finally:
-        conn.close()
-    wall = time.perf_counter() - start
-    if reply.status != 200:
-        raise SystemExit(f"bench: the service answered {reply.status}: {text[:200]}")
-    return Run(wall, service_cpu(pid) - before, text)
 
 
 class Claude:

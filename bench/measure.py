@@ -141,3 +141,39 @@ def start_service(*roots: Path, timeout: float = 600) -> None:
         if time.monotonic() > deadline:
             raise SystemExit("bench: the service did not come up")
         time.sleep(0.05)
+
+
+def service_cpu(pid: int) -> float:
+    """CPU seconds the service's threads ran so far (nanoseconds, from /proc)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError):
+            continue
+    return total / 1e9
+
+
+def post(url: str, body: str) -> Run:
+    """One http hook as Claude Code posts it; its CPU time is the service's."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from freshline.interfaces import autostart
+
+    parts = urlsplit(url)
+    pid = autostart.running() or 0
+    before = service_cpu(pid)
+    start = time.perf_counter()
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        conn.request("POST", f"{parts.path}?{parts.query}", body.encode(),
+                     {"Content-Type": "application/json"})
+        reply = conn.getresponse()
+        text = reply.read().decode()
+    finally:
+        conn.close()
+    wall = time.perf_counter() - start
+    if reply.status != 200:
+        raise SystemExit(f"bench: the service answered {reply.status}: {text[:200]}")
+    return Run(wall, service_cpu(pid) - before, text)
