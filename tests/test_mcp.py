@@ -8,6 +8,7 @@ tests/integration/test_inspector.py."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import AsyncIterator
@@ -42,6 +43,7 @@ async def connect(
     if process:
         params = StdioServerParameters(
             command=sys.executable,
+            env=dict(os.environ),  # this test's user (a client clears all but HOME, PATH…)
             args=["-m", "freshline.interfaces.mcp", "--workspace", str(root)],
             cwd=str(root),
         )

@@ -1,5 +1,6 @@
 """The service's pure parts: inotify's events, the registry, the units, a request's line
-and an http head (none raises anything but its own refusal), and `service install`."""
+and an http head (none raises anything but its own refusal), where its folder is, and
+`service install`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from freshline.interfaces import serviceclient
 from freshline.interfaces.cli import app
 from freshline.interfaces.service import registry, units
 from freshline.interfaces.service.httphooks import BadHttp, parse_head
@@ -113,3 +115,26 @@ def test_a_head_of_anything_is_a_head_or_refused_with_a_status(raw: bytes) -> No
         parse_head(raw)
     except BadHttp as exc:
         assert exc.status == 400
+
+
+@pytest.mark.parametrize(("env", "folders", "found"), [
+    ({"XDG_RUNTIME_DIR": "/run/user/4242"}, {"/run/user/4242"}, "/run/user/4242/freshline"),
+    ({}, {"/run/user/4242"}, "/run/user/4242/freshline"),  # a cleared environment: the same
+    ({"XDG_RUNTIME_DIR": "/run/gone"}, set(), "/tmp/freshline-4242"),
+    ({"TMPDIR": "/var/t"}, set(), "/tmp/freshline-4242"),  # a cleared one has no TMPDIR
+    ({"FRESHLINE_RUNTIME_DIR": "/x/freshline", "XDG_RUNTIME_DIR": "/run/user/4242"},
+     {"/run/user/4242"}, "/x/freshline"),  # the folder its starter found
+])
+def test_the_runtime_folder_is_the_same_whatever_the_environment_lost(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], folders: set[str], found: str
+) -> None:
+    """Seen: an MCP server, started by its client with HOME and PATH alone, started a
+    second service in /tmp/freshline-UID beside the one in $XDG_RUNTIME_DIR."""
+    for key in ("XDG_RUNTIME_DIR", "TMPDIR", "FRESHLINE_RUNTIME_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.MonkeyPatch.context() as system:  # undone before the test's teardown
+        system.setattr(serviceclient.os, "getuid", lambda: 4242)
+        system.setattr(serviceclient.os.path, "isdir", lambda path: path in folders)
+        assert serviceclient.runtime_dir() == found

@@ -1,9 +1,12 @@
 """The client half of the per-user service: where it lives, and asking it a question.
 
 One JSON line each way over `service.sock` in the user's private runtime folder
-(`$XDG_RUNTIME_DIR/freshline/`, else `$TMPDIR` or `/tmp`, `freshline-<uid>/`: made 0700,
-and refused when another user owns it or others may enter it; a service is started with
-the folder its starter found, `FRESHLINE_RUNTIME_DIR`, so the two never disagree). Each
+(`$XDG_RUNTIME_DIR/freshline/`, else `/run/user/<uid>/freshline/`, else
+`/tmp/freshline-<uid>/`: made 0700, and refused when another user owns it or others may
+enter it; a service is started with the folder its starter found, `FRESHLINE_RUNTIME_DIR`,
+so the two never disagree). A client that clears the environment (an MCP client starts
+its server with HOME and PATH alone) finds the same folder as the user's shell wherever
+`$XDG_RUNTIME_DIR` is systemd's `/run/user/<uid>`: one service per user. Each
 request says which version asks and which store `FRESHLINE_STORE_URL` names here: a
 service of another version, or started with another store, does not answer about
 workspaces. The protocol is `interfaces/service/requests.py`, in the service's process.
@@ -41,11 +44,10 @@ def runtime_dir() -> str:
     chosen = os.environ.get(RUNTIME_ENV)
     if chosen:
         return chosen
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
-        return os.path.join(base, "freshline")
-    base = os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, f"freshline-{os.getuid()}")
+    for base in (os.environ.get("XDG_RUNTIME_DIR"), f"/run/user/{os.getuid()}"):
+        if base and os.path.isdir(base):
+            return os.path.join(base, "freshline")
+    return f"/tmp/freshline-{os.getuid()}"  # not $TMPDIR: a cleared environment has none
 
 
 def private(folder: str) -> bool:
