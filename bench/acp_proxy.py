@@ -7,8 +7,8 @@ workspace), alternating, in one run:
   small    10 notes, nothing changed: what passing the messages on costs
   quiet    FILES notes, nothing changed: plus a flush that walks them (no watcher runs)
   changed  FILES notes, CHANGED edited before each prompt: plus an updates block each time
-  watched  as changed, with the background watcher the proxy starts (autowatch): each
-           flush waits for its cookie instead of walking
+  watched  as changed, with the service the proxy starts (autowatch; the bench's own
+           user's): each flush waits for its cookie instead of walking
 Prints the median seconds per prompt and each through ÷ straight (goal: small ≤ 1.5).
 Process start, `initialize` and `session/new` are left out.
 Usage: python bench/acp_proxy.py [--quick]        (--quick: fewer rounds and files)
@@ -35,9 +35,9 @@ from acp import (
     update_agent_message_text,
 )
 from acp.interfaces import Client
+from measure import end_private_user, private_user
 
-from freshline.tracker.autowatch import ENV as AUTOWATCH
-from freshline.tracker.autowatch import stop as stop_watcher
+from freshline.interfaces.autostart import ENV as AUTOWATCH
 
 QUICK = "--quick" in sys.argv
 ROUNDS = 10 if QUICK else 30
@@ -117,7 +117,9 @@ async def main() -> None:
                                      ("changed", FILES, True, False),
                                      ("watched", FILES, True, True)):
         with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
+            root = Path(tmp) / "ws"
+            root.mkdir()
+            private_user(Path(tmp))
             build(root, files)
             straight: list[float] = []
             proxied: list[float] = []
@@ -126,7 +128,7 @@ async def main() -> None:
                     straight += await timed(agent, root, edit, ROUNDS // 2, watch)
                     proxied += await timed(through, root, edit, ROUNDS // 2, watch)
             finally:
-                stop_watcher(root)
+                end_private_user()
         a, b = statistics.median(straight), statistics.median(proxied)
         print(f"{case:8} straight {a * 1000:7.1f} ms  through freshline acp "
               f"{b * 1000:7.1f} ms  ratio {b / a:.2f}  ({files} notes, {CHUNKS} chunks)")

@@ -2,8 +2,8 @@
 
 Issue 26 asks that the freshline session be closed every time Claude Code ends one. The
 suite checks it on 2 runs (each costs Claude Code's start-up); this runs the same test,
-`test_every_session_end_closes_its_session_through_the_watcher`, with 10 one-turn runs
-against the loopback model stub, the hook answered by a watcher's socket, and prints
+`test_every_session_end_closes_its_session_through_the_service`, with 10 one-turn runs
+against the loopback model stub, the hooks answered by the service, and prints
 whether every session was closed and what a run cost.
 Usage: python bench/claude_code_end.py [RUNS]
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST = ("tests/integration/test_claude_code.py::"
-        "test_every_session_end_closes_its_session_through_the_watcher")
+        "test_every_session_end_closes_its_session_through_the_service")
 
 
 def main() -> None:

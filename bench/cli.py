@@ -1,13 +1,13 @@
-"""Whole commands on a git checkout, as a user runs them (the autowatch on, as by default).
+"""Whole commands on a git checkout, as a user runs them (the service running, as by default).
 
-Builds git checkouts of 1k and 50k files with one project over the whole tree, runs one
-command to start the background watcher, and prints:
+Builds git checkouts of 1k and 50k files with one project over the whole tree, starts the
+service (the bench's own user's) watching both, and prints:
   scan ÷ git status      a no-change `freshline scan` ÷ `git status --porcelain`, both as
                          whole processes on the 50k checkout (best of several)  (goal ≤ 1.5)
   send 50k ÷ send 1k     `freshline send` (echo model) after 10 changed files, the median
                          of several rounds, at 50k ÷ at 1k                     (goal ≤ 1.5)
-The two checkouts take turns in each round, so both see the machine alike; the watchers
-are stopped at the end. Usage: python bench/cli.py [--quick] (10k, not 50k)
+The two checkouts take turns in each round, so both see the machine alike; the service
+is stopped at the end. Usage: python bench/cli.py [--quick] (10k, not 50k)
 """
 
 from __future__ import annotations
@@ -20,16 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from freshline.store import Store
-from freshline.tracker.autowatch import stop
-from freshline.tracker.hints import watcher_alive
+from measure import end_private_user, private_user, start_service
 
 FRESHLINE = str(Path(sys.executable).with_name("freshline"))
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent",
            "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@b"}
-ENV = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_CURRENT_TEST",
-                                                          "FRESHLINE_AUTOWATCH")}
 ROUNDS = 7
 CHANGES = 10
 
@@ -48,8 +44,7 @@ def build(root: Path, n: int) -> None:
 
 
 def freshline(root: Path, *args: str) -> str:
-    done = subprocess.run([FRESHLINE, *args], cwd=root, env=ENV, capture_output=True,
-                          text=True)
+    done = subprocess.run([FRESHLINE, *args], cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"freshline {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout
@@ -59,17 +54,6 @@ def timed(fn) -> float:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
-
-
-def start_watcher(root: Path) -> None:
-    """The first command starts the watcher; wait until it has scanned and beats."""
-    freshline(root, "scan")
-    store = Store(root / ".freshline")
-    deadline = time.monotonic() + 600
-    while not watcher_alive(store):
-        if time.monotonic() > deadline:
-            raise SystemExit("the background watcher did not start")
-        time.sleep(0.1)
 
 
 def sends(roots: list[Path]) -> dict[Path, list[float]]:
@@ -106,22 +90,23 @@ def main() -> None:
     large = 10_000 if "--quick" in sys.argv else 50_000
     with tempfile.TemporaryDirectory() as tmp:
         roots = {n: Path(tmp).resolve() / f"ws{n}" for n in (1000, large)}
+        private_user(Path(tmp))
         try:
             for n, root in roots.items():
                 started = time.monotonic()
                 root.mkdir()
                 build(root, n)
-                start_watcher(root)
+                freshline(root, "scan")
                 took = time.monotonic() - started
                 print(f"{n:>6} files: checkout and first scan in {took:.0f} s")
+            start_service(*roots.values())
             scan, status = scans(roots[large])
             print(f"  no-change scan ÷ git status --porcelain at {large // 1000}k: "
                   f"{scan / status:4.2f}  ({scan * 1000:.0f} ms vs {status * 1000:.0f} ms)  "
                   "(goal ≤ 1.5)")
             results = sends(list(roots.values()))
         finally:
-            for root in roots.values():
-                stop(root)
+            end_private_user()
     small, big = (statistics.median(results[roots[n]]) for n in (1000, large))
     print(f"  send after {CHANGES} changes: {big * 1000:.0f} ms at {large // 1000}k, "
           f"{small * 1000:.0f} ms at 1k (median of {ROUNDS})")

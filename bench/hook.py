@@ -1,30 +1,38 @@
-"""What the Claude Code hook and `changes` cost, each against a named baseline (issue 26).
+"""What the Claude Code hooks, `status` and `changes` cost, each against a named baseline
+(issues 26 and 42).
 
-Builds a vault of 20,000 notes (files at rest: none racily clean) and runs freshline's hook
-as Claude Code runs it: the very command `freshline hook install claude-code` writes into
-.claude/settings.json, through /bin/sh, a JSON payload on stdin, PYTHONDONTWRITEBYTECODE=1
-in its environment, and after each delivery the transcript lines Claude Code writes (the
-context given, an answer), so the next call finds the delivery's token. Every figure is
-the median of per-pair ratios over runs taken in turn with the baseline (A B A B …), by
-wall clock (CPU time in brackets), beside both medians:
+Builds a vault of 20,000 notes (files at rest: none racily clean) and runs freshline's
+hooks as Claude Code runs them, as `freshline hook install claude-code` writes them into
+.claude/settings.local.json: UserPromptSubmit, PostToolUse and SessionEnd posted to the
+service's URL (`http` hooks), each with its stand-in command beside it, and SessionStart's
+command through /bin/sh, a JSON payload on stdin, PYTHONDONTWRITEBYTECODE=1 in its
+environment; after each delivery the transcript lines Claude Code writes (the context
+given, an answer), so the next call finds the delivery's token. Every figure is the
+median of per-pair ratios over runs taken in turn with the baseline (A B A B …), by wall
+clock (CPU time in brackets: for a post, the service's own), beside both medians:
 
-  UserPromptSubmit, delivers a change   ÷ python -c pass       goal ≤ 3
-  UserPromptSubmit, nothing due         ÷ python -c pass       goal ≤ 2
-  PostToolUse (a Read)                  ÷ python -c pass       goal ≤ 2
-  SessionEnd                            ÷ python -c pass       goal ≤ 3 (and 0 left active)
+  UserPromptSubmit over http, delivers  ÷ python -c pass       goal ≤ 0.25
+  UserPromptSubmit over http, nothing   ÷ python -c pass
+  PostToolUse over http (a Read)        ÷ python -c pass
+  SessionEnd over http                  ÷ python -c pass       (and 0 left active)
+  the stand-in beside the prompt's      ÷ python -c pass
+  SessionStart (the command)            ÷ python -c pass
+  status, 20,000 notes                  ÷ python -c pass       goal ≤ 2
   first call in a fresh workspace       ÷ git status --porcelain -uall, in a fresh
                                           repository of the same files          goal ≤ 5
   changes P --since N, 50,000 files     ÷ watchman since, a private watchman    goal ≤ 10
 
-each with the watcher running (the fast path) and without one (the slow path: the watcher
-stopped, autowatch off). A first call has no watcher either way: its slow path is the
-same call with autowatch off (no watcher started); beside it, the floor of any first call
-done in Python: a bare `python` that only walks the same files with lstat; and the least
-a first call built from freshline's own modules does (`LEAST`: config, ignore rules,
-names, scope, the listing kept as one blob, counts printed; no session). A hook call
-that fails is logged, not printed; the bench stops if the hook log holds a line. It also
-says how many of freshline's modules have cached bytecode (with none, every call compiles
-them).
+with the service running (the fast path), and the prompt, the start and `status` again
+without one (the slow path: the stand-in answers the prompt, autowatch off). The first
+call in a fresh workspace is answered by the running service (it has its imports loaded;
+the workspace is new to it); its slow path is the same call with no service; beside it,
+the floor of any first call done in Python: a bare `python` that only walks the same
+files with lstat; and the least a first call built from freshline's own modules does
+(`LEAST`: config, ignore rules, names, scope, the listing kept as one blob, counts
+printed; no session). A hook
+call that fails is logged, not printed; the bench stops if the hook log holds a line. The
+service runs with a private runtime folder: no other service is touched. It also says how
+many of freshline's modules have cached bytecode (with none, every call compiles them).
 Usage: python bench/hook.py [--quick] [hooks] [first] [changes]
   --quick: 2,000 notes, 5,000 files, fewer runs; naming sections runs only those
 """
@@ -43,13 +51,21 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from measure import Run, paired, run
+from measure import (
+    Run,
+    end_private_user,
+    paired,
+    post,
+    private_user,
+    run,
+    start_service,
+    watched,
+)
 
 import freshline
+from freshline.interfaces import autostart, serviceclient
 from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.store import SessionState, Store
-from freshline.tracker.autowatch import holder, stop
-from freshline.tracker.hints import watcher_alive
 
 QUICK = "--quick" in sys.argv
 SECTIONS = {"hooks", "first", "changes"} & set(sys.argv) or {"hooks", "first", "changes"}
@@ -111,28 +127,42 @@ def hook_env(log: Path, autowatch: bool) -> dict[str, str]:
             "FRESHLINE_AUTOWATCH": "1" if autowatch else "0"}
 
 
-def installed(root: Path) -> dict[str, str]:
-    """The command per event, as `freshline hook install claude-code` wrote them."""
-    run([FRESHLINE, "--workspace", str(root), "hook", "install", "claude-code"])
-    settings = json.loads((root / ".claude" / "settings.json").read_text())
-    return {event: groups[0]["hooks"][0]["command"]
-            for event, groups in settings["hooks"].items()}
+class Hooks:
+    """The hooks as `freshline hook install claude-code` wrote them: a command per event,
+    and for the events Claude Code posts, the URL and the stand-in command."""
+
+    def __init__(self, root: Path) -> None:
+        run([FRESHLINE, "--workspace", str(root), "hook", "install", "claude-code"])
+        settings = json.loads((root / ".claude" / "settings.local.json").read_text())
+        self.commands: dict[str, str] = {}
+        self.urls: dict[str, str] = {}
+        for event, groups in settings["hooks"].items():
+            for hook in groups[0]["hooks"]:
+                if hook["type"] == "http":
+                    self.urls[event] = hook["url"]
+                else:  # a shell line, or the stand-in's in exec form (/bin/sh -c LINE)
+                    self.commands[event] = hook.get("args", [None, hook["command"]])[-1]
 
 
 class Claude:
-    """One Claude Code session as the hook sees it: its id, its transcript, the hooks."""
+    """One Claude Code session as the hooks see it: its id, its transcript, the hooks;
+    `http` when the service answers them (else the stand-ins do)."""
 
-    def __init__(self, root: Path, commands: dict[str, str], name: str, env: dict[str, str]):
-        self.root, self.commands, self.id, self.env = root, commands, name, env
+    def __init__(self, root: Path, hooks: Hooks, name: str, env: dict[str, str],
+                 http: bool) -> None:
+        self.root, self.hooks, self.id, self.env, self.http = root, hooks, name, env, http
         self.transcript = root.parent / f"{root.name}-{name}.jsonl"
         self.transcript.touch()
 
     def call(self, event: str, **fields: object) -> Run:
         """One hook call; the context it printed is written to the transcript, with an
         answer after it, as Claude Code does once the prompt went out."""
-        payload = {"session_id": self.id, "transcript_path": str(self.transcript),
-                   "cwd": str(self.root), "hook_event_name": event, **fields}
-        done = run(["/bin/sh", "-c", self.commands[event]], json.dumps(payload), self.env)
+        payload = json.dumps({"session_id": self.id, "transcript_path": str(self.transcript),
+                              "cwd": str(self.root), "hook_event_name": event, **fields})
+        if self.http and event in self.hooks.urls:
+            done = post(self.hooks.urls[event], payload)
+        else:
+            done = run(["/bin/sh", "-c", self.hooks.commands[event]], payload, self.env)
         if done.stdout:
             given = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
             with self.transcript.open("a") as t:
@@ -140,6 +170,9 @@ class Claude:
                     "type": "hook_additional_context", "content": [given]}}) + "\n")
                 t.write(json.dumps({"type": "assistant", "message": {"content": "ok"}}) + "\n")
         return done
+
+    def start(self) -> Run:
+        return self.call("SessionStart", source="startup")
 
     def prompt(self) -> Run:
         return self.call("UserPromptSubmit", prompt="go on")
@@ -169,42 +202,21 @@ def wait(condition: Callable[[], bool], what: str, timeout: float = 300) -> None
         time.sleep(0.05)
 
 
-def start_watcher(root: Path) -> None:
-    subprocess.Popen([FRESHLINE, "--workspace", str(root), "watch", "--quiet"],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     start_new_session=True)
-    store = Store(root / ".freshline")
-    wait(lambda: watcher_alive(store), "the watcher's first full scan")
-
-
-def kill_watcher(root: Path) -> None:
-    """End the watcher a hook started (by the pid in its lock) once it holds the lock: the
-    reading it would do competes with the next run."""
-    wait(lambda: holder(root) is not None, "the watcher the hook started", 60)
-    pid = holder(root)
-    if pid:
-        os.kill(pid, signal.SIGKILL)
-    wait(lambda: holder(root) is None, "the watcher to go", 60)
-
-
 def python_pass() -> Run:
     return run(["/bin/sh", "-c", f"{PYTHON} -c pass"])
 
 
-def hook_events(root: Path, commands: dict[str, str], log: Path, fast: bool) -> list[str]:
-    """The four events' figures, with or without a watcher."""
+def hook_events(root: Path, hooks: Hooks, log: Path, fast: bool) -> list[str]:
+    """The events' figures and `status`'s, with the service running or without one."""
     env = hook_env(log, autowatch=fast)
     runs = RUNS if fast else SLOW_RUNS
-    claude = Claude(root, commands, f"bench-{'fast' if fast else 'slow'}", env)
-    expect(claude.prompt(), "the first prompt prints the manifest", True)
+    claude = Claude(root, hooks, f"bench-{'fast' if fast else 'slow'}", env, fast)
+    expect(claude.start(), "the session start prints the manifest", True)
     edits = iter(range(10**6))
 
-    def edit() -> None:  # an agent's change, logged by the watcher before the prompt
-        before = epoch(root)
+    def edit() -> None:  # an agent's change (the post finds it through the cookie)
         note = root / "area0" / "topic0" / "note 0.md"
         note.write_text(note.read_text() + f"edit {next(edits)}\n")
-        if fast:
-            wait(lambda: epoch(root) > before, "the watcher to log an edit")
 
     def delivering() -> Run:
         done = claude.prompt()
@@ -218,21 +230,36 @@ def hook_events(root: Path, commands: dict[str, str], log: Path, fast: bool) -> 
     def read() -> Run:
         return claude.read("area1/topic0/note 1.md")
 
+    def stand_in() -> Run:
+        return run(["/bin/sh", "-c", hooks.commands["UserPromptSubmit"]], "{}", env)
+
+    def start() -> Run:
+        return Claude(root, hooks, f"start-{fast}-{next(edits)}", env, fast).start()
+
+    def status() -> Run:
+        return run([FRESHLINE, "--workspace", str(root), "status"], env=env)
+
     sessions: list[Claude] = []
 
     def open_session() -> None:
-        sessions.append(Claude(root, commands, f"end-{fast}-{len(sessions)}", env))
+        sessions.append(Claude(root, hooks, f"end-{fast}-{len(sessions)}", env, fast))
         sessions[-1].prompt()
 
     def end() -> Run:
         return sessions[-1].call("SessionEnd", reason="prompt_input_exit")
 
+    how = "over http" if fast else "(stand-in)"
     lines = [
-        ("UserPromptSubmit, delivers a change", paired(delivering, python_pass, runs, edit)),
-        ("UserPromptSubmit, nothing due", paired(quiet, python_pass, runs)),
-        ("PostToolUse (a Read)", paired(read, python_pass, runs)),
-        ("SessionEnd", paired(end, python_pass, runs, open_session)),
+        (f"UserPromptSubmit {how}, delivers", paired(delivering, python_pass, runs, edit)),
+        (f"UserPromptSubmit {how}, nothing", paired(quiet, python_pass, runs)),
+        ("SessionStart (the command)", paired(start, python_pass, runs)),
+        (f"status, {NOTES:,} notes", paired(status, python_pass, runs)),
     ]
+    if fast:  # (no service: nothing answers the posts of a tool or an end)
+        lines[2:2] = [("PostToolUse over http (a Read)", paired(read, python_pass, runs)),
+                      ("SessionEnd over http", paired(end, python_pass, runs, open_session)),
+                      ("  the prompt's stand-in (service up)",
+                       paired(stand_in, python_pass, runs))]
     store = Store(root / ".freshline")
     active = sum(store.session_by_external(ADAPTER.external_id(c.id)).state is SessionState.ACTIVE
                  for c in sessions)
@@ -241,7 +268,9 @@ def hook_events(root: Path, commands: dict[str, str], log: Path, fast: bool) -> 
 
 
 def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
-    """The first call in a fresh workspace, ÷ `git status` in a fresh repository."""
+    """The first call in a fresh workspace, ÷ `git status` in a fresh repository: its
+    SessionStart, answered by the running service (its fast path) or by the command
+    itself (no service)."""
     repo = tmp / "repo"
     shutil.copytree(template, repo, ignore=shutil.ignore_patterns(".freshline"))
     run(["git", "init", "-q", str(repo)], env=GIT_ENV)
@@ -250,21 +279,25 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
         return run(["git", "-C", str(repo), "status", "--porcelain", "-uall"], env=GIT_ENV)
 
     fresh = tmp / "fresh"
-    commands: dict[str, str] = {}
+    hooks: list[Hooks] = []
+    served: list[bool] = []  # whether the last first call was the service's
 
     def copy() -> None:
+        if served and served[-1]:  # the service watches the copy once it answered: let go
+            wait(lambda: watched(fresh) is not None, "the service to watch the copy")
+            serviceclient.ask({"op": "unwatch", "root": str(fresh)}, timeout=300)
+            wait(lambda: watched(fresh) is None, "the service to let the copy go")
+            served.clear()
         if fresh.exists():
             shutil.rmtree(fresh)
         run(["cp", "-a", str(template), str(fresh)])
-        commands.update(installed(fresh))
+        hooks[:] = [Hooks(fresh)]
 
-    def first(autowatch: bool) -> Run:
-        claude = Claude(fresh, commands, "first", hook_env(log, autowatch))
-        done = claude.prompt()
-        if autowatch:  # the watcher the call started, killed before it reads the files
-            kill_watcher(fresh)
-        return expect(done, "a first call prints the manifest", "<project_context " in
-                      done.stdout)
+    def first(service: bool) -> Run:
+        served.append(service)
+        done = Claude(fresh, hooks[0], "first", hook_env(log, service), service).start()
+        return expect(done, "a first call prints the manifest",
+                      "<project_context " in done.stdout)
 
     def walk() -> Run:
         return run([PYTHON, "-c", WALK, str(repo)])
@@ -272,14 +305,17 @@ def first_calls(template: Path, log: Path, tmp: Path) -> list[str]:
     def least() -> Run:
         return run([PYTHON, "-c", LEAST, str(template), str(tmp / "least.db")])
 
-    out = []
-    for autowatch in (True, False):
-        out.append(paired(lambda a=autowatch: first(a), status, FIRST_RUNS, copy))
-    fast, slow = out
+    start_service()
+    try:
+        fast = paired(lambda: first(True), status, FIRST_RUNS, copy)
+    finally:
+        copy()
+        autostart.stop()
+    slow = paired(lambda: first(False), status, FIRST_RUNS, copy)
     floor = paired(walk, status, FIRST_RUNS)
     lean = paired(least, status, FIRST_RUNS)
-    return [f"{'first call, fresh workspace':38} {fast.line()}",
-            f"{'  (slow path: no watcher started)':38} {slow.line()}",
+    return [f"{'first call, fresh workspace (service)':38} {fast.line()}",
+            f"{'  (slow path: no service)':38} {slow.line()}",
             f"{'  (floor: python walking with lstat)':38} {floor.line()}",
             f"{'  (floor: least with freshline code)':38} {lean.line()}"]
 
@@ -320,7 +356,7 @@ def changes_since(tmp: Path) -> list[str]:
     try:
         run(watchman.command("watch", str(root)))
         clock = json.loads(run(watchman.command("clock", str(root))).stdout)["clock"]
-        start_watcher(root)
+        start_service(root)
         since = epoch(root, "files")
         for i in range(10):
             note = root / f"area{i}" / "topic0" / f"note {i}.md"
@@ -336,13 +372,13 @@ def changes_since(tmp: Path) -> list[str]:
             return run(watchman.command("since", str(root), clock))
 
         fast = paired(ours, theirs, RUNS)
-        stop(root)
+        autostart.stop()
         slow = paired(ours, theirs, SLOW_RUNS)
     finally:
         watchman.stop()
-        stop(root)
+        autostart.stop()
     name = f"changes P --since N, {FILES:,} files"
-    return [f"{name:38} {fast.line()}", f"{'  (slow path: no watcher)':38} {slow.line()}"]
+    return [f"{name:38} {fast.line()}", f"{'  (slow path: no service)':38} {slow.line()}"]
 
 
 def bytecode() -> str:
@@ -356,6 +392,7 @@ def bytecode() -> str:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
+        private_user(tmp)
         log = tmp / "hook.log"
         vault = tmp / "vault"
         build(vault, NOTES)
@@ -366,22 +403,21 @@ def main() -> None:
         say(f"a vault of {NOTES:,} notes: p50 ratio (CPU), A ÷ baseline")
         try:
             if "hooks" in SECTIONS:
-                commands = installed(vault)
-                start_watcher(vault)
-                say("fast path (watcher running), baseline python -c pass:")
-                say("\n".join(hook_events(vault, commands, log, fast=True)))
-                stop(vault)
-                say("slow path (no watcher), baseline python -c pass:")
-                say("\n".join(hook_events(vault, commands, log, fast=False)))
+                hooks = Hooks(vault)
+                start_service(vault)
+                say("fast path (the service running), baseline python -c pass:")
+                say("\n".join(hook_events(vault, hooks, log, fast=True)))
+                autostart.stop()
+                say("slow path (no service), baseline python -c pass:")
+                say("\n".join(hook_events(vault, hooks, log, fast=False)))
             if "first" in SECTIONS:
                 say("\nbaseline git status --porcelain -uall (fresh repository):")
                 say("\n".join(first_calls(template, log, tmp)))
             if "changes" in SECTIONS:
                 say("\nbaseline watchman since (a private watchman):")
                 say("\n".join(changes_since(tmp)))
-        finally:  # no watcher outlives its folder
-            for root in (vault, tmp / "fresh", tmp / "files"):
-                stop(root)
+        finally:  # no service outlives its folders
+            end_private_user()
         if log.exists() and log.read_text().strip():
             raise SystemExit(f"bench: the hook failed (its log):\n{log.read_text()}")
 

@@ -18,7 +18,6 @@ Usage: python bench/mcp_startup.py [--quick]
 from __future__ import annotations
 
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -26,12 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from hook import python_pass, start_watcher
-from measure import Run, paired, run
+from hook import python_pass
+from measure import Run, end_private_user, paired, private_user, run, start_service
 from startup import NOTES, build
 
 from freshline.interfaces.mcp.front import TABLE_NAME
-from freshline.tracker.autowatch import stop
 
 RUNS = 3 if "--quick" in sys.argv else 7
 FRESHLINE = str(Path(sys.executable).with_name("freshline"))
@@ -77,13 +75,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve() / "ws"
         build(root)
-        run([FRESHLINE, "--workspace", str(root), "scan"],
-            env={**os.environ, "FRESHLINE_AUTOWATCH": "0"})
-        start_watcher(root)
+        private_user(Path(tmp))
+        run([FRESHLINE, "--workspace", str(root), "scan"])
+        start_service(root)
         table = root / ".freshline" / TABLE_NAME
         try:
             first_tools(root)  # fills the table
-            print(f"a workspace of {NOTES} notes, its watcher running: p50 ratio (CPU), "
+            print(f"a workspace of {NOTES} notes, the service watching it: p50 ratio (CPU), "
                   "A ÷ python -c pass")
             figure = paired(lambda: first_tools(root), python_pass, RUNS)
             print(f"{'initialize → first tools/list':34} {figure.line()}   goal ≤ 3")
@@ -96,7 +94,7 @@ def main() -> None:
                          python_pass, RUNS)
             print(f"{'  floor: import the MCP SDK':34} {sdk.line()}")
         finally:
-            stop(root)
+            end_private_user()
 
 
 if __name__ == "__main__":

@@ -1,12 +1,11 @@
 """What the bench scripts share: timing one process by wall clock and by CPU, and a
-workspace's watcher running in a thread."""
+workspace's watcher running in a thread, and a service of the bench's own user."""
 
 from __future__ import annotations
 
 import resource
 import statistics
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -83,13 +82,98 @@ def watching(root: Path) -> Iterator[None]:
     from freshline.tracker.watcher import Watcher
 
     watcher = Watcher(load_config(root))
-    thread = threading.Thread(target=watcher.run, daemon=True)
-    thread.start()
+    watcher.start()
     try:
         deadline = time.monotonic() + 900
         while not watcher_alive(watcher.tracker.store) and time.monotonic() < deadline:
             time.sleep(0.05)
         yield
     finally:
-        watcher.stop()
-        thread.join()
+        watcher.close()
+
+
+# --- the service, private to the bench ---------------------------------------------------
+
+
+def private_user(tmp: Path) -> None:
+    """Make this process (and what it starts) a user of the bench's own: its runtime,
+    state and config folders, so no service of anyone else's is found or touched. Remove
+    the runtime folder with `end_private_user()`."""
+    import os
+    import tempfile
+
+    runtime = tempfile.mkdtemp(prefix="flb-", dir="/tmp")  # short: the socket lives there
+    os.environ.update({"XDG_RUNTIME_DIR": runtime, "XDG_STATE_HOME": str(tmp / "state"),
+                       "XDG_CONFIG_HOME": str(tmp / "config"), "FRESHLINE_AUTOWATCH": "0"})
+    for key in ("CI", "PYTEST_CURRENT_TEST"):
+        os.environ.pop(key, None)
+
+
+def end_private_user() -> None:
+    """Stop the bench's service, if one runs, and remove its runtime folder."""
+    import os
+    import shutil
+
+    from freshline.interfaces import autostart
+
+    autostart.stop()
+    shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
+
+
+def watched(root: Path) -> str | None:
+    """How the service holds the workspace at `root` (None: not at all, or no service)."""
+    from freshline.interfaces import serviceclient
+
+    answer = serviceclient.ask({"op": "list"}, timeout=30)
+    rows = answer["data"] if answer else []
+    return next((w["state"] for w in rows if w["workspace"] == str(root)), None)
+
+
+def start_service(*roots: Path, timeout: float = 600) -> None:
+    """Start the service (the bench's user's) watching `roots`, and wait until it answers
+    http hooks and watches each."""
+    from freshline.interfaces import autostart, serviceclient
+
+    autostart.spawn([str(r) for r in roots])
+    pid_file = Path(serviceclient.runtime_dir(), serviceclient.HOOKS_PID_NAME)
+    deadline = time.monotonic() + timeout
+    while not (pid_file.exists() and all(watched(r) == "watching" for r in roots)):
+        if time.monotonic() > deadline:
+            raise SystemExit("bench: the service did not come up")
+        time.sleep(0.05)
+
+
+def service_cpu(pid: int) -> float:
+    """CPU seconds the service's threads ran so far (nanoseconds, from /proc)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError):
+            continue
+    return total / 1e9
+
+
+def post(url: str, body: str) -> Run:
+    """One http hook as Claude Code posts it; its CPU time is the service's."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from freshline.interfaces import autostart
+
+    parts = urlsplit(url)
+    pid = autostart.running() or 0
+    before = service_cpu(pid)
+    start = time.perf_counter()
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        conn.request("POST", f"{parts.path}?{parts.query}", body.encode(),
+                     {"Content-Type": "application/json"})
+        reply = conn.getresponse()
+        text = reply.read().decode()
+    finally:
+        conn.close()
+    wall = time.perf_counter() - start
+    if reply.status != 200:
+        raise SystemExit(f"bench: the service answered {reply.status}: {text[:200]}")
+    return Run(wall, service_cpu(pid) - before, text)

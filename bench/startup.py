@@ -7,10 +7,10 @@ it ÷ `python -c pass` measured in the same run (goal ≤ 5):
   freshline status
   freshline hook claude-code     (a prompt with nothing to deliver, run as `hook install`
                                  writes it: `freshline --workspace ROOT hook claude-code`)
-first as a user has it, with the background watcher the first command started (status and
-the hook are answered by it), then with the autowatch off (each command loads the library
-and the hook scans the 200 files itself). Bytecode is compiled first, as an installed
-package has it.
+first as a user has it, with the service the first command started (status and the hook
+are answered by it), then with no service (each command loads the library and the hook
+scans the 200 files itself). The service is the bench's own user's: no other is touched.
+Bytecode is compiled first, as an installed package has it.
 Usage: python bench/startup.py [--quick]
 """
 
@@ -26,10 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import end_private_user, private_user, start_service
+
 import freshline
 from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.interfaces.hook.install import hook_command
-from freshline.tracker.autowatch import stop
 
 PYTHON = sys.executable
 FRESHLINE = str(Path(PYTHON).with_name("freshline"))
@@ -65,10 +66,11 @@ def hook_payload(root: Path) -> str:
 def main() -> None:
     runs = 5 if "--quick" in sys.argv else 20
     compileall.compile_dir(str(Path(freshline.__file__).parent), quiet=1)
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_CURRENT_TEST")}
-    off = env | {"FRESHLINE_AUTOWATCH": "0"}
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp).resolve()
+        root = Path(tmp).resolve() / "ws"
+        root.mkdir()
+        private_user(Path(tmp))
+        env = dict(os.environ)
         build(root)
         payload = hook_payload(root)
         hook = shlex.split(hook_command(ADAPTER, root, program=[FRESHLINE]))
@@ -80,29 +82,20 @@ def main() -> None:
             ("freshline hook claude-code", hook, payload),
         ]
         try:
-            deadline = time.monotonic() + 30
-            while not _alive(root) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            start_service(root)
             base = best_of(runs, [PYTHON, "-c", "pass"], root, env)
             print(f"python -c pass: {base * 1000:.1f} ms (best of {runs})")
-            print("with the background watcher (the default):")
+            print("with the service running (the default):")
             for label, args, stdin in rows:
                 took = best_of(runs, args, root, env, stdin)
                 print(f"  {label:<28} {took * 1000:6.1f} ms   ÷ python -c pass: "
                       f"{took / base:4.1f}  (goal ≤ 5)")
         finally:
-            stop(root)
-        print("with the autowatch off (every command does the work itself):")
+            end_private_user()
+        print("with no service (every command does the work itself):")
         for label, args, stdin in rows[1:]:
-            took = best_of(runs, args, root, off, stdin)
+            took = best_of(runs, args, root, env, stdin)
             print(f"  {label:<28} {took * 1000:6.1f} ms   ÷ python -c pass: {took / base:4.1f}")
-
-
-def _alive(root: Path) -> bool:
-    from freshline.store import Store
-    from freshline.tracker.hints import watcher_alive
-
-    return watcher_alive(Store(root / ".freshline"))
 
 
 if __name__ == "__main__":

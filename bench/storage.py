@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from measure import timed
+from measure import end_private_user, private_user, timed
 
 from freshline.agent.backends import get_backend
 from freshline.agent.runtime import send
@@ -38,7 +38,6 @@ from freshline.config import load_config
 from freshline.context import Channel
 from freshline.conversation.storage import disk_usage
 from freshline.session import SessionManager, lifecycle
-from freshline.tracker.autowatch import stop
 
 NOTES = 2_000 if "--quick" in sys.argv else 20_000
 NOTE_BYTES = 4_000  # the mean: 80 MB for 20,000 notes
@@ -204,6 +203,7 @@ def first_hook(fresh: Path, baseline: Path) -> None:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        private_user(Path(tmp))
         vault = Path(tmp) / "vault"
         writer = Writer()
         vault_bytes = build(vault, writer)
@@ -213,9 +213,8 @@ def main() -> None:
         try:
             first_hook(*copies)
             live_chat(vault, writer, vault_bytes, git_floor(copies[1]))
-        finally:  # the commands started watchers: none outlives its folder
-            for root in (vault, *copies):
-                stop(root)
+        finally:  # a service the commands started does not outlive its folders
+            end_private_user()
 
 
 if __name__ == "__main__":

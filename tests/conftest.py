@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,15 +18,14 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from freshline.config import DATA_DIR, Config, add_project, init_workspace, load_config
+from freshline.config import Config, add_project, init_workspace, load_config
 from freshline.conversation.git import Git
+from freshline.interfaces import autostart
+from freshline.interfaces.service.daemon import Service
 from freshline.session import SessionManager
 from freshline.store import Store
 from freshline.store.location import ENV_VAR as STORE_URL
 from freshline.tracker import Tracker
-from freshline.tracker.autowatch import stop as stop_watcher
-from freshline.tracker.watchlock import LOCK_NAME as WATCH_LOCK
-from freshline.tracker.watchlock import holder as watcher_of
 from tests.pgserver import PgServer, find_bindir
 
 # No per-example deadline anywhere: a shared, loaded machine takes longer than Hypothesis's
@@ -51,20 +52,55 @@ def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
     return done.stdout.decode().strip()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_service_of_anyone_else(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module fixtures run before `_isolated_env` (Codex's and Gemini CLI's tests run
+    their clients in one): for them too the service's folders are the suite's own, so
+    the hooks they run never reach a service a developer runs."""
+    runtime = Path(tempfile.mkdtemp(prefix="fl-", dir="/tmp"))
+    state = tmp_path_factory.mktemp("session-user")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        monkeypatch.setenv("XDG_STATE_HOME", str(state / "state"))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(state / "config"))
+        for key in ("FRESHLINE_AUTOWATCH", "FRESHLINE_RUNTIME_DIR"):
+            monkeypatch.delenv(key, raising=False)
+        yield
+        autostart.stop()
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+) -> Iterator[None]:
+    """Each test is a user of its own: its home, config and state folders, and a runtime
+    folder of its own (short: the service's socket lives there), so it never finds or
+    talks to a service another test or a developer started. A service the test left
+    running is stopped, and fails the test."""
+    runtime = Path(tempfile.mkdtemp(prefix="fl-", dir="/tmp"))
+    isolate(monkeypatch, tmp_path_factory.mktemp("home"), runtime)
+    yield
+    left = autostart.stop()
+    shutil.rmtree(runtime, ignore_errors=True)
+    assert left is None, f"the test left a service running (pid {left})"
 
 
-def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    """Point the user's directories at `home` and drop what would reach outside (a module
-    fixture, set up before the autouse one, calls it under its own MonkeyPatch)."""
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, runtime: Path | None = None) -> None:
+    """Point the user's directories at `home` (the runtime folder at `runtime`, else in
+    `home`) and drop what would reach outside (a module fixture, set up before the
+    autouse one, calls it under its own MonkeyPatch)."""
+    if runtime is None:
+        runtime = home / "run"
+        runtime.mkdir(mode=0o700, exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-                STORE_URL, "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):  # (the watchers' registry)
+                STORE_URL, "XDG_CACHE_HOME", "FRESHLINE_NOTIFIER", "FRESHLINE_AUTOWATCH",
+                "FRESHLINE_RUNTIME_DIR"):
         monkeypatch.delenv(key, raising=False)
 
 
@@ -85,20 +121,6 @@ def wait_for(
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.02)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _no_watcher_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A test that made a command start a background watcher (one run outside the test's
-    environment, as a user's would) must stop it; any still running at the end is stopped
-    here and fails the run, naming its workspace."""
-    yield
-    base = tmp_path_factory.getbasetemp()
-    left = [lock.parent.parent for lock in base.glob(f"**/{DATA_DIR}/{WATCH_LOCK}")
-            if watcher_of(lock.parent.parent)]
-    for root in left:
-        stop_watcher(root)
-    assert not left, f"watchers left running by tests: {left}"
 
 
 @pytest.fixture(autouse=True)
@@ -294,7 +316,7 @@ def install_hook(root: Path, *extra: str) -> dict[str, Any]:
 
 def hook_answer(cwd: Path, session: str = "claude-1", event: str = "UserPromptSubmit") -> str:
     """What the Claude Code hook prints for one call, answered in this process
-    (`hook.core.answer`, as the hook process and the watcher call it)."""
+    (`hook.core.answer`, as the hook process and the service call it)."""
     from freshline.interfaces.hook.claude_code import ADAPTER
     from freshline.interfaces.hook.core import Warm, answer
     from freshline.interfaces.hook.protocol import HookOptions
@@ -308,39 +330,46 @@ def hook_answer(cwd: Path, session: str = "claude-1", event: str = "UserPromptSu
         warm.close()
 
 
-class Served:
-    """Hook calls answered by a watcher's socket served in this test's process."""
-
-    def __init__(self, root: Path) -> None:
-        from freshline.interfaces import watchsock
-
-        self.root = root
-        self.asked = 0  # requests the socket heard
-        self.hooks_run = 0  # hook processes the test ran
-        serving = watchsock.serve(str(root), on_request=self._heard)
-        assert serving is not None
-        self.serving = serving
-
-    def _heard(self) -> None:
-        self.asked += 1
-
-    def close(self) -> None:
-        """Stop serving (again: nothing)."""
-        from freshline.interfaces import watchsock
-
-        if self.serving.thread.is_alive():
-            watchsock.close(str(self.root), self.serving)
-
-
-_SERVED: list[Served] = []
+_SERVICES: list[Service] = []
 
 
 def settled() -> None:
-    """After a hook process: wait for what it handed the serving watcher (a PostToolUse,
-    a SessionEnd) to be done, as the agent's next call does by queueing behind it."""
-    for served in _SERVED:
-        served.hooks_run += 1
-        served.serving.hooks.drain()
+    """After a hook process: wait for what it handed the service running in this process
+    (a PostToolUse, a SessionEnd) to be done, as the agent's next call does by queueing
+    behind it."""
+    for service in _SERVICES:
+        service.hooks.drain()
+
+
+@contextmanager
+def serving() -> Iterator[Service]:
+    """The per-user service, run in this process (its threads): every hook process and
+    hot command of the test asks it over its socket. Stopped after."""
+    from freshline.interfaces import serviceclient
+    from freshline.interfaces.service.daemon import Log
+    from freshline.interfaces.service.places import log_path
+    from freshline.tracker.watchlock import WatchLock
+
+    folder = Path(serviceclient.runtime_dir())
+    assert serviceclient.private(str(folder))
+    lock = WatchLock(folder / serviceclient.LOCK_NAME)
+    assert lock.acquire(), "a service already runs for this test's user"
+    service = Service(folder, Log(log_path()))
+    service.start([])
+    _SERVICES.append(service)
+    try:
+        yield service
+    finally:
+        _SERVICES.remove(service)
+        service.close()
+        lock.release()
+
+
+@pytest.fixture
+def service() -> Iterator[Service]:
+    """The per-user service, run in this process (see `serving`)."""
+    with serving() as running:
+        yield running
 
 
 def in_thread(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
@@ -361,8 +390,8 @@ def in_thread(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]
 def hook_in_process(stdin: str, env: dict[str, str] | None = None, agent: str = "claude-code",
                     workspace: str | None = None, project: str | None = None) -> str:
     """The hook's stdout for one payload, as `freshline hook <agent>` prints it, run in
-    this process through its fast path (`cli.fast.hook`: handed to the watcher's socket
-    when one is served, else done here); `env` is added to the environment meanwhile."""
+    this process through its fast path (`cli.fast.hook`: handed to the service when one
+    runs, else done here); `env` is added to the environment meanwhile."""
     import contextlib
     import io
 
@@ -382,26 +411,11 @@ def hook_in_process(stdin: str, env: dict[str, str] | None = None, agent: str = 
     return out.getvalue()
 
 
-@pytest.fixture
-def watcher_serving(ws: Workspace) -> Iterator[Served]:
-    """The workspace's watcher socket, served in this process (no watch loop: a flush
-    walks the workspace, as with no watcher): every hook process of the test hands its
-    call over the socket and prints the answer it gets."""
-    served = Served(ws.root)
-    _SERVED.append(served)
-    try:
-        yield served
-    finally:
-        _SERVED.remove(served)
-        served.close()
-    assert served.asked or not served.hooks_run, "no hook call reached the watcher"
-
-
 # The slowest files first (`--durations` of a whole run, longest first): the two workers
 # take a file at a time, so a long file collected last would run alone while the other
 # worker idles at the end. The Makefile's `--no-loadscope-reorder` keeps this order (xdist
 # otherwise sorts files by their number of tests).
-SLOW_FIRST = ("test_acp.py", "test_mcp.py", "test_watcher_service.py", "test_inspector.py",
+SLOW_FIRST = ("test_acp.py", "test_mcp.py", "test_service.py", "test_inspector.py",
               "test_acp_claude_code.py", "test_claude_code.py", "test_claude_code_rewind.py",
               "test_delivery_budget.py",
               "test_cli_conversations.py", "test_crash_recovery.py", "test_chat.py",

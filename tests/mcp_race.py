@@ -9,6 +9,7 @@ The MCP SDK's own client drives the servers (`StdioServerParameters`, as tests/t
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections import Counter
@@ -46,7 +47,8 @@ class Race:
 
 def server(root: Path) -> StdioServerParameters:
     """`freshline mcp --workspace root`, as an MCP client starts it."""
-    return StdioServerParameters(command=sys.executable, cwd=str(root),
+    # env: this test's user (a client clears all but HOME, PATH…: the service's folder)
+    return StdioServerParameters(command=sys.executable, cwd=str(root), env=dict(os.environ),
                                  args=["-m", "freshline.interfaces.mcp", "--workspace", str(root)])
 
 

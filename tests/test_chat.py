@@ -20,13 +20,13 @@ from textual.widgets import Static
 from freshline.agent.backends import get_backend
 from freshline.config import add_project, init_workspace, load_config
 from freshline.errors import UsageError
+from freshline.interfaces.service.daemon import Service
 from freshline.interfaces.tui import ChatApp, open_session, run_chat
 from freshline.interfaces.tui.commands import Command, Invocation, parse
 from freshline.interfaces.tui.status import Status
 from freshline.interfaces.tui.widgets import StatusBar
 from freshline.refs import short_ref
 from freshline.session import SessionManager
-from freshline.tracker.watcher import Watcher
 
 from .conftest import git
 
@@ -156,35 +156,36 @@ async def test_send_shows_message_and_answer_and_moves_the_status_bar(
         assert "nothing new: the next send carries no updates block" in transcript(app)
 
 
-async def test_with_a_watcher_the_status_bar_falls_behind_without_a_send(
-    notes: SessionManager,
+async def test_with_the_service_the_status_bar_falls_behind_without_a_send(
+    notes: SessionManager, service: Service
 ) -> None:
     s = notes.new("notes").id
-    app = ChatApp(notes, s, get_backend("echo"), Watcher(notes.config))
+    service.workspaces.ready(notes.config.root)
+    app = ChatApp(notes, s, get_backend("echo"))
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "hello")
         write(notes.config.root, "notes/new.md", "# New\n")
-        for _ in range(200):  # the watcher logs the change and the bar follows
+        for _ in range(200):  # the service logs the change and the bar follows
             await pilot.pause(0.05)
             if "cursor 0 behind" in status_bar(app):
                 break
         assert "epoch 1 / cursor 0 behind" in status_bar(app)
 
 
-async def test_with_a_watcher_a_commit_on_the_target_moves_the_bar_without_status(
+async def test_a_commit_on_the_target_moves_the_bar_without_status(
     code: SessionManager, tmp_path: Path
 ) -> None:
     """Issue 29, item 5: after `git commit` on the target the bar said `up to date` for
     30+ s, until `/status`."""
     s = code.new("code", mode="isolated", target="feature").id
-    app = ChatApp(code, s, get_backend("echo"), Watcher(code.config))
+    app = ChatApp(code, s, get_backend("echo"))
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "hello")
         assert "target feature up to date" in status_bar(app)
         write(tmp_path / "teammate", "src/b.py", "y = 2\n")
         git(tmp_path / "teammate", "add", "-A")
         git(tmp_path / "teammate", "commit", "--quiet", "-m", "b")
-        for _ in range(600):  # the watcher sees refs/heads/feature move; the bar follows
+        for _ in range(600):  # the chat sees refs/heads/feature move; the bar follows
             await pilot.pause(0.05)
             if "target feature moved" in status_bar(app):
                 break

@@ -23,12 +23,12 @@ from freshline.interfaces.cli.argv import (
     STATUS,
     UPDATES,
     VERSION,
-    WATCH,
     HotCall,
     hoist_workspace,
     hot_command,
     normal_order,
     option_value,
+    service_run,
     split_workspace,
     valueless_workspace,
     wants_json,
@@ -135,12 +135,11 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
         (["hook", "claude-code", "-p=q"], None),  # click's value would be "=q"
         (["hook", "claude-code", "-p", "a", "--project", "b"], None),
         (["status", "--project", "q"], None),
-        (["-w", "/w", "watch", "--quiet", "--idle-exit", "60"],
-         (WATCH, "/w", frozenset({"--quiet", "--idle-exit=60"}), ())),
-        (["watch"], (WATCH, None, frozenset(), ())),
-        (["watch", "--stop"], None),
+        (["hook", "claude-code", "--fallback", "-p", "q"],
+         (HOOK_CLAUDE, None, frozenset({"--fallback", "--project=q"}), ())),
+        (["hook", "claude-code", "--fallback=1"], None),
+        (["watch"], None),
         (["watch", "--list", "--json"], None),
-        (["watch", "--idle-exit"], None),
         (["status", "--help"], None),
         (["status", "extra"], None),
         (["scan", "--quiet"], None),
@@ -164,6 +163,23 @@ def test_hoisting_moves_words_never_adds_or_drops_them(args: list[str]) -> None:
 )
 def test_hot_command(argv: list[str], call: HotCall | None) -> None:
     assert hot_command(argv) == call
+
+
+@pytest.mark.parametrize(
+    ("argv", "roots"),
+    [
+        (["service", "run"], []),
+        (["service", "run", "--watch", "/a", "--watch=/b"], ["/a", "/b"]),
+        (["service", "run", "--watch"], None),  # no value: typer says so
+        (["service", "run", "--watch="], None),
+        (["service", "run", "--verbose"], None),
+        (["service", "status"], None),
+        (["-w", "/w", "service", "run"], None),
+        ([], None),
+    ],
+)
+def test_the_service_as_commands_start_it(argv: list[str], roots: list[str] | None) -> None:
+    assert service_run(argv) == roots
 
 
 def test_option_value_reads_a_joined_option() -> None:
@@ -271,13 +287,14 @@ def test_the_help_asked_for(words: list[str], path: tuple[str, ...] | None) -> N
     assert helptext.asked(words) == path
 
 
-def test_the_watcher_the_autowatch_starts_loads_no_front_end(small: Workspace) -> None:
-    done = freshline("watch", "--quiet", "--idle-exit", "1", cwd=small.root)
-    assert done.returncode == 0, done.stderr
-    assert "no request for 1 second: stopped watching" in done.stdout
+def test_the_service_as_commands_start_it_loads_no_front_end(small: Workspace) -> None:
+    """It is up sooner without typer: a second one is refused from the fast path."""
+    from .conftest import serving
+
+    with serving():
+        done = freshline("service", "run", "--watch", str(small.root), cwd=small.root)
+    assert done.returncode == 2 and "the service is already running" in done.stderr
     assert not {"typer", "click", "rich"} & set(loaded(done).split())
-    bad = freshline("watch", "--idle-exit", "0", cwd=small.root)  # typer's answer
-    assert bad.returncode == 2 and "--idle-exit" in bad.stderr
 
 
 @pytest.mark.parametrize(("agent", "event"), [("claude-code", "UserPromptSubmit"),

@@ -1,10 +1,11 @@
-"""The hot commands answered by the running watcher: the hook process loads only the
+"""The hot commands answered by the running service: the hook process loads only the
 socket's client, and `status`, `changes`, `updates` and `session list` print the same
 both ways."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -14,10 +15,11 @@ from typer.testing import CliRunner
 
 from freshline.interfaces.cli import app, fast
 from freshline.interfaces.cli.argv import hot_command
+from freshline.interfaces.service.daemon import Service
 from freshline.session import SessionManager
 from freshline.session.owners import OWNER_ENV
 
-from .conftest import Served, Workspace
+from .conftest import Workspace, serving
 
 # Nothing of the library beyond what talks to the socket, no front end, and none of the
 # standard library's heavier modules (json loads re, enum and functools).
@@ -25,7 +27,7 @@ HEAVY = ("typer", "click", "rich", "pydantic", "yaml", "sqlite3", "freshline.sto
          "freshline.tracker", "freshline.config", "freshline.session.manager",
          "freshline.interfaces.hook.core", "freshline.paths", "json", "re", "enum",
          "pathlib", "typing", "collections")
-# What the first hook call in a fresh workspace (no watcher, no index: the hook does the
+# What the first hook call in a fresh workspace (no service, no index: the hook does the
 # work itself) never needs, so never loads: the front ends, the agent, rewinds and remotes
 # (its prompt records a checkpoint: the conversation layer's writing half loads, and the
 # first one writes the project as a pack through a temporary file), conversion workers
@@ -40,8 +42,9 @@ FIRST_CALL_NEVER = (
     "freshline.materialize.converters.sheets", "freshline.materialize.converters.web",
     "multiprocessing", "socket", "uuid", "platform", "secrets",
 )
-# The last full scan: each `updates` flushes (with no watcher, a full scan).
-AGO = re.compile(r"\d+ s ago|\"last_full_scan\": [\d.]+")
+# The last full scan (each `updates` flushes: with no service, a full scan), and who
+# watches (the service says it does; with none, nobody).
+AGO = re.compile(r"\d+ s ago|\"last_full_scan\": [\d.]+|watcher: .*|\"watcher\": \{[^}]*\}")
 # A hot command run as the console script runs it; then the modules it loaded, on stderr.
 LOADED = ("import sys\nfrom freshline.interfaces.cli import fast\n"
           "code = fast.run(sys.argv[1:])\nloaded = sorted(sys.modules)\n"
@@ -63,18 +66,19 @@ def notes(ws: Workspace) -> Workspace:
     return ws
 
 
-def test_the_hook_answered_by_the_watcher_imports_only_the_socket_client(
-    notes: Workspace, watcher_serving: Served
+def test_the_hook_answered_by_the_service_imports_only_the_socket_client(
+    notes: Workspace, service: Service
 ) -> None:
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
                           "cwd": str(notes.root / "notes"), "prompt": "hi"})
     out, loaded = loaded_by(["hook", "claude-code"], payload)
     assert "<project_context " in out
-    assert watcher_serving.asked == 1
     assert not {m for m in loaded if m.startswith(HEAVY)}
+    service.hooks.drain()  # the follow-up: the service watches the workspace it answered for
+    assert [w["workspace"] for w in service.workspaces.listing()] == [str(notes.root)]
 
 
-def test_a_first_hook_call_without_a_watcher_loads_no_git_workers_or_front_end(
+def test_a_first_hook_call_without_a_service_loads_no_git_workers_or_front_end(
     notes: Workspace
 ) -> None:
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "c1",
@@ -85,26 +89,25 @@ def test_a_first_hook_call_without_a_watcher_loads_no_git_workers_or_front_end(
     assert sorted(m for m in loaded if m.startswith(FIRST_CALL_NEVER)) == []
 
 
-def test_changes_answered_by_the_watcher_imports_only_the_socket_client(
-    notes: Workspace, watcher_serving: Served
+def test_changes_answered_by_the_service_imports_only_the_socket_client(
+    notes: Workspace, service: Service
 ) -> None:
     notes.tracker().flush()
     notes.write("notes/b\tc.md", "# B\n")  # a name `shown` escapes
     notes.tracker().flush()
     out, loaded = loaded_by(["-w", str(notes.root), "changes", "notes", "--since", "0"])
     assert out.splitlines() == ["created   notes/b\\tc.md", "notes: epoch 0 → 1"]
-    assert watcher_serving.asked == 1
     assert not {m for m in loaded if m.startswith(HEAVY)}
 
 
-def test_status_answered_by_the_watcher_imports_only_the_socket_client(
-    notes: Workspace, watcher_serving: Served
+def test_status_answered_by_the_service_imports_only_the_socket_client(
+    notes: Workspace, service: Service
 ) -> None:
     """It loaded the config and the store (the watcher registry's one constant) only to
     print the watcher's answer: 190 ms where 50 do."""
     out, loaded = loaded_by(["-w", str(notes.root), "status"])
     assert out.startswith("project ") and "\nnotes " in out
-    assert watcher_serving.asked == 1
+    assert f"watcher: watching (service pid {os.getpid()}" in out
     assert not {m for m in loaded if m.startswith(HEAVY)}
 
 
@@ -124,9 +127,8 @@ def run_slow(*argv: str) -> str:
 
 
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
-def test_status_changes_updates_and_sessions_print_the_same_through_the_watcher(
-    notes: Workspace, watcher_serving: Served, capsys: pytest.CaptureFixture[str],
-    as_json: list[str]
+def test_status_changes_updates_and_sessions_print_the_same_through_the_service(
+    notes: Workspace, capsys: pytest.CaptureFixture[str], as_json: list[str]
 ) -> None:
     root = str(notes.root)
     notes.tracker().flush()
@@ -140,19 +142,18 @@ def test_status_changes_updates_and_sessions_print_the_same_through_the_watcher(
         manager.close()
     commands = (["status"], ["changes", "notes", "--since", "1"], ["changes", "notes"],
                 ["updates", session], ["session", "list"])
-    served = []
-    for command in commands:
-        asked = watcher_serving.asked
-        served.append(run_fast("-w", root, *command, *as_json, capsys=capsys))
-        assert watcher_serving.asked == asked + 1, command
-    watcher_serving.close()  # the same commands, no watcher to ask
+    with serving():
+        served = [run_fast("-w", root, *command, *as_json, capsys=capsys)
+                  for command in commands]
+    for command in commands[1:]:  # with no service to ask, they are typer's
+        assert fast.run(["-w", root, *command]) is None
     slow = [run_slow("-w", root, *command, *as_json) for command in commands]
     assert [AGO.sub("", out) for out in served] == [AGO.sub("", out) for out in slow]
     assert "notes/b.md" in slow[2]  # (the first flush listed both files: epoch 1)
     assert session in slow[4]
 
 
-def test_without_a_watcher_changes_and_updates_are_typers(notes: Workspace) -> None:
+def test_without_a_service_changes_and_updates_are_typers(notes: Workspace) -> None:
     argv = ["-w", str(notes.root), "changes", "notes", "--since", "9"]
     assert hot_command(argv) is not None and fast.run(argv) is None
     done = CliRunner().invoke(app, argv)

@@ -311,26 +311,27 @@ def test_workspace_and_project_come_from_the_most_stable_folder(
         pinned_project(config, [root], "nope")
 
 
-def test_the_watcher_starts_after_the_first_call_indexed_the_workspace(
+def test_the_service_starts_after_the_first_call_indexed_the_workspace(
     notes: Any, log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A watcher starting beside the first call would walk and hash the workspace at the
+    """A service starting beside the first call would walk and hash the workspace at the
     same time as the call's own full scan: it is started once the call is done."""
     import io
 
+    from freshline.interfaces import autostart
     from freshline.interfaces.hook.process import run
     from freshline.interfaces.hook.protocol import HookOptions
     from freshline.store import Store
-    from freshline.tracker import autowatch
 
     monkeypatch.setenv("FRESHLINE_AUTOWATCH", "1")
     seen: list[tuple[int, bool]] = []
 
-    def start(config: Config) -> None:
-        store = Store(config.root / ".freshline")
+    def spawn(roots: list[str]) -> None:
+        [root] = roots
+        store = Store(Path(root) / ".freshline")
         seen.append((store.index_count(), store.session_by_external("claude-code:s") is None))
 
-    monkeypatch.setattr(autowatch, "start", start)
+    monkeypatch.setattr(autostart, "spawn", spawn)
     prompt = payload("user_prompt_submit", notes.root / "notes", session_id="s")
     out = io.StringIO()
     run(ADAPTER, io.StringIO(prompt), out, HookOptions())

@@ -22,14 +22,15 @@ import pytest
 
 from freshline.context.phrases import RESUMED
 from freshline.interfaces.hook.claude_code import ADAPTER
+from freshline.interfaces.service.daemon import Service
 from freshline.session import SessionManager
 from freshline.session.engine import Deliveries
 from freshline.store import Acknowledgement, DeliveryRecord, SessionState
-from tests.conftest import Served, Workspace, git, hook_in_process
+from tests.conftest import Workspace, git, hook_in_process
 
 # Every call answered by the workspace's watcher (its socket served in this process); the
 # hook process doing the work itself is tests/test_hook.py's.
-pytestmark = pytest.mark.usefixtures("watcher_serving")
+pytestmark = pytest.mark.usefixtures("service")
 
 MANIFEST = "<project_context "
 UPDATES = "<project_context_updates"
@@ -250,7 +251,7 @@ def test_a_transcript_holding_no_hook_output_proves_nothing(two: Workspace, log:
 
 
 def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
-    two: Workspace, log: Path, watcher_serving: Served
+    two: Workspace, log: Path, service: Service
 ) -> None:
     """Seen: the hook and `freshline acp` both delivered to one conversation. The proxy
     marks the agent it starts; the hook then neither prints nor opens a session."""
@@ -262,8 +263,7 @@ def test_inside_an_agent_the_acp_proxy_runs_the_hook_stays_silent(
                        tool_response={"type": "text"}) == ""
     assert session_of(two, claude) is None
     assert not log.exists()
-    assert watcher_serving.asked == 0  # not even the watcher was asked
-    watcher_serving.hooks_run = 0
+    assert service.workspaces.listing() == []  # not even the service was asked
 
 
 def test_an_error_entry_quoting_the_output_is_not_delivery(two: Workspace) -> None:

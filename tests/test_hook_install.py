@@ -1,5 +1,6 @@
 """`freshline hook install claude-code`: merging into Claude Code's settings (pure), and
-the command on a real workspace (the real Claude Code runs it in
+the command on a real workspace: the http hooks to the service with their stand-in
+command, and the command at SessionStart (the real Claude Code runs them in
 tests/integration/test_claude_code.py)."""
 
 from __future__ import annotations
@@ -11,26 +12,33 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.interfaces.hook.claude_code import ADAPTER, MATCHER
-from freshline.interfaces.hook.install import hook_command
+from freshline.interfaces import autostart, serviceclient
+from freshline.interfaces.hook.claude_code import ADAPTER, HTTP_EVENTS, MATCHER
+from freshline.interfaces.hook.install import HttpHooks, fallback_command, hook_command
 from freshline.interfaces.hook.install import is_ours as is_ours_for
 from freshline.interfaces.hook.install import merge as merge_for
 from freshline.interfaces.hook.install import unmerge as unmerge_for
-from freshline.tracker.autowatch import stop as stop_watcher
-from freshline.tracker.watchlock import holder as watcher_of
+from freshline.interfaces.service import secret
 from tests.conftest import Workspace, wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"
 EVENTS = ADAPTER.events
 
 
-def merge(settings: dict[str, Any], command: str) -> dict[str, Any]:
-    return merge_for(ADAPTER, settings, command)
+URL = ("http://127.0.0.1:4000/freshline/" + "ab" * 32 + "/hook/claude-code"
+       "?workspace=%2Fw")
+HTTP = HttpHooks(URL, fallback_command(COMMAND, "/run/user/1/freshline/hooks.pid"))
+
+
+def merge(settings: dict[str, Any], command: str,
+          http: HttpHooks | None = None) -> dict[str, Any]:
+    return merge_for(ADAPTER, settings, command, http)
 
 
 def unmerge(settings: dict[str, Any]) -> dict[str, Any]:
@@ -86,10 +94,51 @@ _SETTINGS = st.fixed_dictionaries(
                   "model": st.text(max_size=3)})
 
 
-@given(_SETTINGS)
-def test_merge_is_idempotent_and_unmerge_inverts_it(settings: dict[str, Any]) -> None:
-    once = merge(settings, COMMAND)
-    assert merge(once, COMMAND) == once
+def test_with_http_hooks_every_event_posts_to_the_service_and_the_start_stays_a_command(
+) -> None:
+    merged = merge({}, COMMAND, HTTP)["hooks"]
+    assert merged["SessionStart"] == [{"hooks": [{"type": "command", "command": COMMAND}]}]
+    assert set(HTTP_EVENTS) == set(merged) - {"SessionStart"}
+    for event in HTTP_EVENTS:  # each with its stand-in, for a service that is gone
+        [group] = merged[event]
+        assert group["hooks"] == [
+            {"type": "http", "url": URL, "timeout": 30},
+            {"type": "command", "command": "/bin/sh", "args": ["-c", HTTP.fallback]}]
+        assert all(is_ours(h) for h in group["hooks"])
+    assert merged["PostToolUse"][0]["matcher"] == MATCHER
+    assert unmerge(merge(merge({}, COMMAND, HTTP), COMMAND)) == {}
+    assert not is_ours({"type": "http", "url": "http://127.0.0.1:1/hook/claude-code?x"})
+    assert not is_ours({"type": "http", "url": URL.replace("claude-code", "codex")})
+
+
+def test_the_stand_in_runs_the_hook_only_when_no_service_answers_http_hooks(
+    tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "hooks.pid"
+    line = fallback_command("echo ran", str(pid_file))
+
+    def ran() -> str:
+        return subprocess.run(["/bin/sh", "-c", line], capture_output=True, text=True,
+                              check=True).stdout
+
+    assert ran() == "ran --fallback\n"  # no pid file: no service answers them
+    pid_file.write_text(f"{os.getpid()}\n")
+    assert ran() == ""  # a live process answers them
+    zombie = subprocess.Popen(["true"])
+    wait_for(lambda: Path(f"/proc/{zombie.pid}/stat").read_text().split()[2] == "Z")
+    pid_file.write_text(f"{zombie.pid}\n")
+    assert ran() == "ran --fallback\n"  # killed, not reaped yet: `kill -0` still finds it
+    zombie.wait()
+    assert ran() == "ran --fallback\n"  # reaped: its pid file is left behind
+    pid_file.write_text("")
+    assert ran() == "ran --fallback\n"
+
+
+@given(_SETTINGS, st.booleans())
+def test_merge_is_idempotent_and_unmerge_inverts_it(settings: dict[str, Any],
+                                                     http: bool) -> None:
+    once = merge(settings, COMMAND, HTTP if http else None)
+    assert merge(once, COMMAND, HTTP if http else None) == once
     assert unmerge(once) == unmerge(settings)
     assert unmerge(unmerge(settings)) == unmerge(settings)
     assert not any(is_ours(h) for gs in unmerge(once).get("hooks", {}).values()
@@ -118,39 +167,70 @@ def settings_of(path: Path) -> dict[str, Any]:
     return data
 
 
-def test_install_writes_a_hook_that_runs_from_anywhere(notes: Workspace, tmp_path: Path) -> None:
-    claude_settings = notes.root / ".claude" / "settings.json"
-    claude_settings.parent.mkdir()
-    claude_settings.write_text('{"permissions": {"allow": ["Bash"]}}\n', encoding="utf-8")
+def as_a_user_runs(command: str, stdin: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A hook command as Claude Code runs it: through a shell, from elsewhere, with a PATH
+    that does not hold freshline, outside the tests (a service it starts is a user's, of
+    this test's user)."""
+    keep = ("HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
+    env = {k: os.environ[k] for k in keep} | {"PATH": "/usr/bin:/bin"}
+    return subprocess.run(["/bin/sh", "-c", command], input=stdin, cwd=cwd,
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+def context_of(printed: str) -> str:
+    text: str = json.loads(printed)["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_install_writes_http_hooks_to_the_service_and_a_command_that_runs_from_anywhere(
+    notes: Workspace, tmp_path: Path
+) -> None:
+    shared = notes.root / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    old = merge({"permissions": {"allow": ["Bash"]}}, "/old/freshline hook claude-code")
+    shared.write_text(json.dumps(old), encoding="utf-8")  # an install of the command hooks
     done = freshline("hook", "install", "claude-code", "--json", cwd=notes.root / "notes")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["settings"] == str(claude_settings) and report["changed"]
-    settings = settings_of(claude_settings)
-    assert settings["permissions"] == {"allow": ["Bash"]}
-    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    words = shlex.split(command)
+    private = notes.root / ".claude" / "settings.local.json"
+    assert report["settings"] == str(private) and report["changed"]
+    assert report["moved_from"] == str(shared)
+    assert settings_of(shared) == {"permissions": {"allow": ["Bash"]}}  # ours left it
+    address = secret.load()
+    assert address is not None
+    assert os.stat(secret.hooks_path()).st_mode & 0o777 == 0o600
+    hooks = settings_of(private)["hooks"]
+    [start] = hooks["SessionStart"][0]["hooks"]
+    words = shlex.split(start["command"])
     assert os.path.isabs(words[0]) and words[words.index("--workspace") + 1] == str(notes.root)
-    # The command as Claude Code runs it: through a shell, from elsewhere, with a PATH
-    # that does not hold freshline.
+    http, stand_in = hooks["UserPromptSubmit"][0]["hooks"]
+    assert http["url"] == report["url"] == address.url("claude-code", notes.root)
+    assert (stand_in["command"], stand_in["args"][0]) == ("/bin/sh", "-c")
+    assert stand_in["args"][1] == fallback_command(start["command"], os.path.join(
+        serviceclient.runtime_dir(), serviceclient.HOOKS_PID_NAME))
     payload = json.dumps({"session_id": "s1", "cwd": str(notes.root / "notes"),
-                          "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
-    try:
-        ran = subprocess.run(["/bin/sh", "-c", command], input=payload, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=60,
-                             env={"HOME": os.environ["HOME"], "PATH": "/usr/bin:/bin"})
-    finally:  # outside the test's environment, the hook starts a watcher as for a user
-        wait_for(lambda: watcher_of(notes.root) is not None)
-        assert stop_watcher(notes.root)
-    assert ran.returncode == 0, ran.stderr
-    assert "notes/a.md" in json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+                          "hook_event_name": "SessionStart", "source": "startup"})
+    try:  # no service yet: the start answers itself, then starts the service
+        ran = as_a_user_runs(start["command"], payload, tmp_path)
+        assert ran.returncode == 0, ran.stderr
+        assert "notes/a.md" in context_of(ran.stdout)
+        wait_for(lambda: os.path.exists(os.path.join(serviceclient.runtime_dir(),
+                                                     serviceclient.HOOKS_PID_NAME)))
+        prompt = payload.replace("SessionStart", "UserPromptSubmit")
+        assert as_a_user_runs(stand_in["args"][1], prompt, tmp_path).stdout == ""
+    finally:
+        autostart.stop()
+    notes.write("notes/b.md", "# B\n")
+    told = as_a_user_runs(stand_in["args"][1], prompt, tmp_path)  # no service: it stands in
+    assert "notes/b.md" in context_of(told.stdout)
+    wait_for(autostart.running, "the service the stand-in started again")
+    autostart.stop()
     again = freshline("hook", "install", "claude-code", "--json", cwd=notes.root)
     assert json.loads(again.stdout)["changed"] is False
-    assert settings_of(claude_settings) == settings
 
 
 def test_uninstall_removes_only_freshline(notes: Workspace) -> None:
-    path = notes.root / ".claude" / "settings.json"
+    path = notes.root / ".claude" / "settings.local.json"
     assert freshline("hook", "install", "claude-code", cwd=notes.root).returncode == 0
     data = settings_of(path)
     data["hooks"]["Stop"] = [{"hooks": [THEIRS]}]
@@ -166,12 +246,12 @@ def test_uninstall_removes_a_settings_file_left_holding_nothing(notes: Workspace
     assert freshline("hook", "install", "claude-code", cwd=notes.root).returncode == 0
     done = freshline("hook", "install", "claude-code", "--uninstall", cwd=notes.root)
     assert done.returncode == 0 and "removed freshline's hook" in done.stdout
-    assert not (folder / "settings.json").exists() and not folder.exists()
+    assert not (folder / "settings.local.json").exists() and not folder.exists()
     folder.mkdir()
     (folder / "agents.md").write_text("mine\n", encoding="utf-8")
     for extra in ([], ["--uninstall"]):
         assert freshline("hook", "install", "claude-code", *extra, cwd=notes.root).returncode == 0
-    assert not (folder / "settings.json").exists()
+    assert not (folder / "settings.local.json").exists()
     assert (folder / "agents.md").read_text(encoding="utf-8") == "mine\n"  # theirs stays
 
 
@@ -181,8 +261,10 @@ def test_user_scope_and_project_option(notes: Workspace) -> None:
     assert done.returncode == 0, done.stderr
     path = Path(os.environ["HOME"]) / ".claude" / "settings.json"
     assert json.loads(done.stdout)["settings"] == str(path)
-    command = settings_of(path)["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    command = settings_of(path)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert shlex.split(command)[-2:] == ["--project", "p"]
+    url = settings_of(path)["hooks"]["SessionEnd"][0]["hooks"][0]["url"]
+    assert url.endswith(f"?workspace={quote(str(notes.root), safe='')}&project=p")
 
 
 @pytest.mark.parametrize(
@@ -199,7 +281,7 @@ def test_user_scope_and_project_option(notes: Workspace) -> None:
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     notes: Workspace, args: list[str], content: str | None, message: str
 ) -> None:
-    path = notes.root / ".claude" / "settings.json"
+    path = notes.root / ".claude" / "settings.local.json"
     if content is not None:
         path.parent.mkdir()
         path.write_text(content, encoding="utf-8")
@@ -207,3 +289,21 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     assert done.returncode == 2 and message in done.stderr
     assert done.stderr.count("\n") == 1
     assert (path.read_text(encoding="utf-8") if path.exists() else None) == content
+
+
+def test_command_hooks_for_a_claude_code_too_old_to_post(notes: Workspace) -> None:
+    """Claude Code before 2.1.63 (the Agent SDK inside claude-code-acp bundles 2.1.44)
+    refuses a settings file holding an http hook: every hook is lost. `--command-hooks`
+    writes the command on every event, in the shared file, and leaves the private one."""
+    assert freshline("hook", "install", "claude-code", cwd=notes.root).returncode == 0
+    done = freshline("hook", "install", "claude-code", "--command-hooks", "--json",
+                     cwd=notes.root)
+    report = json.loads(done.stdout)
+    shared = notes.root / ".claude" / "settings.json"
+    assert report["settings"] == str(shared) and report["url"] is None
+    assert report["moved_from"] == str(notes.root / ".claude" / "settings.local.json")
+    assert not (notes.root / ".claude" / "settings.local.json").exists()
+    hooks = settings_of(shared)["hooks"]
+    assert {h["type"] for groups in hooks.values() for g in groups for h in g["hooks"]} == {
+        "command"}
+    assert set(hooks) == set(EVENTS)

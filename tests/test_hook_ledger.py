@@ -25,7 +25,7 @@ from .test_hook import PAYLOADS, context
 from .test_ledger_turns import branched
 
 # Every call answered by the workspace's watcher (its socket served in this process).
-pytestmark = pytest.mark.usefixtures("watcher_serving")
+pytestmark = pytest.mark.usefixtures("service")
 
 
 def hook(stdin: str) -> str:

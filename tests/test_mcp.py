@@ -8,6 +8,7 @@ tests/integration/test_inspector.py."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import AsyncIterator
@@ -27,6 +28,7 @@ from freshline.errors import WorkspaceError
 from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.mcp.stdio import main, mcp_command
 from freshline.interfaces.mcp.surface import build_server
+from freshline.interfaces.service.daemon import Service
 from tests.conftest import Workspace, git
 
 MANIFEST_P = "freshline://project/p/manifest"
@@ -41,6 +43,7 @@ async def connect(
     if process:
         params = StdioServerParameters(
             command=sys.executable,
+            env=dict(os.environ),  # this test's user (a client clears all but HOME, PATH…)
             args=["-m", "freshline.interfaces.mcp", "--workspace", str(root)],
             cwd=str(root),
         )
@@ -366,8 +369,11 @@ async def test_resources_are_listed_live_from_a_template(notes: Workspace, mode:
 # --- 10. notifications are sent, not only advertised ------------------------------------------
 
 
-async def test_handshake_era_clients_hear_resource_and_list_changes(notes: Workspace) -> None:
+async def test_handshake_era_clients_hear_resource_and_list_changes(
+    notes: Workspace, service: Service
+) -> None:
     notes.tracker().flush()  # c.md below is a change, not part of the first listing
+    service.workspaces.ready(notes.root)  # the service logs the change as it happens
     heard: list[Any] = []
     got = anyio.Event()
 
@@ -396,10 +402,13 @@ async def test_handshake_era_clients_hear_resource_and_list_changes(notes: Works
                 got = anyio.Event()
 
 
-async def test_listen_streams_hear_resource_and_list_changes(notes: Workspace) -> None:
+async def test_listen_streams_hear_resource_and_list_changes(
+    notes: Workspace, service: Service
+) -> None:
     from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
     notes.tracker().flush()  # c.md below is a change, not part of the first listing
+    service.workspaces.ready(notes.root)  # the service logs the change as it happens
     async with connect(notes.root, "auto") as client:
         assert client.protocol_version == "2026-07-28"
         async with client.listen(resources_list_changed=True,

@@ -13,7 +13,7 @@ import pytest
 
 from freshline.errors import UsageError
 from freshline.interfaces.mcp.service import FreshlineService
-from freshline.tracker.hints import beat, cookie_dir
+from freshline.tracker.hints import Liveness, cookie_dir
 from tests.conftest import Workspace
 from tests.docgen import write_pdf
 
@@ -114,7 +114,8 @@ def test_calls_waiting_for_the_watcher_share_one_cookie_and_flush(
     service.acknowledge(session, first.token)
     ws.write("notes/b.md", "# B\n")
     store = service.manager.store
-    beat(store)  # a watcher is alive: the calls ask it to catch up with a cookie
+    alive = Liveness(store)  # a watcher holds its lock: the calls ask it to catch up
+    assert alive.hold()
     cookies: set[str] = set()
     done = threading.Event()
 
@@ -125,7 +126,6 @@ def test_calls_waiting_for_the_watcher_share_one_cookie_and_flush(
             for cookie in waiting:
                 cookies.add(cookie.name)
                 time.sleep(0.3)  # a busy watcher
-                beat(store)
                 store.hints_add(["notes/b.md"])  # hints before cookies, as a watcher does
                 cookie.unlink(missing_ok=True)
             time.sleep(0.01)

@@ -5,6 +5,7 @@ the server, loaded behind it, carries on the same connection."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,8 @@ from .conftest import Workspace
 
 def server(root: Path) -> StdioServerParameters:
     """The server as `mcp install` writes its entry: `freshline --workspace ROOT mcp`."""
-    return StdioServerParameters(command=sys.executable, cwd=str(root),
+    # env: this test's user (a client clears all but HOME, PATH…: the service's folder)
+    return StdioServerParameters(command=sys.executable, cwd=str(root), env=dict(os.environ),
                                  args=["-m", "freshline", "--workspace", str(root), "mcp"])
 
 

@@ -5,7 +5,6 @@ rewrites files through states a session never needs to hear about."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from freshline.session import SessionManager
 from freshline.store.records import ChangeKind
 from freshline.tracker.hints import watcher_alive
 
-from .conftest import Workspace, git, git_env, wait_for
+from .conftest import Workspace, git, git_env, serving, wait_for
 
 FRESHLINE = [sys.executable, "-m", "freshline"]
 
@@ -122,13 +121,11 @@ def history(ws: Workspace) -> Workspace:
 
 @pytest.fixture
 def watcher(history: Workspace) -> Iterator[None]:
-    proc = subprocess.Popen([*FRESHLINE, "--workspace", str(history.root), "watch"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    tracker = history.tracker()
-    wait_for(lambda: watcher_alive(tracker.store) and tracker.store.project_state("code"))
-    yield
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=10)
+    with serving() as service:
+        service.workspaces.watch(history.root)
+        tracker = history.tracker()
+        wait_for(lambda: watcher_alive(tracker.store) and tracker.store.project_state("code"))
+        yield
 
 
 def test_a_rebase_with_the_watcher_running_tells_only_what_it_changed(

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from freshline.interfaces.mcp.events import Announcer
 from freshline.interfaces.mcp.service import FreshlineService
 from freshline.interfaces.server.credentials import Credentials
 from freshline.session import users
@@ -22,7 +21,7 @@ from freshline.store import Store
 from freshline.store import postgres as pg
 from freshline.store.location import ENV_VAR as STORE_URL
 from freshline.tracker.hints import watcher_alive
-from tests.conftest import Workspace, wait_for
+from tests.conftest import Workspace, serving, wait_for
 from tests.pgserver import PgServer
 
 # Statements one round runs in the calling thread (the watcher's own are not counted).
@@ -82,13 +81,12 @@ def served(ws: Workspace, pg_server: PgServer,
     signed = Credentials(store)(token).viewer
     assert signed is not None
     service = FreshlineService(config, viewer=lambda: signed)
-    announcer = Announcer(config, lambda _changed: None)
-    announcer.start()
     try:
-        wait_for(lambda: watcher_alive(store), "the watcher")
-        yield service, token, store
+        with serving() as running:  # the service's watcher keeps the flushes hinted
+            running.workspaces.watch(ws.root)
+            wait_for(lambda: watcher_alive(store), "the watcher")
+            yield service, token, store
     finally:
-        announcer.stop()
         service.close()
         store.close()
 

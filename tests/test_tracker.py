@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from freshline.store.records import Change, ChangeGroup, ChangeKind
 from freshline.tracker import scan as scan_module
-from freshline.tracker.hints import beat
+from freshline.tracker.hints import Liveness
 from freshline.tracker.scan import Scanner, outermost
 
 from .conftest import Workspace
@@ -408,7 +408,8 @@ def test_no_note_is_parsed_inside_a_write_transaction(
     notes.write("notes/a.md", "# A #x\n")
     notes.write("notes/c.md", "new #y\n")
     t.store.hints_add(["notes/a.md", "notes/c.md"])
-    beat(t.store)  # a watcher is alive: the flush trusts the hints
+    alive = Liveness(t.store)  # a watcher holds its lock: the flush trusts the hints
+    assert alive.hold()
     assert not t.flush(sync=False).full
     notes.write("notes/b.md", "edited\n")
     assert t.flush(full=True).full
@@ -434,7 +435,8 @@ def test_a_write_during_the_scan_is_seen_by_a_redo_under_the_lock(
     monkeypatch.setattr(scan_module, "parse_note", interfering)
     notes.write("notes/a.md", "# A edited\n")
     t.store.hints_add(["notes/a.md"])
-    beat(t.store)
+    alive = Liveness(t.store)
+    assert alive.hold()
     result = t.flush(sync=False)
     assert not result.full
     assert [c.path for c in result.projects["p"].changes] == ["notes/a.md", "notes/b.md"]

@@ -16,7 +16,7 @@ import pytest
 
 from freshline.store.records import ChangeKind
 from freshline.tracker import scan as scan_module
-from freshline.tracker.hints import beat
+from freshline.tracker.hints import Liveness
 
 from .conftest import Workspace
 from .test_tracker_stateful import replay
@@ -90,7 +90,8 @@ def test_a_new_project_by_property_on_a_hinted_flush(vault: Workspace) -> None:
     vault.configure({"p": {"include": ["notes"]}, "q": {"include": ["[status:active]"]}})
     vault.write("notes/a.md", "# A, edited\n")
     t.store.hints_add(["notes/a.md"])
-    beat(t.store)  # a watcher is alive: only the hinted path would be scanned
+    alive = Liveness(t.store)  # a watcher holds its lock: only the hinted path is scanned
+    assert alive.hold()
     result = t.flush(sync=False)
     assert [c.path for c in result.projects["p"].changes] == ["notes/a.md"]
     assert in_scope(vault, "q") == ["other/c.md"]

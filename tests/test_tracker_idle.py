@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from freshline.tracker import FlushResult, Tracker
-from freshline.tracker.hints import beat
+from freshline.tracker.hints import Liveness
 from tests.conftest import StoreBackend, Workspace, in_thread
 
 WAIT_S = 10.0  # far beyond an idle flush on a loaded machine; reached only when blocked
@@ -28,8 +28,10 @@ def tracker(ws: Workspace, backend: StoreBackend) -> Iterator[Tracker]:
     ws.configure({"p": {"include": ["notes"]}})
     t = ws.tracker()
     t.flush(full=True)
-    beat(t.store)  # a watcher is alive: flushes trust its hints
+    alive = Liveness(t.store)  # a watcher holds its lock: flushes trust its hints
+    assert alive.hold()
     yield t
+    alive.release()
     t.store.close()
 
 

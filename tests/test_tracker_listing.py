@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import rule, run_state_machine_as_test
 
+from freshline.interfaces import autostart
 from freshline.store import Store
 from freshline.store.records import UNHASHED, ChangeKind, FileKind, IndexEntry
-from freshline.tracker import autowatch
 from freshline.tracker import scan as scan_module
 from freshline.tracker.hashing import blob_of
 from freshline.tracker.listing import (
@@ -178,11 +178,12 @@ def test_a_deferred_flush_trusts_a_listed_stat_until_it_moves(
 def test_a_hinted_flush_that_may_not_defer_reads_the_listed_files_first(
     vault: Workspace, reads: list[str]
 ) -> None:
-    from freshline.tracker.hints import beat
+    from freshline.tracker.hints import Liveness
 
     vault.tracker().flush(defer=True)
     t = vault.tracker()
-    beat(t.store)  # a watcher is alive: a flush would scan the hinted paths alone
+    alive = Liveness(t.store)  # a watcher holds its lock: a flush would scan the hints alone
+    assert alive.hold()
     t.store.hints_add(["notes/a.md"])
     result = t.flush(sync=False)
     assert result.full and sorted(reads) == sorted(FILES)
@@ -192,11 +193,12 @@ def test_a_hinted_flush_that_may_not_defer_reads_the_listed_files_first(
 def test_a_hinted_flush_that_may_defer_takes_the_stat_of_an_untouched_file(
     vault: Workspace, reads: list[str]
 ) -> None:
-    from freshline.tracker.hints import beat
+    from freshline.tracker.hints import Liveness
 
     vault.tracker().flush(defer=True)
     t = vault.tracker()
-    beat(t.store)
+    alive = Liveness(t.store)
+    assert alive.hold()
     t.store.hints_add(["notes/a.md", "notes/b.md"])
     age(vault.write("notes/b.md", "edited\n"), 30)
     t.flush(sync=False, defer=True)
@@ -276,9 +278,9 @@ def test_a_reader_killed_at_any_point_loses_nothing(vault: Workspace, delay: flo
     assert all(e.blob == blob_of(vault.root / e.path) for e in t.store.index_iter())
 
 
-def test_the_first_hook_call_lists_and_the_watcher_it_starts_reads(vault: Workspace) -> None:
+def test_the_first_hook_call_lists_and_the_service_it_starts_reads(vault: Workspace) -> None:
     """The first prompt of a Claude session in a fresh workspace, as Claude Code runs the
-    hook: the manifest names every file, the index holds them unread, and the watcher the
+    hook: the manifest names every file, the index holds them unread, and the service the
     hook starts reads them all without logging a change."""
     import json
 
@@ -300,7 +302,7 @@ def test_the_first_hook_call_lists_and_the_watcher_it_starts_reads(vault: Worksp
                                timeout=60, check=True).stdout
         assert again == ""  # nothing changed, nothing told
     finally:
-        assert autowatch.stop(root)
+        assert autostart.stop()
 
 
 def test_a_document_listed_but_not_read_is_probed_on_its_bytes(ws: Workspace) -> None:

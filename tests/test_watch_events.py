@@ -1,5 +1,6 @@
-"""The watcher's pure parts: what an event path is about, how a watcher is shown, durations;
-and what `scan` reports (its marks move by compare-and-set)."""
+"""The watcher's pure parts: which folders it watches, what an event path is about, how
+a watched workspace is shown, durations; and what `scan` reports (its marks move by
+compare-and-set)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.interfaces.cli.watchers import (
-    listing_data,
-    listing_lines,
-    watcher_data,
-    watcher_line,
-)
+from freshline.interfaces.cli.watchers import listing_lines, watcher_data, watcher_line
 from freshline.interfaces.text import duration
-from freshline.tracker.registry import WatcherRecord, WatcherState
 from freshline.tracker.reports import mark_key, take_news
 from freshline.tracker.watchpaths import EventPaths, Seen
 
@@ -61,7 +56,41 @@ def test_ignored_paths_are_nothing_and_a_workspace_without_git_has_no_refs() -> 
     assert PATHS.sort("/w/node_modules/x.js", ("node_modules",))[0] is Seen.NOTHING
     plain = EventPaths(ROOT, f"{ROOT}/.freshline/cookies")
     assert plain.sort("/w/.git/HEAD")[0] is Seen.NOTHING
-    assert plain.outside() == [] and PATHS.outside() == []
+    assert plain.tops() == PATHS.tops() == (ROOT, f"{ROOT}/.freshline/cookies")
+    assert not plain.wants("/w/.git") and not plain.wants("/w/.git/refs/heads")
+
+
+@pytest.mark.parametrize(
+    ("folder", "watched"),
+    [
+        ("/w", True), ("/w/notes", True), ("/w/notes/deep/er", True),
+        ("/w/.freshline", False),  # the store writes there: it would wake at every write
+        ("/w/.freshline/cookies", True), ("/w/.freshline/snapshots", False),
+        ("/w/.git", True),  # HEAD and packed-refs
+        ("/w/.git/refs", True), ("/w/.git/refs/heads", True), ("/w/.git/refs/heads/team", True),
+        ("/w/.git/refs/remotes/origin", True), ("/w/.git/refs/tags", True),
+        ("/w/.git/refs/freshline", False), ("/w/.git/refs/freshline/conversations", False),
+        ("/w/.git/objects", False), ("/w/.git/objects/ab", False), ("/w/.git/logs", False),
+        ("/w/sub/.git", False), ("/w/sub/.freshline", False),  # a nested repository's, workspace's
+        ("/elsewhere", False), ("/", False),
+    ],
+)
+def test_which_folders_the_watcher_watches(folder: str, watched: bool) -> None:
+    assert PATHS.wants(folder) is watched
+
+
+@given(st.lists(st.sampled_from(["a", ".git", ".freshline", "refs", "heads", "objects"]),
+                min_size=1, max_size=5))
+def test_a_folder_with_an_event_worth_hearing_is_watched(parts: list[str]) -> None:
+    """Every event a watched folder can report is a hint, a ref, a cookie or the config;
+    a folder whose every entry sorts as nothing is not watched (or only to reach one
+    that is)."""
+    folder = "/".join([ROOT, *parts])
+    inside = PATHS.sort(f"{folder}/x")[0]
+    if inside is not Seen.NOTHING:
+        assert PATHS.wants(folder)
+    if not PATHS.wants(folder):
+        assert inside is Seen.NOTHING or folder == f"{ROOT}/.freshline"
 
 
 _NAME = st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1,
@@ -100,40 +129,35 @@ def test_duration_says_at_most_two_units_largest_first(seconds: float) -> None:
     assert all(int(n) > 0 for n in words[::2]) or words == ["0", "s"]
 
 
-RECORD = WatcherRecord("/w", 4242, 1000.0, "/w/.freshline/freshline.db")
+VIEW = {"workspace": "/w", "state": "watching", "pid": 4242, "started": 1000.0,
+        "store": "/w/.freshline/freshline.db", "error": None}
 
 
 @pytest.mark.parametrize(
-    ("state", "record", "pid", "line"),
+    ("view", "line"),
     [
-        (WatcherState.RUNNING, RECORD, 4242, "watcher: running (pid 4242, up 5 min)"),
-        (WatcherState.RUNNING, RECORD.__class__(**{**RECORD.__dict__, "last_error": "oops"}),
-         4242, "watcher: running (pid 4242, up 5 min); last error: oops"),
-        (WatcherState.RUNNING, RECORD.__class__(**{**RECORD.__dict__, "store": "pg://x/db"}),
-         4242, "watcher: running (pid 4242, up 5 min, writing to pg://x/db)"),
-        (WatcherState.STARTING, None, 4243, "watcher: starting (pid 4243)"),
-        (WatcherState.STARTING, RECORD, 4242, "watcher: starting (pid 4242, up 5 min)"),
-        (WatcherState.STOPPED, None, None, "watcher: not running"),
-        (WatcherState.STOPPED, RECORD.__class__(**{**RECORD.__dict__, "stopped": "cannot watch"}),
-         None, "watcher: not running; it had stopped: cannot watch"),
-        (WatcherState.STOPPED, RECORD, None, "watcher: not running; it had stopped: it ended "
-         "without a word (killed, or the machine restarted)"),
+        (VIEW, "watcher: watching (service pid 4242, up 5 min)"),
+        (VIEW | {"error": "oops"}, "watcher: watching (service pid 4242, up 5 min); last "
+         "error: oops"),
+        (VIEW | {"store": "pg://x/db"}, "watcher: watching (service pid 4242, up 5 min, "
+         "writing to pg://x/db)"),
+        (VIEW | {"state": "starting"}, "watcher: starting (service pid 4242, up 5 min)"),
+        (VIEW | {"state": "not watched", "store": None, "error": "freshline.toml: bad"},
+         "watcher: not watched (service pid 4242, up 5 min); last error: freshline.toml: bad"),
+        (None, "watcher: not running"),
     ],
 )
-def test_the_watcher_line(
-    state: WatcherState, record: WatcherRecord | None, pid: int | None, line: str
-) -> None:
-    data = watcher_data(state, record, pid, now=1300.0)
+def test_the_watcher_line(view: dict[str, object] | None, line: str) -> None:
+    data = watcher_data(view, now=1300.0)
     assert watcher_line(data, "/w/.freshline/freshline.db") == line
 
 
-def test_a_watcher_listed_without_its_record_says_only_its_pid() -> None:
-    rows = listing_data([WatcherRecord("/w", 7, 0.0, ""), RECORD], now=1300.0)
-    assert (rows[0]["uptime_s"], rows[0]["store"], rows[0]["started"]) == (None, None, None)
-    lines = listing_lines(rows)
-    assert lines[1].split() == ["/w", "7", "?", "?", "-"]
-    assert lines[2].split() == ["/w", "4242", "5", "min", RECORD.store, "-"]
-    assert listing_lines([]) == ["no watcher is running"]
+def test_the_workspaces_the_service_watches_as_a_table() -> None:
+    rows = [VIEW | {"workspace": "/a", "started": None}, VIEW]
+    lines = listing_lines(rows, now=1300.0)
+    assert lines[1].split() == ["/a", "watching", "?", VIEW["store"], "-"]
+    assert lines[2].split() == ["/w", "watching", "5", "min", VIEW["store"], "-"]
+    assert listing_lines([]) == ["the service watches no workspace"]
 
 
 def test_two_scans_at_once_each_report_their_own_span(ws: Workspace) -> None:

@@ -69,8 +69,9 @@ async def test_the_blocks_reach_claude_through_the_adapter_and_only_the_proxy_de
 ) -> None:
     """Seen: with the Claude Code hook installed too and the adapter run through `freshline
     acp`, the first prompt carried two manifests (the hook's and the proxy's), and every
-    later prompt a fresh full manifest though nothing changed."""
-    install_hook(vault.root)
+    later prompt a fresh full manifest though nothing changed. (Command hooks: the Agent
+    SDK, Claude Code 2.1.44, takes no http hooks.)"""
+    install_hook(vault.root, "--command-hooks")
     log = tmp_path / "hook.log"
     env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
     async with proxied(tmp_path, vault.root, agent=[str(agent)], env=env) as run:
@@ -145,8 +146,9 @@ async def test_the_hook_alone_under_the_adapter_delivers_once_and_goes_quiet(
 ) -> None:
     """Seen: the Agent SDK inside claude-code-acp writes no hook context to its transcript,
     so the hook never found its token and sent the manifest again on every prompt. A
-    transcript holding no hook output at all proves nothing: printed counts as delivered."""
-    install_hook(vault.root)
+    transcript holding no hook output at all proves nothing: printed counts as delivered.
+    The Agent SDK (0.2.44: Claude Code 2.1.44) takes no http hooks: command hooks."""
+    install_hook(vault.root, "--command-hooks")
     log = tmp_path / "hook.log"
     env = {**OFFLINE, "ANTHROPIC_BASE_URL": stub.url, "FRESHLINE_HOOK_LOG": str(log)}
     # On its own the adapter does not exit when the client hangs up: it is stopped.

@@ -2,8 +2,11 @@
 
 Claude Code runs in print mode with its API pointed at a loopback stub of the Anthropic
 Messages API (`anthropic_stub.py`, streaming), telemetry off, a private HOME, and the hook
-installed by `freshline hook install claude-code`. What the model was given is read off
-the requests the stub received; the last message of a request is the turn being asked.
+installed by `freshline hook install claude-code`: http hooks to the service, each with
+its stand-in command, and a command at SessionStart. With no service running (most tests
+here), the stand-ins answer; with one, it answers over HTTP. What the model was given is
+read off the requests the stub received; the last message of a request is the turn being
+asked.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,9 +25,11 @@ from typing import Any
 import pytest
 
 from freshline.context.phrases import RESUMED
+from freshline.interfaces import autostart, serviceclient
+from freshline.interfaces.service.daemon import Service
 from freshline.session import SessionManager
 from freshline.store import DeliveryState, SessionState
-from tests.conftest import Served, Workspace, install_hook
+from tests.conftest import Workspace, install_hook, wait_for
 from tests.fake_model_servers import FakeReply
 from tests.integration.anthropic_stub import (
     AnthropicStub,
@@ -148,13 +154,24 @@ def running(
 
 @pytest.fixture
 def claude(executable: Path, vault: Workspace, tmp_path: Path) -> Iterator[ClaudeCode]:
+    """Claude Code with no service: the stand-in commands answer its hooks."""
+    with running(executable, vault, tmp_path) as claude_code:
+        yield claude_code
+
+
+@pytest.fixture
+def served(executable: Path, vault: Workspace, tmp_path: Path,
+           service: Service) -> Iterator[ClaudeCode]:
+    """Claude Code with the service running (in this process): it answers the http hooks
+    and the command at SessionStart."""
     with running(executable, vault, tmp_path) as claude_code:
         yield claude_code
 
 
 def test_manifest_first_then_exactly_what_changed_then_the_manifest_after_compact(
-    claude: ClaudeCode, vault: Workspace
+    served: ClaudeCode, vault: Workspace
 ) -> None:
+    claude = served
     [first] = claude.prompt("hello", resume=False)
     assert MANIFEST in first.last and f"{vault.root}/notes/a.md" in first.last
     assert "other/x.md" not in first.text
@@ -183,23 +200,76 @@ def test_manifest_first_then_exactly_what_changed_then_the_manifest_after_compac
     assert f"{vault.root}/notes/new.md" in after.text
 
 
-def test_every_session_end_closes_its_session_through_the_watcher(
-    claude: ClaudeCode, vault: Workspace, watcher_serving: Served
+def test_every_session_end_closes_its_session_through_the_service(
+    served: ClaudeCode, vault: Workspace, service: Service
 ) -> None:
+    claude = served
     for i in range(END_RUNS):
         claude.prompt(f"hello {i}", resume=False)
-    watcher_serving.serving.hooks.drain()  # as the agent's next call queues behind them
+    service.hooks.drain()  # as the agent's next call queues behind them
     manager = SessionManager(vault.config())
     try:
         states = [s.state for s in manager.sessions()]
     finally:
         manager.close()
     assert len(states) == END_RUNS and SessionState.ACTIVE not in states
-    assert watcher_serving.asked >= 2 * END_RUNS  # each run's prompt and end were served
+    assert [w["workspace"] for w in service.workspaces.listing()] == [str(vault.root)]
+
+
+def test_five_prompts_over_http_each_change_told_once_though_the_service_is_killed(
+    executable: Path, vault: Workspace, tmp_path: Path
+) -> None:
+    """Claude Code posts its hooks to the service; killed (kill -9) between two prompts,
+    the next prompt is answered by the stand-in command, which starts the service again,
+    and the one after over HTTP again: every change is told once, none twice."""
+    mine = vault.root / "notes" / "mine.md"
+
+    def responder(body: dict[str, Any]) -> FakeReply:
+        if "WRITE-IT" in last_user_text(body) and not answered_tool(body):
+            return FakeReply(tool_calls=[("toolu_w", "Write", {
+                "file_path": str(mine), "content": "# Mine\n"})])
+        return FakeReply(text="Noted.")
+
+    def hooks_served() -> bool:
+        pid_file = Path(serviceclient.runtime_dir(), serviceclient.HOOKS_PID_NAME)
+        return pid_file.exists() and pid_file.read_text().strip() == str(autostart.running())
+
+    edits = {1: "notes/e1.md", 2: "notes/e2.md", 3: "notes/e3.md", 4: "notes/e4.md"}
+    pids: list[int | None] = []
+
+    def between(turn: int) -> None:
+        vault.write(edits[turn], f"# edit before turn {turn + 1}\n")
+        pids.append(autostart.running())
+        if turn == 2:
+            os.kill(autostart.running() or 0, signal.SIGKILL)
+            wait_for(lambda: autostart.running() is None, "the service gone")
+        if turn == 3:
+            wait_for(hooks_served, "the service the stand-in started again")
+
+    autostart.spawn([str(vault.root)])
+    try:
+        wait_for(hooks_served, "the service answering http hooks")
+        with running(executable, vault, tmp_path, responder) as claude:
+            claude.env["FRESHLINE_AUTOWATCH"] = "1"  # the stand-in starts the service again
+            turns = claude.conversation("hello", "WRITE-IT please", "and now?", "now?",
+                                        "last one", between=between)
+    finally:
+        autostart.stop()
+    assert pids[0] == pids[1] and pids[3] not in (None, pids[0])  # killed, started again
+    assert MANIFEST in turns[0][0].last
+    # Each turn's last message ends with its own block (Claude Code may join the turns
+    # before it into that message: their blocks came first, each once).
+    blocks = [re.findall(r"<project_context_updates .*?</project_context_updates>", t[0].last,
+                         re.S) for t in turns[1:]]
+    told = [named(b[-1], vault.root) for b in blocks]
+    tokens = [re.findall(r'delivery="(\w+)"', b[-1]) for b in blocks]
+    assert len({t for ts in tokens for t in ts}) == 4  # four deliveries, none made twice
+    assert told == [{"notes/e1.md"}, {"notes/e2.md"}, {"notes/e3.md"}, {"notes/e4.md"}]
+    assert mine.is_file()  # the agent's own write (PostToolUse over HTTP): never told back
 
 
 def test_a_cd_in_bash_does_not_switch_projects(
-    executable: Path, vault: Workspace, tmp_path: Path
+    executable: Path, vault: Workspace, tmp_path: Path, service: Service
 ) -> None:
     def responder(body: dict[str, Any]) -> FakeReply:
         if "GO-OTHER" in last_user_text(body) and not answered_tool(body):
@@ -224,13 +294,16 @@ def test_a_dropped_context_is_delivered_again_with_its_epochs(
 ) -> None:
     claude.prompt("hello", resume=False)
     vault.write("notes/b.md", "# B\n")
-    settings = vault.root / ".claude" / "settings.json"
+    settings = vault.root / ".claude" / "settings.local.json"
     installed = settings.read_text(encoding="utf-8")
     data = json.loads(installed)
     for groups in data["hooks"].values():
         for group in groups:
             for hook in group["hooks"]:  # a harness that drops the hook's context
-                hook["command"] += " > /dev/null"
+                if "args" in hook:  # (no service: the stand-ins answer)
+                    hook["args"][-1] += " > /dev/null"
+                elif hook["type"] == "command":
+                    hook["command"] += " > /dev/null"
     settings.write_text(json.dumps(data), encoding="utf-8")
     [dropped] = claude.prompt("anything new?")
     assert "project_context" not in dropped.last
@@ -252,7 +325,7 @@ def test_a_dropped_context_is_delivered_again_with_its_epochs(
 
 
 def test_the_agents_own_write_is_not_announced_back(
-    executable: Path, vault: Workspace, tmp_path: Path
+    executable: Path, vault: Workspace, tmp_path: Path, service: Service
 ) -> None:
     target = vault.root / "notes" / "mine.md"
 

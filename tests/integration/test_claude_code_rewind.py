@@ -4,7 +4,8 @@ One Claude Code process (stream-json, several turns) with the hook as `freshline
 install claude-code` installs it: turn 1 says hello, turn 2's model edits a note with Bash,
 the user edits another between turns, turn 3's model writes a note with Write, the user
 adds one more and runs `/compact`, turn 4 follows the compaction. Then, with the session
-ended, `freshline rewind S 2 --code --yes` puts the files back to where turn 2 began.
+ended, `freshline rewind S 2 --code --yes` puts the files back to where turn 2 began. Run
+twice: with the service answering the http hooks, and with none (their stand-ins answer).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Workspace
+from tests.conftest import Workspace, serving
 from tests.fake_model_servers import FakeReply
 from tests.integration.anthropic_stub import last_user_text
 from tests.integration.clients import CLAUDE_CODE, install
@@ -60,9 +62,12 @@ def freshline(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.parametrize("served", [True, False], ids=["service", "stand-ins"])
 def test_rewind_puts_back_bash_and_write_edits_and_names_the_users(
-    executable: Path, ws: Workspace, tmp_path: Path
+    executable: Path, ws: Workspace, tmp_path: Path, served: bool
 ) -> None:
+    """Seen with no service: a Bash edit was told back to the agent, and the files were
+    not put back (PreToolUse, PostToolUse and Stop were posted to nobody)."""
     root = ws.root
     ws.write("notes/a.md", A_AT_TURN_2.decode())
     ws.write("notes/sub/b.md", B_AT_TURN_2.decode())
@@ -75,7 +80,8 @@ def test_rewind_puts_back_bash_and_write_edits_and_names_the_users(
         if turn == 3:
             ws.write("notes/late.md", "# written just before /compact\n")
 
-    with running(executable, ws, tmp_path, responder(root)) as claude:
+    with serving() if served else nullcontext(), \
+            running(executable, ws, tmp_path, responder(root)) as claude:
         turns = claude.conversation("hello", "please BASH-IT", "please WRITE-IT", "/compact",
                                     "where were we?", between=between)
     hello, bash, write, _compact, after = turns

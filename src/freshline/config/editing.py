@@ -42,7 +42,7 @@ _TEMPLATE = """\
 [workspace]
 # debounce_ms = 150            # watcher settle time, milliseconds
 # change_log_cap = 100000      # change-log rows kept per project; older ones are counted
-# full_scan_interval = 300     # seconds between full rescans while watching
+# full_scan_interval = 300     # seconds between full rescans (where inotify is not)
 # ignore = []                  # folders or globs that are never in any project
 # respect_gitignore = true     # .gitignore files and .git/info/exclude ignore paths too
 # respect_obsidian = true      # so do Obsidian's "Excluded files" (.obsidian/app.json)
@@ -50,8 +50,7 @@ _TEMPLATE = """\
 # materialize_timeout_s = 60   # time limit for converting one document, seconds
 # materialize_memory_mb = 1024 # memory limit of a conversion worker
 # workers = 2                  # conversion worker processes
-# autowatch = true             # the first command that flushes starts `freshline watch`
-# autowatch_idle = 3600        # seconds without requests before that watcher exits
+# autowatch = true             # commands have the per-user service watch this workspace
 #
 # Secrets (.env, *.pem, id_rsa*, .ssh/, ... see the README) are never in any project. A
 # project reads one kind only if it names the exact pattern: allow_secrets = [".env"]

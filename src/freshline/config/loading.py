@@ -61,8 +61,10 @@ _RANGES = {
     "materialize_timeout_s": (1, 86_400),
     "materialize_memory_mb": (16, 1 << 20),
     "workers": (1, 64),
-    "autowatch_idle": (1, 30 * 86_400),
 }
+# Keys an older freshline.toml may hold: still checked, no longer used. `autowatch_idle`
+# was the idle time of a workspace's own watcher; the service watches until stopped.
+_RETIRED = {"autowatch_idle": (1, 30 * 86_400)}
 RETRIES_MAX = 100  # [model] retries: past this a send could retry for days
 WAIT_MAX_S = 3_600.0  # [model] retry_wait_s and retry_max_wait_s
 # Length limits, in characters: far above any real value, far below what costs memory or
@@ -299,7 +301,7 @@ def _delivery(table: dict[str, Any]) -> DeliverySettings:
 
 
 def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
-    _check_keys("workspace", table, (f.name for f in fields(WorkspaceSettings)))
+    _check_keys("workspace", table, (*(f.name for f in fields(WorkspaceSettings)), *_RETIRED))
     values: dict[str, Any] = {}
     for name, value in table.items():
         key = f"workspace.{name}"
@@ -311,10 +313,11 @@ def _workspace(table: dict[str, Any]) -> WorkspaceSettings:
             values[name] = value
             continue
         _expect(key, value, int, "an integer")
-        low, high = _RANGES[name]
+        low, high = _RANGES.get(name) or _RETIRED[name]
         if not low <= value <= high:
             raise config_error(key, f"must be between {low} and {high}, got {value}")
-        values[name] = value
+        if name not in _RETIRED:
+            values[name] = value
     return WorkspaceSettings(**values)
 
 

@@ -46,8 +46,7 @@ class WorkspaceSettings:
     respect_gitignore: bool = True
     respect_obsidian: bool = True
     ignore_trash: bool = True
-    autowatch: bool = True  # the first command that flushes starts a background watcher
-    autowatch_idle: int = 3600  # seconds without requests before that watcher exits
+    autowatch: bool = True  # commands have the per-user service watch this workspace
 
     @property
     def ignore_settings(self) -> IgnoreSettings:

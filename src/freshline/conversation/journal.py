@@ -6,19 +6,20 @@ or undoing it removes the file. The journal is written and removed only under th
 conversation's turn lock, so a journal found by whoever takes the lock next belongs to a
 turn whose process died: recovery rolls it back (see recovery.py).
 
-`checkpoint(step)` is a test hook: when FRESHLINE_KILL_AT names the step, the process
-kills itself with SIGKILL there, so tests can stop a turn at every step without timing.
+`checkpoint(step)` is the test hook of `freshline.killpoint`: when FRESHLINE_KILL_AT names
+the step, the process kills itself with SIGKILL there, so tests can stop a turn at every
+step without timing.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-KILL_AT = "FRESHLINE_KILL_AT"
+from freshline.killpoint import KILL_AT as KILL_AT
+from freshline.killpoint import checkpoint as checkpoint
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,3 @@ def clear(path: Path) -> None:
     """Record the turn as finished (recorded or undone)."""
     path.unlink(missing_ok=True)
 
-
-def checkpoint(step: str) -> None:
-    """Kill this process here when the test hook names `step` (see the module docstring)."""
-    if os.environ.get(KILL_AT) == step:
-        os.kill(os.getpid(), signal.SIGKILL)

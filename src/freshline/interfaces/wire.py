@@ -1,6 +1,6 @@
-"""One-line JSON for the watcher's socket without the json package.
+"""One-line JSON for the service's socket without the json package.
 
-The client of the socket (`watchclient.py`) runs in every hot command, and importing
+The client of the socket (`serviceclient.py`) runs in every hot command, and importing
 `json` loads `re`, `enum` and `functools` with it, about as much as the rest of a served
 command. The json package's own C accelerator (`_json`, in every CPython) encodes and
 decodes the same text without it.

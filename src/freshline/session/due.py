@@ -9,7 +9,6 @@ would deliver no block; anything it cannot rule out counts as due.
 from __future__ import annotations
 
 from freshline.store import SessionRecord, SessionState
-from freshline.tracker import Tracker
 
 
 def nothing_due(session: SessionRecord, epoch: int) -> bool:
@@ -21,13 +20,3 @@ def nothing_due(session: SessionRecord, epoch: int) -> bool:
         and not session.pending_docs
         and session.cursor == epoch
     )
-
-
-def nothing_due_for(tracker: Tracker, external_id: str) -> bool:
-    """`nothing_due` for the session bound to another agent's session (`external_id`),
-    after a flush; False when there is no such session yet."""
-    s = tracker.store.session_by_external(external_id)
-    if s is None:
-        return False
-    tracker.flush()
-    return nothing_due(s, tracker.epoch(s.project))

@@ -56,6 +56,26 @@ def git_dir(root: Path) -> Path | None:
     return (root / text.removeprefix("gitdir: ")).resolve()
 
 
+def ref_stamps(root: Path) -> tuple[int, ...]:
+    """When the checkout's HEAD, packed refs and branch, remote and tag folders last
+    changed (0 for what is not there; () outside a checkout): a few stats that tell a
+    ref may have moved (git renames a ref file into place, which touches its folder)."""
+    gitdir = git_dir(root)
+    if gitdir is None:
+        return ()
+    common = common_dir(gitdir)
+    places = (gitdir / "HEAD", common / "packed-refs", common / "refs" / "heads",
+              common / "refs" / "remotes", common / "refs" / "tags")
+    return tuple(_mtime(p) for p in places)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
 def read_head(gitdir: Path) -> str:
     """The commit HEAD names, or "" when it names a branch with no commit yet.
 

@@ -1,16 +1,22 @@
-"""The contract between a running watcher and a flush: heartbeat and cookies.
+"""The contract between a running watcher and a flush: its lock and cookies.
 
-Watchers are hints only. A flush trusts the hints alone while a watcher's heartbeat is
-fresh; it first drops a cookie file into `.freshline/cookies/` and waits for the watcher
-to remove it. File events arrive in order, so once the watcher has seen the cookie it
-has already written hints for everything before it: the flush sees changes made a moment
-ago without waiting for the debounce (Watchman's sync-cookie idea).
+Watchers are hints only. A flush trusts the hints alone while a watcher holds the
+workspace's watch lock (`.freshline/watch.lock`, an `flock`): the watcher takes it once
+its first full scan is done and lets it go while its hints cannot be trusted (the store
+refused some), and the kernel lets it go when the watcher's process ends however it
+ends, so nothing has to beat to look alive and a dead watcher is never trusted. A
+watcher writing to another store than the default SQLite file (`store migrate`, a
+PostgreSQL URL) holds `watch.<digest of its store>.lock`: a flush trusts only hints
+written to its own store.
 
-The heartbeat is the modification time of `.freshline/watcher.heartbeat`, touched by a
-thread of its own: a watcher busy scanning or converting is still alive, and a beat never
-waits for the store's write lock. A watcher writing to another store (the workspace's store
-moved, `store migrate`) beats another file, `watcher.<digest of its store>.heartbeat`:
-a flush trusts only hints written to its own store.
+Before trusting the hints a flush drops a cookie file into `.freshline/cookies/` and
+waits for the watcher to remove it. File events arrive in order, so once the watcher has
+seen the cookie it has stored the hints of everything before it: the flush sees changes
+made a moment ago (Watchman's sync-cookie idea). A flush in the watcher's own process (the
+service answering a question) needs no file: the kernel queues an inotify event when the
+call that caused it returns, so the watcher reading its queue dry and storing what it
+read (`Watcher.sync`, registered here by the lock's path) covers every change made
+before the flush asked; that costs no disk write, where a cookie costs two.
 """
 
 from __future__ import annotations
@@ -19,15 +25,15 @@ import hashlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from freshline.config import DATA_DIR
 from freshline.store import Store
 from freshline.store.sqlite import DB_NAME
+from freshline.tracker.watchlock import WatchLock, holder
 
-HEARTBEAT = "watcher.heartbeat"
-HEARTBEAT_EVERY_S = 1.0
-HEARTBEAT_TTL_S = 5.0
+LOCK = "watch.lock"
 COOKIE_DIR = "cookies"
 COOKIE_WAIT_S = 2.0
 
@@ -37,90 +43,62 @@ def cookie_dir(root: Path) -> Path:
     return Path(root) / DATA_DIR / COOKIE_DIR
 
 
-def _heartbeat(store: Store) -> Path:
+def lock_path(store: Store) -> Path:
+    """The lock a watcher writing hints into `store` holds while they can be trusted."""
     if store.location == str(store.data_dir / DB_NAME):
-        return store.data_dir / HEARTBEAT
+        return store.data_dir / LOCK
     digest = hashlib.sha1(store.location.encode()).hexdigest()[:12]
-    return store.data_dir / HEARTBEAT.replace(".", f".{digest}.")
+    return store.data_dir / LOCK.replace(".", f".{digest}.")
 
 
-def beat(store: Store) -> None:
-    """Record that a watcher is alive now."""
-    path = _heartbeat(store)
-    try:
-        os.utime(path)
-    except FileNotFoundError:
-        path.write_bytes(b"%d\n" % os.getpid())
+_LOCAL: dict[Path, Callable[[float], bool]] = {}  # watch lock → its watcher's own sync
+_LOCAL_GUARD = threading.Lock()
 
 
-def stop_beating(store: Store) -> None:
-    """Record that the watcher stopped (so flushes go back to full scans at once)."""
-    _heartbeat(store).unlink(missing_ok=True)
+def local_sync(store: Store, sync: Callable[[float], bool], on: bool = True) -> None:
+    """Register the sync of a watcher in this process that writes its hints into `store`
+    (with `on` False, forget it, if it is the one registered)."""
+    with _LOCAL_GUARD:
+        if on:
+            _LOCAL[lock_path(store)] = sync
+        elif _LOCAL.get(lock_path(store)) == sync:
+            del _LOCAL[lock_path(store)]
+
+
+def sync_with_watcher(root: Path, store: Store, timeout: float = COOKIE_WAIT_S) -> bool:
+    """Wait until the watcher has stored the hints of every change made before now: in
+    its own process without a file, else through a cookie; False when it did not answer
+    in time."""
+    with _LOCAL_GUARD:
+        sync = _LOCAL.get(lock_path(store))
+    return sync(timeout) if sync is not None else cookie_sync(root, timeout)
 
 
 def watcher_alive(store: Store) -> bool:
-    """Whether a watcher's heartbeat is fresh."""
-    try:
-        beaten = _heartbeat(store).stat().st_mtime
-    except OSError:
-        return False
-    return time.time() - beaten < HEARTBEAT_TTL_S
+    """Whether a watcher's hints in `store` can be trusted now."""
+    return holder(lock_path(store)) is not None
 
 
-class Heartbeat:
-    """Beats every `HEARTBEAT_EVERY_S` seconds from its own thread, from `start()` until
-    `stop()`, so a watcher busy with a long scan or conversion is still alive to readers.
-    `pause()` tells readers at once that the watcher's hints cannot be trusted for now;
-    `resume()` that they can again."""
+class Liveness:
+    """A watcher's hold on the watch lock: held while its hints can be trusted."""
 
     def __init__(self, store: Store) -> None:
-        self.store = store
-        self._lock = threading.Lock()  # a beat in flight never outlives a pause
-        self._started = False
-        self._paused = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="freshline-heartbeat", daemon=True)
+        self._lock = WatchLock(lock_path(store))
+        self.held = False
 
-    def start(self) -> None:
-        """Beat now (unless paused), then keep beating in the background."""
-        with self._lock:
-            self._started = True
-            self._beat()
-        self._thread.start()
+    def hold(self) -> bool:
+        """Say that the hints can be trusted; False when another process watches."""
+        if not self.held:
+            self.held = self._lock.acquire()
+        return self.held
 
-    def pause(self) -> None:
-        """Stop beating and say so, until `resume()`."""
-        with self._lock:
-            self._paused = True
-            stop_beating(self.store)
-
-    def resume(self) -> None:
-        """Beat again (once started)."""
-        with self._lock:
-            self._paused = False
-            self._beat()
-
-    def _beat(self) -> None:
-        if self._started and not self._paused:
-            try:
-                beat(self.store)
-            except OSError:  # the data dir went away: readers see a stale beat, as they should
-                pass
-
-    def _run(self) -> None:
-        while not self._stop.wait(HEARTBEAT_EVERY_S):
-            with self._lock:
-                self._beat()
-
-    def stop(self) -> None:
-        """Stop beating and record that the watcher is gone."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        stop_beating(self.store)
+    def release(self) -> None:
+        """Say that they cannot (readers scan everything until `hold()` again)."""
+        self._lock.release()
+        self.held = False
 
 
-def cookie_sync(root: Path, store: Store, timeout: float = COOKIE_WAIT_S) -> bool:
+def cookie_sync(root: Path, timeout: float = COOKIE_WAIT_S) -> bool:
     """Drop a cookie and wait until the watcher has consumed it; False on timeout."""
     folder = cookie_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
@@ -133,8 +111,3 @@ def cookie_sync(root: Path, store: Store, timeout: float = COOKIE_WAIT_S) -> boo
             return False
         time.sleep(0.001)  # a stat a millisecond, for the few the watcher takes
     return True
-
-
-def is_cookie(root: Path, path: str) -> bool:
-    """Whether an absolute event path is a flush cookie."""
-    return os.path.dirname(path) == str(cookie_dir(root))

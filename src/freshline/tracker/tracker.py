@@ -26,6 +26,7 @@ from freshline.config import (
 )
 from freshline.errors import GitError
 from freshline.ignore import GITIGNORE, IgnoreRules, IgnoreState, load_rules
+from freshline.killpoint import checkpoint
 from freshline.scope import Scope
 from freshline.store import ProjectState, Store
 from freshline.store.db import encode_path
@@ -36,7 +37,7 @@ from freshline.tracker.changelog import ChangesSince, ProjectDelta
 from freshline.tracker.coalesce import coalesce_sets
 from freshline.tracker.facts import needs_facts, observed_with_facts, stand_in
 from freshline.tracker.gitmoves import HeadMove, git_dir, head_move, read_head
-from freshline.tracker.hints import cookie_sync, watcher_alive
+from freshline.tracker.hints import sync_with_watcher, watcher_alive
 from freshline.tracker.listing import LISTED_AT, UNHASHED_META
 from freshline.tracker.observed import Observed
 from freshline.tracker.patterns import (
@@ -156,7 +157,7 @@ class Tracker:
         (its cookie came back): a flush that reads the hints afterwards covers them.
         A watcher that did not answer in time, or stopped trusting its own hints while
         it answered (it could not store them), is trusted for nothing."""
-        return (watcher_alive(self.store) and cookie_sync(self.root, self.store)
+        return (watcher_alive(self.store) and sync_with_watcher(self.root, self.store)
                 and watcher_alive(self.store))
 
     def scan(self, paths: Iterable[str] | None = None) -> FlushResult:
@@ -197,6 +198,7 @@ class Tracker:
             if work.result.from_empty:  # the index's order: its b-tree fills page by page
                 work.result.put.sort(key=_stored_order)
             out = self._apply(work)
+            checkpoint("flush:write")  # killed here, the transaction dies with its process
             version = self.store.data_version()  # nobody else commits before this ends
         if work.result.from_empty:
             self._written = (self.store.db.conn, version, work.result.put)

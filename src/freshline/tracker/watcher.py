@@ -1,66 +1,74 @@
 """The watcher: file events become hints in the store; full scans catch what events miss.
 
-inotify drops events on overflow and the Python watchers do not report it, so the
-watcher never decides anything itself: it writes hints and a heartbeat, runs a full
-scan at start (changes made while nothing ran) and every `full_scan_interval` seconds.
+The watcher never decides anything itself: it writes hints, runs a full scan at start
+(changes made while nothing ran) and whenever events were lost, and tells readers through
+its lock (`tracker/hints.py`) whether its hints can be trusted.
 
-Three threads, so that no work of the watcher delays what readers rely on: the caller's
-thread takes file events, stores their hints and answers flush cookies at once; a worker
-thread (`tracker/watchwork.py`) runs the scans and flushes (and `on_flush`, which may
-convert documents); the heartbeat beats on its own (`hints.Heartbeat`), so a watcher busy
-with a long scan or conversion still looks alive and still answers cookies.
+Events come from a notifier (`tracker/notifier.py`): the service's, shared by every
+workspace it watches, or one of its own (`run()`). Two threads per workspace, both
+asleep while nothing happens, so that no work of the watcher delays what readers rely
+on: the watching thread takes the notifier's paths, stores their hints and answers flush
+cookies at once; the worker (`tracker/watchwork.py`) runs the scans and flushes (and
+`on_flush`, which may convert documents).
 
-It is a service: nothing one batch does stops it. A flush that fails is reported once and
-retried as a full scan; hints it cannot store make readers scan everything themselves
-until a full scan succeeds. It follows `freshline.toml` as it changes (a flush reloads
-it) and, in a git checkout, the refs (`HEAD`, branches, `packed-refs`): a commit is
-logged, and `on_refs` told, as soon as git writes it.
+Nothing one batch does stops it. A flush that fails is reported once and retried as a
+full scan; hints it cannot store make readers scan everything themselves until a full
+scan succeeds. It follows `freshline.toml` as it changes (a flush reloads it) and, in a
+git checkout, the refs (`HEAD`, branches, `packed-refs`): a commit is logged, and
+`on_refs` told, as soon as git writes it. It stops when its workspace's folder is gone
+(deleted or replaced): nothing is left to watch or to answer for.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-
-import watchfiles
-from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from freshline.config import Config
 from freshline.errors import FreshlineError
 from freshline.paths import shown
-from freshline.tracker.hints import HEARTBEAT_EVERY_S, cookie_dir
+from freshline.tracker import inotify
+from freshline.tracker.hints import cookie_dir, cookie_sync, local_sync
+from freshline.tracker.notifier import InotifyNotifier, Notifier
 from freshline.tracker.tracker import FlushResult, Tracker
 from freshline.tracker.watchpaths import Seen, event_paths
 from freshline.tracker.watchwork import Batch, Worker
 
-WATCH_RETRIES = 5  # watches failing in a row before their first batch: the tree is unwatchable
-# How long watchfiles waits for a quiet moment before it hands over a batch: every flush's
-# cookie waits through it once or twice, the agent's prompt behind it.
-STEP_MS = 5
+_LOST = ""  # in the watching thread's queue: events were lost
+NOTIFIER_ENV = "FRESHLINE_NOTIFIER"  # "watchfiles": the portable notifier even with inotify
+
+
+def default_notifier() -> Notifier:
+    """Inotify where the kernel has it, else watchfiles (`tracker/polling.py`)."""
+    if os.environ.get(NOTIFIER_ENV) != "watchfiles":
+        try:
+            return InotifyNotifier()
+        except inotify.Unavailable:
+            pass
+    from freshline.tracker.polling import WatchfilesNotifier
+
+    return WatchfilesNotifier()
 
 
 class Watcher:
-    """Watches one workspace until `stop()`; usable in-process or as `freshline watch`.
+    """Watches one workspace from `start()` until `stop()` (or `run()`: until stopped,
+    on a notifier of its own).
 
     With `on_flush`, the watcher also flushes after each batch and reports what each flush
-    logged (so `freshline watch` can convert changed documents in the background);
-    `on_config` hears the config after the first full scan and whenever it changed;
-    `on_refs` hears that a ref moved (a checkout target may have); `on_error` hears each
-    error it survived, once. `up` is set once its first full scan is done and it beats.
-    With `idle_exit_s`, it stops after that many seconds without
-    a request (a flush's cookie, or `request()`). It stops when its workspace's folder is
-    gone (deleted or replaced): nothing is left to watch or to answer for.
+    logged (so the service can convert changed documents in the background); `on_config`
+    hears the config after the first full scan and whenever it changed; `on_refs` hears
+    that a ref moved (a checkout target may have); `on_error` hears each error it
+    survived, once. `up` is set once its first full scan is done.
     """
 
     def __init__(
         self,
         config: Config,
+        notifier: Notifier | None = None,
         on_flush: Callable[[FlushResult], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
-        idle_exit_s: float | None = None,
         on_refs: Callable[[], None] | None = None,
         on_config: Callable[[Config], None] | None = None,
     ) -> None:
@@ -72,142 +80,175 @@ class Watcher:
         self.on_error = on_error
         self.on_refs = on_refs
         self.on_config = on_config
-        self.idle_exit_s = idle_exit_s
-        self.last_request = time.monotonic()
-        self.up = threading.Event()  # set once the first full scan is done and it beats
+        self.up = threading.Event()  # set once the first full scan is done
         self.paths = event_paths(self.root, cookie_dir(self.root))
+        self.tops = self.paths.tops()
+        self.quiet = self.paths.cookies
+        self._notifier = notifier
+        self._own = notifier is None  # made at start, closed at close
+        self.periodic = notifier.periodic if notifier is not None else False
         self._stop = threading.Event()
+        self._queue: list[str] = []
+        self._queued = threading.Event()
+        self._queue_lock = threading.Lock()
+        self._handling = threading.Lock()  # one thread stores a batch's hints at a time
+        self._worker = Worker(self)
+        self._taking = threading.Thread(target=self._take, name="freshline-events", daemon=True)
+
+    # -- as the notifier's subscription ----------------------------------------------------
+
+    def wants(self, folder: str) -> bool:
+        """Whether `folder` is watched (`watchpaths.EventPaths.wants`)."""
+        return self.paths.wants(folder)
+
+    def changed(self, paths: list[str]) -> None:
+        """Paths changed (on the notifier's thread: queued for the watching thread)."""
+        with self._queue_lock:
+            self._queue.extend(paths)
+        self._queued.set()
+
+    def lost(self) -> None:
+        """Events were lost: readers and the next full scan look at everything."""
+        self.changed([_LOST])
+
+    def gone(self) -> None:
+        """The workspace's folder was deleted or moved away."""
+        self.stop()
+
+    # -- life ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching (the first full scan follows in the worker); FreshlineError in
+        one line when the tree cannot be watched."""
+        if self._notifier is None:
+            self._notifier = default_notifier()
+            self.periodic = self._notifier.periodic
+        # Made before watching starts: a cookie dropped into a folder not watched yet
+        # would go unseen.
+        cookie_dir(self.root).mkdir(parents=True, exist_ok=True)
+        try:
+            self._notifier.subscribe(self)
+        except OSError as exc:
+            self._notifier.unsubscribe(self)
+            raise FreshlineError(f"cannot watch {shown(str(self.root))}: "
+                                 f"{shown(exc.strerror or str(exc))}; flushes scan the whole "
+                                 "workspace instead") from None
+        self._taking.start()
+        self._worker.start()
+        local_sync(self.tracker.store, self.sync)
+
+    def sync(self, timeout: float) -> bool:
+        """Store the hints of every change made before now, in this thread (the sync of a
+        flush in this process: no cookie file, no hand-over, where the notifier can catch
+        up); else through a cookie. False when the watcher did not answer in time."""
+        notifier = self._notifier
+        if notifier is None or not notifier.catch_up():
+            return cookie_sync(self.root, timeout)
+        if not self._handling.acquire(timeout=timeout):
+            return False
+        try:
+            self._take_queued()
+        finally:
+            self._handling.release()
+        return True
 
     def stop(self) -> None:
-        """Ask the watcher to stop; `run()` returns shortly after."""
+        """Ask the watcher to stop; `close()` (or `run()`) finishes it."""
         self._stop.set()
+        self._queued.set()
 
     def stopping(self) -> bool:
-        """Whether `stop()` was asked for."""
+        """Whether `stop()` was asked for (or the watcher stopped itself)."""
         return self._stop.is_set()
 
-    def request(self) -> None:
-        """Count a request (a question on the socket): the watcher is not idle."""
-        self.last_request = time.monotonic()
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until stopped; whether it was."""
+        return self._stop.wait(timeout)
 
-    def idle(self) -> bool:
-        """Whether no request came for `idle_exit_s` seconds (never, without the limit)."""
-        limit = self.idle_exit_s
-        return limit is not None and time.monotonic() - self.last_request > limit
+    def close(self) -> None:
+        """Stop, unsubscribe, let the threads end and the lock go (and close a notifier
+        of its own); raise the worker's error if it failed."""
+        self.stop()
+        local_sync(self.tracker.store, self.sync, on=False)
+        if self._notifier is not None:
+            self._notifier.unsubscribe(self)
+        if self._taking.is_alive():
+            self._taking.join()
+        self._worker.finish()
+        if self._own and self._notifier is not None:
+            self._notifier.close()
+            self._notifier = None
+        self.tracker.store.close()
+        self._worker.check()
 
-    def gone(self) -> bool:
+    def run(self) -> None:
+        """Watch on a notifier of its own until stopped; an error that is not one batch's
+        (the tree cannot be watched) is raised here."""
+        self.start()
+        try:
+            self._stop.wait()
+        finally:
+            self.close()
+
+    def vanished(self) -> bool:
         """Whether the workspace's folder was deleted, or replaced by another, since the
         watcher started."""
         return _identity(self.root) != self._folder
 
-    def _wanted(self, _change: watchfiles.Change, path: str) -> bool:
-        # The store's own writes (heartbeats) must not wake the watcher up.
-        return self.paths.sort(path)[0] is not Seen.NOTHING
+    # -- the watching thread -------------------------------------------------------------
 
-    def run(self) -> None:
-        """Watch until stopped: hints and cookies here, scans in a worker, a heartbeat.
-
-        The first full scan runs once inotify is watching (the first batch: the worker
-        drops a cookie of its own until one comes back), and the heartbeat starts only
-        after it: readers trust hints alone only once no change can have slipped between
-        the scan and the watch. Only an error that is not one batch's (the tree cannot be
-        watched at all) stops the watcher; it is raised here.
-        """
-        # Made before watching starts: a folder created later is watched only once
-        # inotify reports it, and a cookie dropped into it meanwhile would go unseen.
-        cookie_dir(self.root).mkdir(parents=True, exist_ok=True)
-        worker = Worker(self)
-        worker.start()
+    def _take(self) -> None:
+        """Store each queued batch's hints, then release the cookies in it, until
+        stopped."""
+        # This thread's store connection now, while the workspace is there: opening one
+        # makes the data folder, so one opened while the workspace is being deleted
+        # would make it again. (A store busy being made now is opened at the first hint.)
         try:
-            self._watch_until_stopped(worker)
-        finally:
-            worker.finish()
-        worker.check()
-
-    def _watch_until_stopped(self, worker: Worker) -> None:
-        """Run watchfiles again each time it gives up on a name it cannot decode.
-
-        watchfiles gives up on a path that is not UTF-8, losing the batch it was in: the
-        watcher then asks for a full scan (the "" hint), pauses its heartbeat (readers scan
-        everything meanwhile) and watches again; once the new watch delivers, it asks for
-        one more full scan (what changed while nothing watched) and beats again. Watches
-        that keep failing before their first batch (a folder with such a name) mean the
-        tree cannot be watched.
-        """
-        resumed = False
-        failed = 0  # watches in a row that failed before their first batch
-        while not self._stop.is_set():
-            try:
-                self._watch(worker, resumed)
+            self.tracker.store.data_version()
+        except FreshlineError:
+            pass
+        while True:
+            self._queued.wait()
+            self._queued.clear()
+            if self._stop.is_set():
                 return
-            except _Lost as lost:
-                resumed = True
-                failed = 0 if lost.watching else failed + 1
-                if failed >= WATCH_RETRIES:
-                    raise FreshlineError(
-                        f"cannot watch {shown(str(self.root))}: {shown(lost.reason)}; "
-                        "flushes scan the whole workspace instead"
-                    ) from None
-                self._stop.wait(0.1 * failed)
+            with self._handling:
+                self._take_queued()
 
-    def _watch(self, worker: Worker, resumed: bool) -> None:
-        """One run of watchfiles, until stopped; raises _Lost when it gives up."""
-        watching = False
-        try:
-            for batch in watchfiles.watch(
-                self.root,
-                *self.paths.outside(),
-                watch_filter=self._wanted,
-                debounce=self.config.workspace.debounce_ms,
-                step=STEP_MS,
-                stop_event=self._stop,
-                rust_timeout=int(HEARTBEAT_EVERY_S * 1000),
-                yield_on_timeout=True,
-                recursive=True,
-                ignore_permission_denied=True,
-            ):
-                if resumed and not watching:  # watching again: trust nothing seen before
-                    worker.rewatched()
-                watching = True
-                worker.wake(self._handle(batch, worker))
-                worker.check()
-        except WatchfilesRustInternalError as exc:
-            # Until a new watch is up, readers scan everything themselves.
-            worker.unwatched()
-            self._release_cookies()  # the "" hint covers whatever the lost batch held
-            raise _Lost(watching, str(exc)) from None
+    def _take_queued(self) -> None:
+        """Store the hints of the paths queued so far (called holding `_handling`)."""
+        with self._queue_lock:
+            paths, self._queue = self._queue, []
+        if not paths:
+            return
+        if _LOST in paths:
+            self._worker.lost()
+        self._worker.wake(self._handle(paths))
 
-    def _handle(self, batch: set[tuple[watchfiles.Change, str]], worker: Worker) -> Batch:
-        """Store the batch's hints, then release the cookies in it; what the batch held."""
-        hints: list[str] = []
+    def _handle(self, paths: list[str]) -> Batch:
+        """Store the paths' hints, then release the cookies among them; what they held."""
+        hints: set[str] = set()
         cookies: list[str] = []
         seen = Batch()
         ignore = tuple(self.tracker.config.workspace.ignore)
-        for _change, path in batch:
+        for path in paths:
+            if path == _LOST:
+                continue
             kind, rel = self.paths.sort(path, ignore)
             if kind is Seen.COOKIE:
                 cookies.append(path)
             elif kind is Seen.HINT:
-                hints.append(rel)
+                hints.add(rel)
             elif kind is Seen.REF:
                 seen.refs = True
             elif kind is Seen.CONFIG:
                 seen.config = True
         seen.hinted = bool(hints)
-        worker.store_hints(hints)
-        if cookies:
-            self.request()
+        if hints:
+            self._worker.store_hints(sorted(hints))
         for cookie in cookies:  # only after the hints before it are in the store
             _unlink(cookie)
         return seen
-
-    def _release_cookies(self) -> None:
-        try:
-            waiting = list(os.scandir(cookie_dir(self.root)))
-        except FileNotFoundError:
-            return
-        for cookie in waiting:
-            _unlink(cookie.path)
 
 
 def _unlink(path: str) -> None:
@@ -215,15 +256,6 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-class _Lost(Exception):
-    """watchfiles gave up (a name it cannot decode); the batch it was in is lost."""
-
-    def __init__(self, watching: bool, reason: str) -> None:
-        super().__init__(reason)
-        self.watching = watching  # whether that watch had delivered a batch before
-        self.reason = reason
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:

@@ -1,45 +1,35 @@
-"""One watcher per workspace: the lock a watching process holds for its whole life.
+"""A lock held by one process for as long as it does something alone: an `flock`.
 
-The lock is an exclusive `flock` on `.freshline/watch.lock`, whose text is the holder's
-pid. The kernel drops it when the process ends, however it ends, so a lock that can be
-taken means nobody watches: no pid file to go stale. The MCP servers of a workspace
-share another such lock, `.freshline/serve-watch.lock`: only its holder runs a watcher
-in-process, and `freshline watch --stop` never stops a server.
+The lock file's text is the holder's pid. The kernel drops the lock when the process
+ends, however it ends, so a lock that can be taken means nobody holds it: no pid file to
+go stale. A workspace's watcher holds one while its hints can be trusted
+(`tracker/hints.py`), the per-user service one for its whole life.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 from typing import IO
 
-from freshline.paths import DATA_DIR
-
-LOCK_NAME = "watch.lock"
-SERVER_LOCK_NAME = "serve-watch.lock"  # the servers' own: one of them watches in-process
-
-
-def lock_path(root: Path, name: str = LOCK_NAME) -> Path:
-    """The lock a watching process holds (`name`: which one)."""
-    return Path(root) / DATA_DIR / name
+ATTEMPTS = 20  # tries, a millisecond apart, before the lock counts as held by another
 
 
 class WatchLock:
-    """The one-watcher-per-workspace lock, held from `acquire()` until the process ends
-    (or `release()`); `name` another lock of that kind (`SERVER_LOCK_NAME`)."""
+    """An exclusive lock on the file at `path`, held from `acquire()` until `release()`
+    or the process ends."""
 
-    def __init__(self, root: Path, name: str = LOCK_NAME) -> None:
-        self.path = lock_path(root, name)
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
         self._file: IO[str] | None = None
 
     def acquire(self) -> bool:
-        """Take the lock and write our pid into it; False when another process holds it."""
+        """Take the lock and write our pid into it; False when another holds it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)  # a workspace never used yet
         handle = self.path.open("a+", encoding="utf-8")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _exclusive(handle):
             handle.close()
             return False
         handle.seek(0)
@@ -56,12 +46,23 @@ class WatchLock:
             self._file = None
 
 
-def holder(root: Path) -> int | None:
-    """The pid of the process watching `root` (0 when it has not written it yet), or None
-    when nobody holds the lock."""
-    path = lock_path(root)
+def _exclusive(handle: IO[str]) -> bool:
+    """Lock `handle` exclusively. `holder()` takes the lock shared for an instant to
+    look: a few quick tries tell that apart from a process holding it."""
+    for _ in range(ATTEMPTS):
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            time.sleep(0.001)
+    return False
+
+
+def holder(path: Path) -> int | None:
+    """The pid of the process holding the lock at `path` (0 when it has not written it
+    yet), or None when nobody holds it."""
     try:
-        handle = path.open("r", encoding="utf-8")
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below, flock or not
     except (FileNotFoundError, NotADirectoryError):
         return None
     with handle:

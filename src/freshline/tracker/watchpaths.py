@@ -1,8 +1,9 @@
-"""What a file event the watcher receives is about (pure once built).
+"""What the watcher watches, and what a file event it receives is about (pure once built).
 
-The watcher watches the workspace and, in a git checkout, the refs that say where HEAD
-and the branches point; everything else under `.git/` and `.freshline/` is its own noise
-or git's. An event is one of:
+The watcher watches the workspace's folders and, in a git checkout, the folders of the
+refs that say where HEAD and the branches point, and the cookie folder; no other folder
+under `.git/` or `.freshline/` (the store's own writes there would wake it at every
+write). An event is one of:
 
     a path in the workspace      -> a hint (the path, workspace-relative)
     a flush's cookie             -> answer it (after the hints before it are stored)
@@ -20,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshline.paths import CONFIG_FILE, is_internal
+from freshline.paths import CONFIG_FILE, INTERNAL_DIRS, is_internal
 from freshline.tracker.gitmoves import common_dir, git_dir
 
 # The refs whose moves a checkout target can follow (never refs/freshline/: conversations
@@ -74,12 +75,27 @@ class EventPaths:
             return ""
         return path[len(self.common) + 1:].replace(os.sep, "/")
 
-    def outside(self) -> list[str]:
-        """The git folders to watch besides the workspace (a linked worktree's live
-        elsewhere)."""
+    def tops(self) -> tuple[str, ...]:
+        """The folders watched from: the workspace, the cookie folder, and the git
+        folders that live outside it (a linked worktree's)."""
         inside = self.root.rstrip("/") + "/"
-        wanted = {d for d in (self.gitdir, self.common) if d is not None}
-        return sorted(d for d in wanted if not (d + "/").startswith(inside))
+        git = {d for d in (self.gitdir, self.common) if d is not None}
+        return (self.root, self.cookies,
+                *sorted(d for d in git if not (d + "/").startswith(inside)))
+
+    def wants(self, folder: str) -> bool:
+        """Whether the watcher watches `folder` (absolute): a workspace folder outside
+        `.git/` and `.freshline/`, the git folders themselves (HEAD, packed-refs) and
+        their branch, remote and tag folders."""
+        if folder in (self.cookies, self.gitdir, self.common):
+            return True
+        in_git = self._in_common(folder)
+        if in_git:
+            return in_git == "refs" or (in_git + "/").startswith(REF_FOLDERS)
+        rel = os.path.relpath(folder, self.root)
+        if rel == "." or rel == ".." or rel.startswith("../"):
+            return rel == "."
+        return not INTERNAL_DIRS.intersection(rel.split(os.sep))
 
 
 def event_paths(root: Path, cookies: Path) -> EventPaths:

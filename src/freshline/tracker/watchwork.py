@@ -1,20 +1,18 @@
 """The watcher's worker: its scans and flushes, in a thread of their own.
 
+It sleeps until there is something to do: a batch of events, a retry that is due, or (on
+a notifier that may lose events unsaid) the periodic full scan; there is no fixed
+wake-up. A batch is flushed once `debounce_ms` passed without another one.
+
 Nothing one batch does stops it. A flush that raises is reported once (the same error
 again is not reported again) and retried as a full scan, after a wait that doubles up to
 `RETRY_MAX_S` while it keeps failing; a change of freshline.toml retries at once. Hints
 the watching thread cannot store (the store refused the write) make readers scan
-everything themselves (the heartbeat pauses) until a full scan has covered them.
-
-Until inotify is known to be watching (a first batch came), the worker drops a cookie of
-its own every `PROBE_EVERY_S`: the batch it comes back in is that proof, and comes at once
-however busy the workspace's data folder is (clients opening the store make events there
-that the watcher filters out, which would otherwise keep watchfiles from ever yielding).
+everything themselves (the watch lock is let go) until a full scan has covered them.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,15 +21,12 @@ from pathlib import Path
 from typing import Protocol
 
 from freshline.config import Config
-from freshline.tracker.hints import HEARTBEAT_EVERY_S, Heartbeat, cookie_dir
+from freshline.tracker.hints import Liveness
 from freshline.tracker.reports import mark_unmarked
 from freshline.tracker.tracker import FlushResult, Tracker
 
-PROBE_EVERY_S = 0.05  # how often the start cookie is dropped until a batch brings it back
 RETRY_FIRST_S = 1.0  # the wait before retrying a failed flush; it doubles while it fails
 RETRY_MAX_S = 60.0  # ... up to this
-_LOST = "lost"  # the heartbeat pauses: hints could not be stored
-_UNWATCHED = "unwatched"  # ... the watch was lost, a new one has not delivered yet
 
 
 @dataclass
@@ -55,6 +50,7 @@ class Watched(Protocol):
     root: Path
     tracker: Tracker
     up: threading.Event
+    periodic: bool
     on_flush: Callable[[FlushResult], None] | None
     on_error: Callable[[Exception], None] | None
     on_refs: Callable[[], None] | None
@@ -62,44 +58,40 @@ class Watched(Protocol):
 
     def stop(self) -> None: ...
 
-    def idle(self) -> bool: ...
-
-    def gone(self) -> bool: ...
+    def vanished(self) -> bool: ...
 
 
 class Worker:
-    """Runs the watcher's scans and flushes, reports what they logged, keeps the heartbeat."""
+    """Runs the watcher's scans and flushes, reports what they logged, holds the lock
+    that tells readers its hints can be trusted."""
 
     def __init__(self, watcher: Watched) -> None:
         self.watcher = watcher
-        self.heartbeat = Heartbeat(watcher.tracker.store)
+        self.liveness = Liveness(watcher.tracker.store)
         self._wake = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
-        self._watching = threading.Event()  # a batch came since the watch (re)started
         self._batch = Batch()
         self._error: BaseException | None = None
-        self._probe = cookie_dir(watcher.root) / f"start-{os.urandom(8).hex()}"
-        self._probing = False  # the probe may be lying in the cookie folder
         self._full_due = True  # the first full scan, or the retry of a failed flush
         self._losses = 0  # times hints could not be stored
-        self._paused: set[str] = set()  # why readers must not trust the hints now
-        self._beating = False  # the heartbeat was started (after the first full scan)
+        self._paused = False  # hints were lost: readers must not trust them now
         self._failures = 0  # failed flushes in a row
         self._retry_at = 0.0
+        self._last_full: float | None = None
         self._said: str | None = None  # the error last reported (not reported twice)
         self._config: Config | None = None  # as `on_config` last heard it
         self._thread = threading.Thread(target=self._run, name="freshline-watch", daemon=True)
 
     def start(self) -> None:
-        """Start the thread."""
+        """Start the thread: the first full scan comes at once."""
+        self._wake.set()
         self._thread.start()
 
     def wake(self, batch: Batch) -> None:
-        """A batch came (maybe empty: inotify is watching)."""
+        """A batch came."""
         with self._lock:
             self._batch.merge(batch)
-        self._watching.set()
         self._wake.set()
 
     def store_hints(self, paths: Sequence[str]) -> None:
@@ -111,118 +103,119 @@ class Worker:
             with self._lock:
                 self._losses += 1
                 self._full_due = True
-            self._pause(_LOST)
+                self._paused = True
+                self.liveness.release()
             self._report(exc)
             self._wake.set()
 
-    def unwatched(self) -> None:
-        """The watch was lost: readers scan everything until a new one delivers."""
-        self._pause(_UNWATCHED)
-        self._watching.clear()
-        self.store_hints([""])
-        self._wake.set()
-
-    def rewatched(self) -> None:
-        """A new watch delivers: what changed while nothing watched is a full scan away."""
+    def lost(self) -> None:
+        """Events were lost: every reader looks at everything (the "" hint), and so does
+        the next full scan."""
         self.store_hints([""])
         with self._lock:
             self._full_due = True
-        self._resume(_UNWATCHED)
-
-    def _pause(self, why: str) -> None:
-        with self._lock:
-            self._paused.add(why)
-            self.heartbeat.pause()
-
-    def _resume(self, why: str) -> None:
-        with self._lock:
-            self._paused.discard(why)
-            if not self._paused:
-                self.heartbeat.resume()
+        self._wake.set()
 
     def check(self) -> None:
         """Raise the worker's error, if it failed."""
         if self._error is not None:
-            self.watcher.stop()
             raise self._error
 
     def finish(self) -> None:
-        """Stop the worker (letting a scan in progress end) and the heartbeat."""
+        """Stop the worker (letting a scan in progress end) and let the lock go."""
         self._done.set()
         self._wake.set()
-        self._thread.join()
-        self.heartbeat.stop()
-        self._probe.unlink(missing_ok=True)
+        if self._thread.is_alive():
+            self._thread.join()
+        self.liveness.release()
 
     def _run(self) -> None:
         try:
             self._loop()
-        except BaseException as exc:  # handed to the watching thread, which raises it
+        except BaseException as exc:  # handed to the watcher, which raises it
             self._error = exc
             self.watcher.stop()
 
     def _loop(self) -> None:
-        last_full: float | None = None
         while True:
-            # Batches wake it; so does the clock, for the periodic full scan (the store's
-            # own writes keep watchfiles from yielding on timeouts).
-            watching = self._watching.is_set()
-            self._wake.wait(HEARTBEAT_EVERY_S if watching else PROBE_EVERY_S)
+            self._wake.wait(self._due())
             self._wake.clear()
-            if self._done.is_set():
+            if self._settle():
                 return
-            if self.watcher.idle() or self.watcher.gone():  # the clock wakes this thread
+            if self.watcher.vanished():
                 self.watcher.stop()
                 return
-            if not self._watching.is_set():
-                self._drop_probe()  # the first full scan waits for inotify to be watching
-                continue
-            if self._probing:
-                self._probing = False
-                self._probe.unlink(missing_ok=True)
             with self._lock:
                 batch, self._batch = self._batch, Batch()
             if batch.config:
                 self._retry_at = 0.0  # an edited config may be what the retry waits for
-            interval = self.watcher.tracker.config.workspace.full_scan_interval
-            if self._full_due or last_full is None or time.monotonic() - last_full > interval:
-                if self._full_scan():
-                    last_full = time.monotonic()
+            if self._full_due or self._periodic_due():
+                self._full_scan()
             elif batch.hinted or batch.refs or batch.config:
                 self._flush()
             if batch.refs and self.watcher.on_refs is not None:
                 self._call(self.watcher.on_refs)
 
-    def _full_scan(self) -> bool:
-        """The full scan: at start, every `full_scan_interval`, and to retry a failed flush
-        (not before its wait is over); whether it ran."""
-        if time.monotonic() < self._retry_at:
+    def _settle(self) -> bool:
+        """Once up, wait until no batch came for `debounce_ms`; whether the worker is done.
+        Readers do not wait for this (their flush syncs with the watching thread): it
+        keeps the worker from flushing in the middle of a burst, above all from reading a
+        freshline.toml an editor has truncated and not yet written again (a config
+        without its projects would forget what they logged meanwhile)."""
+        if self._done.is_set():
+            return True
+        if self.watcher.up.is_set():
+            quiet = self.watcher.tracker.config.workspace.debounce_ms / 1000
+            while self._wake.wait(quiet) and not self._done.is_set():
+                self._wake.clear()
+        return self._done.is_set()
+
+    def _due(self) -> float | None:
+        """Seconds until the next timed step (a retry, a periodic full scan), or None:
+        nothing is timed, so the thread sleeps until woken."""
+        now = time.monotonic()
+        if self._full_due and self._retry_at > now:
+            return self._retry_at - now
+        if self.watcher.periodic and self._last_full is not None:
+            interval = self.watcher.tracker.config.workspace.full_scan_interval
+            return max(0.0, self._last_full + interval - now)
+        return None
+
+    def _periodic_due(self) -> bool:
+        if not self.watcher.periodic or self._last_full is None:
             return False
+        interval = self.watcher.tracker.config.workspace.full_scan_interval
+        return time.monotonic() - self._last_full >= interval
+
+    def _full_scan(self) -> None:
+        """The full scan: at start, after lost events, to retry a failed flush (not before
+        its wait is over), and now and then on a notifier that may lose events unsaid."""
+        if time.monotonic() < self._retry_at:
+            return
         with self._lock:
             losses = self._losses
-        result = self._attempt(self._scan if self._beating else self._first_scan)
+        first = not self.watcher.up.is_set()
+        result = self._attempt(self._first_scan if first else self.watcher.tracker.scan)
         if result is None:
-            return False
+            return
+        self._last_full = time.monotonic()
         with self._lock:
             covered = self._losses == losses  # no hint was lost during the scan
             self._full_due = not covered
-        if covered:
-            self._resume(_LOST)
-        if not self._beating:  # up: before anyone hears of the scan (conversions wait)
-            self._beating = True
-            self.watcher.up.set()  # first: whoever sees it beat finds its socket answering
-            self.heartbeat.start()
+            if covered:
+                self._paused = False
+            trusted = not self._paused and self.liveness.hold()
+        if first:  # up: before anyone hears of the scan (conversions wait)
+            self.watcher.up.set()
+        if not trusted and first:
+            self._report(RuntimeError("another process watches this workspace"))
         self._tell(result)
-        return True
-
-    def _scan(self) -> FlushResult:
-        return self.watcher.tracker.scan()
 
     def _first_scan(self) -> FlushResult:
         """The scan at start; `scan` reports what changed since the watcher started, for
         projects no scan has reported on yet."""
         mark_unmarked(self.watcher.tracker)
-        return self._scan()
+        return self.watcher.tracker.scan()
 
     def _flush(self) -> None:
         """Log what the batch's hints show now, for whoever acts on changes (documents to
@@ -274,12 +267,3 @@ class Worker:
                 self.watcher.on_error(exc)
             except Exception:  # the one listener whose failure cannot be reported
                 pass
-
-    def _drop_probe(self) -> None:
-        """Drop the start cookie again: its creation is an event once inotify watches."""
-        self._probing = True
-        try:
-            self._probe.unlink(missing_ok=True)
-            self._probe.write_bytes(b"")
-        except OSError:  # the data dir went away: the clock's batch will do
-            pass

@@ -42,6 +42,7 @@ from freshline.config import CONFIG_NAME, DATA_DIR, find_workspace, load_config
 from freshline.context import Channel
 from freshline.errors import WorkspaceError
 from freshline.interfaces.acp.messages import JsonObject, stdio_server
+from freshline.interfaces.autostart import ensure as ensure_watched
 from freshline.materialize.snapshots import SnapshotStore
 from freshline.paths import shown
 from freshline.program import workspace_command
@@ -54,7 +55,6 @@ from freshline.session.pinning import project_for
 from freshline.session.rules import workspace_rules
 from freshline.store import SessionState
 from freshline.store.sessions import session_title
-from freshline.tracker.autowatch import ensure as ensure_watcher
 from freshline.tracker.hashing import blob_id_bytes, blob_id_fd
 from freshline.withholding import Withholder
 
@@ -225,9 +225,9 @@ class Desk:
         title = session_title(said)
         if title is not None:
             manager.store.session_touch(bound.session, time.time(), title)
-        # A watcher makes the flush cost what changed, not the tree (autowatch; it exits
-        # when idle, so a long session asks again: one heartbeat read while it runs).
-        ensure_watcher(manager.config, manager.store)
+        # The service's watcher makes the flush cost what changed, not the tree
+        # (autowatch: one question on its socket while it runs).
+        ensure_watched(manager.config)
         taken = checkpoint(manager, bound.session, said)
         issued = Deliveries(manager).issue(bound.session, Channel.ACP, flush=False,
                                            rewinds=taken.rewinds)

@@ -1,7 +1,7 @@
 """What the hot commands answer, as data and as lines for people: the same whoever
-computes it, this process (no watcher) or the watcher over its socket (`watchsock.py`),
-so every path prints the same thing. Module-level imports stay within the standard
-library's basics (the hot commands import this on their fast path).
+computes it, this process (no service) or the service over its socket
+(`service/requests.py`), so every path prints the same thing. Module-level imports stay
+within the standard library's basics (the hot commands import this on their fast path).
 """
 
 from __future__ import annotations
@@ -59,34 +59,43 @@ def projects_lines(data: list[dict[str, Any]]) -> list[str]:
 # --- status -------------------------------------------------------------------------------
 
 
-def status_data(tracker: Tracker) -> dict[str, Any]:
+def status_data(
+    tracker: Tracker, counts: dict[str, Any] | None = None, watched: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Per-project epochs, files and documents by state, the last full scan, the watcher,
-    where the store is (a URL without its password), the files secrets were withheld from."""
+    where the store is (a URL without its password), the files secrets were withheld from;
+    the index flushed first, so nothing is stale. `counts` keeps each project's files
+    between calls (the service's: counted again only when its epoch or scope moved);
+    `watched` is the service's view of the workspace (None: no service answers)."""
     from freshline.interfaces.cli.watchers import watcher_data
-    from freshline.materialize import SnapshotStore, census
-    from freshline.tracker.hints import watcher_alive
-    from freshline.tracker.registry import state
+    from freshline.materialize import SnapshotStore, census, is_document
     from freshline.tracker.tracker import LAST_FULL_SCAN
 
+    tracker.flush()
     store = tracker.store
     states = store.project_states()
     last = store.meta_get(LAST_FULL_SCAN)
     snapshots = SnapshotStore(tracker.config.data_dir)
+    kept = {} if counts is None else counts
     projects = {}
-    for name in tracker.config.projects:
-        project = states.get(name)
-        files = tracker.files_in_scope(name)
+    for name, project in tracker.config.projects.items():
+        state = states.get(name)
+        epoch = state.epoch if state else 0
+        key = (epoch, project.signature)
+        if kept.get(name, (None,))[0] != key:
+            files = tracker.files_in_scope(name)
+            kept[name] = (key, len(files), [e for e in files if is_document(e.path)])
+        _key, count, documents = kept[name]
         projects[name] = {
-            "epoch": project.epoch if project else 0,
-            "compacted_through": project.compacted_through if project else 0,
-            "files": len(files),
-            "documents": dict(sorted(census(snapshots, tracker.root, files).items())),
+            "epoch": epoch,
+            "compacted_through": state.compacted_through if state else 0,
+            "files": count,
+            "documents": dict(sorted(census(snapshots, tracker.root, documents).items())),
         }
-    watching, pid, record = state(tracker.root, watcher_alive(store))
     return {
         "workspace": str(tracker.root),
         "store": store.location,
-        "watcher": watcher_data(watching, record, pid),
+        "watcher": watcher_data(watched),
         "last_full_scan": float(last) if last else None,
         "projects": projects,
         "withheld": [{"path": w.path, "kinds": list(w.kinds)} for w in store.withheld_current()],
@@ -255,10 +264,11 @@ def scan_lines(data: dict[str, Any]) -> list[str]:
 
 
 def changes_data(tracker: Tracker, project: str, since: int) -> dict[str, Any]:
-    """What changed in `project` after epoch `since` (`news_data`); UsageError for an
-    epoch the project never had."""
+    """What changed in `project` after epoch `since` (`news_data`), the index flushed
+    first; UsageError for an epoch the project never had."""
     from freshline.errors import UsageError
 
+    tracker.flush()
     epoch = tracker.epoch(project)
     if not 0 <= since <= epoch:
         raise UsageError(f"--since {since}: project {project} has epochs 0 to {epoch}")
@@ -271,6 +281,14 @@ def changes_lines(data: dict[str, Any]) -> list[str]:
 
 
 # --- updates ------------------------------------------------------------------------------
+
+
+def updates_data(m: SessionManager, session: str) -> dict[str, Any]:
+    """What the next send of `session` would deliver, at its budget (delivers and moves
+    nothing); ConflictStop or SyncRequired when it would stop."""
+    from freshline.context import Channel
+
+    return {"session": session, "blocks": m.preview(session, Channel.SEND)}
 
 
 def updates_lines(data: dict[str, Any]) -> list[str]:

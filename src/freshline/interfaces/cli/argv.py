@@ -7,10 +7,11 @@
 - `--json` may come before the command too: `normal_order` moves it after the command's
   words, where the command reads it.
 - `hot_command` recognizes the few commands that run on every prompt or in scripts'
-  loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME]`, `changes P
-  [--since N]`, `updates SESSION`, `session list`, `project list`, `mcp`), and the
-  watcher as the autowatch starts it (`watch --quiet --idle-exit N`), in their plain
-  forms, so they can run without loading typer, click or rich. Anything else
+  loops (`--version`, `status`, `scan`, `hook <agent> [--project NAME] [--fallback]`,
+  `changes P [--since N]`, `updates SESSION`, `session list`, `project list`, `mcp`), in
+  their plain forms, so they can run without loading typer, click or rich; `service_run`
+  the service as commands start it (`service run --watch ROOT…`), so it is up sooner.
+  Anything else
   (`--help`, an unknown flag) is left to typer, which gives the same answer, only slower.
 
 Nothing here imports beyond the standard library's basics (no typing, dataclasses or
@@ -120,23 +121,24 @@ STATUS = "status"  # per-project epochs and documents
 SCAN = "scan"  # bring the index up to date
 HOOK = "hook"  # `hook <agent>`: an agent's hook, on every prompt
 HOOK_AGENTS = ("claude-code", "gemini-cli", "codex")  # `hook.AGENTS` (not imported: start-up)
-WATCH = "watch"  # the watcher itself, as the autowatch starts it: up sooner without typer
-CHANGES = "changes"  # a project's changes since an epoch (fast only when a watcher answers)
-UPDATES = "updates"  # what the next send would deliver (fast only when a watcher answers)
-SESSIONS = "session list"  # every session (fast only when a watcher answers)
+HTTP_AGENTS = ("claude-code",)  # those whose client posts hooks (`Adapter.http_events`)
+CHANGES = "changes"  # a project's changes since an epoch (fast only when the service answers)
+UPDATES = "updates"  # what the next send would deliver (fast only when the service answers)
+SESSIONS = "session list"  # every session (fast only when the service answers)
 PROJECTS = "project list"  # the projects freshline.toml defines
 MCP = "mcp"  # the MCP server over stdio: its first answers before the SDK loads
 SINCE = "--since"  # changes' epoch (takes a value)
 PROJECT = "--project"  # the hook's project for a new agent session (takes a value)
-IDLE_EXIT = "--idle-exit"  # the watcher's idle time (takes a value)
-QUIET = "--quiet"  # the watcher logs only problems
+FALLBACK = "--fallback"  # the hook stands in for http hooks: silent while they are answered
 HOT = {VERSION: frozenset(), STATUS: frozenset({JSON}), SCAN: frozenset({JSON, "--full"}),
-       **{f"{HOOK} {agent}": frozenset({PROJECT}) for agent in HOOK_AGENTS},
-       WATCH: frozenset({QUIET, IDLE_EXIT}),
+       **{f"{HOOK} {agent}": frozenset({PROJECT, *([FALLBACK] if agent in HTTP_AGENTS else [])})
+          for agent in HOOK_AGENTS},
        CHANGES: frozenset({JSON, SINCE}), UPDATES: frozenset({JSON}),
        SESSIONS: frozenset({JSON}), PROJECTS: frozenset({JSON}), MCP: frozenset()}
 ARGUMENTS = {CHANGES: 1, UPDATES: 1}  # how many positional words a hot command takes
-VALUED = {PROJECT: PROJECT, "-p": PROJECT, IDLE_EXIT: IDLE_EXIT, SINCE: SINCE}  # with a value
+VALUED = {PROJECT: PROJECT, "-p": PROJECT, SINCE: SINCE}  # options that take a value
+SERVICE_RUN = ("service", "run")
+WATCH = "--watch"  # `service run`'s workspaces (repeated)
 
 HotCall = tuple[str, "str | None", frozenset[str], tuple[str, ...]]
 """A hot command as given: which one, the workspace (if any), its flags (an option with a
@@ -184,6 +186,22 @@ def hot_command(argv: Sequence[str]) -> HotCall | None:
                 and len(args) == ARGUMENTS.get(command, 0)):
             return command, workspace, frozenset(given), args
     return None
+
+
+def service_run(argv: Sequence[str]) -> list[str] | None:
+    """The workspaces of `service run --watch ROOT…` in its plain form (no workspace
+    flag, nothing else), or None when typer should parse `argv`."""
+    words = list(argv)
+    if words[:2] != list(SERVICE_RUN):
+        return None
+    rest, roots = words[2:], []
+    while rest:
+        name, eq, value = rest[0].partition("=")
+        if name != WATCH or (not eq and len(rest) < 2):
+            return None
+        roots.append(value if eq else rest[1])
+        rest = rest[1:] if eq else rest[2:]
+    return roots if all(roots) else None
 
 
 def option_value(flags: frozenset[str], option: str) -> str | None:

@@ -29,7 +29,6 @@ from freshline.interfaces.cli.output import emit, fail, machine_failure
 if TYPE_CHECKING:
     from freshline.config import Config
     from freshline.session import SessionManager
-    from freshline.store import Store
 
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of text.")
 
@@ -138,24 +137,24 @@ def config(ctx: typer.Context) -> Config:
     return load_config(workspace_root(ctx))
 
 
-def autowatch(cfg: Config, store: Store) -> None:
-    """Start the workspace's background watcher if this command will flush and none runs
-    (`autostart.watch`, which says so the first time)."""
+def autowatch(cfg: Config) -> None:
+    """Have the service watch the workspace (starting it if none runs) when this command
+    will flush (`autostart.watch`, which says so the first time)."""
     from freshline.interfaces.cli.autostart import watch
 
-    watch(cfg, store)
+    watch(cfg)
 
 
 @contextmanager
 def manager(ctx: typer.Context, flushes: bool = True) -> Iterator[SessionManager]:
     """A session manager for this command's workspace, closed (workers stopped) after.
-    A command that `flushes` starts the background watcher first (autowatch)."""
+    A command that `flushes` has the service watch the workspace first (autowatch)."""
     from freshline.session import SessionManager
 
     cfg = config(ctx)
     m = SessionManager(cfg)
     if flushes:
-        autowatch(cfg, m.store)
+        autowatch(cfg)
     try:
         yield m
     finally:

@@ -1,15 +1,17 @@
 """The hot commands, without typer, click or rich: `--version`, `status`, `scan` and
-`hook <agent>` start in a few times an empty Python's start-up, and the watcher the
-autowatch starts (`watch --quiet --idle-exit N`, `daemon.py`) is up sooner.
+`hook <agent>` start in a few times an empty Python's start-up, and the service as
+commands start it (`service run --watch ROOT…`) is up sooner.
 
 `run(argv)` runs one when `argv` is in its plain form (`argv.hot_command`), else returns
-None and the typer app parses it. With a watcher running, `status`, `scan`, `changes`,
-`updates`, `session list` and every hook call are answered by the watcher (`watchclient`
-asks it; `hook/served.py` answers a hook call whole), and this process loads no more than
-the standard library; otherwise, and whenever the watcher cannot answer, the command does
-the work itself. The typer commands call the same bodies (`answers.py`), so every path
-prints the same thing. `mcp` answers its client's first questions while the MCP SDK loads
-(`mcp/front.py`). Module-level imports stay within the standard library's basics.
+None and the typer app parses it. With the service running, `status`, `scan`, `changes`,
+`updates`, `session list` and every hook call are answered by the service (`serviceclient`
+asks it; `service/requests.py` answers, flushing first), and this process loads no more
+than the standard library; otherwise, and whenever the service cannot answer, the command
+does the work itself (flushing too, so the answer is the same) and has the service
+started for the next one. The typer commands call the same bodies (`answers.py`), so
+every path prints the same thing. `mcp` answers its client's first questions while the
+MCP SDK loads (`mcp/front.py`). Module-level imports stay within the standard library's
+basics.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from freshline.interfaces.cli.output import emit, fail, machine_failure, say, sa
 # Each hook agent's `Adapter.project_dir_env` (the adapters are not imported: start-up).
 PROJECT_DIR_ENVS = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini-cli": "GEMINI_PROJECT_DIR"}
 OWNER_ENV = "FRESHLINE_OWNER"  # `session.owners.OWNER_ENV` (not imported: start-up)
-# What the watcher needs of a hook's environment besides the agent's project folder:
+# What the service needs of a hook's environment besides the agent's project folder:
 # where to log (what `hook.process.hook_log_path` reads; not imported: start-up).
 HOOK_ENV = ("FRESHLINE_HOOK_LOG", "XDG_CACHE_HOME", "HOME")
 
@@ -45,9 +47,18 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from freshline.config import Config
+
 
 def run(argv: Sequence[str]) -> int | None:
     """Run a hot command and return its exit code; None when typer should handle `argv`."""
+    roots = words.service_run(argv)
+    if roots is not None:
+        from pathlib import Path
+
+        from freshline.interfaces.service.daemon import run as run_service
+
+        return run_service([Path(root).resolve() for root in roots])
     call = words.hot_command(argv)
     if call is None:
         return kept_help(argv)
@@ -55,9 +66,6 @@ def run(argv: Sequence[str]) -> int | None:
     as_json = words.JSON in flags
     if command in (words.CHANGES, words.UPDATES, words.SESSIONS):
         return asked(command, workspace, flags, args)
-    idle = words.option_value(flags, words.IDLE_EXIT)
-    if idle is not None and not (idle.isdigit() and int(idle) >= 1):
-        return None  # typer says what is wrong with it
     try:
         if command == words.VERSION:
             say(version_line())
@@ -71,13 +79,10 @@ def run(argv: Sequence[str]) -> int | None:
             from freshline.interfaces.mcp import front
 
             return front.serve(workspace)
-        elif command == words.WATCH:
-            from freshline.interfaces.cli import daemon
-
-            return daemon.run(load(workspace), words.QUIET in flags, int(idle) if idle else None)
         else:
             agent = command.split()[1]
-            return hook(agent, workspace, words.option_value(flags, words.PROJECT))
+            return hook(agent, workspace, words.option_value(flags, words.PROJECT),
+                        words.FALLBACK in flags)
     except FreshlineError as exc:
         return fail(str(exc), exc.exit_code, as_json)
     except OSError as exc:
@@ -110,19 +115,28 @@ def version_line() -> str:
     return f"freshline {__version__}"
 
 
-def _watcher(workspace: str | None, request: dict[str, Any]) -> Any:
-    """The running watcher's answer, or None (then the command does the work itself)."""
-    from freshline.interfaces import watchclient
+def _service(workspace: str | None, request: dict[str, Any]) -> Any:
+    """The service's answer about the workspace the command means, or None (then the
+    command does the work itself)."""
+    from freshline.interfaces import serviceclient
 
-    root = watchclient.workspace_root(workspace, os.getcwd())
-    return watchclient.ask(root, request) if root else None
+    root = serviceclient.workspace_root(workspace, os.getcwd())
+    return serviceclient.ask(request | {"root": root}) if root else None
+
+
+def started(cfg: Config) -> None:
+    """Have the service started for the next command (done after this one's work: a
+    service starting beside it would walk and hash the workspace at the same time)."""
+    from freshline.interfaces.cli.autostart import watch
+
+    watch(cfg)
 
 
 def asked(command: str, workspace: str | None, flags: frozenset[str], args: tuple[str, ...]
           ) -> int | None:
-    """`changes P [--since N]`, `updates SESSION` or `session list` answered by the running
-    watcher; None (the typer command does it, and says what is wrong) when no watcher
-    answers."""
+    """`changes P [--since N]`, `updates SESSION` or `session list` answered by the
+    service; None (the typer command does it, and says what is wrong) when the service
+    does not answer."""
     request: dict[str, Any]
     if command == words.CHANGES:
         since = words.option_value(flags, words.SINCE) or "0"
@@ -134,7 +148,7 @@ def asked(command: str, workspace: str | None, flags: frozenset[str], args: tupl
         request, render = {"op": "updates", "session": args[0]}, updates_lines
     else:
         request, render = {"op": "sessions"}, sessions_lines
-    answer = _watcher(workspace, request)
+    answer = _service(workspace, request)
     if answer is None:
         return None
     data = answer["data"]
@@ -155,20 +169,19 @@ def projects(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
 
 
 def status(workspace: str | os.PathLike[str] | None, as_json: bool) -> None:
-    """`freshline status`: each project's state and the watcher's (asked of the watcher
-    when one runs)."""
-    answer = _watcher(str(workspace) if workspace else None, {"op": "status"})
+    """`freshline status`: each project's state and the watcher's (asked of the service
+    when it runs)."""
+    answer = _service(str(workspace) if workspace else None, {"op": "status"})
     if answer is not None:
         data = answer["data"]
     else:
         from freshline.tracker import Tracker
 
-        data = status_data(Tracker(load(workspace)))
-    def human() -> None:
-        for line in status_lines(data):
-            say(line)
+        cfg = load(workspace)
+        data = status_data(Tracker(cfg))
+        started(cfg)
 
-    emit(data, as_json, human)
+    emit(data, as_json, lambda: say_all(status_lines(data)))
 
 
 # --- scan ---------------------------------------------------------------------------------
@@ -178,22 +191,19 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
     """`freshline scan`: bring the index up to date and print what changed in each project
     since the last scan."""
     # A full walk is long whoever does it: this process does it, rather than wait on the
-    # watcher past the answer's time limit and then do it again.
-    answer = None if full else _watcher(str(workspace) if workspace else None, {"op": "scan"})
+    # service past the answer's time limit and then do it again.
+    answer = None if full else _service(str(workspace) if workspace else None, {"op": "scan"})
     if answer is not None:
         data = answer["data"]
     else:
-        from freshline.interfaces.cli.autostart import watch
         from freshline.tracker import Tracker
 
         cfg = load(workspace)
-        tracker = Tracker(cfg)
-        watch(cfg, tracker.store)
-        data = scan_data(tracker, full)
+        data = scan_data(Tracker(cfg), full)
+        started(cfg)
 
     def human() -> None:
-        for line in scan_lines(data):
-            say(line)
+        say_all(scan_lines(data))
         for w in data["warnings"]:
             warn(w)
 
@@ -203,15 +213,17 @@ def scan(workspace: str | os.PathLike[str] | None, as_json: bool, full: bool = F
 # --- the hook -----------------------------------------------------------------------------
 
 
-def hook(agent: str, workspace: str | None = None, project: str | None = None) -> int:
+def hook(agent: str, workspace: str | None = None, project: str | None = None,
+         fallback: bool = False) -> int:
     """`freshline hook <agent>`: nothing to print inside an agent another channel runs;
-    else the workspace's watcher answers the call (`hook/served.py`), or, with none to
-    ask, the hook does it itself (`hook.process`, which starts the watcher and never fails
-    the prompt)."""
+    else the service answers the call (`service/hooks.py`), or, with none to ask, the
+    hook does it itself (`hook.process`, which has the service started and never fails
+    the prompt). With `fallback` (standing in for http hooks) a service that answers
+    them has it print nothing."""
     if os.environ.get(OWNER_ENV):
         return 0  # another channel delivers to this agent (`hook.core.answer` says so too)
     text = sys.stdin.read()
-    answer = _hook_served(agent, text, workspace, project)
+    answer = _hook_served(agent, text, workspace, project, fallback)
     if answer is not None:
         sys.stdout.write(answer)
         sys.stdout.flush()
@@ -228,27 +240,16 @@ def hook(agent: str, workspace: str | None = None, project: str | None = None) -
     return run(chosen, io.StringIO(text), sys.stdout, options)
 
 
-def _hook_served(agent: str, text: str, workspace: str | None, project: str | None
-                 ) -> str | None:
-    """The watcher's answer to a hook call, or None when no watcher answers."""
-    from freshline.interfaces import watchclient, wire
+def _hook_served(agent: str, text: str, workspace: str | None, project: str | None,
+                 fallback: bool) -> str | None:
+    """The service's answer to a hook call, or None when no service answers."""
+    from freshline.interfaces import serviceclient
 
-    try:
-        cwd = wire.loads(text).get("cwd")
-    except (ValueError, AttributeError):
-        cwd = None
-    # The watcher of the workspace the hook will use (`session.pinning.workspace_for`):
-    # `--workspace`, else the one holding the client's project folder, else the cwd's.
     project_dir_env = PROJECT_DIR_ENVS.get(agent)
-    starts = [p for p in (os.environ.get(project_dir_env or ""), cwd)
-              if isinstance(p, str) and os.path.isabs(p)]
-    roots = (watchclient.workspace_root(workspace, start) for start in starts)
-    root = next((r for r in roots if r), None)
-    if root is None:
-        return None
     names = (project_dir_env, *HOOK_ENV) if project_dir_env else HOOK_ENV
     env = {k: v for k in names if (v := os.environ.get(k)) is not None}
     request = {"op": "hook", "agent": agent, "payload": text, "env": env, "project": project,
-               "workspace": os.path.abspath(workspace) if workspace else None}
-    answer = watchclient.ask(root, request)
+               "workspace": os.path.abspath(workspace) if workspace else None,
+               "fallback": fallback}
+    answer = serviceclient.ask(request)
     return str(answer["text"]) if answer is not None else None

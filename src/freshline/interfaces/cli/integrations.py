@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from freshline.errors import UsageError
+from freshline.interfaces.cli.argv import HTTP_AGENTS
 from freshline.interfaces.cli.common import JsonOption, config, state
 from freshline.interfaces.cli.output import emit, say
 from freshline.interfaces.cli.sessions import BaseUrlOption, ModelOption
@@ -125,7 +126,8 @@ CODEX_TRUST = ("Codex reads a project's .codex/config.toml only in a project it 
 
 
 def _hook_command(agent: str, client: str, settings: str) -> None:
-    """Register `freshline hook <agent>`: the hook process of one agent's client."""
+    """Register `freshline hook <agent>`: the hook process of one agent's client (with
+    `--fallback` for one that posts its hooks to the service)."""
 
     def run(
         ctx: typer.Context,
@@ -133,17 +135,33 @@ def _hook_command(agent: str, client: str, settings: str) -> None:
             None, "--project", "-p", help="Pin every session to this project (default: by folder)."
         ),
     ) -> None:
-        from freshline.interfaces.hook.process import run_hook
+        answer(ctx, project, False)
 
-        raise typer.Exit(run_hook(agent, state(ctx).workspace, project))
+    def run_http(
+        ctx: typer.Context,
+        project: str = typer.Option(
+            None, "--project", "-p", help="Pin every session to this project (default: by folder)."
+        ),
+        fallback: bool = typer.Option(
+            False, "--fallback", help="Stand in for the http hooks: print nothing while the "
+            "service answers them."),
+    ) -> None:
+        answer(ctx, project, fallback)
 
-    run.__doc__ = (f"{client} hook: print what changed as additional context (never blocks "
-                   f"a prompt).\n\nExample: freshline hook install {agent}   (writes this "
-                   f"command into {settings})")
-    hook_app.command(agent)(run)
+    def answer(ctx: typer.Context, project: str | None, fallback: bool) -> None:
+        from freshline.interfaces.cli.fast import hook
+
+        workspace = state(ctx).workspace
+        raise typer.Exit(hook(agent, str(workspace) if workspace else None, project, fallback))
+
+    command = run_http if agent in HTTP_AGENTS else run
+    command.__doc__ = (f"{client} hook: print what changed as additional context (never "
+                       f"blocks a prompt).\n\nExample: freshline hook install {agent}   "
+                       f"(writes this command into {settings})")
+    hook_app.command(agent)(command)
 
 
-_hook_command("claude-code", "Claude Code", ".claude/settings.json")
+_hook_command("claude-code", "Claude Code", ".claude/settings.local.json")
 _hook_command("gemini-cli", "Gemini CLI", ".gemini/settings.json")
 _hook_command("codex", "Codex CLI", ".codex/hooks.json")
 
@@ -163,6 +181,10 @@ def install(
         "user: those in your home.",
     ),
     uninstall: bool = typer.Option(False, "--uninstall", help="Remove freshline's hook instead."),
+    commands_only: bool = typer.Option(
+        False, "--command-hooks",
+        help="Claude Code: a command on every event rather than http hooks to the service "
+        "(Claude Code before 2.1.139, the Agent SDK inside claude-code-acp)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Write freshline's hook into an agent's settings (merged; safe to run again).
@@ -172,6 +194,7 @@ def install(
     from freshline.interfaces.hook import adapter
     from freshline.interfaces.hook.install import Scope
     from freshline.interfaces.hook.install import install as install_hook
+    from freshline.interfaces.service.places import hooks_path
 
     chosen = adapter(agent)
     cfg = config(ctx)
@@ -183,17 +206,23 @@ def install(
         raise UsageError(f"--scope must be project or user, not '{scope}'")
     if project is not None:
         cfg.project(project)
-    done = install_hook(chosen, cfg.root, Scope(scope), project, uninstall)
+    done = install_hook(chosen, cfg.root, Scope(scope), project, uninstall, commands_only)
     trust = None if uninstall or chosen.how_to_trust is None \
         else chosen.how_to_trust.format(root=cfg.root, settings=done.path)
     data = {"settings": str(done.path), "command": done.command, "changed": done.changed,
-            "installed": not uninstall, "to_trust": trust}
+            "installed": not uninstall, "to_trust": trust, "url": done.url,
+            "moved_from": str(done.cleared) if done.cleared else None}
 
     def human() -> None:
         verb = "removed freshline's hook from" if uninstall else "installed the hook in"
         say(f"{verb} {done.path}" + ("" if done.changed else " (unchanged)"))
+        if done.cleared:
+            say(f"removed freshline's entries from {done.cleared}")
         if done.command:
             say(f"command: {done.command}")
+        if done.url:
+            say(f"http hooks: {done.url.split('/freshline/')[0]} (with your secret, kept in "
+                f"{hooks_path()})")
         if trust:
             say(trust)
 

@@ -12,6 +12,7 @@ from freshline.interfaces.cli import (
     integrations,
     remotes,
     selftest,
+    service,
     sessions,
     storage,
     store,
@@ -60,6 +61,7 @@ app.command()(workspace.init)
 app.add_typer(workspace.project_app, cls=HelpGroup, name="project")
 app.command()(tracking.scan)
 app.command()(watching.watch)
+app.add_typer(service.service_app, cls=HelpGroup, name="service")
 app.command()(tracking.status)
 app.command()(tracking.changes)
 app.command()(selftest.selftest)

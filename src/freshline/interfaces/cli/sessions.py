@@ -73,7 +73,7 @@ def session_list(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 
     Example: freshline session list
     """
-    with manager(ctx, flushes=False) as m:
+    with manager(ctx) as m:
         data = sessions_data(m)
     emit(data, as_json, lambda: say_all(sessions_lines(data)))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from freshline.errors import UsageError
-from freshline.interfaces.cli.common import JsonOption, config, emit, exit_with
+from freshline.interfaces.cli.common import JsonOption, config, emit
 from freshline.interfaces.cli.output import say
 from freshline.interfaces.text import columns, plural
 
@@ -26,9 +26,9 @@ def migrate(
     """Copy this workspace's store, every table, into another one and verify the counts.
 
     The workspace keeps using its store until you point it at the new one
-    (FRESHLINE_STORE_URL, or `[store] url` in freshline.toml). The workspace's watcher is
-    stopped first (what it wrote during the copy would stay behind); the next command
-    starts one on the store it uses.
+    (FRESHLINE_STORE_URL, or `[store] url` in freshline.toml). The service stops watching
+    the workspace first (what it wrote during the copy would stay behind); the next
+    command has it watched again, on the store it uses.
 
     Example: freshline store migrate --to postgresql://me@db.example/freshline
     """
@@ -42,15 +42,15 @@ def migrate(
     target = open_database(cfg.data_dir, to, cfg.store.pool_size)
     if target.location == source.location:
         raise UsageError(f"--to {target_at.shown}: that is the store this workspace uses")
-    stopped = _stop_watcher(cfg.root, as_json)
+    stopped = _stop_watching(cfg.root)
     copied = copy_store(source, target)
     data = {"from": source.location, "to": target_at.shown, "watcher_stopped": stopped,
             "tables": {c.table: c.rows for c in copied}}
 
     def human() -> None:
-        if stopped is not None:
-            say(f"stopped the watcher (pid {stopped}); the next command starts one on the "
-                "store it uses")
+        if stopped:
+            say("the service stopped watching the workspace; the next command has it "
+                "watched again, on the store it uses")
         for line in columns(("table", "rows"), [(c.table, plural(c.rows, "row"))
                                                 for c in copied]):
             say(line)
@@ -61,14 +61,9 @@ def migrate(
     emit(data, as_json, human)
 
 
-def _stop_watcher(root: Path, as_json: bool) -> int | None:
-    """Stop the workspace's watcher before the copy; its pid (None: none ran). A watcher
-    that will not stop stops the migration, named."""
-    from freshline.tracker.autowatch import stop
-    from freshline.tracker.watchlock import holder
+def _stop_watching(root: Path) -> bool:
+    """Have the service stop watching the workspace before the copy; whether it was."""
+    from freshline.interfaces import serviceclient
 
-    pid = holder(root)
-    if pid is not None and not stop(root):
-        exit_with(f"the watcher of {root} (pid {pid}) did not stop, so nothing was copied; "
-                  f"stop it (`kill {pid}`) and migrate again", 1, as_json)
-    return pid
+    answer = serviceclient.ask({"op": "unwatch", "root": str(root)}, timeout=30)
+    return bool(answer and answer["data"]["stopped"])

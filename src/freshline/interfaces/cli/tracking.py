@@ -68,7 +68,9 @@ def changes(
         return
     from freshline.tracker import Tracker
 
-    data = changes_data(Tracker(config(ctx)), project, since)
+    cfg = config(ctx)
+    data = changes_data(Tracker(cfg), project, since)
+    fast.started(cfg)
     emit(data, as_json, lambda: say_all(changes_lines(data)))
 
 

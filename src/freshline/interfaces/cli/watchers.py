@@ -1,7 +1,7 @@
-"""A workspace's watcher as data and as lines for people: `status` and `watch --list`.
+"""A workspace as the service watches it, as data and as lines for people: `status`,
+`watch --list` and `service status`.
 
-Standard library only, so the fast `status` prints the watcher's answer with it; the
-tracker's registry is loaded by what reads the records.
+Standard library only, so the fast `status` prints the service's answer with it.
 """
 
 from __future__ import annotations
@@ -15,39 +15,29 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-    from freshline.tracker.registry import WatcherRecord, WatcherState
+NOT_RUNNING = "not running"  # no service answered
 
 
-def watcher_data(
-    state: WatcherState, record: WatcherRecord | None, pid: int | None, now: float | None = None
-) -> dict[str, Any]:
-    """A watcher as JSON-able data: its state, pid, start, uptime, store, last error, and
-    for one that stopped unasked, why."""
-    from freshline.tracker.registry import WatcherState, stopped_because
-
+def watcher_data(watched: dict[str, Any] | None, now: float | None = None) -> dict[str, Any]:
+    """The service's view of a workspace (`Watched.view`, None when no service answered)
+    as `status` shows it: its state, the service's pid, since when, the store, its last
+    error."""
+    if watched is None:
+        return {"state": NOT_RUNNING, "pid": None, "started": None, "uptime_s": None,
+                "store": None, "last_error": None}
     now = time.time() if now is None else now
-    running = state is not WatcherState.STOPPED
-    data: dict[str, Any] = {"state": state.value, "pid": pid if running else None,
-                            "started": None, "uptime_s": None, "store": None,
-                            "last_error": None, "stopped": None}
-    if record is None:
-        return data
-    if running:
-        known = record.started > 0  # (a pointer whose record is gone says only its pid)
-        data |= {"pid": record.pid, "started": record.started if known else None,
-                 "store": record.store or None, "last_error": record.last_error,
-                 "uptime_s": round(max(0.0, now - record.started), 1) if known else None}
-    else:
-        data["stopped"] = stopped_because(record)
-    return data
+    started = watched.get("started")
+    return {"state": watched["state"], "pid": watched.get("pid"), "started": started,
+            "uptime_s": round(max(0.0, now - started), 1) if started else None,
+            "store": watched.get("store"), "last_error": watched.get("error")}
 
 
 def watcher_line(data: dict[str, Any], store: str | None = None) -> str:
-    """`watcher: running (pid 4242, up 5 min)` and what else there is to say: the store it
-    writes to when it is not `store`, its last error, or why it had stopped."""
+    """`watcher: watching (service pid 4242, up 5 min)` and what else there is to say:
+    the store it writes to when it is not `store`, its last error."""
     facts = []
     if data["pid"]:
-        facts.append(f"pid {data['pid']}")
+        facts.append(f"service pid {data['pid']}")
     if data["uptime_s"] is not None:
         facts.append(f"up {duration(data['uptime_s'])}")
     if data["store"] and store and data["store"] != store:
@@ -55,24 +45,18 @@ def watcher_line(data: dict[str, Any], store: str | None = None) -> str:
     line = f"watcher: {data['state']}" + (f" ({', '.join(facts)})" if facts else "")
     if data["last_error"]:
         line += f"; last error: {shown(data['last_error'])}"
-    if data["stopped"]:
-        line += f"; it had stopped: {shown(data['stopped'])}"
     return line
 
 
-def listing_data(records: list[WatcherRecord], now: float | None = None) -> list[dict[str, Any]]:
-    """`watch --list` as data: each running watcher with its workspace."""
-    from freshline.tracker.registry import WatcherState
-
-    return [{"workspace": r.workspace}
-            | watcher_data(WatcherState.RUNNING, r, r.pid, now) for r in records]
-
-
-def listing_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """`watch --list` for people: a table, or a sentence when no watcher runs."""
+def listing_lines(rows: list[dict[str, Any]], now: float | None = None) -> list[str]:
+    """`watch --list` for people: a table of the workspaces the service watches, or a
+    sentence when it watches none."""
     if not rows:
-        return ["no watcher is running"]
-    table = [[shown(r["workspace"]), str(r["pid"]),
-              duration(r["uptime_s"]) if r["started"] else "?", shown(r["store"] or "?"),
-              shown(r["last_error"] or "-")] for r in rows]
-    return columns(["workspace", "pid", "up", "store", "last error"], table)
+        return ["the service watches no workspace"]
+    table = []
+    for row in rows:
+        data = watcher_data(row, now)
+        up = duration(data["uptime_s"]) if data["uptime_s"] is not None else "?"
+        table.append([shown(row["workspace"]), data["state"], up, shown(data["store"] or "?"),
+                      shown(data["last_error"] or "-")])
+    return columns(["workspace", "state", "up", "store", "last error"], table)

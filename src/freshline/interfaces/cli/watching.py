@@ -1,74 +1,65 @@
-"""`freshline watch`: run the workspace's watcher (`daemon.py`), stop it (`--stop`), or list
-every watcher of this user (`--list`)."""
+"""`freshline watch`: have the service watch this workspace, stop it (`--stop`), or list
+what it watches (`--list`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import typer
 
 from freshline.errors import UsageError
-from freshline.interfaces.cli import daemon
 from freshline.interfaces.cli.common import JsonOption, config, emit, exit_with, workspace_root
-from freshline.interfaces.cli.output import say
-from freshline.interfaces.cli.watchers import listing_data, listing_lines
+from freshline.interfaces.cli.output import say, say_all
+from freshline.interfaces.cli.watchers import listing_lines
 
 
 def watch(
     ctx: typer.Context,
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Log only warnings and errors."),
-    idle_exit: int = typer.Option(
-        None, "--idle-exit", min=1, metavar="SECONDS",
-        help="Exit after this many seconds without a request (the autowatch uses it).",
-    ),
-    stop: bool = typer.Option(False, "--stop", help="Stop this workspace's watcher."),
+    stop: bool = typer.Option(False, "--stop", help="Stop watching this workspace."),
     list_all: bool = typer.Option(
-        False, "--list", help="List every watcher of yours on this machine."),
+        False, "--list", help="List every workspace the service watches."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Watch the workspace, log what changes and convert changed documents, until Ctrl-C.
+    """Have the service watch this workspace: changes are logged and documents converted
+    as they happen.
 
-    Each batch's changed paths and each converted document get a line (--quiet: only
-    problems). One watcher per workspace: a second one exits 2. --stop stops the
-    workspace's watcher (the next command that flushes starts a new one, unless autowatch
-    is off); --list shows every running watcher: workspace, pid, uptime, store, last error.
+    The service (one per user, started by the first command that needs it) watches every
+    workspace you used; this asks for this one now, starting the service if none runs.
+    --stop stops watching this workspace until a command uses it again; --list shows
+    every workspace watched: state, uptime, store, last error (see `freshline service`).
 
     Example: freshline watch --list
     """
     if stop and list_all:
         raise UsageError("give --stop or --list, not both")
+    from freshline.interfaces import serviceclient
+
     if list_all:
-        from freshline.tracker.registry import listing
+        answer = serviceclient.ask({"op": "list"}, timeout=10)
+        rows: list[dict[str, Any]] = answer["data"] if answer else []
+        emit(rows, as_json, lambda: say_all(listing_lines(rows)))
+        return
+    root = str(workspace_root(ctx))
+    if stop:
+        answer = serviceclient.ask({"op": "unwatch", "root": root}, timeout=30)
+        stopped = bool(answer and answer["data"]["stopped"])
+        emit({"workspace": root, "stopped": stopped}, as_json, lambda: say(
+            f"stopped watching {root}" if stopped else f"the service was not watching {root}"))
+        return
+    _watch(ctx, root, as_json)
 
-        rows = listing_data(listing())
 
-        def human() -> None:
-            for line in listing_lines(rows):
-                say(line)
+def _watch(ctx: typer.Context, root: str, as_json: bool) -> None:
+    from freshline.interfaces import autostart, serviceclient
 
-        emit(rows, as_json, human)
-    elif stop:
-        _stop(ctx, as_json)
-    elif as_json:
-        raise UsageError("--json goes with --list or --stop")
+    cfg = config(ctx)
+    if not cfg.workspace.autowatch:
+        exit_with(f"{root} says `autowatch = false` in its freshline.toml: the service "
+                  "does not watch it", 2, as_json)
+    answer = serviceclient.ask({"op": "watch", "root": root}, timeout=30)
+    if answer is None:
+        autostart.spawn([root])
+        data: dict[str, Any] = {"workspace": root, "state": "starting"}
     else:
-        code = daemon.run(config(ctx), quiet, idle_exit)
-        if code:
-            raise typer.Exit(code)
-
-
-def _stop(ctx: typer.Context, as_json: bool) -> None:
-    """Stop the workspace's watcher and wait until it has let go of the workspace."""
-    from freshline.tracker.autowatch import stop
-    from freshline.tracker.watchlock import holder
-
-    root = workspace_root(ctx)
-    pid = holder(root)
-    if pid is not None and not stop(root):
-        exit_with(f"the watcher of {root} (pid {pid}) did not stop; stop it with "
-                  f"`kill {pid}`", 1, as_json)
-    data = {"workspace": str(root), "stopped": pid}
-
-    def human() -> None:
-        say(f"stopped the watcher of {root} (pid {pid})" if pid is not None
-            else f"no watcher is running on {root}")
-
-    emit(data, as_json, human)
+        data = answer["data"]
+    emit(data, as_json, lambda: say(f"{root}: {data['state']} (see `freshline watch --list`)"))

@@ -61,7 +61,7 @@ def matching_files(cfg: Config, name: str) -> int:
     from freshline.tracker import Tracker
 
     tracker = Tracker(cfg)
-    autowatch(cfg, tracker.store)
+    autowatch(cfg)
     tracker.flush()
     return len(tracker.files_in_scope(name))
 
@@ -186,7 +186,7 @@ def project_files(
             print_page(files_page(m, name, page, budget, folder), as_json)
         return
     tracker = Tracker(cfg)
-    autowatch(cfg, tracker.store)
+    autowatch(cfg)
     tracker.flush()
     paths = [e.path for e in tracker.files_in_scope(name)]
 

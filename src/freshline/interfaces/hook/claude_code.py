@@ -15,6 +15,11 @@ The read ledger follows `Read` (a read) and `Write`, `Edit`, `MultiEdit`, `Noteb
 (writes), by `file_path` (`notebook_path` for NotebookEdit), as PostToolUse reports them.
 `Bash` names no file: what changed in the project between its PreToolUse and its
 PostToolUse is its write. `Stop` ends the prompt's turn (a rewind waits for it).
+
+It posts every event but SessionStart to the service's URL (`http` hooks, the same JSON
+both ways), with a command standing in beside each post; the URL carries this user's
+secret, so the entries go to the project's `.claude/settings.local.json`, which Claude
+Code keeps out of version control.
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ SHELLS = frozenset({"Bash"})  # tools that name no file: their window is theirs
 MATCHER = "|".join([*TOOLS, *SHELLS])  # the PostToolUse matcher in .claude/settings.json
 REWIND = ("Claude Code keeps this conversation's transcript: rewind it there with /rewind "
           "(or Esc twice) and restore the conversation")
+# Posted to the service's URL (Claude Code 2.1.63 and later): no Python process per
+# event. SessionStart cannot be (Claude Code skips http hooks there): it stays a command,
+# which also starts the service. Beside each post, a few shell builtins stand in for a
+# service that is gone (`install.fallback_command`).
+HTTP_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
 
 
 def parse(text: str) -> Call:
@@ -74,4 +84,6 @@ ADAPTER = Adapter(
     events=tuple(EVENTS),
     matchers={"PreToolUse": "|".join(SHELLS), "PostToolUse": MATCHER},
     rewind_hint=REWIND,
+    http_events=HTTP_EVENTS,
+    private_settings=Path(".claude") / "settings.local.json",
 )

@@ -26,8 +26,9 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   the tool read or wrote (their content now). Prints nothing.
 
 The common session start, with nothing to deliver, is answered without a session manager
-(`session.due.nothing_due_for`), and a TOOL call with nothing outstanding, or a STOP,
-records with the tracker's store alone (`session.tooluse.quick_session`).
+(`session.due.nothing_due`, after the one flush the call makes: a delivery after it
+flushes no second time), and a TOOL call with nothing outstanding, or a STOP, records
+with the tracker's store alone (`session.tooluse.quick_session`).
 
 `answer` keeps no state of its own: `Warm` holds the trackers and session managers of the
 workspaces it answered for, so a long-lived caller (the watcher, serving every hook event
@@ -47,7 +48,7 @@ from typing import TYPE_CHECKING
 
 from freshline.config import load_config
 from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions, Lost, Phase, ToolUse
-from freshline.session.due import nothing_due_for
+from freshline.session.due import nothing_due
 from freshline.session.evidence import Moment, Witness
 from freshline.session.pinning import pinned_project, workspace_for
 from freshline.session.tooluse import quick_session, record_tool_use
@@ -116,6 +117,16 @@ class Warm:
             manager = self._managers[root] = SessionManager(load_config(root))
         return manager
 
+    def forget(self, root: Path) -> None:
+        """Close and drop what is kept for the workspace at `root` (let go: its folder
+        may be deleted, and another workspace made at that path)."""
+        manager = self._managers.pop(root, None)
+        if manager is not None:
+            manager.close()
+        tracker = self._trackers.pop(root, None)
+        if tracker is not None:
+            tracker.store.close()
+
     def close(self) -> None:
         """Wait for background work, and close the session managers and stores."""
         for manager in self._managers.values():
@@ -160,7 +171,8 @@ def _deliver(
     # Only once answered: a watcher starting beside this call would walk and hash the
     # workspace at the same time as its flush (a first call's full scan).
     watch = (FollowUp(Follow.WATCH, root),) if delivering else ()
-    if _nothing_due(adapter, call, warm.tracker(root)):
+    looked = _looked(adapter, call, warm.tracker(root))
+    if looked is None:
         return Answer("", watch)
     from freshline.context import Channel, Meter
     from freshline.session.checkpoints import checkpoint, end_turn
@@ -189,7 +201,7 @@ def _deliver(
         taken = checkpoint(manager, s.id, call.prompt or "")
     meter = Meter.around(adapter.output(call, ""), adapter.encoding)
     issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
-                          flush=not opened and taken is None,
+                          flush=not (opened or looked) and taken is None,
                           rewinds=taken.rewinds if taken else ())
     if taken is not None:
         taken.done()  # its objects were written while the blocks were prepared
@@ -199,13 +211,19 @@ def _deliver(
     return Answer(adapter.output(call, issued.blocks), watch + convert)
 
 
-def _nothing_due(adapter: Adapter, call: Call, tracker: Tracker) -> bool:
-    """The agent's session is known, kept its context, and has been told everything
-    (`session.due`). Only for START: a prompt records its checkpoint, END closes the
-    session, a tool feeds the ledger and settles what went out."""
+def _looked(adapter: Adapter, call: Call, tracker: Tracker) -> bool | None:
+    """None when the agent's session is known, kept its context, and has been told
+    everything (`session.due`); else whether this looked, after a flush (the delivery
+    then needs no second one). Only for START: a prompt records its checkpoint, END
+    closes the session, a tool feeds the ledger and settles what went out."""
     if call.moment is not Moment.START or call.lost_context:
         return False
-    return nothing_due_for(tracker, adapter.external_id(call.agent_session))
+    external = adapter.external_id(call.agent_session)
+    s = tracker.store.session_by_external(external)
+    if s is None:
+        return False
+    tracker.flush()
+    return None if nothing_due(s, tracker.epoch(s.project)) else True
 
 
 def _stop(adapter: Adapter, call: Call, tracker: Tracker) -> Answer:

@@ -12,6 +12,18 @@ the settings file, keeping everything else in it;
 installing again replaces freshline's entries (idempotent); `--uninstall` removes them and
 nothing else, and a settings file left holding nothing goes (its folder too, when empty).
 
+A client that posts hooks to a URL (`Adapter.http_events`: Claude Code's) gets, on those
+events, an `http` hook to the service (`service/secret.py`: loopback, this user's secret
+in the path) and beside it a command that stands in when the service cannot answer (a
+prompt must be answered, and a shell's window, a tool's record and a turn's end are what
+checkpoints and rewinds go by, whatever happened to the service): a shell line that
+checks the pid in `hooks.pid` and, when no service answers http hooks, runs the hook with
+`--fallback` (which starts the service), run by `/bin/sh` in exec form (`args`, Claude
+Code 2.1.139 and later: the shell Claude Code runs a command through cost a prompt 20 ms
+more). Its first event (SessionStart) stays the command. The secret keeps these entries
+out of a shared file: in the project scope they go to `Adapter.private_settings`, and
+any left in the shared one go.
+
 `merge` and `unmerge` are pure functions of the settings' JSON (a `"hooks"` table of
 event → groups of commands, the shape Claude Code's and its followers' settings share).
 """
@@ -22,6 +34,7 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -30,8 +43,12 @@ from typing import Any
 from freshline.compiled import compile_package
 from freshline.errors import UsageError
 from freshline.interfaces.hook.protocol import Adapter
+from freshline.interfaces.service.secret import PREFIX
 from freshline.paths import shown
 from freshline.program import executable
+
+HTTP_TIMEOUT_S = 30  # an http hook's time limit (Claude Code's default is ten minutes)
+SHELL = "/bin/sh"  # runs the stand-in, spawned directly (no user shell, no profile)
 
 
 class Scope(StrEnum):
@@ -41,10 +58,21 @@ class Scope(StrEnum):
     USER = "user"  # ~/<its settings>: every session of this user
 
 
-def settings_path(adapter: Adapter, scope: Scope, root: Path) -> Path:
-    """The agent's settings file of `scope` (the project's is the workspace root's)."""
-    base = Path.home() if scope is Scope.USER else root
-    return base / adapter.settings
+@dataclass(frozen=True)
+class HttpHooks:
+    """The http hook of a client that posts its events, and the command standing in."""
+
+    url: str
+    fallback: str
+
+
+def settings_path(adapter: Adapter, scope: Scope, root: Path, private: bool = False) -> Path:
+    """The agent's settings file of `scope` (the project's is the workspace root's; with
+    `private`, the one it keeps out of version control, if it has one)."""
+    if scope is Scope.USER:
+        return Path.home() / adapter.settings
+    return root / (adapter.private_settings if private and adapter.private_settings
+                   else adapter.settings)
 
 
 def hook_command(
@@ -57,11 +85,30 @@ def hook_command(
     return shlex.join(words)
 
 
+def fallback_command(command: str, pid_file: str) -> str:
+    """The shell line standing in for the http hooks: nothing while the process whose pid
+    `pid_file` holds is alive (the service answering them), else `command --fallback`.
+
+    Shell builtins only (a process costs a millisecond on every event). A killed service
+    leaves its pid file; until its parent reaps it, it is a zombie that `kill -0` still
+    finds, so where /proc says a process's state, a zombie (Z) counts as gone."""
+    quoted = shlex.quote(pid_file)
+    return (f'p=; s=; read -r p 2>/dev/null < {quoted}; [ -n "$p" ] && kill -0 "$p" '
+            '2>/dev/null && s=R && while read -r k v _; do [ "$k" = State: ] && s=$v && '
+            'break; done 2>/dev/null < "/proc/$p/status"; case "$s" in ""|Z|X) '
+            f"exec {command} --fallback;; esac")
+
+
 def is_ours(adapter: Adapter, entry: Any) -> bool:
     """Whether a hook entry is freshline's (installed by any version, from any path)."""
-    command = entry.get("command") if isinstance(entry, dict) else None
-    mark = f"hook {adapter.name}"
-    return isinstance(command, str) and mark in command and "freshline" in command
+    if not isinstance(entry, dict):
+        return False
+    url = entry.get("url")
+    if entry.get("type") == "http" and isinstance(url, str):
+        return PREFIX in url and f"/hook/{adapter.name}?" in url
+    words = [entry.get("command"), *(entry.get("args") or [])]
+    command = " ".join(w for w in words if isinstance(w, str))
+    return f"hook {adapter.name}" in command and "freshline" in command
 
 
 def unmerge(adapter: Adapter, settings: dict[str, Any]) -> dict[str, Any]:
@@ -93,15 +140,21 @@ def _without_ours(adapter: Adapter, group: Any) -> Any:
     return {**group, "hooks": entries} if entries else None
 
 
-def merge(adapter: Adapter, settings: dict[str, Any], command: str) -> dict[str, Any]:
+def merge(adapter: Adapter, settings: dict[str, Any], command: str,
+          http: HttpHooks | None = None) -> dict[str, Any]:
     """`settings` with freshline's hook on every event it answers (replacing any earlier
-    freshline entry)."""
+    freshline entry): the command, or on the client's http events, with `http`, the http
+    hook and the command standing in for it."""
     out = unmerge(adapter, settings)
     hooks = dict(out.get("hooks") or {})
     for event in adapter.events:
         groups = hooks.get(event)
-        hook = {**adapter.entry_for(event), "type": "command", "command": command}
-        entry: dict[str, Any] = {"hooks": [hook]}
+        entries: list[dict[str, Any]] = [
+            {**adapter.entry_for(event), "type": "command", "command": command}]
+        if http is not None and event in adapter.http_events:
+            entries = [{"type": "http", "url": http.url, "timeout": HTTP_TIMEOUT_S},
+                       {"type": "command", "command": SHELL, "args": ["-c", http.fallback]}]
+        entry: dict[str, Any] = {"hooks": entries}
         if event in adapter.matchers:
             entry = {"matcher": adapter.matchers[event], **entry}
         hooks[event] = [*(groups if isinstance(groups, list) else []), entry]
@@ -157,6 +210,8 @@ class Installed:
     path: Path
     command: str | None  # None after an uninstall
     changed: bool
+    url: str | None = None  # the http hooks' URL, for a client that posts its events
+    cleared: Path | None = None  # a shared settings file freshline's entries left
 
 
 def install(
@@ -165,23 +220,50 @@ def install(
     scope: Scope,
     project: str | None = None,
     uninstall: bool = False,
+    commands_only: bool = False,
 ) -> Installed:
     """Install (or remove) the agent's hook of workspace `root` in its settings file of
-    `scope`."""
-    path = settings_path(adapter, scope, root)
-    before = read_settings(path)
+    `scope`: the private one for a client that posts to the service, the shared one with
+    `commands_only` (a command on every event, for a client too old to post). freshline's
+    entries in the other file go."""
+    posting = bool(adapter.http_events) and not (commands_only or uninstall)
+    path = settings_path(adapter, scope, root, posting)
     command = None if uninstall else hook_command(adapter, root, project)
-    after = unmerge(adapter, before) if command is None else merge(adapter, before, command)
-    changed = after != before
+    http = http_hooks(adapter, root, project, command) if posting and command else None
+    changed = _rewrite(path, lambda s: unmerge(adapter, s) if command is None
+                       else merge(adapter, s, command, http))
+    other = settings_path(adapter, scope, root, not posting)
+    cleared = other if other != path and _rewrite(
+        other, lambda s: unmerge(adapter, s)) else None
     if scope is Scope.PROJECT:
         keep_extras(adapter, root, keep=command is not None)
-    if changed and not after and path.exists():
-        remove_settings(path)
-    elif changed:
-        write_settings(path, after)
     if command is not None:
         compile_package()  # the hook starts from bytecode even under PYTHONDONTWRITEBYTECODE
-    return Installed(path, command, changed)
+    return Installed(path, command, changed, http.url if http else None, cleared)
+
+
+def http_hooks(adapter: Adapter, root: Path, project: str | None, command: str) -> HttpHooks:
+    """The http hook of this user's service for the workspace, and its stand-in."""
+    from freshline.interfaces.service import secret
+    from freshline.interfaces.serviceclient import HOOKS_PID_NAME, runtime_dir
+
+    url = secret.ensure().url(adapter.name, root, project)
+    return HttpHooks(url, fallback_command(command, os.path.join(runtime_dir(), HOOKS_PID_NAME)))
+
+
+def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
+    """Apply `change` to a settings file (removed when left empty); whether it changed."""
+    if not path.exists() and change({}) == {}:
+        return False
+    before = read_settings(path)
+    after = change(before)
+    if after == before:
+        return False
+    if not after and path.exists():
+        remove_settings(path)
+    else:
+        write_settings(path, after)
+    return True
 
 
 def keep_extras(adapter: Adapter, root: Path, keep: bool) -> None:

@@ -1,9 +1,10 @@
 """`freshline hook <agent>`: the hook as a process, around `core.answer`.
 
-It reads the payload from stdin, prints the answer, then runs the follow-ups: starts the
-workspace's watcher (autowatch) and converts documents in a detached process, so the
-prompt never waits. It never blocks a prompt on its own failure: it exits 0 with no
-output and appends one line to the hook log (`hook_log_path`).
+It reads the payload from stdin, prints the answer, then runs the follow-ups: has the
+service watch the workspace (starting it: autowatch) and converts documents in a
+detached process, so the prompt never waits. It runs when no service answered the call
+(`cli/fast.hook` asks the service first). It never blocks a prompt on its own failure:
+it exits 0 with no output and appends one line to the hook log (`hook_log_path`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import TextIO
 
 from freshline.config import load_config
-from freshline.interfaces.hook import adapter as adapter_named
 from freshline.interfaces.hook.core import Answer, Follow, Warm, answer
 from freshline.interfaces.hook.protocol import Adapter, HookOptions
 
@@ -67,14 +67,13 @@ def run(adapter: Adapter, stdin: TextIO, out: TextIO, options: HookOptions) -> i
 
 
 def follow_up(answered: Answer, warm: Warm) -> None:
-    """Run what the answer asks for once it is printed: the watcher started (unless one
-    runs), documents converted in a detached process."""
-    from freshline.tracker.autowatch import ensure as ensure_watcher
+    """Run what the answer asks for once it is printed: the service watching the
+    workspace (started if none runs), documents converted in a detached process."""
+    from freshline.interfaces.autostart import ensure
 
     for f in answered.follow_ups:
         if f.kind is Follow.WATCH:
-            tracker = warm.tracker(f.root)
-            ensure_watcher(tracker.config, tracker.store)
+            ensure(warm.tracker(f.root).config)
         elif f.project is not None:
             _convert_in_background(f.root, f.project)
 
@@ -103,13 +102,6 @@ def convert(root: Path, project: str) -> None:
             manager.close()
     except Exception as exc:  # a background helper: nobody is there to see it raise
         log("convert", f"converting {project}: {type(exc).__name__}: {exc}")
-
-
-def run_hook(agent: str, workspace: Path | None = None, project: str | None = None) -> int:
-    """`freshline hook <agent>`: print what changed in the project as the agent's
-    additional context; never fails the prompt."""
-    chosen = adapter_named(agent)
-    return run(chosen, sys.stdin, sys.stdout, HookOptions.from_env(chosen, workspace, project))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ client's protocol and nothing more:
     how_to_trust    what a person must still do before the client runs the hook, if any
     rewind_hint     how a person rewinds the agent's own transcript (freshline rewinds
                     only the files: the transcript is the agent's)
+    http_events     the events its client can post to a URL (`"type": "http"` hooks) rather
+                    than run a command for (with a command beside each post, for when the
+                    service is not there); `private_settings` the project's settings
+                    file kept out of version control, where entries carrying a secret go
 
 Everything else (which workspace and project, whether anything is due, settling what was
 printed, issuing, the read ledger, conversions) is the shared core's (`core.py`) over the
@@ -120,6 +124,8 @@ class Adapter:
     how_to_trust: str | None = None  # `{settings}`, `{root}`: the installed file, workspace
     rewind_hint: str = "rewind it in the agent itself"
     extras: tuple[Extra, ...] = ()  # lines `hook install` keeps in the workspace's files
+    http_events: tuple[str, ...] = ()  # posted to the service rather than run as commands
+    private_settings: Path | None = None  # the project's own, out of version control
 
     def external_id(self, agent_session: str) -> str:
         """The external id of the freshline session bound to one of the agent's."""

@@ -190,11 +190,11 @@ def table_name(env: Mapping[str, str]) -> str:
 def serve(workspace: str | None) -> int:
     """`freshline mcp`: serve over stdio, the first answers from the table when it holds
     them; the exit code."""
-    from freshline.interfaces import watchclient
+    from freshline.interfaces import serviceclient
 
-    root = watchclient.workspace_root(workspace, os.getcwd())
+    root = serviceclient.workspace_root(workspace, os.getcwd())
     name = table_name(os.environ)
-    table = os.path.join(root, watchclient.DATA_DIR, name) if root else None
+    table = os.path.join(root, serviceclient.DATA_DIR, name) if root else None
     client_in, client_out = os.dup(0), os.dup(1)
     server_in, to_server = os.pipe()
     from_server, server_out = os.pipe()

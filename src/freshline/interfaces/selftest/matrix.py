@@ -13,8 +13,6 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,7 +21,7 @@ from pathlib import Path
 from freshline.config import load_config
 from freshline.store.records import Change
 from freshline.tracker import Tracker
-from freshline.tracker.hints import cookie_dir, cookie_sync, watcher_alive
+from freshline.tracker.hints import cookie_sync, watcher_alive
 from freshline.tracker.watcher import Watcher
 
 from .scenarios import SCENARIOS, Scenario, Tree
@@ -188,7 +186,7 @@ def _watch_one(case: _Case) -> None:
         if case.scenario.offline:
             running = _Running(root)  # its first full scan finds what happened meanwhile
         case.after = snapshot(root)
-        if not cookie_sync(root, tracker.store, timeout=WAIT_S):
+        if not cookie_sync(root, timeout=WAIT_S):
             raise RuntimeError("the watcher did not catch up")
         if tracker.flush().full:
             case.note = "the watcher lost events; the flush scanned everything"
@@ -198,26 +196,18 @@ def _watch_one(case: _Case) -> None:
 
 
 class _Running:
-    """A watcher in a thread, started and alive (its first full scan done)."""
+    """A watcher of its own in this process, started and trusted (its first full scan
+    done)."""
 
     def __init__(self, root: Path) -> None:
         self.watcher = Watcher(load_config(root))
-        self.thread = threading.Thread(target=self.watcher.run, daemon=True)
-        self.thread.start()
-        store = self.watcher.tracker.store
-        poke = cookie_dir(root) / "selftest-start"
-        poke.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + WAIT_S
-        while not watcher_alive(store):
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                self.stop()
-                raise RuntimeError("the watcher did not start")
-            poke.write_bytes(b"")  # an event, so the watcher need not wait for a timeout
-            time.sleep(0.05)
+        self.watcher.start()
+        if not (self.watcher.up.wait(WAIT_S) and watcher_alive(self.watcher.tracker.store)):
+            self.stop()
+            raise RuntimeError("the watcher did not start")
 
     def stop(self) -> None:
-        self.watcher.stop()
-        self.thread.join(timeout=WAIT_S)
+        self.watcher.close()
 
 
 _RUNNERS: dict[Mode, Callable[[list[_Case]], None]] = {

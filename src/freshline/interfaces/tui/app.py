@@ -20,7 +20,6 @@ Its widgets are in `widgets.py`; which session it opens, and running it, in `ope
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -55,8 +54,7 @@ from freshline.interfaces.tui.widgets import (
     plain,
 )
 from freshline.session import PreparedTurn, SessionManager
-from freshline.tracker import FlushResult
-from freshline.tracker.watcher import Watcher
+from freshline.tracker.gitmoves import ref_stamps
 
 PLACEHOLDER = "Message the agent · Enter sends · Ctrl+J new line · /help"
 TICK_S = 0.25  # how often the activity line and the documents' state are looked at
@@ -80,13 +78,11 @@ class ChatApp(App[None]):
         manager: SessionManager,
         session_id: str,
         backend: Backend,
-        watcher: Watcher | None = None,
     ) -> None:
         super().__init__()
         self.manager = manager
         self.session_id = session_id
         self.backend = backend
-        self.watcher = watcher
         self.status: Status | None = None
         self.history = History()
         self.kept: str | None = None  # a message not sent, to give back after a command
@@ -94,6 +90,7 @@ class ChatApp(App[None]):
         self._started = 0.0
         self._quit_armed = 0.0
         self._snapshots_seen: int | None = None
+        self._workspace_seen: tuple[int, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="header")
@@ -109,16 +106,10 @@ class ChatApp(App[None]):
         self.query_one("#header", Static).update(header_line(
             self.session_id, s.project, self.backend.name, Path(self.manager.config.root)))
         self._replay()
+        self._workspace_seen = self._workspace_stamp()
         self._show_status(read_status(self.manager, self.session_id))
         self.set_interval(TICK_S, self._tick)
         self.prompt.focus()
-        if self.watcher is not None:
-            # Changes are logged as they happen, so the status bar shows the agent falling
-            # behind before the next send, not only after it; and a commit on the checkout
-            # target shows as "moved" as soon as git writes it.
-            self.watcher.on_flush = self._changes_logged
-            self.watcher.on_refs = self._changes_logged
-            threading.Thread(target=self.watcher.run, daemon=True).start()
 
     def _replay(self, remember: bool = True) -> None:
         """The earlier transcript of a resumed session as the model has it (a rewind's
@@ -135,13 +126,6 @@ class ChatApp(App[None]):
                 self.write(Told(told_from_wire(blocks), blocks))
             elif event.author is Author.ASSISTANT and event.content:
                 self._message(False, event.content)
-
-    def _changes_logged(self, _result: FlushResult | None = None) -> None:
-        self.call_from_thread(self._refresh_status)
-
-    def on_unmount(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
 
     @property
     def prompt(self) -> PromptArea:
@@ -286,10 +270,13 @@ class ChatApp(App[None]):
             self.call_from_thread(self._show_status, status)
 
     def _read_status(self) -> Status | None:
+        stamp = self._workspace_stamp()  # before the read: a move during it shows next tick
         try:
-            return read_status(self.manager, self.session_id)
+            status = read_status(self.manager, self.session_id)
         except FreshlineError:
             return None
+        self._workspace_seen = stamp
+        return status
 
     # -- results (main thread) -----------------------------------------------------------
 
@@ -360,8 +347,22 @@ class ChatApp(App[None]):
             waited = time.monotonic() - self._started
             what = "converting documents (holding the send)" if converting else "working"
             self.query_one("#activity", Static).update(Text(f"… {what} {waited:.0f}s", "dim"))
-        elif not self.busy and (converting != self.status.converting or self._new_snapshots()):
+        elif not self.busy and (converting != self.status.converting or self._new_snapshots()
+                                or self._workspace_moved()):
             self._refresh_status()
+
+    def _workspace_moved(self) -> bool:
+        """Whether the project's epoch or a ref moved since the status was read or last
+        looked at: the service logs changes as they happen, so the status bar shows the
+        agent falling behind before the next send, and a commit on the checkout target
+        shows as "moved" as soon as git writes it."""
+        stamp = self._workspace_stamp()
+        seen, self._workspace_seen = self._workspace_seen, stamp
+        return seen is not None and seen != stamp
+
+    def _workspace_stamp(self) -> tuple[int, ...]:
+        project = self.manager.get(self.session_id).project
+        return (self.manager.tracker.epoch(project), *ref_stamps(Path(self.manager.config.root)))
 
     def _new_snapshots(self) -> bool:
         """Whether a snapshot or failure marker was written since the last look (by this

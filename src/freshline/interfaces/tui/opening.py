@@ -10,7 +10,6 @@ from freshline.errors import UsageError
 from freshline.interfaces.tui.app import ChatApp
 from freshline.session import SessionManager
 from freshline.session.lifecycle import most_recent
-from freshline.tracker.watcher import Watcher
 
 
 def open_session(
@@ -48,11 +47,14 @@ def run_chat(
 ) -> str:
     """Run the chat until the user quits; returns the session id (to resume it later).
     `resume_last` continues the chat session used last (`open_session`)."""
+    from freshline.interfaces.autostart import ensure
+
     backend = backend_for(config.model, model, base_url)
     manager = SessionManager(config)
     try:
         session_id = open_session(manager, project, session, resume_last)
-        ChatApp(manager, session_id, backend, Watcher(config)).run()
+        ensure(config)  # the service logs changes as they happen
+        ChatApp(manager, session_id, backend).run()
         return session_id
     finally:
         manager.close()
