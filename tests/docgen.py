@@ -344,8 +344,8 @@ class FakeConverter(Converter):
 
 
 class HangConverter(Converter):
-    """`.hang` files: record the worker's pid in the file the document names (an absolute
-    path), then never finish."""
+    """`.hang` files: record the worker's pid and the folder of the path it was given in
+    the file the document names (an absolute path), then never finish."""
 
     name = "hang"
     version = "1"
@@ -354,7 +354,7 @@ class HangConverter(Converter):
     def extract(self, path: Path, limits: Limits) -> str:
         record = Path(path.read_text().strip())
         if record.is_absolute():
-            record.write_text(str(os.getpid()))
+            record.write_text(f"{os.getpid()}\n{path.parent}")
         time.sleep(3600)
         return ""
 

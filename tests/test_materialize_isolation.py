@@ -75,10 +75,11 @@ def test_hang_times_out_and_the_worker_is_gone(env: Env) -> None:
     assert result.failures == {} and result.statuses["stuck.hang"] is DocStatus.PENDING
     assert m.store.read_marker("stuck.hang").retry_at is not None
     assert "fine.fake" in result.snapshots
-    pid = int((env.root / "stuck.pid").read_text())
+    pid, folder = (env.root / "stuck.pid").read_text().splitlines()
     with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # killed and reaped, not a zombie
-    assert pid not in m.pool.pids()
+        os.kill(int(pid), 0)  # killed and reaped, not a zombie
+    assert int(pid) not in m.pool.pids()
+    assert not os.path.exists(folder)  # its private folder too (it named the document there)
 
 
 @pytest.mark.parametrize(

@@ -86,12 +86,13 @@ def _unloadable(exc: Exception) -> Outcome:
     return Outcome(reason=f"could not load the converter ({problem})")
 
 
-def convert_here(job: Job, memory_mb: int) -> Outcome:
+def convert_here(job: Job, memory_mb: int, folder: Path) -> Outcome:
     """Run a job in this process and turn every failure into an Outcome.
 
     The document is opened beneath the workspace through no link (`beneath`), checked
     (a regular file, one link unless allowed) and converted from that descriptor: the
-    converter reads the very file checked, under its own name (`_named`)."""
+    converter reads the very file checked, under its own name in the private `folder`
+    (`_named`)."""
     try:
         opened = open_beneath(job.root, job.rel, follow=False)
     except FileNotFoundError:
@@ -106,7 +107,7 @@ def convert_here(job: Job, memory_mb: int) -> Outcome:
             fingerprint = blob_id_fd(opened.fd)
         except OSError as exc:
             return Outcome(reason=f"unreadable ({exc.strerror or exc})")
-        with _named(opened.fd, job.rel) as path:
+        with _named(opened.fd, job.rel, folder) as path:
             return _converted(job, path, fingerprint, memory_mb)
 
 
@@ -123,21 +124,18 @@ def _refused(opened: Opened, allow_hardlinks: bool) -> Outcome | None:
 
 
 @contextmanager
-def _named(fd: int, rel: str) -> Iterator[Path]:
-    """A path with the document's own name that opens the descriptor `fd` (a link in a
-    private folder to this process's `/proc/<pid>/fd/<fd>`): libraries open a path, and
-    this one cannot be swapped for another file."""
-    import tempfile  # in the conversion's own process, never a hook's
-
+def _named(fd: int, rel: str, folder: Path) -> Iterator[Path]:
+    """A path with the document's own name that opens the descriptor `fd` (a link in the
+    private `folder` to this process's `/proc/<pid>/fd/<fd>`): libraries open a path (and
+    some judge it by its extension), and this one cannot be swapped for another file."""
     proc = Path(f"/proc/{os.getpid()}/fd/{fd}")
-    folder = Path(tempfile.mkdtemp(prefix="freshline-doc-"))
     link = folder / (rel.rsplit("/", 1)[-1] or "document")
+    link.unlink(missing_ok=True)  # left by a job of this worker that failed to clean up
     try:
         link.symlink_to(proc if proc.exists() else f"/dev/fd/{fd}")
         yield link
     finally:
         link.unlink(missing_ok=True)
-        folder.rmdir()
 
 
 def _converted(job: Job, path: Path, fingerprint: str, memory_mb: int) -> Outcome:
@@ -157,10 +155,11 @@ def out_of_memory(memory_mb: int) -> str:
 
 
 def serve() -> None:
-    """The worker's main loop: `python -c ... FD MEMORY_MB TIMEOUT_S` (see _Worker)."""
+    """The worker's main loop: `python -c ... FD MEMORY_MB TIMEOUT_S FOLDER` (see _Worker)."""
     from multiprocessing.connection import Connection
 
     fd, memory_mb, timeout_s = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    folder = Path(sys.argv[4])
     # Ctrl-C reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(fd)
@@ -181,7 +180,7 @@ def serve() -> None:
             conn.send(_unloadable(exc))
             continue
         signal.alarm(int(timeout_s) + 5)  # outlive a dead parent's time limit by little
-        outcome = convert_here(job, memory_mb)
+        outcome = convert_here(job, memory_mb, folder)
         signal.alarm(0)
         conn.send(outcome)
 
@@ -190,10 +189,14 @@ class _Worker:
     def __init__(self, memory_mb: int, timeout_s: float) -> None:
         # Loaded with the first worker: a session that converts nothing never needs them.
         import socket
+        import tempfile
         from multiprocessing.connection import Connection
 
+        # The worker's private folder for its documents' names, made and removed here: a
+        # worker killed mid-job (a time limit, the OOM killer) cannot clean up after itself.
+        self.folder = tempfile.mkdtemp(prefix="freshline-doc-")
         mine, theirs = socket.socketpair()
-        args = [str(theirs.fileno()), str(memory_mb), str(timeout_s)]
+        args = [str(theirs.fileno()), str(memory_mb), str(timeout_s), self.folder]
         self.process = subprocess.Popen(
             [sys.executable, "-c", _CHILD, *args],
             pass_fds=[theirs.fileno()],
@@ -245,9 +248,12 @@ class _Worker:
             self.process.kill()
 
     def stop(self) -> None:
+        import shutil
+
         self.kill()
         self.process.wait()
         self.conn.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class WorkerPool:
