@@ -57,6 +57,7 @@ def _no_service_of_anyone_else(tmp_path_factory: pytest.TempPathFactory) -> Iter
     """Module fixtures run before `_isolated_env` (Codex's and Gemini CLI's tests run
     their clients in one): for them too the service's folders are the suite's own, so
     the hooks they run never reach a service a developer runs."""
+    before = _service_of_a_cleared_environment()
     runtime = Path(tempfile.mkdtemp(prefix="fl-", dir="/tmp"))
     state = tmp_path_factory.mktemp("session-user")
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -68,6 +69,19 @@ def _no_service_of_anyone_else(tmp_path_factory: pytest.TempPathFactory) -> Iter
         yield
         autostart.stop()
     shutil.rmtree(runtime, ignore_errors=True)
+    leaked = _service_of_a_cleared_environment()
+    assert leaked in (None, before), (
+        f"a program of the suite, started without $XDG_RUNTIME_DIR, left a service running "
+        f"(pid {leaked}) in the user's own runtime folder")
+
+
+def _service_of_a_cleared_environment() -> int | None:
+    """The service a program started with HOME and PATH alone (as Codex starts an MCP
+    server) would find: none of the suite's may be left there."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for key in ("XDG_RUNTIME_DIR", "FRESHLINE_RUNTIME_DIR"):
+            monkeypatch.delenv(key, raising=False)
+        return autostart.running()
 
 
 @pytest.fixture(autouse=True)

@@ -126,15 +126,15 @@ def test_a_head_of_anything_is_a_head_or_refused_with_a_status(raw: bytes) -> No
      {"/run/user/4242"}, "/x/freshline"),  # the folder its starter found
 ])
 def test_the_runtime_folder_is_the_same_whatever_the_environment_lost(
-    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], folders: set[str], found: str
+    env: dict[str, str], folders: set[str], found: str
 ) -> None:
     """Seen: an MCP server, started by its client with HOME and PATH alone, started a
     second service in /tmp/freshline-UID beside the one in $XDG_RUNTIME_DIR."""
-    for key in ("XDG_RUNTIME_DIR", "TMPDIR", "FRESHLINE_RUNTIME_DIR"):
-        monkeypatch.delenv(key, raising=False)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
     with pytest.MonkeyPatch.context() as system:  # undone before the test's teardown
+        for key in ("XDG_RUNTIME_DIR", "TMPDIR", "FRESHLINE_RUNTIME_DIR"):
+            system.delenv(key, raising=False)
+        for key, value in env.items():
+            system.setenv(key, value)
         system.setattr(serviceclient.os, "getuid", lambda: 4242)
         system.setattr(serviceclient.os.path, "isdir", lambda path: path in folders)
         assert serviceclient.runtime_dir() == found

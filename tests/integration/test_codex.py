@@ -30,6 +30,7 @@ import pytest
 from typer.testing import CliRunner
 
 from freshline.config import load_config
+from freshline.interfaces import autostart
 from freshline.interfaces.cli.root import app
 from freshline.session import SessionManager
 from freshline.store import Acknowledgement
@@ -289,6 +290,9 @@ def mcp_run(tmp_path_factory: pytest.TempPathFactory) -> McpRun:
                                   env={"CODEX_HOME": env["CODEX_HOME"]})
         assert done.exit_code == 0, done.output
         codex(env, ws.root, *EXEC, "first question")
+        # Seen: Codex gave the server no $XDG_RUNTIME_DIR, and it started a second service
+        # in /tmp/freshline-UID, left running after the suite.
+        assert autostart.stop() is not None, "the server did not reach the user's service"
         return McpRun(ws.root, stub.bodies("/v1/responses"), ws.root / ".codex" / "config.toml")
 
 

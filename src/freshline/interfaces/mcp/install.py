@@ -46,6 +46,7 @@ from freshline.interfaces.hook.install import (
     write_whole,
 )
 from freshline.interfaces.hook.install import settings_path as hook_settings
+from freshline.interfaces.serviceclient import RUNTIME_ENV
 from freshline.paths import shown
 from freshline.program import executable
 
@@ -65,6 +66,11 @@ def config_of(scope: Scope, root: Path) -> Path:
     return root / ".codex" / "config.toml" if scope is Scope.PROJECT else codex_config()
 
 
+# Codex starts a server with a short list of variables: without these the server looked
+# for the service in another runtime folder than the user's commands and started a second.
+FORWARDED = ("XDG_RUNTIME_DIR", RUNTIME_ENV)
+
+
 def server_entry(
     root: Path, program: list[str] | None = None, required: bool = True
 ) -> dict[str, Any]:
@@ -73,7 +79,7 @@ def server_entry(
     command, *args = program or executable()
     return {"command": command, "args": [*args, "--workspace", str(root), "mcp"],
             "startup_timeout_sec": STARTUP_TIMEOUT_S, "required": required,
-            "default_tools_approval_mode": "approve"}
+            "default_tools_approval_mode": "approve", "env_vars": list(FORWARDED)}
 
 
 def read_config(path: Path) -> tomlkit.TOMLDocument:
