@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from freshline.interfaces.cli.root import app
-from freshline.interfaces.mcp.install import merge, server_entry
+from freshline.interfaces.mcp.install import FORWARDED, merge, server_entry
 from tests.conftest import Workspace
 
 THEIRS = '''# my settings
@@ -54,13 +54,13 @@ def test_install_adds_the_server_and_keeps_the_rest(notes: Workspace, tmp_path: 
     assert code == 0 and isinstance(report, dict) and report["changed"]
     text = path.read_text(encoding="utf-8")
     assert text.startswith(THEIRS[:THEIRS.index("[projects")])  # kept as it was, comments too
-    assert text.endswith("\"FRESHLINE_RUNTIME_DIR\"]\n\n" + THEIRS[THEIRS.index("[projects"):])
+    assert text.endswith("\"XDG_CACHE_HOME\"]\n\n" + THEIRS[THEIRS.index("[projects"):])
     table = tomllib.loads(text)["mcp_servers"]
     assert set(table) == {"docs", "freshline"}
     ours = table["freshline"]
     # Codex's own config serves every folder: required, a deleted workspace stops them all
     assert ours["required"] is False and ours["default_tools_approval_mode"] == "approve"
-    assert ours["env_vars"] == ["XDG_RUNTIME_DIR", "FRESHLINE_RUNTIME_DIR"]
+    assert ours["env_vars"] == list(FORWARDED)
     assert report["scope"] == "user" and report["required"] is False
     assert Path(ours["command"]).is_absolute()
     assert ours["args"][-3:] == ["--workspace", str(notes.root), "mcp"]

@@ -34,7 +34,7 @@ from freshline.interfaces import autostart
 from freshline.interfaces.cli.root import app
 from freshline.session import SessionManager
 from freshline.store import Acknowledgement
-from tests.conftest import Workspace
+from tests.conftest import Workspace, wait_for
 from tests.integration.cli_stubs import CliStub
 from tests.integration.clients import CODEX, install
 
@@ -291,8 +291,10 @@ def mcp_run(tmp_path_factory: pytest.TempPathFactory) -> McpRun:
         assert done.exit_code == 0, done.output
         codex(env, ws.root, *EXEC, "first question")
         # Seen: Codex gave the server no $XDG_RUNTIME_DIR, and it started a second service
-        # in /tmp/freshline-UID, left running after the suite.
-        assert autostart.stop() is not None, "the server did not reach the user's service"
+        # in /tmp/freshline-UID, left running after the suite. The server starts the
+        # service it did not find without waiting for it.
+        wait_for(autostart.running, "the server's service in the user's runtime folder")
+        autostart.stop()
         return McpRun(ws.root, stub.bodies("/v1/responses"), ws.root / ".codex" / "config.toml")
 
 

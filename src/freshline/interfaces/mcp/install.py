@@ -67,8 +67,9 @@ def config_of(scope: Scope, root: Path) -> Path:
 
 
 # Codex starts a server with a short list of variables: without these the server looked
-# for the service in another runtime folder than the user's commands and started a second.
-FORWARDED = ("XDG_RUNTIME_DIR", RUNTIME_ENV)
+# for the service in another runtime folder than the user's commands and started a second
+# (and read another state and config folder, where the user had set one).
+FORWARDED = ("XDG_RUNTIME_DIR", RUNTIME_ENV, "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
 
 
 def server_entry(
