@@ -104,9 +104,8 @@ def _spacing(lines: Sequence[Line]) -> dict[float, float]:
     twice a book's): the median of the steps between lines of one size in one column."""
     steps: dict[float, list[float]] = {}
     for previous, line in zip(lines, lines[1:], strict=False):
-        step = _middle(line) - _middle(previous)
         same = line.column == previous.column and line.size == previous.size
-        if same and 0 < step < 3 * line.size:
+        if same and 0 < (step := _middle(line) - _middle(previous)) < 3 * line.size:
             steps.setdefault(line.size, []).append(step)
     return {
         size: min(sorted(found)[len(found) // 2], MAX_SPACING * size)

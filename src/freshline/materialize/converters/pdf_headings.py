@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from freshline.materialize.converters.pdf_blocks import Block, Kind
 from freshline.materialize.converters.pdf_layout import OutlineEntry, make_line
@@ -28,13 +28,14 @@ _CONTENTS_LINE = re.compile(r"(?:\.\s*){4,}\S{1,6}$")  # `2 Usage . . . . 5`: a 
 def mark_headings(pages: Sequence[list[Block]], outline: Sequence[OutlineEntry]) -> None:
     """Set kind and level on each block of `pages` that is a heading."""
     body = _body_size(pages)
-    sizes = _heading_sizes(pages, body)
+    short = [block for blocks in pages for block in blocks if _short(block)]
+    sizes = _heading_sizes(short, body)
     below = len(sizes) + 1
+    for block in short:
+        level = _level(block, body, sizes, below)
+        if level:
+            block.kind, block.level = Kind.HEADING, min(level, 6)
     for blocks in pages:
-        for block in blocks:
-            level = _level(block, body, sizes, below)
-            if level:
-                block.kind, block.level = Kind.HEADING, min(level, 6)
         _split_run_in(blocks, min(below, 6))
     if outline:
         _mark_outline(pages, outline, 1 + any(b.level == 1 for p in pages for b in p))
@@ -94,18 +95,13 @@ def _short(block: Block) -> bool:
     return any(len(w) > 1 and w.isalpha() for w in _WORD.findall(text))
 
 
-def _heading_sizes(pages: Sequence[Sequence[Block]], body: float) -> list[float]:
-    found = {
-        round(b.size * 2) / 2
-        for blocks in pages for b in blocks
-        if _short(b) and b.size >= body * LARGER and b.size >= body + 1
-    }
+def _heading_sizes(short: Sequence[Block], body: float) -> list[float]:
+    found = {round(b.size * 2) / 2 for b in short if b.size >= body * LARGER and b.size >= body + 1}
     return sorted(found, reverse=True)
 
 
 def _level(block: Block, body: float, sizes: list[float], below: int) -> int:
-    if not _short(block):
-        return 0
+    """A short block's heading level, 0 when it is none."""
     size = round(block.size * 2) / 2
     if size in sizes:
         return sizes.index(size) + 1
@@ -130,27 +126,35 @@ def _depth(numbered: re.Match[str]) -> int:
 def _mark_outline(
     pages: Sequence[list[Block]], outline: Sequence[OutlineEntry], offset: int
 ) -> None:
+    normals: dict[str, str] = {}  # a page's texts are compared with each of its entries
+
+    def normal(text: str) -> str:
+        found = normals.get(text)
+        if found is None:
+            found = normals[text] = _normal(text)
+        return found
+
     for entry in outline:
         title = _normal(entry.title)
         if not title or entry.page < 0:
             continue
         for page in (entry.page, entry.page + 1):
-            block = _titled(pages[page], title) if page < len(pages) else None
+            block = _titled(pages[page], title, normal) if page < len(pages) else None
             if block is not None:
                 block.kind, block.level = Kind.HEADING, min(entry.depth + offset, 6)
                 break
 
 
-def _titled(blocks: list[Block], title: str) -> Block | None:
+def _titled(blocks: list[Block], title: str, normal: Callable[[str], str]) -> Block | None:
     """The block the outline's `title` names: a short block whose text is the title (or
     starts with it), or a line of a paragraph that is, split out of it."""
     for index, block in enumerate(blocks):
         if block.kind is Kind.CODE or block.kind is Kind.TABLE:
             continue
-        if len(block.lines) <= MAX_LINES and _names(_normal(block.text), title):
+        if len(block.lines) <= MAX_LINES and _names(normal(block.text), title):
             return block
         for at, line in enumerate(block.lines):
-            if _normal(line.text) == title:
+            if normal(line.text) == title:
                 return _split(blocks, index, at)
     return None
 
