@@ -22,7 +22,7 @@ MIN_SPLIT_BANDS = 3  # bands with pieces on both sides before a gutter is believ
 BAND_OVERLAP = 0.4  # of the shorter run's height: runs overlapping more share a band
 
 
-_X0 = attrgetter("x0")
+_X0, _TOP, _X1, _BOTTOM = (attrgetter(name) for name in ("x0", "top", "x1", "bottom"))
 
 
 class Span(NamedTuple):
@@ -80,29 +80,20 @@ def make_line(spans: list[Span]) -> Line:
     if len(spans) == 1:  # most lines of a page are one run
         return _one_run(spans)
     weights: dict[float, int] = {}
-    x0 = top = float("inf")
-    x1 = bottom = largest = 0.0
+    largest = 0.0
     bold = mono = True
-    # Comparisons in place of min() and max() calls: a page makes hundreds of lines.
     for s in spans:
         text, size = s.text, s.size
         weights[size] = weights.get(size, 0) + len(text)
-        if s.x0 < x0:
-            x0 = s.x0
-        if s.top < top:
-            top = s.top
-        if s.x1 > x1:
-            x1 = s.x1
-        if s.bottom > bottom:
-            bottom = s.bottom
         if not text.isspace():
             mono = mono and s.mono
             if text.upper() != text.lower():  # has letters (a C-speed test)
-                if size > largest:
-                    largest = size
+                largest = size if size > largest else largest
                 bold = bold and s.bold
-    size = max(weights, key=lambda size: (weights[size], size))
-    return Line(spans, x0, top, x1, bottom, size, largest, bold, mono, _joined(spans, mono))
+    size = max(weights, key=lambda size: (weights[size], size)) if len(weights) > 1 else size
+    return Line(spans, min(map(_X0, spans)), min(map(_TOP, spans)),
+                max(0.0, max(map(_X1, spans))), max(0.0, max(map(_BOTTOM, spans))),
+                size, largest, bold, mono, _joined(spans, mono))
 
 
 def _one_run(spans: list[Span]) -> Line:
@@ -112,27 +103,24 @@ def _one_run(spans: list[Span]) -> Line:
     letters = not blank and text.upper() != text.lower()
     mono = blank or span.mono
     joined = text.rstrip() if mono else " ".join(text.split())
-    return Line(spans, min(float("inf"), span.x0), min(float("inf"), span.top),
-                max(0.0, span.x1), max(0.0, span.bottom), size,
+    return Line(spans, span.x0, span.top, max(0.0, span.x1), max(0.0, span.bottom), size,
                 max(0.0, size) if letters else 0.0, span.bold or not letters, mono, joined)
 
 
 def _joined(spans: list[Span], mono: bool) -> str:
+    """The runs' texts, a space between two where the gap is as wide as one."""
     previous = spans[0]
     parts = [previous.text]
     for span in spans[1:]:
-        if _spaced(previous, span):
-            parts.append(" ")
-        parts.append(span.text)
+        text = span.text
+        if not (previous.text[-1:].isspace() or text[:1].isspace()):
+            gap = MONO_WORD_GAP if previous.mono and span.mono else WORD_GAP
+            larger = span.size if span.size > previous.size else previous.size
+            if span.x0 - previous.x1 > gap * larger:
+                parts.append(" ")
+        parts.append(text)
         previous = span
     return "".join(parts).rstrip() if mono else " ".join("".join(parts).split())
-
-
-def _spaced(left: Span, right: Span) -> bool:
-    if left.text[-1:].isspace() or right.text[:1].isspace():
-        return False
-    gap = MONO_WORD_GAP if left.mono and right.mono else WORD_GAP
-    return right.x0 - left.x1 > gap * (right.size if right.size > left.size else left.size)
 
 
 def lines(spans: Iterable[Span]) -> list[Line]:

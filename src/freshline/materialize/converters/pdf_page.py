@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -46,7 +47,9 @@ _CALLS = (
 Matrix = tuple[float, float, float, float, float, float]
 Box = tuple[float, float, float, float]  # left, bottom, right, top
 IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
-Found = tuple[Any, Box, Matrix]  # a text object's handle, its box on the page, its forms' matrix
+Found = tuple[Any, Matrix]  # a text object's handle, and its forms' matrix
+# A Span made as the tuple it is (its class's own constructor is a Python function).
+_span: Callable[[tuple[Any, ...]], Span] = partial(tuple.__new__, Span)
 
 
 class _Handle(ctypes.c_void_p):
@@ -74,10 +77,29 @@ class PageReader:
         self._size = ctypes.c_float()
         self._size_at = ctypes.byref(self._size)
 
+    def page(self, document: Any, index: int) -> tuple[list[Span], list[Rule]]:
+        """The text runs and rules of page `index` of a document (pdfium's handle),
+        top-down. The page is loaded and closed here, without pypdfium2's helpers: their
+        bookkeeping costs as much as reading a small page."""
+        raw = self.raw
+        page = raw.FPDF_LoadPage(document, index)
+        if not page:
+            raise _failed("Failed to load page.")
+        try:
+            textpage = raw.FPDFText_LoadPage(page)
+            if not textpage:
+                raise _failed("Failed to load text page.")
+            try:
+                return self.read(page, textpage, raw.FPDF_GetPageHeightF(page))
+            finally:
+                raw.FPDFText_ClosePage(textpage)
+        finally:
+            raw.FPDF_ClosePage(page)
+
     def read(self, page: Any, textpage: Any, height: float) -> tuple[list[Span], list[Rule]]:
-        """The page's text runs and rules, top-down."""
-        found, rules = self._objects(page.raw, height)
-        texts = self._texts(textpage.raw, [obj for obj, _, _ in found])
+        """The text runs and rules of a page and its text page (pdfium's handles)."""
+        found, rules = self._objects(page, height)
+        texts = self._texts(textpage, [obj for obj, _ in found])
         return self._spans(found, texts, height), rules
 
     def _objects(self, page: Any, height: float) -> tuple[list[Found], list[Rule]]:
@@ -105,15 +127,15 @@ class PageReader:
                     if depth < _MAX_DEPTH:
                         stack.append((obj, _compose(self._matrix_of(obj), outer), depth + 1))
                     continue
-                if kind != text_kind and kind != path_kind:
+                if kind == text_kind:
+                    found.append((obj, outer))  # its box is read once it has text
+                    continue
+                if kind != path_kind:
                     continue
                 bounds(obj, at_left, at_bottom, at_right, at_top)
                 box = (left.value, bottom.value, right.value, top.value)
                 if outer is not IDENTITY:
                     box = _transform(box, outer)
-                if kind == text_kind:
-                    found.append((obj, box, outer))
-                    continue
                 edges = _rules(box, height)
                 rules.extend(_sides(box, height) if edges is None and self._framed(obj)
                              else edges or [])
@@ -125,7 +147,8 @@ class PageReader:
         page = self._page_text(textpage)
         if page is None:
             return [self._object_text(obj, textpage) for obj in objects]
-        found = pdf_runs.texts(page, partial(self.call["FPDFText_GetTextObject"], textpage))
+        owner = self.call["FPDFText_GetTextObject"]
+        found = pdf_runs.texts(page, lambda indices: [owner(textpage, at) for at in indices])
         texts = [found.get(obj.value, "") for obj in objects]
         return [self._object_text(obj, textpage) if text is None else text
                 for obj, text in zip(objects, texts, strict=True)]
@@ -145,7 +168,9 @@ class PageReader:
         text = ctypes.string_at(buffer, 2 * max(0, written - 1)).decode("utf-16-le", "replace")
         if len(text) != count or not self._hyphens_only(textpage, text):
             text = self._each_character(textpage, count)  # the page's text left some out
-        return None if _RIGHT_TO_LEFT.search(text) else text.replace("\ufffe", "\x02")
+        if not text.isascii() and _RIGHT_TO_LEFT.search(text):
+            return None
+        return text.replace("\ufffe", "\x02")
 
     def _hyphens_only(self, textpage: Any, text: str) -> bool:
         """Whether each U+FFFE of the page's text is a hyphen at a line's end (an object's
@@ -173,25 +198,30 @@ class PageReader:
     def _spans(self, found: list[Found], texts: list[str], height: float) -> list[Span]:
         """Runs of the text objects that have text and stand upright."""
         call, m, fonts = self.call, self._matrix, self._fonts
-        font_size, font_of, matrix_of = (
+        font_size, font_of, matrix_of, bounds = (
             call["FPDFTextObj_GetFontSize"], call["FPDFTextObj_GetFont"],
-            call["FPDFPageObj_GetMatrix"])
+            call["FPDFPageObj_GetMatrix"], call["FPDFPageObj_GetBounds"])
         matrix_at, size, size_at = self._matrix_at, self._size, self._size_at
+        left, bottom, right, top = self._box
+        at_left, at_bottom, at_right, at_top = self._box_at
         spans: list[Span] = []
-        for (obj, box, outer), text in zip(found, texts, strict=True):
+        for (obj, outer), text in zip(found, texts, strict=True):
             if not text or text.isspace():
                 continue
-            own = (m.a, m.b, m.c, m.d) if matrix_of(obj, matrix_at) else (1.0, 0.0, 0.0, 1.0)
+            a, b, c, d = (m.a, m.b, m.c, m.d) if matrix_of(obj, matrix_at) else (1.0, 0.0, 0.0, 1.0)
             if outer is not IDENTITY:
-                own = _compose((*own, 0.0, 0.0), outer)[:4]
-            if abs(own[1]) > abs(own[0]) or abs(own[2]) > abs(own[3]):
+                a, b, c, d = _compose((a, b, c, d, 0.0, 0.0), outer)[:4]
+            if abs(b) > abs(a) or abs(c) > abs(d):
                 continue  # turned on its side: a margin's stamp, not the page's text
+            bounds(obj, at_left, at_bottom, at_right, at_top)
+            box = (left.value, bottom.value, right.value, top.value)
+            if outer is not IDENTITY:
+                box = _transform(box, outer)
             font_size(obj, size_at)
-            scale = abs(own[0] * own[3] - own[1] * own[2]) ** 0.5
             font = font_of(obj) or 0
-            style = fonts.get(font) or self._font(font)
-            spans.append(Span(text, box[0], height - box[3], box[2], height - box[1],
-                              round(size.value * scale, 1), style[0], style[1]))
+            bold, mono = fonts.get(font) or self._font(font)
+            spans.append(_span((text, box[0], height - box[3], box[2], height - box[1],
+                                round(size.value * abs(a * d - b * c) ** 0.5, 1), bold, mono)))
         return spans
 
     def _matrix_of(self, obj: Any) -> Matrix:
@@ -220,6 +250,13 @@ class PageReader:
         fixed = bool(call["FPDFFont_GetFlags"](handle) & _FIXED_PITCH)
         found = self._fonts[font] = (bold, fixed or any(n in name for n in _MONO_NAMES))
         return found
+
+
+def _failed(message: str) -> Exception:
+    from pypdfium2 import PdfiumError  # what pypdfium2's own helpers raise
+
+    error: Exception = PdfiumError(message)
+    return error
 
 
 def _bare(raw: Any, name: str) -> Any:
