@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import ctypes
 import re
+import sys
+from array import array
 from collections.abc import Callable
 from functools import partial
+from itertools import repeat
 from typing import Any
 
 from freshline.materialize.converters import pdf_runs
@@ -32,6 +35,7 @@ _THIN = 2.0  # points: a path this thin in one direction is a rule
 _SHORT = 6.0  # points: a rule shorter than this (a plot's tick) bounds no cell
 _MAX_DEPTH = 8  # forms nested deeper than this are not read (a hostile file's loop)
 _HYPHEN = 2  # the character pdfium makes of a hyphen at a line's end
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"  # an array's own order
 # Right-to-left scripts: pdfium reverses their characters across text objects.
 _RIGHT_TO_LEFT = re.compile(
     "[\\u0590-\\u08ff\\ufb1d-\\ufdff\\ufe70-\\ufefe\\U00010800-\\U00010fff\\U0001e800-\\U0001efff]"
@@ -120,25 +124,21 @@ class PageReader:
                 count, get = call["FPDFFormObj_CountObjects"](parent), call["FPDFFormObj_GetObject"]
             else:
                 count, get = call["FPDFPage_CountObjects"](parent), call["FPDFPage_GetObject"]
-            for index in range(max(0, count)):
-                obj = get(parent, index)
-                kind = kind_of(obj)
-                if kind == form_kind:
-                    if depth < _MAX_DEPTH:
-                        stack.append((obj, _compose(self._matrix_of(obj), outer), depth + 1))
-                    continue
+            # map() makes the calls without a line of Python each: objects are many.
+            objects = list(map(get, repeat(parent, max(0, count)), range(max(0, count))))
+            for obj, kind in zip(objects, map(kind_of, objects), strict=True):
                 if kind == text_kind:
                     found.append((obj, outer))  # its box is read once it has text
-                    continue
-                if kind != path_kind:
-                    continue
-                bounds(obj, at_left, at_bottom, at_right, at_top)
-                box = (left.value, bottom.value, right.value, top.value)
-                if outer is not IDENTITY:
-                    box = _transform(box, outer)
-                edges = _rules(box, height)
-                rules.extend(_sides(box, height) if edges is None and self._framed(obj)
-                             else edges or [])
+                elif kind == path_kind:
+                    bounds(obj, at_left, at_bottom, at_right, at_top)
+                    box = (left.value, bottom.value, right.value, top.value)
+                    if outer is not IDENTITY:
+                        box = _transform(box, outer)
+                    edges = _rules(box, height)
+                    rules.extend(_sides(box, height) if edges is None and self._framed(obj)
+                                 else edges or [])
+                elif kind == form_kind and depth < _MAX_DEPTH:
+                    stack.append((obj, _compose(self._matrix_of(obj), outer), depth + 1))
         return found, rules
 
     def _texts(self, textpage: Any, objects: list[Any]) -> list[str]:
@@ -148,7 +148,8 @@ class PageReader:
         if page is None:
             return [self._object_text(obj, textpage) for obj in objects]
         owner = self.call["FPDFText_GetTextObject"]
-        found = pdf_runs.texts(page, lambda indices: [owner(textpage, at) for at in indices])
+        found = pdf_runs.texts(
+            page, lambda indices: list(map(owner, repeat(textpage, len(indices)), indices)))
         texts = [found.get(obj.value, "") for obj in objects]
         return [self._object_text(obj, textpage) if text is None else text
                 for obj, text in zip(objects, texts, strict=True)]
@@ -186,9 +187,8 @@ class PageReader:
     def _each_character(self, textpage: Any, count: int) -> str:
         """The page's text asked a character at a time, as a text object's text has it."""
         unicode_of = self.call["FPDFText_GetUnicode"]
-        codes = [unicode_of(textpage, at) for at in range(count)]
-        return "".join([chr(code) if code < 0xD800 or 0xE000 <= code <= 0x10FFFF else "\ufffd"
-                        for code in codes])
+        codes = array("I", [unicode_of(textpage, at) for at in range(count)])
+        return codes.tobytes().decode(_UTF32, "replace")  # U+FFFD for a code no character has
 
     def _object_text(self, obj: Any, textpage: Any) -> str:
         size = ctypes.c_ulong(_BUFFER_CHARS)
@@ -211,7 +211,7 @@ class PageReader:
             a, b, c, d = (m.a, m.b, m.c, m.d) if matrix_of(obj, matrix_at) else (1.0, 0.0, 0.0, 1.0)
             if outer is not IDENTITY:
                 a, b, c, d = _compose((a, b, c, d, 0.0, 0.0), outer)[:4]
-            if abs(b) > abs(a) or abs(c) > abs(d):
+            if (b or c) and (abs(b) > abs(a) or abs(c) > abs(d)):
                 continue  # turned on its side: a margin's stamp, not the page's text
             bounds(obj, at_left, at_bottom, at_right, at_top)
             box = (left.value, bottom.value, right.value, top.value)

@@ -15,6 +15,7 @@ characters by bisection. Questions go in batches, one round of a bisection at a 
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
 Owner = int | None  # a text object's address; None: a character pdfium generated
 Ask = Callable[[list[int]], list[Owner]]  # the owners of characters, by index
@@ -75,9 +76,13 @@ def _unresolved(stretches: list[tuple[int, int]], known: dict[int, Owner]) -> li
 
 
 def _middle(text: str, low: int, high: int) -> int:
-    """Where to ask between `low` and `high`: the start of the word nearest the middle
-    (runs seldom part inside a word); else the end of the word at `low`, when spaces
-    follow it; else the middle."""
+    """Where to ask between `low` and `high`: just after a hyphen at a line's end (pdfium
+    joins the two lines, each most often its own run); else the start of the word
+    nearest the middle (runs seldom part inside a word); else the end of the word at
+    `low`, when spaces follow it; else the middle."""
+    hyphen = text.find("\x02", low, high - 1)
+    if hyphen >= 0:
+        return hyphen + 1
     middle = (low + high) // 2
     space = text.rfind(" ", low, middle)
     if space < 0:
@@ -92,7 +97,7 @@ def _interleaved(spans: dict[int, tuple[int, int]]) -> set[int]:
     """Owners whose first-to-last stretch overlaps another's."""
     found: set[int] = set()
     reach, holder = -1, 0
-    for owner, (first, last) in sorted(spans.items(), key=lambda item: item[1]):
+    for owner, (first, last) in sorted(spans.items(), key=itemgetter(1)):
         if first <= reach:
             found.update((owner, holder))
         if last > reach:
