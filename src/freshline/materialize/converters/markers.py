@@ -14,6 +14,7 @@ HYPHEN_MARKERS = "\ufffe\x02"
 INVISIBLE = "\u00ad\ufeff"
 _BROKEN = re.compile(f"[{HYPHEN_MARKERS}][ \\t]*(?:\\r?\\n[ \\t]*)?(\\w?)")
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
+_ANY = re.compile(f"[{HYPHEN_MARKERS}{INVISIBLE}]")
 
 
 def unmark(text: str) -> str:
@@ -22,7 +23,7 @@ def unmark(text: str) -> str:
     A marker before a lower-case letter joins the two halves (`manip`+`ulation`); before
     a capital or a digit the hyphen was a real one (`IEEE-754`) and is written as `-`.
     """
-    if not any(mark in text for mark in HYPHEN_MARKERS + INVISIBLE):
+    if _ANY.search(text) is None:
         return text
     return _INVISIBLE.sub("", _BROKEN.sub(_join, text))
 

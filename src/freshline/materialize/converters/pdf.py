@@ -22,6 +22,7 @@ from freshline.materialize.converters.base import (
 )
 from freshline.materialize.converters.markers import unmark
 from freshline.materialize.converters.pdf_blocks import Block, Kind, blocks, render
+from freshline.materialize.converters.pdf_layout import Rule, Span
 
 ENCRYPTED = "encrypted PDF (password required)"
 
@@ -62,23 +63,17 @@ def _pdfium_pages(document: Any) -> list[str]:
 
     try:
         reader = PageReader(raw)
-        pages = [_page_blocks(reader, document[index]) for index in range(len(document))]
+        pages = [_page_blocks(*reader.page(document.raw, index)) for index in range(len(document))]
         mark_headings(pages, outline(document, raw))
     finally:
         document.close()
     return [_markdown(page) for page in pages]
 
 
-def _page_blocks(reader: Any, page: Any) -> list[Block]:
+def _page_blocks(spans: list[Span], rules: list[Rule]) -> list[Block]:
     from freshline.materialize.converters.pdf_layout import lines
     from freshline.materialize.converters.pdf_tables import find_tables
 
-    textpage = page.get_textpage()
-    try:
-        spans, rules = reader.read(page, textpage, page.get_height())
-    finally:
-        textpage.close()
-        page.close()
     tables, rest = find_tables(rules, spans)
     return blocks(lines(rest), tables)
 

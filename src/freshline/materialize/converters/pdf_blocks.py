@@ -66,13 +66,14 @@ def blocks(lines: Sequence[Line], tables: Sequence[Table]) -> list[Block]:
     """The page's blocks in reading order, its tables placed among them."""
     found: list[Block] = []
     spacing = _spacing(lines)
+    last: Block | None = None
     for line in lines:
-        kind = _kind_of(line)
-        last = found[-1] if found else None
-        if last is not None and last.lines and _continues(last, line, kind, spacing):
+        kind = Kind.CODE if line.mono else Kind.ITEM if ITEM.match(line.text) else Kind.PARAGRAPH
+        if last is not None and _continues(last, line, kind, spacing):
             last.lines.append(line)
         else:
-            found.append(Block(kind, [line]))
+            last = Block(kind, [line])
+            found.append(last)
     for table in tables:
         _place(found, table)
     return _rejoined(found)
@@ -93,19 +94,13 @@ def _rejoined(found: list[Block]) -> list[Block]:
     return out
 
 
-def _kind_of(line: Line) -> Kind:
-    if line.mono:
-        return Kind.CODE
-    return Kind.ITEM if ITEM.match(line.text) else Kind.PARAGRAPH
-
-
 def _spacing(lines: Sequence[Line]) -> dict[float, float]:
     """The usual step from one line to the next, by size (a double-spaced preprint's is
     twice a book's): the median of the steps between lines of one size in one column."""
     steps: dict[float, list[float]] = {}
     for previous, line in zip(lines, lines[1:], strict=False):
-        step = _middle(line) - _middle(previous)
         same = line.column == previous.column and line.size == previous.size
+        step = (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2
         if same and 0 < step < 3 * line.size:
             steps.setdefault(line.size, []).append(step)
     return {
@@ -114,16 +109,12 @@ def _spacing(lines: Sequence[Line]) -> dict[float, float]:
     }
 
 
-def _middle(line: Line) -> float:
-    return (line.top + line.bottom) / 2
-
-
 def _continues(block: Block, line: Line, kind: Kind, spacing: dict[float, float]) -> bool:
     previous = block.lines[-1]
     if line.column != previous.column or block.kind is Kind.TABLE:
         return False
     size = max(previous.size, line.size)
-    step = _middle(line) - _middle(previous)
+    step = (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2  # middles
     if not 0 < step <= max(PARAGRAPH_SKIP * size, SPACING_SKIP * spacing.get(size, 0.0)):
         return False
     if block.kind is Kind.CODE or kind is Kind.CODE:

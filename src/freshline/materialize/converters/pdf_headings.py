@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from freshline.materialize.converters.pdf_blocks import Block, Kind
 from freshline.materialize.converters.pdf_layout import OutlineEntry, make_line
@@ -21,6 +21,8 @@ MAX_LINES = 3
 LARGER = 1.1  # a heading's size is at least this times the body's
 NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,3})\.?|([IVX]{1,5})\.|([A-H])\.)\s+[A-Z]")
 _WORD = re.compile(r"\w+")
+# Each ASCII byte that is no word character (not a letter, digit or `_`) made a space.
+_ASCII_WORDS = bytes(c if chr(c).isalnum() or c == 95 else 32 for c in range(256))
 _RUN_IN_ENDS = ".:—– "  # what ends a run-in heading, and starts its paragraph
 _CONTENTS_LINE = re.compile(r"(?:\.\s*){4,}\S{1,6}$")  # `2 Usage . . . . 5`: a table of contents
 
@@ -28,13 +30,14 @@ _CONTENTS_LINE = re.compile(r"(?:\.\s*){4,}\S{1,6}$")  # `2 Usage . . . . 5`: a 
 def mark_headings(pages: Sequence[list[Block]], outline: Sequence[OutlineEntry]) -> None:
     """Set kind and level on each block of `pages` that is a heading."""
     body = _body_size(pages)
-    sizes = _heading_sizes(pages, body)
+    short = [block for blocks in pages for block in blocks if _short(block)]
+    sizes = _heading_sizes(short, body)
     below = len(sizes) + 1
+    for block in short:
+        level = _level(block, body, sizes, below)
+        if level:
+            block.kind, block.level = Kind.HEADING, min(level, 6)
     for blocks in pages:
-        for block in blocks:
-            level = _level(block, body, sizes, below)
-            if level:
-                block.kind, block.level = Kind.HEADING, min(level, 6)
         _split_run_in(blocks, min(below, 6))
     if outline:
         _mark_outline(pages, outline, 1 + any(b.level == 1 for p in pages for b in p))
@@ -75,18 +78,20 @@ def _run_in(block: Block) -> int:
 
 
 def _body_size(pages: Sequence[Sequence[Block]]) -> float:
-    weights: Counter[float] = Counter()
+    weights: dict[float, int] = {}
     for blocks in pages:
         for block in blocks:
             for line in block.lines:
-                weights[round(line.size * 2) / 2] += len(line.text)
-    return weights.most_common(1)[0][0] if weights else 0.0
+                size = round(line.size * 2) / 2
+                weights[size] = weights.get(size, 0) + len(line.text)
+    return Counter(weights).most_common(1)[0][0] if weights else 0.0
 
 
 def _short(block: Block) -> bool:
-    if block.kind not in (Kind.PARAGRAPH, Kind.ITEM) or not 0 < len(block.lines) <= MAX_LINES:
+    lines = block.lines
+    if not 0 < len(lines) <= MAX_LINES or block.kind not in (Kind.PARAGRAPH, Kind.ITEM):
         return False
-    if sum(len(line.text) for line in block.lines) > MAX_CHARS + MAX_LINES:
+    if sum(len(line.text) for line in lines) > MAX_CHARS + MAX_LINES:
         return False
     text = block.text
     if len(text) > MAX_CHARS or _CONTENTS_LINE.search(text):
@@ -94,18 +99,13 @@ def _short(block: Block) -> bool:
     return any(len(w) > 1 and w.isalpha() for w in _WORD.findall(text))
 
 
-def _heading_sizes(pages: Sequence[Sequence[Block]], body: float) -> list[float]:
-    found = {
-        round(b.size * 2) / 2
-        for blocks in pages for b in blocks
-        if _short(b) and b.size >= body * LARGER and b.size >= body + 1
-    }
+def _heading_sizes(short: Sequence[Block], body: float) -> list[float]:
+    found = {round(b.size * 2) / 2 for b in short if b.size >= body * LARGER and b.size >= body + 1}
     return sorted(found, reverse=True)
 
 
 def _level(block: Block, body: float, sizes: list[float], below: int) -> int:
-    if not _short(block):
-        return 0
+    """A short block's heading level, 0 when it is none."""
     size = round(block.size * 2) / 2
     if size in sizes:
         return sizes.index(size) + 1
@@ -130,27 +130,35 @@ def _depth(numbered: re.Match[str]) -> int:
 def _mark_outline(
     pages: Sequence[list[Block]], outline: Sequence[OutlineEntry], offset: int
 ) -> None:
+    normals: dict[str, str] = {}  # a page's texts are compared with each of its entries
+
+    def normal(text: str) -> str:
+        found = normals.get(text)
+        if found is None:
+            found = normals[text] = _normal(text)
+        return found
+
     for entry in outline:
         title = _normal(entry.title)
         if not title or entry.page < 0:
             continue
         for page in (entry.page, entry.page + 1):
-            block = _titled(pages[page], title) if page < len(pages) else None
+            block = _titled(pages[page], title, normal) if page < len(pages) else None
             if block is not None:
                 block.kind, block.level = Kind.HEADING, min(entry.depth + offset, 6)
                 break
 
 
-def _titled(blocks: list[Block], title: str) -> Block | None:
+def _titled(blocks: list[Block], title: str, normal: Callable[[str], str]) -> Block | None:
     """The block the outline's `title` names: a short block whose text is the title (or
     starts with it), or a line of a paragraph that is, split out of it."""
     for index, block in enumerate(blocks):
         if block.kind is Kind.CODE or block.kind is Kind.TABLE:
             continue
-        if len(block.lines) <= MAX_LINES and _names(_normal(block.text), title):
+        if len(block.lines) <= MAX_LINES and _names(normal(block.text), title):
             return block
         for at, line in enumerate(block.lines):
-            if _normal(line.text) == title:
+            if normal(line.text) == title:
                 return _split(blocks, index, at)
     return None
 
@@ -173,4 +181,7 @@ def _split(blocks: list[Block], index: int, at: int) -> Block:
 
 
 def _normal(text: str) -> str:
+    """The words of `text` in lower case, one space apart (as a title is compared)."""
+    if text.isascii():  # the same by bytes, at C speed: a page's every line is compared
+        return " ".join(text.lower().encode().translate(_ASCII_WORDS).decode().split())
     return " ".join(_WORD.findall(text.lower()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import NamedTuple
 
 WORD_GAP = 0.18  # of the larger font size: a wider gap between runs is a space
@@ -19,6 +20,9 @@ PIECE_GAP = 0.9  # of the font size: a wider gap splits a line into pieces
 MONO_PIECE_GAP = 3.0  # the same between monospaced runs (code keeps its spaces)
 MIN_SPLIT_BANDS = 3  # bands with pieces on both sides before a gutter is believed
 BAND_OVERLAP = 0.4  # of the shorter run's height: runs overlapping more share a band
+
+
+_X0, _TOP, _X1, _BOTTOM = (attrgetter(name) for name in ("x0", "top", "x1", "bottom"))
 
 
 class Span(NamedTuple):
@@ -73,40 +77,50 @@ class Line:
 
 def make_line(spans: list[Span]) -> Line:
     """A line of `spans` (left to right), measured."""
+    if len(spans) == 1:  # most lines of a page are one run
+        return _one_run(spans)
     weights: dict[float, int] = {}
-    x0 = top = float("inf")
-    x1 = bottom = largest = 0.0
+    largest = 0.0
     bold = mono = True
     for s in spans:
-        text = s.text
-        weights[s.size] = weights.get(s.size, 0) + len(text)
-        x0, top = min(x0, s.x0), min(top, s.top)
-        x1, bottom = max(x1, s.x1), max(bottom, s.bottom)
+        text, size = s.text, s.size
+        weights[size] = weights.get(size, 0) + len(text)
         if not text.isspace():
             mono = mono and s.mono
             if text.upper() != text.lower():  # has letters (a C-speed test)
-                largest = max(largest, s.size)
+                largest = size if size > largest else largest
                 bold = bold and s.bold
-    size = max(weights, key=lambda size: (weights[size], size))
-    return Line(spans, x0, top, x1, bottom, size, largest, bold, mono, _joined(spans, mono))
+    size = max(weights, key=lambda size: (weights[size], size)) if len(weights) > 1 else size
+    return Line(spans, min(map(_X0, spans)), min(map(_TOP, spans)),
+                max(0.0, max(map(_X1, spans))), max(0.0, max(map(_BOTTOM, spans))),
+                size, largest, bold, mono, _joined(spans, mono))
+
+
+def _one_run(spans: list[Span]) -> Line:
+    span = spans[0]
+    text, size = span.text, span.size
+    blank = text.isspace()
+    letters = not blank and text.upper() != text.lower()
+    mono = blank or span.mono
+    joined = text.rstrip() if mono else " ".join(text.split())
+    return Line(spans, span.x0, span.top, max(0.0, span.x1), max(0.0, span.bottom), size,
+                max(0.0, size) if letters else 0.0, span.bold or not letters, mono, joined)
 
 
 def _joined(spans: list[Span], mono: bool) -> str:
-    parts: list[str] = []
-    previous: Span | None = None
-    for span in spans:
-        if previous is not None and _spaced(previous, span):
-            parts.append(" ")
-        parts.append(span.text)
+    """The runs' texts, a space between two where the gap is as wide as one."""
+    previous = spans[0]
+    parts = [previous.text]
+    for span in spans[1:]:
+        text = span.text
+        if not (previous.text[-1:].isspace() or text[:1].isspace()):
+            gap = MONO_WORD_GAP if previous.mono and span.mono else WORD_GAP
+            larger = span.size if span.size > previous.size else previous.size
+            if span.x0 - previous.x1 > gap * larger:
+                parts.append(" ")
+        parts.append(text)
         previous = span
     return "".join(parts).rstrip() if mono else " ".join("".join(parts).split())
-
-
-def _spaced(left: Span, right: Span) -> bool:
-    if left.text[-1:].isspace() or right.text[:1].isspace():
-        return False
-    gap = MONO_WORD_GAP if left.mono and right.mono else WORD_GAP
-    return right.x0 - left.x1 > gap * max(left.size, right.size)
 
 
 def lines(spans: Iterable[Span]) -> list[Line]:
@@ -142,37 +156,48 @@ def _bands(spans: Iterable[Span]) -> list[list[Span]]:
     """Runs grouped by the baseline band they share, top to bottom. A band is as tall as
     its largest run, so a superscript joins its line and never bridges two lines."""
     bands: list[list[Span]] = []
-    main: Span | None = None
+    band: list[Span] = []
+    top = bottom = 0.0  # the band's main run's
+    size = float("inf")
     for span in sorted(spans, key=lambda s: (s.top + s.bottom, s.x0)):
-        if main is not None:
-            overlap = min(main.bottom, span.bottom) - max(main.top, span.top)
-            shorter = max(0.1, min(main.bottom - main.top, span.bottom - span.top))
-            if overlap >= BAND_OVERLAP * shorter:
-                bands[-1].append(span)
-                if span.size > main.size:
-                    main = span
-                continue
-        bands.append([span])
-        main = span
+        # min() and max() spelled out: this runs once for every run of a document.
+        low, high = span.top, span.bottom
+        overlap = (high if high < bottom else bottom) - (low if low > top else top)
+        shorter = high - low if high - low < bottom - top else bottom - top
+        if band and overlap >= BAND_OVERLAP * (shorter if shorter > 0.1 else 0.1):
+            band.append(span)
+            if span.size > size:
+                top, bottom, size = low, high, span.size
+            continue
+        band = [span]
+        bands.append(band)
+        top, bottom, size = low, high, span.size
     return bands
 
 
 def _pieces(band: Sequence[Span]) -> list[Line]:
     """A band split into lines where the gap between runs is wide. A listing's line
     number (digits alone, just left of code) is not part of the text."""
-    pieces: list[list[Span]] = []
-    right_edge = 0.0
-    for span in sorted(band, key=lambda s: s.x0):
-        last = pieces[-1][-1] if pieces else None
-        gap = MONO_PIECE_GAP if last is not None and last.mono and span.mono else PIECE_GAP
-        if pieces and span.x0 - right_edge <= gap * span.size:
-            pieces[-1].append(span)
-            right_edge = max(right_edge, span.x1)
+    if len(band) == 1:
+        return [_one_run(list(band))]
+    ordered = sorted(band, key=_X0)
+    last = ordered[0]
+    piece = [last]
+    pieces = [piece]
+    right_edge = last.x1
+    for span in ordered[1:]:
+        gap = MONO_PIECE_GAP if last.mono and span.mono else PIECE_GAP
+        if span.x0 - right_edge <= gap * span.size:
+            piece.append(span)
+            if span.x1 > right_edge:
+                right_edge = span.x1
         else:
-            if last is not None and span.mono and _line_number(pieces[-1]):
+            if span.mono and _line_number(piece):
                 pieces.pop()
-            pieces.append([span])
+            piece = [span]
+            pieces.append(piece)
             right_edge = span.x1
+        last = span
     return [make_line(piece) for piece in pieces]
 
 
@@ -205,10 +230,12 @@ def _least_crossed(pieces: Sequence[Line]) -> tuple[int, float] | None:
     crossing, position = 0, left
     best: tuple[int, float, float] | None = None  # (crossing, -width, middle)
     for x, step in edges:
-        start, end = max(position, low), min(x, high)
+        start = low if low > position else position
+        end = high if high < x else x
         if end > start:
             candidate = (crossing, start - end, (start + end) / 2)
-            best = candidate if best is None else min(best, candidate)
+            if best is None or candidate < best:
+                best = candidate
         crossing += step
         position = x
     return (best[0], best[2]) if best is not None else None

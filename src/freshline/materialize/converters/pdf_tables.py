@@ -60,21 +60,18 @@ def _grids(rules: Sequence[Rule]) -> list[list[Rule]]:
             i = parent[i]
         return i
 
-    across = [i for i, r in enumerate(rules) if r.horizontal]
-    down = [i for i, r in enumerate(rules) if not r.horizontal]
-    for i in across:
-        for j in down:
-            if _meet(rules[i], rules[j]):
+    # Each rule's position and its reach, a touch longer at both ends.
+    reach = [(i, r.at, r.start - TOUCH, r.end + TOUCH) for i, r in enumerate(rules)]
+    across = [found for found, rule in zip(reach, rules, strict=True) if rule.horizontal]
+    down = [found for found, rule in zip(reach, rules, strict=True) if not rule.horizontal]
+    for i, y, left, right in across:
+        for j, x, top, bottom in down:
+            if left <= x <= right and top <= y <= bottom:  # they meet
                 parent[root(i)] = root(j)
     groups: dict[int, list[Rule]] = {}
     for i, rule in enumerate(rules):
         groups.setdefault(root(i), []).append(rule)
     return [g for g in groups.values() if len(g) >= 4]
-
-
-def _meet(across: Rule, down: Rule) -> bool:
-    return (across.start - TOUCH <= down.at <= across.end + TOUCH
-            and down.start - TOUCH <= across.at <= down.end + TOUCH)
 
 
 def _positions(values: Iterable[float]) -> list[float]:
