@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from freshline.materialize import Limits
+from freshline.materialize.converters import pdf_runs
 from freshline.materialize.converters.markers import unmark
 from freshline.materialize.converters.pdf import PdfConverter
 from freshline.materialize.converters.pdf_blocks import reflow
@@ -233,3 +234,33 @@ def test_page_markers_count_pages(tmp_path: Path) -> None:
     pages = [[Text(72, 700, f"Page {n} words")] for n in range(1, 4)]
     text = convert(write_layout_pdf(tmp_path / "p.pdf", pages))
     assert re.findall(r"^<!-- page (\d+) -->$", text, re.MULTILINE) == ["1", "2", "3"]
+
+
+# A run's text has spaces inside, not at its ends: a space between two runs is pdfium's.
+_RUN = st.from_regex(r"[ab\x02-]([ab \x02-]{0,10}[ab\x02-])?", fullmatch=True)
+_GAP = st.sampled_from(["", " ", "  ", "\r\n"])  # characters pdfium generated between runs
+
+
+@given(st.lists(st.tuples(_RUN, _GAP), min_size=1, max_size=30))
+def test_each_object_s_text_is_cut_from_the_page_s_by_few_questions(
+    runs: list[tuple[str, str]]
+) -> None:
+    """Each text object's characters lie together in the page's text: asking a few
+    characters' owners gives every object's text exactly, as pdfium's own call does."""
+    text, owners = "", []
+    truth: dict[int, str | None] = {}
+    extents = {}
+    for owner, (run, gap) in enumerate(runs):
+        extents[owner] = (len(text), len(text) + len(run) - 1)
+        text += run + gap
+        owners += [owner] * len(run) + [None] * len(gap)
+        truth[owner] = run + (" " if gap.startswith(" ") else "")
+    asked: list[int] = []
+
+    def ask(indices: list[int]) -> list[int | None]:
+        asked.extend(indices)
+        return [owners[i] for i in indices]
+
+    assert pdf_runs.extents(text, ask) == extents
+    assert len(asked) <= len(text) + text.count("\r\n") + 1  # a line's two ends may be one
+    assert pdf_runs.texts(text, ask) == truth
