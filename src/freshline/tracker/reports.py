@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from freshline.tracker.tracker import mark_key
+from freshline.tracker.projectstates import mark_key
 
 if TYPE_CHECKING:
     from freshline.tracker.changelog import ChangesSince

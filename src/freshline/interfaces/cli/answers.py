@@ -69,7 +69,7 @@ def status_data(
     `watched` is the service's view of the workspace (None: no service answers)."""
     from freshline.interfaces.cli.watchers import watcher_data
     from freshline.materialize import SnapshotStore, census, is_document
-    from freshline.tracker.tracker import LAST_FULL_SCAN
+    from freshline.tracker.flushscan import LAST_FULL_SCAN
 
     tracker.flush()
     store = tracker.store
