@@ -35,7 +35,6 @@ from pathlib import Path
 
 from measure import watching
 
-from freshline.conversation.checkpoints import Recording
 from freshline.interfaces.hook.claude_code import ADAPTER
 from freshline.interfaces.hook.core import Warm, answer
 from freshline.interfaces.hook.protocol import HookOptions
@@ -98,7 +97,7 @@ def counted_only(base: SessionBase, session_id: str, prompt: str) -> checkpoints
         s = base.store.session_get(session_id)
         s = replace(s, turns=s.turns + 1, live_epoch=base.tracker.epoch(s.project))
         base.store.session_put(s)
-    return checkpoints.Taken(s.turns, (), Recording(s.live_tree or "", ()))
+    return checkpoints.Taken(s.turns, (), base, session_id, None)
 
 
 def edit(root: Path, round_: int, count: int = EDITS) -> None:

@@ -9,8 +9,9 @@ END call is acknowledged as soon as the service holds it (its place in the queue
 done after: the agent's next call queues behind it, so it finds the record written and
 the session closed. A payload that does not parse is refused before anything runs; a failure while
 answering is logged to the hook log and answered with nothing, as the hook process does
-(`process.run`). What an answer asks for afterwards (watch the workspace, convert its
-documents) is handed to `follow`, after the answer is out.
+(`process.run`). What an answer leaves for afterwards (a prompt's checkpoint to write:
+`Warm.catch_up`) runs next on its workspace's queue, as the answer goes out, and so does
+what it asks for (watch the workspace, convert its documents), handed to `follow`.
 """
 
 from __future__ import annotations
@@ -57,19 +58,27 @@ class HookService:
         call = chosen.parse(payload)
         root = workspace_for(options.starts(call), options.workspace)
         self._settle(root)
-        job = self.submit(root, lambda warm: self._answer(chosen, payload, options, env))
+        job = self.submit(root, lambda warm: self._answer(chosen, payload, options, root, env))
         return "" if handed_over(call) else job.result()
 
-    def _answer(self, chosen: Adapter, payload: str, options: HookOptions,
+    def _answer(self, chosen: Adapter, payload: str, options: HookOptions, root: Path,
                 env: Mapping[str, str]) -> str:
         try:
             answered = answer(chosen, payload, options, self.warm)
         except Exception as exc:  # the hook must never break the prompt
             log(chosen.name, f"{type(exc).__name__}: {exc}", env)
             return ""
+        if self.warm.pending(root):  # a prompt's checkpoint: written as the answer goes out
+            self._queue(root).submit(self._catch_up, chosen, root, env)
         for follow in answered.follow_ups:  # on this thread, after the answer is out
             self._queue(follow.root).submit(self._run_follow_up, chosen, follow, env)
         return answered.text
+
+    def _catch_up(self, chosen: Adapter, root: Path, env: Mapping[str, str]) -> None:
+        try:
+            self.warm.catch_up(root)
+        except Exception as exc:  # a background step: nobody is there to see it raise
+            log(chosen.name, f"{type(exc).__name__}: {exc}", env)
 
     def _run_follow_up(self, chosen: Adapter, follow: FollowUp, env: Mapping[str, str]) -> None:
         try:
