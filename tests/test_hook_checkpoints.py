@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from freshline.conversation.checkpoints import Recording
 from freshline.interfaces.cli import app
 from freshline.interfaces.hook import adapter
 from freshline.interfaces.hook.core import Warm, answer
@@ -415,3 +418,29 @@ def test_a_hook_session_without_a_prompt_has_nothing_to_rewind(
         assert not manager.conversations.exists(agent.session)
     finally:
         manager.close()
+
+
+# --- a checkpoint's journal ------------------------------------------------------------------
+
+OIDS = st.text("0123456789abcdef", min_size=40, max_size=40)
+
+
+@settings(max_examples=50, deadline=None)
+@given(OIDS, OIDS, OIDS, OIDS, st.text(),
+       st.lists(st.tuples(st.sampled_from(["blob", "tree", "commit"]), st.binary())))
+def test_a_journal_reads_back_as_the_recording(
+    conversation: str, head: str, tree: str, commit: str, message: str,
+    objects: list[tuple[str, bytes]],
+) -> None:
+    recording = Recording(conversation, head, tree, commit, message, objects)
+    assert Recording.from_journal(recording.journal()) == recording
+
+
+@pytest.mark.parametrize("text", [
+    "", "[]", "{}", '{"conversation": "c"}', "not json",
+    '{"conversation": "c", "head": "h", "tree": "t", "commit": "x", "message": "m", '
+    '"objects": [["blob", "not base64!"]]}',
+])
+def test_what_is_not_a_journal_is_refused_in_one_line(text: str) -> None:
+    with pytest.raises(ValueError, match="^not a checkpoint's journal: "):
+        Recording.from_journal(text)
