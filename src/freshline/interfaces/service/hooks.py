@@ -10,8 +10,9 @@ done after: the agent's next call queues behind it, so it finds the record writt
 the session closed. A payload that does not parse is refused before anything runs; a failure while
 answering is logged to the hook log and answered with nothing, as the hook process does
 (`process.run`). What an answer leaves for afterwards (a prompt's checkpoint to write:
-`Warm.catch_up`) runs next on its workspace's queue, as the answer goes out, and so does
-what it asks for (watch the workspace, convert its documents), handed to `follow`.
+`Warm.catch_up`) is queued once the reply is sent (`sent`; else the workspace's next call
+does it first), and what it asks for (watch the workspace, convert its documents) is
+handed to `follow`, after the answer is out.
 """
 
 from __future__ import annotations
@@ -58,27 +59,37 @@ class HookService:
         call = chosen.parse(payload)
         root = workspace_for(options.starts(call), options.workspace)
         self._settle(root)
-        job = self.submit(root, lambda warm: self._answer(chosen, payload, options, root, env))
+        job = self.submit(root, lambda warm: self._answer(chosen, payload, options, env))
         return "" if handed_over(call) else job.result()
 
-    def _answer(self, chosen: Adapter, payload: str, options: HookOptions, root: Path,
+    def sent(self, env: Mapping[str, str]) -> None:
+        """A reply went out: queue the work answers left (a prompt's checkpoint to write),
+        each workspace's on its queue. Not sooner: on the queue's thread beside the reply's
+        it would hold the interpreter's lock while the reply waits for it."""
+        with self._guard:
+            queues = [(root, q) for root, q in self._queues.items() if self.warm.pending(root)]
+        for root, queue in queues:
+            try:
+                queue.submit(self._catch_up, root, env)
+            except RuntimeError:  # the service is closing: `close` writes it
+                pass
+
+    def _answer(self, chosen: Adapter, payload: str, options: HookOptions,
                 env: Mapping[str, str]) -> str:
         try:
             answered = answer(chosen, payload, options, self.warm)
         except Exception as exc:  # the hook must never break the prompt
             log(chosen.name, f"{type(exc).__name__}: {exc}", env)
             return ""
-        if self.warm.pending(root):  # a prompt's checkpoint: written as the answer goes out
-            self._queue(root).submit(self._catch_up, chosen, root, env)
         for follow in answered.follow_ups:  # on this thread, after the answer is out
             self._queue(follow.root).submit(self._run_follow_up, chosen, follow, env)
         return answered.text
 
-    def _catch_up(self, chosen: Adapter, root: Path, env: Mapping[str, str]) -> None:
+    def _catch_up(self, root: Path, env: Mapping[str, str]) -> None:
         try:
             self.warm.catch_up(root)
         except Exception as exc:  # a background step: nobody is there to see it raise
-            log(chosen.name, f"{type(exc).__name__}: {exc}", env)
+            log("service", f"{type(exc).__name__}: {exc}", env)
 
     def _run_follow_up(self, chosen: Adapter, follow: FollowUp, env: Mapping[str, str]) -> None:
         try:
