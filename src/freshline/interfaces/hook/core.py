@@ -15,8 +15,8 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   (found: acknowledged; dropped: told again; in flight: built upon), then answers with the
   pending blocks, fitted to the `hook` budget and the client's output limit. A PROMPT is
   first recorded as a checkpoint (`session/checkpoints.py`: the project's files as it
-  found them; its turn begins), and the rewinds recorded since the previous one are told
-  with it. A START after a compact or clear (or a COMPACT) delivers the manifest again
+  found them; its turn begins; its files are written once the answer is out,
+  `Warm.defer`), and the rewinds recorded since the previous one are told with it. A START after a compact or clear (or a COMPACT) delivers the manifest again
   (the agent lost it; after a compaction the last block's changes come again too); a
   closed session reopens as it was (the resumed conversation still holds what it was
   told);
