@@ -28,7 +28,7 @@ from freshline.interfaces.service.httphooks import (
 from freshline.interfaces.service.secret import HookAddress, load, parse
 from freshline.store.sessions import CHECKPOINT_KEY
 
-from .conftest import Workspace, git
+from .conftest import Workspace, git, wait_for
 
 ADDRESS = HookAddress(4000, "ab" * 32)
 GOOD = f"/freshline/{'ab' * 32}/hook/claude-code?workspace=%2Fw&project=p"
@@ -163,10 +163,11 @@ def test_a_prompts_checkpoint_is_written_once_its_reply_is_sent(
     """No answer waits for its checkpoint's files: the service queues their writing once
     the reply is out, so they are written with no call after it."""
     assert post(service, hook_path(service, notes), payload(notes))[0] == 200
-    service.hooks.drain()
     store = notes.tracker().store
     s = store.session_by_external("claude-code:c1")
-    assert s is not None and not store.meta_get(CHECKPOINT_KEY.format(session=s.id))
+    assert s is not None
+    wait_for(lambda: not store.meta_get(CHECKPOINT_KEY.format(session=s.id)),
+             "the checkpoint written", timeout=10)
     private = notes.root / ".freshline" / "conversations.git"
     events = git(private, "log", "--format=%B", Repo.ref(s.id))
     assert '"content": "hi"' in events.replace('":"', '": "')

@@ -16,10 +16,10 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   pending blocks, fitted to the `hook` budget and the client's output limit. A PROMPT is
   first recorded as a checkpoint (`session/checkpoints.py`: the project's files as it
   found them; its turn begins; its files are written once the answer is out,
-  `Warm.defer`), and the rewinds recorded since the previous one are told with it. A START after a compact or clear (or a COMPACT) delivers the manifest again
-  (the agent lost it; after a compaction the last block's changes come again too); a
-  closed session reopens as it was (the resumed conversation still holds what it was
-  told);
+  `Warm.defer`), and the rewinds recorded since the previous one are told with it. A
+  START after a compact or clear (or a COMPACT) delivers the manifest again (the agent
+  lost it; after a compaction the last block's changes come again too); a closed session
+  reopens as it was (the resumed conversation still holds what it was told);
 - STOP ends the prompt's turn; END ends it, settles and closes the session;
 - TOOL: a shell's start notes where the project stands (its window opens); a tool's end
   settles, then feeds the read ledger with what changed while a shell ran, or the files

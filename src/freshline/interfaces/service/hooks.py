@@ -107,11 +107,11 @@ class HookService:
         return self.submit(root, work).result()
 
     def drain(self) -> None:
-        """Wait until every call handed over so far is done."""
+        """Wait until every call handed over so far is done, and what the answers left."""
         with self._guard:
-            queues = list(self._queues.values())
-        for queue in queues:
-            queue.submit(lambda: None).result()
+            queues = list(self._queues.items())
+        for root, queue in queues:
+            queue.submit(self.warm.catch_up, root).result()
 
     def close(self) -> None:
         """Finish what was handed over, then close the warm stores."""
