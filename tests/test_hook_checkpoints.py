@@ -5,18 +5,26 @@ answer them), the CLI in-process, real files, a real git repository under `.fres
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from freshline.conversation.checkpoints import Recording
 from freshline.interfaces.cli import app
 from freshline.interfaces.hook import adapter
 from freshline.interfaces.hook.core import Warm, answer
 from freshline.interfaces.hook.protocol import HookOptions
 from freshline.session import SessionManager
+from freshline.store.sessions import CHECKPOINT_KEY
 from tests.conftest import Workspace, git
 
 AWS = "aws_access_key_id = AKIAQ3EGRT5NXMPLW7ZD\n"
@@ -130,6 +138,53 @@ def test_each_prompt_is_a_checkpoint_of_the_files_it_found(notes: Workspace, war
     assert one["notes/a.md"] == "# A\n" and "[secret withheld:" in one["notes/keys.md"]
     assert set(two) == {"notes/a.md", "notes/c.md", "notes/keys.md"}
     assert (two["notes/a.md"], two["notes/c.md"]) == ("# A, edited\n", "# C\n")
+
+
+def test_a_checkpoint_written_after_its_answer_holds_the_files_its_prompt_found(
+    notes: Workspace, warm: Warm
+) -> None:
+    """A prompt's objects and ref are written once its answer is out (the service's queue
+    runs that next, else the workspace's next call): an edit made meanwhile stays out of
+    its tree, and `log` in another manager writes it from its journal, once."""
+    agent = Agent(notes, warm)
+    agent.prompt("first")
+    (first,) = turns(notes, agent.session)
+    notes.write("notes/a.md", "# A, as the prompt found it\n")
+    agent.prompt("second", stop=False)
+    repo = warm.manager(notes.root).conversations.live_repo(agent.session)
+    assert warm.pending(notes.root) and repo.ref_value(agent.session) == first["commit"]
+    notes.write("notes/a.md", "# A, edited while it was answered\n")
+    logged = turns(notes, agent.session)
+    warm.catch_up(notes.root)  # written already: the same event, not a second one
+    assert turns(notes, agent.session) == logged
+    assert [t["content"] for t in logged] == ["first", "second"]
+    assert tree_of(notes, logged[1]["commit"])["notes/a.md"] == "# A, as the prompt found it\n"
+    key = CHECKPOINT_KEY.format(session=agent.session)
+    assert not warm.manager(notes.root).store.meta_get(key)
+
+
+def test_a_prompt_answered_by_a_process_killed_before_its_checkpoint_is_written_stays_a_turn(
+    notes: Workspace, warm: Warm
+) -> None:
+    """The hook process is killed once its answer is printed, before the checkpoint's files
+    are written: the store holds it, and the next prompt writes it first, as the killed
+    prompt found the files."""
+    agent = Agent(notes, warm)
+    agent.prompt("first")
+    notes.write("notes/a.md", "# A, as the killed prompt found it\n")
+    call = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": agent.name,
+                       "cwd": str(notes.root), "prompt": "killed"})
+    killed = subprocess.run(
+        [sys.executable, "-m", "freshline", "--workspace", str(notes.root), "hook",
+         "claude-code"], input=call, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "FRESHLINE_KILL_AT": "hook:answered"})
+    assert killed.returncode == -signal.SIGKILL and "notes/a.md" in killed.stdout
+    notes.write("notes/a.md", "# A, later\n")
+    agent.prompt("third")
+    logged = turns(notes, agent.session)
+    assert [t["content"] for t in logged] == ["first", "killed", "third"]
+    assert [tree_of(notes, t["commit"])["notes/a.md"] for t in logged] == [
+        "# A\n", "# A, as the killed prompt found it\n", "# A, later\n"]
 
 
 OPERATIONS: list[list[tuple[str, str | None]]] = [
@@ -363,3 +418,29 @@ def test_a_hook_session_without_a_prompt_has_nothing_to_rewind(
         assert not manager.conversations.exists(agent.session)
     finally:
         manager.close()
+
+
+# --- a checkpoint's journal ------------------------------------------------------------------
+
+OIDS = st.text("0123456789abcdef", min_size=40, max_size=40)
+
+
+@settings(max_examples=50, deadline=None)
+@given(OIDS, OIDS, OIDS, OIDS, st.text(),
+       st.lists(st.tuples(st.sampled_from(["blob", "tree", "commit"]), st.binary())))
+def test_a_journal_reads_back_as_the_recording(
+    conversation: str, head: str, tree: str, commit: str, message: str,
+    objects: list[tuple[str, bytes]],
+) -> None:
+    recording = Recording(conversation, head, tree, commit, message, objects)
+    assert Recording.from_journal(recording.journal()) == recording
+
+
+@pytest.mark.parametrize("text", [
+    "", "[]", "{}", '{"conversation": "c"}', "not json",
+    '{"conversation": "c", "head": "h", "tree": "t", "commit": "x", "message": "m", '
+    '"objects": [["blob", "not base64!"]]}',
+])
+def test_what_is_not_a_journal_is_refused_in_one_line(text: str) -> None:
+    with pytest.raises(ValueError, match="^not a checkpoint's journal: "):
+        Recording.from_journal(text)

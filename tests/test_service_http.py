@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from freshline.conversation.repository import Repo
 from freshline.interfaces.service.daemon import Service
 from freshline.interfaces.service.httphooks import (
     MAX_BODY,
@@ -25,8 +26,9 @@ from freshline.interfaces.service.httphooks import (
     route,
 )
 from freshline.interfaces.service.secret import HookAddress, load, parse
+from freshline.store.sessions import CHECKPOINT_KEY
 
-from .conftest import Workspace
+from .conftest import Workspace, git, wait_for
 
 ADDRESS = HookAddress(4000, "ab" * 32)
 GOOD = f"/freshline/{'ab' * 32}/hook/claude-code?workspace=%2Fw&project=p"
@@ -153,6 +155,22 @@ def test_a_prompt_posted_with_the_secret_is_answered_as_the_command_hook_would(
     s = notes.tracker().store.session_by_external("claude-code:c1")
     assert s is not None and s.state.value == "closed"
     assert [e.path for e in notes.tracker().store.ledger_of(s.id)] == ["notes/b.md"]
+
+
+def test_a_prompts_checkpoint_is_written_once_its_reply_is_sent(
+    notes: Workspace, service: Service
+) -> None:
+    """No answer waits for its checkpoint's files: the service queues their writing once
+    the reply is out, so they are written with no call after it."""
+    assert post(service, hook_path(service, notes), payload(notes))[0] == 200
+    store = notes.tracker().store
+    s = store.session_by_external("claude-code:c1")
+    assert s is not None
+    wait_for(lambda: not store.meta_get(CHECKPOINT_KEY.format(session=s.id)),
+             "the checkpoint written", timeout=10)
+    private = notes.root / ".freshline" / "conversations.git"
+    events = git(private, "log", "--format=%B", Repo.ref(s.id))
+    assert '"content": "hi"' in events.replace('":"', '": "')
 
 
 def test_a_connection_kept_alive_carries_one_request_after_another(

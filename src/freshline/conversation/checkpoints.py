@@ -7,15 +7,19 @@ them and whose content is the prompt. The chain of those trees is what `log`, `d
 `rewind --code` work with, whoever edited the files in between (the agent's Bash as much
 as its Write, the user, git).
 
-A checkpoint must not slow the prompt down, so it is written incrementally and without a
-git process on its common path: the tree is the previous checkpoint's tree with the
-changes since applied (`trees.live_tree_delta`: only the directories on their way are
-read and written), each new blob, tree and the commit are written loose in this process
-(`objects.DirectSink`), each blob once (the repository's objects and packs are asked
-first), and the ref moves by compare-and-swap through git's own lock file
-(`looseobjects.swap_ref`). The first
-checkpoint of a conversation writes the whole project as one pack, as a live
-conversation's root event does (`turns.open_conversation`).
+A checkpoint must not slow the prompt down, so it is worked out incrementally and written
+after the prompt is answered. The tree is the previous checkpoint's tree with the changes
+since applied (`trees.live_tree_delta`: only the directories on their way are read),
+each new blob read from the file as the prompt found it; the new blobs, trees and the
+commit are held in memory (`objects.DirectSink`, each blob once: the repository's objects
+and packs are asked first) as a `Recording`. `write` then puts them loose in this process
+and moves the ref by compare-and-swap through git's own lock file
+(`looseobjects.swap_ref`); creating those files is most of a checkpoint's cost, and no
+answer waits for it. Until then the recording's `journal` (the store keeps it, in the
+transaction that counts the prompt: `session/checkpoints.py`) lets any process write it,
+once, should this one die first. The first checkpoint of a conversation writes the whole
+project as one pack, as a live conversation's root event does
+(`turns.open_conversation`).
 
 A rewind recorded since the previous checkpoint is read back here too (the walk from the
 old head stops at the previous human event), for the prompt to tell the agent.
@@ -23,9 +27,10 @@ old head stops at the previous human event), for the prompt to tell the agent.
 
 from __future__ import annotations
 
-import threading
+import base64
+import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from freshline.conversation import batch, views
 from freshline.conversation.events import Author, Event, Mode, Rewind, decode, encode
@@ -51,22 +56,36 @@ class Checkpoint:
 
 @dataclass
 class Recording:
-    """A prompt being recorded: its tree and the rewinds before it are known; its objects
-    and its ref are written by a thread of its own (`done` waits for it)."""
+    """A prompt's checkpoint worked out, not yet written: its objects (the commit last) and
+    the move of the conversation's ref from `head` to `commit`."""
 
-    tree: str
-    rewinds: tuple[Rewind, ...]
-    head: str = ""  # the prompt's event, once written
-    error: BaseException | None = None
-    thread: threading.Thread | None = None
+    conversation: str
+    head: str  # the conversation's head the commit is made on
+    tree: str  # the project's files as the prompt found them
+    commit: str  # the prompt's event
+    message: str
+    objects: list[tuple[str, bytes]] = field(default_factory=list)  # (kind, content)
+    rewinds: tuple[Rewind, ...] = ()  # told with the prompt, not journaled
 
-    def done(self) -> Checkpoint:
-        """The checkpoint, once written (what the writing raised, raised here)."""
-        if self.thread is not None:
-            self.thread.join()
-        if self.error is not None:
-            raise self.error
-        return Checkpoint(self.head, self.tree, self.rewinds)
+    def journal(self) -> str:
+        """The recording as one line of JSON, to write it from another process."""
+        return json.dumps({
+            "conversation": self.conversation, "head": self.head, "tree": self.tree,
+            "commit": self.commit, "message": self.message,
+            "objects": [[kind, base64.b64encode(data).decode()] for kind, data in self.objects],
+        })
+
+    @classmethod
+    def from_journal(cls, text: str) -> Recording:
+        """A recording read back from its `journal` (ValueError: not one)."""
+        try:
+            raw = json.loads(text)
+            objects = [(str(kind), base64.b64decode(data, validate=True))
+                       for kind, data in raw["objects"]]
+            return cls(str(raw["conversation"]), str(raw["head"]), str(raw["tree"]),
+                       str(raw["commit"]), str(raw["message"]), objects)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a checkpoint's journal: {exc}") from exc
 
 
 def record(
@@ -77,13 +96,9 @@ def record(
     entries: Entries,
     project: str | None = None,
 ) -> Recording:
-    """Record a prompt on `conversation` (opened first when it does not exist yet): its
-    tree is `delta` applied to its base when that tree is at hand, else written from
-    `entries`. The tree is worked out here; the few objects a delta makes and the ref
-    are written by a thread while the caller goes on (the answer is prepared meanwhile:
-    a new file costs a few hundred microseconds of some file systems' time), and the
-    objects lock is held until the ref names them. `Recording.done` raises
-    ConversationMoved when the ref kept moving under it."""
+    """Work out a prompt's checkpoint on `conversation` (opened first when it does not
+    exist yet): its tree is `delta` applied to its base when that tree is at hand, else
+    written from `entries`. Nothing new is written but an opening; `write` does the rest."""
     head = repo.ref_value(conversation)
     opened = head is None
     if head is None:
@@ -93,29 +108,21 @@ def record(
         out = DirectSink(repo.git, repo.loose, repo.max_blob, repo.screen)
         # The root event's tree is the project now: it was written just above.
         tree = _head_tree(repo, head) if opened else _tree(repo, head, delta, entries, out)
-        done = Recording(tree, () if opened else _rewinds_since(repo, conversation, head))
-        locked = threading.Event()
-        done.thread = threading.Thread(target=_write, name="freshline-checkpoint", args=(
-            repo, conversation, head, message, out, done, locked), daemon=True)
-        done.thread.start()
-        locked.wait()  # the thread holds the objects lock before this call lets it go
-    return done
+        rewinds = () if opened else _rewinds_since(repo, conversation, head)
+        commit = batch.commit_chain(repo.git, tree, [head], message, [], out)[0]
+        return Recording(conversation, head, tree, commit, message, out.take(), rewinds)
 
 
-def _write(
-    repo: Repo, conversation: str, head: str, message: str, out: DirectSink, done: Recording,
-    locked: threading.Event,
-) -> None:
-    """The recording's objects, then its commit and the ref (a thread's work)."""
-    try:
-        with repo.writing():
-            locked.set()
-            out.close()
-            done.head = _commit(repo, conversation, head, done.tree, message, out)
-    except BaseException as exc:  # handed to `done()`, in the caller's thread
-        done.error = exc
-    finally:
-        locked.set()
+def write(repo: Repo, recording: Recording) -> Checkpoint:
+    """Write a recording's objects, then move its conversation's ref to its commit (a
+    commit of its tree on the ref's new value when a rewind moved it meanwhile). A
+    recording already written (by another process, from its journal) is left as it is.
+    ConversationMoved when the ref kept moving."""
+    with repo.writing():
+        for kind, data in recording.objects:
+            repo.loose.write(kind, data)
+        head = _commit(repo, recording)
+    return Checkpoint(head, recording.tree, recording.rewinds)
 
 
 def files_now(
@@ -143,22 +150,42 @@ def _tree(
         return live_tree(repo.git, entries(), repo.workspace, _head_tree(repo, head), packed)
 
 
-def _commit(
-    repo: Repo, conversation: str, head: str, tree: str, message: str, out: DirectSink
-) -> str:
-    """Write the event's commit on `head` and move the ref to it (on the ref's new value
-    when a rewind moved it meanwhile); the commit."""
+def _commit(repo: Repo, recording: Recording) -> str:
+    """Move the ref to the recording's commit, or to one made again on its new value."""
+    head, commit = recording.head, recording.commit
     for _ in range(CAS_TRIES):
-        commit = batch.commit_chain(repo.git, tree, [head], message, [], out)[0]
-        out.close()
-        if repo.swap_ref(conversation, commit, head):
+        if repo.swap_ref(recording.conversation, commit, head):
             return commit
-        moved = repo.ref_value(conversation)
+        moved = repo.ref_value(recording.conversation)
         if moved is None:
             break
+        if _holds(repo, moved, recording.commit):
+            return recording.commit  # written already
         head = moved
-    raise ConversationMoved(f"conversation {conversation} kept moving while a prompt was "
-                            "recorded: nothing was recorded")
+        out = DirectSink(repo.git, repo.loose)
+        commit = batch.commit_chain(repo.git, recording.tree, [head], recording.message, [],
+                                    out)[0]
+        out.close()
+    raise ConversationMoved(f"conversation {recording.conversation} kept moving while a "
+                            "prompt was recorded: nothing was recorded")
+
+
+def _holds(repo: Repo, tip: str, commit: str) -> bool:
+    """Whether `commit` is `tip` or one of its first parents back to the previous human
+    event (read while they are loose)."""
+    found: str | None = tip
+    while found is not None:
+        if found == commit:
+            return True
+        read = repo.loose.read(found)
+        if read is None:
+            return False
+        header, _, message = read[1].decode("utf-8", "surrogateescape").partition("\n\n")
+        event = decode(message.strip())
+        if event is not None and event.author is Author.USER and found != tip:
+            return False
+        found = _first_parent(header)
+    return False
 
 
 def _head_tree(repo: Repo, head: str) -> str:

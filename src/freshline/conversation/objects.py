@@ -244,9 +244,13 @@ class DirectSink(Sink):
 
     def close(self) -> None:
         """Write every object queued, in order (a tree after the blobs it names)."""
-        queued, self._queued = self._queued, []
-        for kind, data in queued:
+        for kind, data in self.take():
             self.store.write(kind, data)
+
+    def take(self) -> list[tuple[str, bytes]]:
+        """The objects queued, in order, handed to the caller to write (none are left)."""
+        queued, self._queued = self._queued, []
+        return queued
 
     def discard(self) -> None:
         self._queued = []

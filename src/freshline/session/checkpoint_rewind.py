@@ -30,7 +30,7 @@ from freshline.conversation.events import RewindMode
 from freshline.conversation.rewind import RewindPlan
 from freshline.errors import RewindStop, UsageError
 from freshline.session.base import SessionBase
-from freshline.session.checkpoints import live_delta
+from freshline.session.checkpoints import finish, live_delta
 from freshline.session.provenance import ABSENT
 from freshline.session.rewinding import (
     RewindResult,
@@ -62,6 +62,7 @@ def rewind_files(
         raise UsageError(f"session {s.id}'s transcript is its agent's own: {hint}; "
                          "`freshline rewind --code` puts back the files")
     _refuse_mid_turn(manager, s, force)
+    finish(manager, s.id)  # a prompt a killed process answered is a turn too
     conversations = manager.conversations
     if not conversations.exists(s.id):
         raise UsageError(f"session {s.id} has recorded no prompt yet: there is nothing to "

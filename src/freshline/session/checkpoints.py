@@ -8,6 +8,12 @@ session keeps that tree and the epoch it covers, `live_tree` and `live_epoch`). 
 prompts are the session's turns: the n-th prompt is turn n, in `log`, in `rewind`, in the
 read ledger and in what the updates block says ("you read X at turn 7").
 
+A checkpoint is written after the prompt is answered (`Taken.done`, which the hook calls
+once its answer is out): until then its objects are in memory and, in the transaction
+that counts the prompt, in the store (`CHECKPOINT_KEY`, the recording's journal), so a
+process killed in between leaves it to the next one that reads the conversation (`finish`:
+the next prompt, a rewind, `log`, `diff`), tree and all, as the prompt found the files.
+
 Between a prompt and the end of its answer the agent is mid-turn (`TurnState`): a rewind
 is refused meanwhile (`checkpoint_rewind.py`). A shell tool's run is a window in that
 turn: what changed in the project between the tool's start and its end is the agent's own
@@ -26,7 +32,7 @@ from freshline.errors import UsageError
 from freshline.session.base import SessionBase
 from freshline.session.provenance import ABSENT
 from freshline.store import Change, ChangeKind, LedgerEntry, LedgerKind, SessionRecord, Store
-from freshline.store.sessions import TurnState
+from freshline.store.sessions import CHECKPOINT_KEY, TurnState
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # git loads with the first checkpoint
@@ -37,24 +43,31 @@ if TYPE_CHECKING:  # git loads with the first checkpoint
 _PROJECT_LEVEL = (ChangeKind.CONFIG, ChangeKind.COMPACTED, ChangeKind.GIT)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Taken:
-    """A prompt recorded: its turn, the rewinds to tell with it, and `done`, which waits
-    for its objects and ref to be written (they are while the answer is prepared)."""
+    """A prompt recorded: its turn, the rewinds to tell with it, and `done`, which writes
+    its objects and moves its ref (once the answer is out; once only)."""
 
     turn: int
     rewinds: tuple[Rewind, ...]
-    recording: Recording
+    base: SessionBase
+    session_id: str
+    recording: Recording | None  # None: nothing left to write
+    head: str = ""
 
     def done(self) -> str:
-        """The prompt's event, once written (ConversationMoved when the ref kept moving)."""
-        return self.recording.done().head
+        """The prompt's event, written now if it was not yet (ConversationMoved when the
+        ref kept moving)."""
+        if self.recording is not None:
+            self.head = _write(self.base, self.session_id, self.recording)
+            self.recording = None
+        return self.head
 
 
 def checkpoint(base: SessionBase, session_id: str, prompt: str) -> Taken:
     """Record the session's next prompt as a checkpoint (the tracker flushed first) and
-    open its turn; call `Taken.done` once the answer is prepared. It takes no turn lock:
-    a rewind recorded meanwhile moves the ref first, and the checkpoint follows it
+    open its turn; call `Taken.done` once the answer is out. It takes no turn lock: a
+    rewind recorded meanwhile moves the ref first, and the checkpoint follows it
     (compare-and-swap), holding the files as the prompt found them. UsageError for a
     session that takes no checkpoints."""
     s = base.store.session_get(session_id)
@@ -63,19 +76,44 @@ def checkpoint(base: SessionBase, session_id: str, prompt: str) -> Taken:
                          "turns are recorded by freshline's send")
     from freshline.conversation import checkpoints
 
+    finish(base, s.id)
     repo = base.conversations.live_repo(s.id)
     base.tracker.flush()
     epoch = base.tracker.epoch(s.project)  # read first: the tree covers at least this
-    done = checkpoints.record(repo, s.id, prompt, live_delta(base, s),
-                              lambda: base.in_scope.entries(s.project), s.project)
+    recording = checkpoints.record(repo, s.id, prompt, live_delta(base, s),
+                                   lambda: base.in_scope.entries(s.project), s.project)
     with base.store.write():
         s = base.store.session_get(s.id)
-        s = replace(s, turns=s.turns + 1, live_tree=done.tree, live_epoch=epoch,
+        s = replace(s, turns=s.turns + 1, live_tree=recording.tree, live_epoch=epoch,
                     active_at=time.time())
         base.store.session_put(s)
         base.store.turn_state_put(s.id, TurnState(s.turns, time.time()))
+        base.store.meta_set(CHECKPOINT_KEY.format(session=s.id), recording.journal())
     base.note_withheld()
-    return Taken(s.turns, done.rewinds, done)
+    return Taken(s.turns, recording.rewinds, base, s.id, recording)
+
+
+def finish(base: SessionBase, session_id: str) -> None:
+    """Write the session's last checkpoint if a process left it unwritten (killed after
+    answering its prompt): its journal in the store."""
+    journal = base.store.meta_get(CHECKPOINT_KEY.format(session=session_id))
+    if journal:
+        from freshline.conversation.checkpoints import Recording
+
+        _write(base, session_id, Recording.from_journal(journal))
+
+
+def _write(base: SessionBase, session_id: str, recording: Recording) -> str:
+    """Write a recording, then let its journal go (unless a later prompt's replaced it)."""
+    from freshline.conversation import checkpoints
+
+    head = checkpoints.write(base.conversations.live_repo(session_id), recording).head
+    key = CHECKPOINT_KEY.format(session=session_id)
+    with base.store.write():
+        journal = base.store.meta_get(key)
+        if journal and checkpoints.Recording.from_journal(journal).commit == recording.commit:
+            base.store.meta_set(key, "")
+    return head
 
 
 def live_delta(base: SessionBase, s: SessionRecord) -> LiveDelta | None:

@@ -41,6 +41,7 @@ RECORDING_CHANNELS = frozenset({"chat", "send", "pull"})
 CHECKPOINT_CHANNELS = frozenset({"hook", "acp"})
 PULLED = "pull"
 TURN_KEY = "turn.{session}"  # meta: the turn a checkpoint session's agent is in (TurnState)
+CHECKPOINT_KEY = "checkpoint.{session}"  # meta: its last checkpoint while not yet written
 TITLE_CHARS = 60  # the longest title kept
 
 
@@ -270,13 +271,14 @@ class SessionTable:
 
     def session_delete(self, session_ids: Iterable[str]) -> None:
         """Forget sessions: their rows in every table keyed by session (SESSION_TABLES),
-        and their turn state, in one transaction."""
+        their turn state and unwritten checkpoint, in one transaction."""
         ids = [(check_session_id(i),) for i in session_ids]
         with self.db.write() as conn:
             for table, column in SESSION_TABLES:
                 conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", ids)
             conn.executemany("DELETE FROM meta WHERE key = ?",
-                             [(TURN_KEY.format(session=i),) for (i,) in ids])
+                             [(key.format(session=i),) for (i,) in ids
+                              for key in (TURN_KEY, CHECKPOINT_KEY)])
 
     def turn_state(self, session_id: str) -> TurnState | None:
         """The turn a checkpoint session's agent is in (None: between turns)."""

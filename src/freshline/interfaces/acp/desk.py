@@ -231,7 +231,7 @@ class Desk:
         taken = checkpoint(manager, bound.session, said)
         issued = Deliveries(manager).issue(bound.session, Channel.ACP, flush=False,
                                            rewinds=taken.rewinds)
-        taken.done()  # written while the block was prepared
+        taken.done()  # its files, written before the block goes out
         if issued is None:
             return None
         if issued.converting:

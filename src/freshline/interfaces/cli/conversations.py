@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from freshline.session import SessionManager
     from freshline.session.authorship import WorkspaceChanges
     from freshline.session.rewinding import Confirm, RewindResult
+    from freshline.store import SessionRecord
 
 LOG_WIDTH = 100  # characters of an event's content on its line
 
@@ -106,7 +107,7 @@ def diff(
     conflicts: list[Conflict] = []
     live: WorkspaceChanges | None = None
     with manager(ctx, flushes=False) as m:
-        s = m.get(session_id)
+        s = _written(m, session_id)
         if start is not None:
             patch = m.conversations.diff_turns(session_id, start, end)
         elif other is not None:
@@ -146,7 +147,7 @@ def log(ctx: typer.Context, session_id: str, as_json: bool = JsonOption) -> None
     from freshline.conversation import views
 
     with manager(ctx, flushes=False) as m:
-        m.get(session_id)
+        _written(m, session_id)
         events = m.conversations.log(session_id)
     numbers, rewound = views.turn_numbers(events), views.rewound(events)
     data = [
@@ -235,6 +236,16 @@ def rewind(
             say(line)
 
     emit(data, as_json, human)
+
+
+def _written(m: SessionManager, session_id: str) -> SessionRecord:
+    """The session, its last checkpoint written first when a killed process left it."""
+    s = m.get(session_id)
+    if s.checkpoints:
+        from freshline.session.checkpoints import finish
+
+        finish(m, s.id)
+    return s
 
 
 def _rewound(

@@ -15,11 +15,11 @@ does the rest with the session layer's delivery engine (`session/engine.py`):
   (found: acknowledged; dropped: told again; in flight: built upon), then answers with the
   pending blocks, fitted to the `hook` budget and the client's output limit. A PROMPT is
   first recorded as a checkpoint (`session/checkpoints.py`: the project's files as it
-  found them; its turn begins), and the rewinds recorded since the previous one are told
-  with it. A START after a compact or clear (or a COMPACT) delivers the manifest again
-  (the agent lost it; after a compaction the last block's changes come again too); a
-  closed session reopens as it was (the resumed conversation still holds what it was
-  told);
+  found them; its turn begins; its files are written once the answer is out,
+  `Warm.defer`), and the rewinds recorded since the previous one are told with it. A
+  START after a compact or clear (or a COMPACT) delivers the manifest again (the agent
+  lost it; after a compaction the last block's changes come again too); a closed session
+  reopens as it was (the resumed conversation still holds what it was told);
 - STOP ends the prompt's turn; END ends it, settles and closes the session;
 - TOOL: a shell's start notes where the project stands (its window opens); a tool's end
   settles, then feeds the read ledger with what changed while a shell ran, or the files
@@ -46,6 +46,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from freshline import killpoint
 from freshline.config import load_config
 from freshline.interfaces.hook.protocol import Adapter, Call, HookOptions, Lost, Phase, ToolUse
 from freshline.session.due import nothing_due
@@ -57,6 +58,8 @@ from freshline.store.sessions import session_title
 from freshline.tracker import Tracker
 
 if TYPE_CHECKING:  # the session manager loads only when a call gets that far
+    from collections.abc import Callable
+
     from freshline.session import SessionManager
     from freshline.store import SessionRecord
 
@@ -86,13 +89,15 @@ class Answer:
 
 
 class Warm:
-    """What answering keeps between calls, per workspace: a tracker for the quick answers
-    and, once a call needs one, a session manager. Calls for one workspace take turns."""
+    """What answering keeps between calls, per workspace: a tracker for the quick answers,
+    once a call needs one a session manager, and the work an answer left for after it (a
+    prompt's checkpoint to write). Calls for one workspace take turns."""
 
     def __init__(self) -> None:
         self._trackers: dict[Path, Tracker] = {}
         self._managers: dict[Path, SessionManager] = {}
         self._locks: dict[Path, threading.Lock] = {}
+        self._later: dict[Path, list[Callable[[], object]]] = {}
         self._guard = threading.Lock()
 
     def lock(self, root: Path) -> threading.Lock:
@@ -117,9 +122,32 @@ class Warm:
             manager = self._managers[root] = SessionManager(load_config(root))
         return manager
 
+    def defer(self, root: Path, work: Callable[[], object]) -> None:
+        """Leave `work` for once the answer is out: `catch_up`, or the workspace's next
+        call, whichever comes first."""
+        self._later.setdefault(root, []).append(work)
+
+    def pending(self, root: Path) -> bool:
+        """Whether work is left for the workspace at `root`."""
+        return bool(self._later.get(root))
+
+    def catch_up(self, root: Path) -> None:
+        """Do the work the workspace's answers left (in turn with its calls)."""
+        with self.lock(root):
+            self._catch_up(root)
+
+    def _catch_up(self, root: Path) -> None:
+        """`catch_up`, the workspace's lock held."""
+        work = self._later.pop(root, [])
+        if work:
+            killpoint.checkpoint("hook:answered")
+        for step in work:
+            step()
+
     def forget(self, root: Path) -> None:
         """Close and drop what is kept for the workspace at `root` (let go: its folder
         may be deleted, and another workspace made at that path)."""
+        self.catch_up(root)
         manager = self._managers.pop(root, None)
         if manager is not None:
             manager.close()
@@ -128,7 +156,10 @@ class Warm:
             tracker.store.close()
 
     def close(self) -> None:
-        """Wait for background work, and close the session managers and stores."""
+        """Do the work answers left, wait for background work, and close the session
+        managers and stores."""
+        for root in list(self._later):
+            self.catch_up(root)
         for manager in self._managers.values():
             manager.close()
         for tracker in self._trackers.values():
@@ -145,6 +176,7 @@ def answer(adapter: Adapter, payload: str, options: HookOptions, warm: Warm) -> 
         return Answer()  # another channel delivers to this agent's conversation
     root = workspace_for(options.starts(call), options.workspace)
     with warm.lock(root):
+        warm._catch_up(root)  # a checkpoint an earlier answer left: before this call looks
         if call.moment is Moment.TOOL:
             return _tool(adapter, call, options, warm, root)
         if call.moment is Moment.STOP:
@@ -199,12 +231,11 @@ def _deliver(
     taken = None
     if call.moment is Moment.PROMPT:
         taken = checkpoint(manager, s.id, call.prompt or "")
+        warm.defer(root, taken.done)  # its files are written once the answer is out
     meter = Meter.around(adapter.output(call, ""), adapter.encoding)
     issued = engine.issue(s.id, Channel.HOOK, meter, adapter.output_limit, witness,
                           flush=not (opened or looked) and taken is None,
                           rewinds=taken.rewinds if taken else ())
-    if taken is not None:
-        taken.done()  # its objects were written while the blocks were prepared
     if issued is None:
         return Answer("", watch)
     convert = (FollowUp(Follow.CONVERT, root, s.project),) if issued.converting else ()

@@ -9,8 +9,10 @@ END call is acknowledged as soon as the service holds it (its place in the queue
 done after: the agent's next call queues behind it, so it finds the record written and
 the session closed. A payload that does not parse is refused before anything runs; a failure while
 answering is logged to the hook log and answered with nothing, as the hook process does
-(`process.run`). What an answer asks for afterwards (watch the workspace, convert its
-documents) is handed to `follow`, after the answer is out.
+(`process.run`). What an answer leaves for afterwards (a prompt's checkpoint to write:
+`Warm.catch_up`) is queued once the reply is sent (`sent`; else the workspace's next call
+does it first), and what it asks for (watch the workspace, convert its documents) is
+handed to `follow`, after the answer is out.
 """
 
 from __future__ import annotations
@@ -60,6 +62,18 @@ class HookService:
         job = self.submit(root, lambda warm: self._answer(chosen, payload, options, env))
         return "" if handed_over(call) else job.result()
 
+    def sent(self, env: Mapping[str, str]) -> None:
+        """A reply went out: queue the work answers left (a prompt's checkpoint to write),
+        each workspace's on its queue. Not sooner: on the queue's thread beside the reply's
+        it would hold the interpreter's lock while the reply waits for it."""
+        with self._guard:
+            queues = [(root, q) for root, q in self._queues.items() if self.warm.pending(root)]
+        for root, queue in queues:
+            try:
+                queue.submit(self._catch_up, root, env)
+            except RuntimeError:  # the service is closing: `close` writes it
+                pass
+
     def _answer(self, chosen: Adapter, payload: str, options: HookOptions,
                 env: Mapping[str, str]) -> str:
         try:
@@ -70,6 +84,12 @@ class HookService:
         for follow in answered.follow_ups:  # on this thread, after the answer is out
             self._queue(follow.root).submit(self._run_follow_up, chosen, follow, env)
         return answered.text
+
+    def _catch_up(self, root: Path, env: Mapping[str, str]) -> None:
+        try:
+            self.warm.catch_up(root)
+        except Exception as exc:  # a background step: nobody is there to see it raise
+            log("service", f"{type(exc).__name__}: {exc}", env)
 
     def _run_follow_up(self, chosen: Adapter, follow: FollowUp, env: Mapping[str, str]) -> None:
         try:
@@ -87,11 +107,11 @@ class HookService:
         return self.submit(root, work).result()
 
     def drain(self) -> None:
-        """Wait until every call handed over so far is done."""
+        """Wait until every call handed over so far is done, and what the answers left."""
         with self._guard:
-            queues = list(self._queues.values())
-        for queue in queues:
-            queue.submit(lambda: None).result()
+            queues = list(self._queues.items())
+        for root, queue in queues:
+            queue.submit(self.warm.catch_up, root).result()
 
     def close(self) -> None:
         """Finish what was handed over, then close the warm stores."""
