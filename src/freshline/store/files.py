@@ -18,6 +18,7 @@ _PUT = upsert("files", [*_COLUMNS.split(", "), "lines"], ["path"])
 UNPARSED = "null"  # the tags of a note whose tags and properties were not read
 
 _KINDS = {kind.value: kind for kind in FileKind}  # a dict lookup costs less than the call
+_KIND_TEXT = {kind: kind.value for kind in FileKind}  # and less than an enum's `.value`
 
 
 def _entry(row: tuple[Any, ...], path: str | None = None) -> IndexEntry:
@@ -55,7 +56,7 @@ def _row(e: IndexEntry, lines: bytes | None) -> tuple[Any, ...]:
     # bytes object (a subclassable type) whether it adapts itself, at a cost per value.
     return (
         bytearray(encode_path(e.path)),
-        e.kind.value,
+        _KIND_TEXT[e.kind],
         e.size,
         e.mtime_ns,
         e.inode,
