@@ -56,6 +56,15 @@ def test_converter_lookup_by_extension(name: str, expected: str | None) -> None:
     assert is_document(name) is (expected is not None)
 
 
+NAMES = st.text(alphabet="a.pdfPDF ", min_size=1, max_size=6).filter(lambda n: n not in (".", ".."))
+
+
+@given(st.lists(NAMES, min_size=1, max_size=3))
+def test_a_workspace_path_is_a_document_as_its_path_object_is(names: list[str]) -> None:
+    path = "/".join(names)  # a manifest asks each file in scope: no path object built
+    assert is_document(path) is is_document(PurePath(path))
+
+
 def test_every_builtin_converter_is_found_by_each_of_its_extensions() -> None:
     # The registry names each built-in's extensions without importing it (the hook's start-up).
     builtins = registered()
