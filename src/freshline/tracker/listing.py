@@ -122,7 +122,7 @@ def unstated_entry(rel: str, inode: int, dev: int) -> IndexEntry:
     # A first call builds one per file before it answers: filling the record's fields at
     # once costs a fifth of the frozen dataclass's `__init__` (a guarded setattr a field).
     entry = object.__new__(IndexEntry)
-    object.__setattr__(entry, "__dict__", {
+    vars(entry).update({
         "path": rel,
         "kind": FileKind.FILE,
         "size": UNSTATED,
