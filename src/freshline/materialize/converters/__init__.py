@@ -100,6 +100,13 @@ def _suffix(path: str | PurePath) -> str:
     return path[dot:] if path.rfind("/") + 1 < dot < len(path) - 1 else ""
 
 
+def document_suffixes() -> tuple[str, ...]:
+    """The extensions a converter takes now (lowercase, with the dot): a path whose
+    lowercase form ends with none of them is no document (a first look that judges a
+    workspace's files without a call each)."""
+    return tuple(_BY_EXTENSION)
+
+
 def is_document(path: str | PurePath) -> bool:
     """True when the file has a converter and so gets a text snapshot."""
     return _suffix(path).lower() in _BY_EXTENSION
