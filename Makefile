@@ -16,17 +16,22 @@ UV := $(shell command -v uv 2>/dev/null)
 # test module from source again (a test worker's start-up: 23 s of CPU where 11 s do).
 unexport PYTHONDONTWRITEBYTECODE
 
+# pip 25 and later write a console script that imports no `re` (an older one's `re.sub` of
+# argv[0] loads re, enum and functools: two thirds of an empty Python's start-up, paid by
+# every hook call and `status`); uv and pipx write the same. Installs go through it.
+PIP := $(BIN)/python -m pip install -q 'pip>=26,<27' && $(BIN)/pip install -q
+
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
 
-$(BIN)/freshline: pyproject.toml | $(BIN)/pip
-	$(BIN)/pip install -q -e .
+$(BIN)/freshline: pyproject.toml Makefile | $(BIN)/pip
+	$(PIP) -e .
 	$(BIN)/python -m freshline.compiled
 	touch $@
 
 # One install with the test extras (not the plain one first: a second resolve costs time).
-$(VENV)/.test-installed: pyproject.toml | $(BIN)/pip
-	$(BIN)/pip install -q --no-compile -e '.[test]'
+$(VENV)/.test-installed: pyproject.toml Makefile | $(BIN)/pip
+	$(PIP) --no-compile -e '.[test]'
 	$(BIN)/python -m freshline.compiled
 	touch $(BIN)/freshline $@
 

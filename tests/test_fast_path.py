@@ -111,6 +111,17 @@ def test_status_answered_by_the_service_imports_only_the_socket_client(
     assert not {m for m in loaded if m.startswith(HEAVY)}
 
 
+def test_the_console_script_loads_none_of_the_heavier_standard_modules() -> None:
+    # An installer's launcher runs before any of freshline's code: pip before 25 wrote one
+    # whose `re.sub` of argv[0] loaded re, enum and functools for every hook call.
+    script = os.path.join(os.path.dirname(sys.executable), "freshline")
+    done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert done.returncode == 0, done.stderr
+    loaded = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()}
+    assert not loaded & {"re", "enum", "functools", "collections", "typing", "json"}
+
+
 def test_the_owner_mark_is_read_without_the_session_layer() -> None:
     assert fast.OWNER_ENV == OWNER_ENV
 

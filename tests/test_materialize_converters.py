@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshline.materialize import ConversionFailed, Limits, converter_for, is_document
+from freshline.materialize import (
+    ConversionFailed,
+    Limits,
+    converter_for,
+    document_suffixes,
+    is_document,
+)
 from freshline.materialize.converters import markdown_table, register, registered, unregister
 from freshline.materialize.converters.web import html_to_markdown
 from tests import docgen
@@ -54,6 +60,17 @@ def test_converter_lookup_by_extension(name: str, expected: str | None) -> None:
     converter = converter_for(name)
     assert (converter.name if converter else None) == expected
     assert is_document(name) is (expected is not None)
+
+
+NAMES = st.text(alphabet="a.pdfPDF ", min_size=1, max_size=6).filter(lambda n: n not in (".", ".."))
+
+
+@given(st.lists(NAMES, min_size=1, max_size=3))
+def test_a_workspace_path_is_a_document_as_its_path_object_is(names: list[str]) -> None:
+    path = "/".join(names)  # a manifest asks each file in scope: no path object built
+    assert is_document(path) is is_document(PurePath(path))
+    if is_document(path):  # the first look at a path's end rules out no document
+        assert path.lower().endswith(document_suffixes())
 
 
 def test_every_builtin_converter_is_found_by_each_of_its_extensions() -> None:

@@ -116,6 +116,7 @@ def test_the_quick_look_never_misses_what_the_patterns_match(parts: list[str]) -
     path = "/".join(parts)
     slow = [text for text, regex in _each() if regex.match(path)]
     assert secret_patterns(path) == slow
+    assert secret_pattern(path) == (slow[0] if slow else None)
 
 
 def test_config_allow_secrets_is_validated_and_signed(ws: Workspace) -> None:

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,14 @@ from freshline.interfaces import autostart
 from freshline.store import Store
 from freshline.store.records import UNHASHED, ChangeKind, FileKind, IndexEntry
 from freshline.tracker import scan as scan_module
-from freshline.tracker.hashing import blob_of
+from freshline.tracker.hashing import MODE_FILE, blob_of
 from freshline.tracker.listing import (
     UNHASHED_META,
     UNSTATED,
     listed_entry,
     stat_key,
     twin_blobs,
+    unstated_entry,
 )
 
 from .conftest import StoreBackend, Workspace, wait_for
@@ -77,6 +79,19 @@ def paths(ws: Workspace, project: str = "p") -> list[str]:
 def logged(ws: Workspace, since: int = 0) -> list[tuple[ChangeKind, str, str | None]]:
     answer = ws.tracker().changes_since("p", since)
     return sorted((c.kind, c.path, c.old_path) for c in answer.changes)
+
+
+@pytest.mark.parametrize(("rel", "parsed"), [("a/b.md", False), ("D.MD", False),
+                                             ("c.pdf", True), ("e", True)])
+def test_an_entry_listed_by_name_is_the_record_its_fields_make(rel: str, parsed: bool) -> None:
+    # Made without the dataclass's `__init__` (a first call makes one per file): every
+    # field of the record is filled, as `__init__` would fill it.
+    listed = unstated_entry(rel, 7, 9)
+    assert listed == IndexEntry(rel, FileKind.FILE, UNSTATED, UNSTATED, 7, 9, UNHASHED,
+                                MODE_FILE, parsed=parsed)
+    assert vars(listed).keys() == {f.name for f in fields(IndexEntry)}
+    with pytest.raises(FrozenInstanceError):
+        listed.path = "elsewhere"  # type: ignore[misc]
 
 
 def test_a_deferred_first_flush_reads_no_file(vault: Workspace, reads: list[str]) -> None:

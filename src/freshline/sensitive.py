@@ -92,6 +92,7 @@ def _quick() -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], re.Patte
 # A cheap first look that rules out nearly every path: most are no secret at all.
 _EXACT, _PREFIXES, _SUFFIXES, _OTHERS = _quick()
 _FOLDERS = tuple(f"/{p.lower()}" for p in SECRET_PATTERNS if p.endswith("/"))
+_HIDDEN_FOLDERS = all(f.startswith("/.") for f in _FOLDERS)  # `.ssh/`, `.gnupg/`
 
 
 def _maybe(path: str) -> bool:
@@ -102,6 +103,8 @@ def _maybe(path: str) -> bool:
         return True
     if _OTHERS.match(name):
         return True
+    if _HIDDEN_FOLDERS and not low.startswith(".") and "/." not in low:
+        return False  # no folder of the list can be among a path's without a hidden one
     wrapped = f"/{low}/"
     for folder in _FOLDERS:  # a loop, not any(): this runs for every path of a workspace
         if folder in wrapped:
@@ -121,6 +124,8 @@ def secret_pattern(path: str, allowed: Collection[str] = ()) -> str | None:
 
     None means the path is not a secret for a project that allows `allowed`.
     """
+    if not path or not _maybe(path):
+        return None  # nearly every path: a scope asks it of each file it judges
     for pattern in secret_patterns(path):
         if pattern not in allowed:
             return pattern

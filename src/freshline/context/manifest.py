@@ -204,8 +204,10 @@ def compact_manifest(m: ManifestInput, chars: int = STORED_CHARS) -> ManifestInp
     top = TopFolded(folded)
     listed: list[str] = []
     counted: Counter[str] = Counter()
+    last, above = None, None
     for path, folder in zip(files, folders, strict=True):
-        above = top(folder)
+        if folder != last:  # sorted: a folder's files come one after another
+            last, above = folder, top(folder)
         if above is None:
             listed.append(path)
         else:

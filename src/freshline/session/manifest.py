@@ -13,7 +13,7 @@ from pathlib import Path
 from freshline.config import Config
 from freshline.context import Budget, ManifestInput, manifest_to_json, render_manifest
 from freshline.context.manifest import STORED_CHARS
-from freshline.materialize import DocStatus, Materializer, is_document
+from freshline.materialize import DocStatus, Materializer, document_suffixes, is_document
 from freshline.materialize.runner import ProgressFn
 from freshline.session.documents import IN_PROGRESS, info
 from freshline.store.records import IndexEntry
@@ -78,7 +78,9 @@ def build_manifest(
     epoch = tracker.epoch(project)
     key = dirty_key(config, tracker, project)
     entries = (listing or tracker.files_in_scope)(project)
-    documents = [] if worktree else [e for e in entries if is_document(e.path)]
+    suffixes = document_suffixes()  # most files are no document: a look in C rules them out
+    documents = [] if worktree else [
+        e for e in entries if e.path.lower().endswith(suffixes) and is_document(e.path)]
     converted = (materializer.ensure(project, epoch, documents, progress=progress).complete
                  if convert else True)
     probes = [materializer.probe(e.path, e) for e in documents]

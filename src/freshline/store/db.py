@@ -26,11 +26,14 @@ def decode_path(raw: bytes) -> str:
     return bytes(raw).decode("utf-8", "surrogateescape")
 
 
-def upsert(table: str, columns: Iterable[str], key: Iterable[str]) -> str:
+def upsert(
+    table: str, columns: Iterable[str], key: Iterable[str], defaulted: Iterable[str] = ()
+) -> str:
     """`INSERT … ON CONFLICT (key) DO UPDATE` of every other column: the portable form of
-    SQLite's `INSERT OR REPLACE` (both backends read it)."""
+    SQLite's `INSERT OR REPLACE` (both backends read it). The `defaulted` columns are not
+    bound: inserted or updated, they take their default."""
     names, keys = list(columns), list(key)
-    sets = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
+    sets = ", ".join(f"{c} = excluded.{c}" for c in [*names, *defaulted] if c not in keys)
     return (
         f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
         f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {sets}"

@@ -119,17 +119,23 @@ def listed_entry(rel: str, st: os.stat_result) -> IndexEntry:
 
 def unstated_entry(rel: str, inode: int, dev: int) -> IndexEntry:
     """The entry of a regular file known by its name and inode alone (a folder listing)."""
-    return IndexEntry(
-        path=rel,
-        kind=FileKind.FILE,
-        size=UNSTATED,
-        mtime_ns=UNSTATED,
-        inode=inode,
-        dev=dev,
-        blob=UNHASHED,
-        mode=MODE_FILE,  # the exec bit is not known until it is read
-        parsed=not is_markdown(rel),
-    )
+    # A first call builds one per file before it answers: filling the record's fields at
+    # once costs a fifth of the frozen dataclass's `__init__` (a guarded setattr a field).
+    entry = object.__new__(IndexEntry)
+    vars(entry).update({
+        "path": rel,
+        "kind": FileKind.FILE,
+        "size": UNSTATED,
+        "mtime_ns": UNSTATED,
+        "inode": inode,
+        "dev": dev,
+        "blob": UNHASHED,
+        "mode": MODE_FILE,  # the exec bit is not known until it is read
+        "tags": (),
+        "properties": {},
+        "parsed": not is_markdown(rel),
+    })
+    return entry
 
 
 def unstated(listed: tuple[int, int, int]) -> bool:

@@ -95,9 +95,16 @@ def _suffix(path: str | PurePath) -> str:
     manifest asks it of every file in scope)."""
     if not isinstance(path, str) or path.endswith("/"):
         return PurePath(path).suffix
-    name = path.rpartition("/")[2]
-    dot = name.rfind(".")
-    return name[dot:] if 0 < dot < len(name) - 1 else ""
+    dot = path.rfind(".")
+    # In the last name, neither its first character (a hidden file) nor its last.
+    return path[dot:] if path.rfind("/") + 1 < dot < len(path) - 1 else ""
+
+
+def document_suffixes() -> tuple[str, ...]:
+    """The extensions a converter takes now (lowercase, with the dot): a path whose
+    lowercase form ends with none of them is no document (a first look that judges a
+    workspace's files without a call each)."""
+    return tuple(_BY_EXTENSION)
 
 
 def is_document(path: str | PurePath) -> bool:
