@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,6 +233,18 @@ def test_watch_stop_lets_a_workspace_go_and_watch_list_shows_the_rest(
     assert (refused.returncode, refused.stderr) == (2, f"error: {notes.root} says `autowatch "
                                                     "= false` in its freshline.toml: the "
                                                     "service does not watch it\n")
+
+
+def test_watch_stop_answers_once_the_workspace_has_left_the_list(
+    notes: Workspace, service: Service
+) -> None:
+    """Seen: `watch --list` right after `watch --stop` still listed the workspace, while
+    its stores closed behind a call on its queue (a checkpoint being written)."""
+    assert as_json(notes, "watch")["workspace"] == str(notes.root)
+    wait_for(lambda: watching(notes), "watched")
+    service.hooks.submit(notes.root.resolve(), lambda warm: time.sleep(0.5))
+    assert freshline(notes, "watch", "--stop").returncode == 0
+    assert watched(notes) is None
 
 
 def test_the_service_watches_again_every_workspace_it_watched(

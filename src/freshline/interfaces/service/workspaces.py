@@ -196,9 +196,10 @@ class Workspaces:
         with self._lock:
             return self._held.get(root)
 
-    def unwatch(self, root: Path) -> bool:
-        """Stop watching `root` and forget it; whether it was held. It leaves the list
-        once its watcher is closed and its warm stores too (`_until_stopped`)."""
+    def unwatch(self, root: Path, timeout: float = UP_WAIT_S) -> bool:
+        """Stop watching `root` and forget it; whether it was held. Returns once it left
+        the list, its watcher closed and its warm stores too (`_until_stopped`; up to
+        `timeout`), so a `watch --list` after `watch --stop` no longer shows it."""
         self.registry.drop(str(root))
         with self._lock:
             held = self._held.get(root)
@@ -206,6 +207,8 @@ class Workspaces:
                 del self._held[root]
         if held is not None and held.watcher is not None:
             held.watcher.stop()
+            if held.monitor is not None and held.monitor is not threading.current_thread():
+                held.monitor.join(timeout)
         return held is not None
 
     def listing(self) -> list[dict[str, Any]]:
