@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +97,46 @@ def _isolated_env(
     isolate(monkeypatch, tmp_path_factory.mktemp("home"), runtime)
     yield
     left = autostart.stop()
+    # A command's last act may be to start the service without waiting for it (seen: one
+    # took its lock after the stop above looked, and outlived the suite).
+    for pid in services_running(str(runtime)):
+        ended(pid, signal.SIGTERM)
     shutil.rmtree(runtime, ignore_errors=True)
     assert left is None, f"the test left a service running (pid {left})"
+
+
+def services_running(runtime: str) -> list[int]:
+    """The pids of `freshline service run` processes started for the runtime folder
+    `runtime` (by their environment: other tests and people run theirs)."""
+    xdg, own = f"XDG_RUNTIME_DIR={runtime}".encode(), f"FRESHLINE_RUNTIME_DIR={runtime}/".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes()
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"service\0run" in command and any(v == xdg or v.startswith(own) for v in env):
+            found.append(int(proc.name))
+    return found
+
+
+def ended(pid: int, sig: int | None = None, timeout: float = 10.0) -> None:
+    """Send `sig` (if any) to `pid` and wait until it is gone (a zombie counts as gone:
+    its parent, not this process, reaps it)."""
+    with suppress(ProcessLookupError):
+        if sig is not None:
+            os.kill(pid, sig)
+    wait_for(lambda: process_state(pid) in ("", "Z", "X"), f"process {pid} to end", timeout)
+
+
+def process_state(pid: int) -> str:
+    """A process's state letter from /proc (R, S, Z…), "" when there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2:].split(" ", 1)[0]
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, runtime: Path | None = None) -> None:

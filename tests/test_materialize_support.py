@@ -17,6 +17,7 @@ from freshline.materialize import (
 )
 from freshline.store.records import IndexEntry
 from tests import docgen
+from tests.conftest import process_state
 from tests.docgen import entry
 
 WORKER_CODE = "freshline.materialize.worker import serve"
@@ -86,11 +87,7 @@ def worker_children() -> list[int]:
     return found
 
 def running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return process_state(pid) not in ("", "Z", "X")
 
 def in_thread(call: Callable[[], MaterializeResult]) -> tuple[threading.Thread, list]:
     box: list = []

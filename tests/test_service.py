@@ -25,7 +25,7 @@ from freshline.interfaces.service.daemon import Service
 from freshline.interfaces.service.requests import MAX_REQUEST
 from freshline.store import Store
 
-from .conftest import Workspace, hook_in_process, serving, wait_for
+from .conftest import Workspace, hook_in_process, services_running, serving, wait_for
 from .docgen import write_pdf
 
 FRESHLINE = [sys.executable, "-m", "freshline"]
@@ -92,22 +92,6 @@ def stopped_after() -> Iterator[None]:
         autostart.stop()
 
 
-def services_running() -> list[int]:
-    """The pids of `freshline service run` processes of this test's user (by its runtime
-    folder: other tests and people run theirs)."""
-    mine = f"XDG_RUNTIME_DIR={os.environ['XDG_RUNTIME_DIR']}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            command = (proc / "cmdline").read_bytes()
-            env = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"service\0run" in command and mine in env.split(b"\0"):
-            found.append(int(proc.name))
-    return found
-
-
 # --- 1. never stale -----------------------------------------------------------------------
 
 
@@ -149,7 +133,8 @@ def test_the_first_commands_start_one_service_for_every_workspace(
     assert [r.wait(timeout=120) for r in runs] == [0, 0, 0]
     wait_for(lambda: watching(notes) and watching(other), "both workspaces watched")
     pid = autostart.running()
-    wait_for(lambda: services_running() == [pid], "the losers of the race gone")
+    wait_for(lambda: services_running(os.environ["XDG_RUNTIME_DIR"]) == [pid],
+             "the losers of the race gone")
     listed = as_json(notes, "watch", "--list")
     assert [w["workspace"] for w in listed] == sorted([str(notes.root), str(other.root)])
     assert all(w["pid"] == pid and w["state"] == "watching" for w in listed)
