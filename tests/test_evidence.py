@@ -117,11 +117,12 @@ START, PROMPT, TOOL, END = Moment.START, Moment.PROMPT, Moment.TOOL, Moment.END
         (START, False, PROMPT, P),  # goes out with this prompt
         (START, True, PROMPT, S),
         (START, True, END, S),
-        (START, False, TOOL, S),
+        (START, False, TOOL, P),  # decided once an answer follows in the transcript
         (START, False, END, D),  # no prompt ever came
         (START, False, START, D),
         (PROMPT, False, PROMPT, S),
-        (PROMPT, False, TOOL, S),
+        (PROMPT, False, TOOL, P),  # the transcript may not hold the request yet
+        (PROMPT, False, Moment.STOP, P),
         (PROMPT, False, END, S),
     ],
 )

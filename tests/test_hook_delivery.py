@@ -376,6 +376,27 @@ def test_post_tool_use_prints_nothing_and_settles_what_went_out(two: Workspace) 
     assert not session_of(two, claude).needs_manifest  # acknowledged at PostToolUse
 
 
+def test_a_tool_call_before_the_transcript_caught_up_leaves_the_prompts_context_in_flight(
+    two: Workspace,
+) -> None:
+    """Seen with the real Claude Code: it writes its transcript every 100 ms, and a
+    PostToolUse that came sooner (a fast model) found neither the prompt's context nor
+    an answer in it; the delivery was given up and told again with the next prompt."""
+    claude = Claude(two, two.root / "notes")
+    two.write("notes/b.md", "# B\n")
+    claude.prompt()
+    two.write("notes/c.md", "# C\n")
+    told = claude.call("UserPromptSubmit", prompt="go")
+    assert "notes/c.md" in told
+    for event in ("PostToolUse", "Stop"):  # the transcript not written yet
+        claude.call(event, tool_name="Read", tool_input={"file_path": str(two.root / "x")},
+                    tool_response={"type": "text"})
+    claude.take(told)  # then Claude Code writes it, and the model's answer
+    claude.answer()
+    assert claude.call("UserPromptSubmit", prompt="again") == ""  # told once
+    assert last_taken(two, claude).how is Acknowledgement.TRANSCRIPT
+
+
 # --- 5. a hook session's prompts are checkpoints in freshline's own repository ----------------
 
 

@@ -70,10 +70,14 @@ def stage(printed_at: Moment, prompted: bool, now: Moment) -> Stage:
     `prompted`: a PROMPT call came since it was printed.
 
     A prompt's context goes out with its prompt, so any later call comes after the
-    request. A start's context waits for the first prompt: it went out once a prompt came
-    (or a tool ran); a new start or an end before any prompt means it never will.
+    request. A start's context waits for the first prompt: it went out once a prompt came;
+    a new start or an end before any prompt means it never will. A call inside the turn
+    (a tool's, its end) may come before the client wrote the request to its transcript
+    (Claude Code writes it every 100 ms): it decides only once an answer follows.
     """
-    if printed_at is not Moment.START or prompted or now in (Moment.TOOL, Moment.STOP):
+    if now in (Moment.TOOL, Moment.STOP):
+        return Stage.PENDING
+    if printed_at is not Moment.START or prompted:
         return Stage.SENT
     if now is Moment.PROMPT:
         return Stage.PENDING
