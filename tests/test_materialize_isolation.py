@@ -13,7 +13,7 @@ import pytest
 
 from freshline.materialize import Converter, DocStatus, Limits, register, unregister
 from tests import docgen
-from tests.conftest import wait_for
+from tests.conftest import ended, wait_for
 from tests.docgen import entry
 from tests.test_materialize_support import Env, materialize_env, running
 
@@ -80,6 +80,21 @@ def test_hang_times_out_and_the_worker_is_gone(env: Env) -> None:
         os.kill(int(pid), 0)  # killed and reaped, not a zombie
     assert int(pid) not in m.pool.pids()
     assert not os.path.exists(folder)  # its private folder too (it named the document there)
+
+
+def test_a_worker_whose_parent_was_killed_leaves_no_folder(tmp_path: Path) -> None:
+    """Seen: a /tmp/freshline-doc-* folder left by every run of the suite (a service
+    killed with its worker idle: only the parent removed the folder)."""
+    code = ("from freshline.materialize.worker import _Worker; import time; "
+            "w = _Worker(0, 30.0); print(w.folder, w.pid, flush=True); time.sleep(60)")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    folder, pid = parent.stdout.readline().split()
+    assert os.path.isdir(folder)
+    parent.kill()
+    parent.wait()
+    ended(int(pid))  # the worker saw its parent go
+    assert not os.path.exists(folder)
 
 
 @pytest.mark.parametrize(

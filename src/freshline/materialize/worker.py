@@ -171,8 +171,11 @@ def serve() -> None:
     while True:
         try:
             job = conn.recv()
-        except (EOFError, OSError):
-            return  # the parent is gone
+        except (EOFError, OSError):  # the parent is gone (killed: it removes nothing)
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+            return
         except MemoryError:
             conn.send(Outcome(reason=out_of_memory(memory_mb), fatal=True))
             return
