@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from dataclasses import replace
 
 from freshline.conversation import views
@@ -33,14 +32,13 @@ from freshline.session.base import SessionBase
 from freshline.session.checkpoints import finish, live_delta
 from freshline.session.provenance import ABSENT
 from freshline.session.rewinding import (
+    Confirm,
     RewindResult,
     others_changed,
     own_writes,
     stop_message,
 )
 from freshline.store import LedgerEntry, LedgerKind, SessionRecord, SessionState
-
-Confirm = Callable[[RewindPlan], bool]
 
 
 def rewind_files(

@@ -100,7 +100,7 @@ def _spacing(lines: Sequence[Line]) -> dict[float, float]:
     steps: dict[float, list[float]] = {}
     for previous, line in zip(lines, lines[1:], strict=False):
         same = line.column == previous.column and line.size == previous.size
-        step = (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2
+        step = _step(previous, line)
         if same and 0 < step < 3 * line.size:
             steps.setdefault(line.size, []).append(step)
     return {
@@ -109,12 +109,17 @@ def _spacing(lines: Sequence[Line]) -> dict[float, float]:
     }
 
 
+def _step(previous: Line, line: Line) -> float:
+    """From one line's middle to the next's."""
+    return (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2
+
+
 def _continues(block: Block, line: Line, kind: Kind, spacing: dict[float, float]) -> bool:
     previous = block.lines[-1]
     if line.column != previous.column or block.kind is Kind.TABLE:
         return False
     size = max(previous.size, line.size)
-    step = (line.top + line.bottom) / 2 - (previous.top + previous.bottom) / 2  # middles
+    step = _step(previous, line)
     if not 0 < step <= max(PARAGRAPH_SKIP * size, SPACING_SKIP * spacing.get(size, 0.0)):
         return False
     if block.kind is Kind.CODE or kind is Kind.CODE:

@@ -78,13 +78,12 @@ def _run_in(block: Block) -> int:
 
 
 def _body_size(pages: Sequence[Sequence[Block]]) -> float:
-    weights: dict[float, int] = {}
+    weights: Counter[float] = Counter()
     for blocks in pages:
         for block in blocks:
             for line in block.lines:
-                size = round(line.size * 2) / 2
-                weights[size] = weights.get(size, 0) + len(line.text)
-    return Counter(weights).most_common(1)[0][0] if weights else 0.0
+                weights[round(line.size * 2) / 2] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else 0.0
 
 
 def _short(block: Block) -> bool:
