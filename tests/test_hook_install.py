@@ -25,7 +25,7 @@ from freshline.interfaces.hook.install import is_ours as is_ours_for
 from freshline.interfaces.hook.install import merge as merge_for
 from freshline.interfaces.hook.install import unmerge as unmerge_for
 from freshline.interfaces.service import secret
-from tests.conftest import Workspace, wait_for
+from tests.conftest import Workspace, process_state, wait_for
 
 COMMAND = "/opt/fl/bin/freshline --workspace /w hook claude-code"
 EVENTS = ADAPTER.events
@@ -125,7 +125,7 @@ def test_the_stand_in_runs_the_hook_only_when_no_service_answers_http_hooks(
     pid_file.write_text(f"{os.getpid()}\n")
     assert ran() == ""  # a live process answers them
     zombie = subprocess.Popen(["true"])
-    wait_for(lambda: Path(f"/proc/{zombie.pid}/stat").read_text().split()[2] == "Z")
+    wait_for(lambda: process_state(zombie.pid) == "Z")
     pid_file.write_text(f"{zombie.pid}\n")
     assert ran() == "ran --fallback\n"  # killed, not reaped yet: `kill -0` still finds it
     zombie.wait()
