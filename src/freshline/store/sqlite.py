@@ -13,6 +13,7 @@ import os
 import resource
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,7 +56,7 @@ class SQLiteDatabase(Database):
             # Switching to WAL needs a moment alone with the file; once the file is in WAL
             # (it stays so) do not ask again, or opening fails while a long flush writes.
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
+                _to_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             if not self._migrated:
                 self._migrate(conn)
@@ -183,3 +184,18 @@ def _roll_back(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
+
+
+def _to_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new store to WAL. Two processes switching at once may each hold the read
+    lock the other waits for: SQLite then answers "locked" at once, without waiting
+    (seen: three first commands of a fresh workspace, one failed), so try again."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
