@@ -96,11 +96,14 @@ def _isolated_env(
     runtime = Path(tempfile.mkdtemp(prefix="fl-", dir="/tmp"))
     isolate(monkeypatch, tmp_path_factory.mktemp("home"), runtime)
     yield
-    left = autostart.stop()
     # A command's last act may be to start the service without waiting for it (seen: one
-    # took its lock after the stop above looked, and outlived the suite).
+    # took its lock after the stop below looked, and outlived the suite): those not
+    # holding the lock yet go first, so that what holds it is what the test left.
+    holder = autostart.running()
     for pid in services_running(str(runtime)):
-        ended(pid, signal.SIGTERM)
+        if pid != holder:
+            ended(pid, signal.SIGTERM)
+    left = autostart.stop()
     shutil.rmtree(runtime, ignore_errors=True)
     assert left is None, f"the test left a service running (pid {left})"
 

@@ -117,15 +117,21 @@ def stop(timeout: float = STOP_WAIT_S) -> int | None:
     pid = running()
     if pid is None:
         return None
-    answer = serviceclient.exchange({"op": "stop"}, timeout)
-    if not (isinstance(answer, dict) and answer.get("ok")) and pid:
-        try:
-            os.kill(pid, signal.SIGTERM)  # another version's service, or a deaf one
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + timeout
-    while running() is not None:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the service (pid {pid}) did not stop; stop it with `kill {pid}`")
-        time.sleep(0.02)
+    holder: int | None = pid
+    while holder is not None:
+        answer = serviceclient.exchange({"op": "stop"}, timeout)
+        if not (isinstance(answer, dict) and answer.get("ok")) and holder:
+            try:
+                os.kill(holder, signal.SIGTERM)  # another version's service, or a deaf one
+            except ProcessLookupError:
+                pass
+        # One a command started meanwhile may take the lock as this one lets it go: it
+        # is stopped too, so no service runs once this returns.
+        while (now := running()) == holder:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the service (pid {holder}) did not stop; stop it with `kill {holder}`")
+            time.sleep(0.02)
+        holder = now
     return pid
