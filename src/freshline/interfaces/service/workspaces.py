@@ -218,13 +218,16 @@ class Workspaces:
         return [w.view() for w in held]
 
     def restore(self) -> None:
-        """Watch every workspace of the registry again (one at a time: each first full
-        scan runs in its own worker); those whose folder is gone are forgotten."""
+        """Forget the registry's workspaces whose folder is gone, then watch the others
+        again (one at a time: each first full scan runs in its own worker). Forgetting
+        comes first, so the list is true once the first workspace is watched."""
+        kept = []
         for text in self.registry.roots():
-            root = Path(text)
-            if not (root / "freshline.toml").is_file():
+            if (Path(text) / "freshline.toml").is_file():
+                kept.append(Path(text))
+            else:
                 self.registry.drop(text)
-                continue
+        for root in kept:
             self.watch(root)
 
     def close(self) -> None:
