@@ -126,9 +126,9 @@ def secret_pattern(path: str, allowed: Collection[str] = ()) -> str | None:
     """
     if not path or not _maybe(path):
         return None  # nearly every path: a scope asks it of each file it judges
-    for pattern in secret_patterns(path):
-        if pattern not in allowed:
-            return pattern
+    for text, regex in _each():
+        if text not in allowed and regex.match(path):
+            return text
     return None
 
 
