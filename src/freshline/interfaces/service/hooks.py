@@ -62,7 +62,7 @@ class HookService:
         job = self.submit(root, lambda warm: self._answer(chosen, payload, options, env))
         return "" if handed_over(call) else job.result()
 
-    def sent(self, env: Mapping[str, str]) -> None:
+    def sent(self) -> None:
         """A reply went out: queue the work answers left (a prompt's checkpoint to write),
         each workspace's on its queue. Not sooner: on the queue's thread beside the reply's
         it would hold the interpreter's lock while the reply waits for it."""
@@ -70,7 +70,7 @@ class HookService:
             queues = [(root, q) for root, q in self._queues.items() if self.warm.pending(root)]
         for root, queue in queues:
             try:
-                queue.submit(self._catch_up, root, env)
+                queue.submit(self._catch_up, root)
             except RuntimeError:  # the service is closing: `close` writes it
                 pass
 
@@ -85,11 +85,11 @@ class HookService:
             self._queue(follow.root).submit(self._run_follow_up, chosen, follow, env)
         return answered.text
 
-    def _catch_up(self, root: Path, env: Mapping[str, str]) -> None:
+    def _catch_up(self, root: Path) -> None:
         try:
             self.warm.catch_up(root)
         except Exception as exc:  # a background step: nobody is there to see it raise
-            log("service", f"{type(exc).__name__}: {exc}", env)
+            log("service", f"{type(exc).__name__}: {exc}")  # the service's own hook log
 
     def _run_follow_up(self, chosen: Adapter, follow: FollowUp, env: Mapping[str, str]) -> None:
         try:

@@ -145,7 +145,7 @@ def serve(conn: socket.socket, service: Hooked) -> None:
         body, pending = _read(conn, pending, length)
         status, answer = _answer(service.hooks, found, body)
         _send(conn, status, answer, head.keep_alive)
-        service.hooks.sent({})
+        service.hooks.sent()
         if not head.keep_alive or status != 200:
             return
 

@@ -158,7 +158,7 @@ def serve(conn: socket.socket, service: Serving) -> None:
     except Exception as exc:  # a question the library refused: the asker falls back
         answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     conn.sendall(json.dumps(answer, default=str).encode() + b"\n")
-    service.hooks.sent({})
+    service.hooks.sent()
 
 
 def _read_line(conn: socket.socket) -> bytes:
