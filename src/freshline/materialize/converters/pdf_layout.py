@@ -179,7 +179,7 @@ def _pieces(band: Sequence[Span]) -> list[Line]:
     """A band split into lines where the gap between runs is wide. A listing's line
     number (digits alone, just left of code) is not part of the text."""
     if len(band) == 1:
-        return [_one_run(list(band))]
+        return [make_line(list(band))]
     ordered = sorted(band, key=_X0)
     last = ordered[0]
     piece = [last]
